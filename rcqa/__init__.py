@@ -1,0 +1,1 @@
+"""rcqa: layer-wise attributions for extractive question answering."""

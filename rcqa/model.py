@@ -1,0 +1,180 @@
+"""Load any extractive-QA checkpoint (the embedded default, a local folder, or a hub id) once per process."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import socket
+import threading
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from urllib.parse import urlparse
+
+import torch
+
+from rcqa.resources import DEFAULT_MODEL_DIR
+
+DEFAULT_MODEL = "default"
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+_DEFAULT_WINDOW = {"max_len": 384, "doc_stride": 128, "max_query_len": 64}
+
+
+class ModelLoadError(RuntimeError):
+    """A model that cannot be loaded; the message says why and how to fix it."""
+
+
+@dataclass(eq=False)
+class QAModel:
+    """A loaded extractive-QA model with its tokenizer and the window settings it answers with."""
+
+    name: str
+    model: torch.nn.Module
+    tokenizer: object
+    device: torch.device
+    max_len: int
+    doc_stride: int
+    max_query_len: int
+    card: dict = field(default_factory=dict)
+
+    @property
+    def config(self):
+        return self.model.config
+
+    @property
+    def architecture(self) -> str:
+        return type(self.model).__name__
+
+    @property
+    def num_layers(self) -> int:
+        return int(self.config.num_hidden_layers)
+
+    @property
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A stable hash of the config and every weight: equal fingerprints mean equal answers."""
+        digest = hashlib.sha256(json.dumps(self.config.to_dict(), sort_keys=True, default=str).encode())
+        for key, tensor in sorted(self.model.state_dict().items()):
+            digest.update(key.encode())
+            digest.update(tensor.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+        return digest.hexdigest()[:16]
+
+
+def pick_device(requested: str | None = None) -> torch.device:
+    """The argument, else $RCQA_DEVICE, else CUDA when present, else the CPU."""
+    choice = requested or os.environ.get("RCQA_DEVICE")
+    if choice:
+        device = torch.device(choice)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ModelLoadError(f"device {choice!r} was asked for but CUDA is not available here")
+        return device
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+_loaded: dict[tuple[str, str], QAModel] = {}
+_lock = threading.Lock()
+
+
+def load_model(name: str = DEFAULT_MODEL, device: str | None = None) -> QAModel:
+    """Load (once per process) the default model, a local folder or a hub id, in eval mode."""
+    name = (name or DEFAULT_MODEL).strip()
+    target = pick_device(device)
+    key = (name, str(target))
+    with _lock:
+        if key not in _loaded:
+            _loaded[key] = _load(name, target)
+        return _loaded[key]
+
+
+def _load(name: str, device: torch.device) -> QAModel:
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    source, hub_options = _resolve(name)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **hub_options)
+        model, info = AutoModelForQuestionAnswering.from_pretrained(
+            source, trust_remote_code=False, use_safetensors=True, dtype=torch.float32,
+            output_loading_info=True, **hub_options,
+        )
+    except ModelLoadError:
+        raise
+    except (OSError, ValueError, KeyError) as error:
+        raise ModelLoadError(f"cannot load {name!r} as an extractive-QA model: {_first_line(error)}") from None
+    if info.get("missing_keys"):
+        raise ModelLoadError(
+            f"{name!r} is not an extractive-QA checkpoint: it has no trained QA head "
+            f"(missing {', '.join(sorted(info['missing_keys'])[:3])})"
+        )
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelLoadError(f"{name!r} has no fast tokenizer, which answers need for character offsets")
+    model.to(device).eval()
+    card = _read_card(Path(source)) if Path(source).is_dir() else {}
+    window = {**_DEFAULT_WINDOW, **card.get("window", {})}
+    window["max_len"] = min(window["max_len"], _position_limit(model.config))
+    return QAModel(name=name, model=model, tokenizer=tokenizer, device=device, card=card, **window)
+
+
+def _resolve(name: str) -> tuple[str, dict]:
+    """A folder path, or a hub id checked to be reachable before transformers is let loose on it."""
+    if name == DEFAULT_MODEL:
+        if not (DEFAULT_MODEL_DIR / "config.json").is_file():
+            raise ModelLoadError(f"the embedded default model is missing from {DEFAULT_MODEL_DIR}; "
+                                 "train it with `python -m rcqa train` or reinstall rcqa")
+        return str(DEFAULT_MODEL_DIR), {}
+    path = Path(name).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise ModelLoadError(f"{path} is not a model folder (it has no config.json)")
+        return str(path), {}
+    if not HUB_ID.match(name) or name.startswith((".", "/", "~")):
+        raise ModelLoadError(f"{name!r} is neither a local folder nor a hub id like 'org/model'")
+    return name, _hub_options(name)
+
+
+def _hub_options(hub_id: str) -> dict:
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return {"local_files_only": True}
+    if not _endpoint_reachable(constants.ENDPOINT):
+        raise ModelLoadError(
+            f"cannot reach the model hub at {constants.ENDPOINT} to fetch {hub_id!r}. Give a local folder "
+            "that holds the checkpoint instead, or run where the hub can be reached."
+        )
+    return {}
+
+
+def _endpoint_reachable(url: str, timeout: float = 3.0) -> bool:
+    parsed = urlparse(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parsed.hostname, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    if "local_files_only" in str(error) or "offline" in str(error).lower():
+        return "it is not in the local cache and hub access is off (HF_HUB_OFFLINE); give a local folder"
+    return text[0] if text else type(error).__name__
+
+
+def _read_card(folder: Path) -> dict:
+    path = folder / "rcqa_card.json"
+    try:
+        return json.loads(path.read_text()) if path.is_file() else {}
+    except json.JSONDecodeError:
+        return {}
+
+
+def _position_limit(config) -> int:
+    limit = int(getattr(config, "max_position_embeddings", 512))
+    return limit - 2 if config.model_type in ("roberta", "xlm-roberta", "camembert") else limit

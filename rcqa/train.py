@@ -1,0 +1,188 @@
+"""Fine-tune a pretrained encoder for extractive QA on SQuAD v1.1: the recipe behind the default model.
+
+Standard recipe (question + passage windows of max_len tokens with doc_stride overlap, AdamW, linear
+warm-up and decay), tuned for small CPUs: windows that do not hold the answer are dropped (SQuAD v1.1
+questions always have one), batches are grouped by length and padded only to their longest window,
+and a checkpoint every few minutes lets an interrupted run resume exactly where it stopped.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from rcqa.types import Example
+
+
+@dataclass
+class TrainConfig:
+    output_dir: str = "runs/default"
+    max_len: int = 256
+    doc_stride: int = 128
+    max_query_len: int = 64
+    batch_size: int = 32
+    learning_rate: float = 1e-4
+    weight_decay: float = 0.01
+    warmup_fraction: float = 0.1
+    epochs: float = 1.0
+    seed: int = 0
+    checkpoint_every: int = 50  # optimizer steps
+    limit: int | None = None  # train on the first N questions only (smoke runs)
+
+
+def featurize(examples: list[Example], tokenizer, config: TrainConfig) -> list[dict]:
+    """Tokenize into windows and label each with the answer's token span; drop answerless windows."""
+    questions = [_truncate_question(e.question, tokenizer, config.max_query_len) for e in examples]
+    encoded = tokenizer(
+        questions, [e.passage for e in examples], truncation="only_second", max_length=config.max_len,
+        stride=config.doc_stride, return_overflowing_tokens=True, return_offsets_mapping=True,
+        padding=False,
+    )
+    features = []
+    for i, offsets in enumerate(encoded["offset_mapping"]):
+        example = examples[encoded["overflow_to_sample_mapping"][i]]
+        if not example.answers:
+            continue
+        answer = example.answers[0]
+        start_char, end_char = answer.start_char, answer.start_char + len(answer.text)
+        sequence_ids = encoded.sequence_ids(i)
+        passage_tokens = [t for t, s in enumerate(sequence_ids) if s == 1]
+        first, last = passage_tokens[0], passage_tokens[-1]
+        if offsets[first][0] > start_char or offsets[last][1] < end_char:
+            continue
+        start = next(t for t in range(first, last + 1) if offsets[t][1] > start_char)
+        end = next(t for t in range(last, first - 1, -1) if offsets[t][0] < end_char)
+        features.append({
+            "input_ids": encoded["input_ids"][i],
+            "token_type_ids": encoded["token_type_ids"][i],
+            "start_positions": start,
+            "end_positions": end,
+        })
+    return features
+
+
+def _truncate_question(question: str, tokenizer, max_query_len: int) -> str:
+    tokens = tokenizer.tokenize(question)
+    return question if len(tokens) <= max_query_len else tokenizer.convert_tokens_to_string(tokens[:max_query_len])
+
+
+def length_grouped_batches(lengths: list[int], batch_size: int, seed: int, epoch: int) -> list[list[int]]:
+    """Shuffle, sort within mega-batches of 50 batches by length, then shuffle the batches."""
+    rng = random.Random(seed * 1000 + epoch)
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    mega = batch_size * 50
+    batches = []
+    for begin in range(0, len(order), mega):
+        chunk = sorted(order[begin:begin + mega], key=lambda i: lengths[i], reverse=True)
+        batches += [chunk[b:b + batch_size] for b in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def collate(features: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
+    width = max(len(f["input_ids"]) for f in features)
+    def padded(key: str, value: int) -> torch.Tensor:
+        return torch.tensor([f[key] + [value] * (width - len(f[key])) for f in features])
+    return {
+        "input_ids": padded("input_ids", pad_id),
+        "token_type_ids": padded("token_type_ids", 0),
+        "attention_mask": torch.tensor([[1] * len(f["input_ids"]) + [0] * (width - len(f["input_ids"])) for f in features]),
+        "start_positions": torch.tensor([f["start_positions"] for f in features]),
+        "end_positions": torch.tensor([f["end_positions"] for f in features]),
+    }
+
+
+def train(config: TrainConfig, examples: list[Example], base_model: str | Path) -> Path:
+    """Train (or resume) into config.output_dir; returns the folder of the final model."""
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
+
+    output = Path(config.output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    _set_seed(config.seed)
+    tokenizer = AutoTokenizer.from_pretrained(str(base_model))
+    model = AutoModelForQuestionAnswering.from_pretrained(str(base_model), dtype=torch.float32)
+    features = _cached_features(output, examples[: config.limit] if config.limit else examples, tokenizer, config)
+    lengths = [len(f["input_ids"]) for f in features]
+    steps_per_epoch = math.ceil(len(features) / config.batch_size)
+    total_steps = max(1, int(steps_per_epoch * config.epochs))
+    no_decay = ("bias", "LayerNorm.weight")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)], "weight_decay": config.weight_decay},
+        {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=config.learning_rate)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_fraction * total_steps), total_steps)
+    step = _resume(output, model, optimizer, scheduler)
+    (output / "train_config.json").write_text(json.dumps({**asdict(config), "features": len(features),
+                                                           "total_steps": total_steps}, indent=2))
+    model.train()
+    progress = tqdm(total=total_steps, initial=step, desc="training", unit="step", mininterval=10)
+    log = (output / "train_log.jsonl").open("a")
+    batches: dict[int, list[list[int]]] = {}
+    while step < total_steps:
+        epoch, index = divmod(step, steps_per_epoch)
+        if epoch not in batches:
+            batches = {epoch: length_grouped_batches(lengths, config.batch_size, config.seed, epoch)}
+        batch_ids = batches[epoch][index]
+        started = time.perf_counter()
+        loss = model(**collate([features[i] for i in batch_ids], tokenizer.pad_token_id)).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        step += 1
+        progress.update(1)
+        progress.set_postfix(loss=f"{loss.item():.3f}")
+        log.write(json.dumps({"step": step, "loss": round(loss.item(), 4), "lr": scheduler.get_last_lr()[0],
+                              "seconds": round(time.perf_counter() - started, 3)}) + "\n")
+        log.flush()
+        if step % config.checkpoint_every == 0 or step == total_steps:
+            _checkpoint(output, model, optimizer, scheduler, step)
+    progress.close()
+    final = output / "final"
+    model.eval()
+    model.save_pretrained(final)
+    tokenizer.save_pretrained(final)
+    return final
+
+
+def _set_seed(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _cached_features(output: Path, examples: list[Example], tokenizer, config: TrainConfig) -> list[dict]:
+    path = output / f"features-{config.max_len}-{config.doc_stride}-{len(examples)}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    features = featurize(examples, tokenizer, config)
+    path.write_text(json.dumps(features))
+    return features
+
+
+def _checkpoint(output: Path, model, optimizer, scheduler, step: int) -> None:
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "scheduler": scheduler.state_dict(), "step": step, "torch_rng": torch.get_rng_state()}
+    partial = output / "checkpoint.pt.part"
+    torch.save(state, partial)
+    partial.replace(output / "checkpoint.pt")  # atomic: an interrupted save never corrupts the last one
+
+
+def _resume(output: Path, model, optimizer, scheduler) -> int:
+    path = output / "checkpoint.pt"
+    if not path.is_file():
+        return 0
+    state = torch.load(path, weights_only=False)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["torch_rng"])
+    return state["step"]

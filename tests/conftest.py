@@ -1,0 +1,14 @@
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach a hub: they load what they build
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+from tests.tiny_models import ARCHITECTURES, build  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dirs(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("tiny-models")
+    return {arch: str(build(arch, root / arch)) for arch in ARCHITECTURES}

@@ -1,0 +1,71 @@
+"""The command line: JSON answers, and one clear line (exit 2) for every kind of bad input."""
+import json
+
+import pytest
+
+from rcqa.__main__ import main
+from rcqa.gallery import gallery_example
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_answer_json(capsys, tmp_path, tiny_model_dirs):
+    example = gallery_example("bridge-how-much")
+    passage = tmp_path / "passage.txt"
+    passage.write_text(example.passage)
+    status, out, _ = run(capsys, "answer", "--passage-file", str(passage), "--question", example.question,
+                         "--model", tiny_model_dirs["bert"], "--json")
+    result = json.loads(out)
+    assert status == 0
+    assert {"answer", "start_char", "end_char", "score", "nbest"} <= result.keys()
+    assert example.passage[result["start_char"]:result["end_char"]] == result["answer"]
+    assert len(result["nbest"]) == 20 and result["n_windows"] == 1
+
+
+@pytest.mark.parametrize("content, question, message", [
+    ("   \n\t ", "Who?", "passage is empty"),
+    ("A passage.", "   ", "question is empty"),
+    (b"\x00\x01\x02\xff\xfe binary", "Who?", "not UTF-8"),
+    ("\x00\x01\x02\x03 junk \x04\x05", "Who?", "looks like binary"),
+    ("word " * 50_000, "Who?", "50,000 words"),
+])
+def test_bad_input_is_one_clear_line(capsys, tmp_path, tiny_model_dirs, content, question, message):
+    passage = tmp_path / "passage.txt"
+    passage.write_bytes(content if isinstance(content, bytes) else content.encode())
+    status, out, err = run(capsys, "answer", "--passage-file", str(passage), "--question", question,
+                           "--model", tiny_model_dirs["bert"])
+    assert status == 2
+    assert message in err and "Traceback" not in err
+    assert err.count("\n") == 1
+
+
+def test_non_english_text_is_answered(capsys, tmp_path, tiny_model_dirs):
+    passage = tmp_path / "passage.txt"
+    passage.write_text("Der Leuchtturm wurde 1872 gebaut. 灯塔建于1872年。 Маяк построен в 1872 году.")
+    status, out, _ = run(capsys, "answer", "--passage-file", str(passage), "--question", "Wann?",
+                         "--model", tiny_model_dirs["bert"], "--json")
+    assert status == 0 and json.loads(out)["answer"]
+
+
+def test_missing_model_folder_is_a_clear_error(capsys, tmp_path):
+    passage = tmp_path / "passage.txt"
+    passage.write_text("text")
+    status, _, err = run(capsys, "answer", "--passage-file", str(passage), "--question", "q",
+                         "--model", str(tmp_path))
+    assert status == 2 and "no config.json" in err
+
+
+def test_evaluate_json_on_a_given_file(capsys, tmp_path, tiny_model_dirs):
+    example = gallery_example("comet-who")
+    squad = {"data": [{"title": "t", "paragraphs": [{"context": example.passage, "qas": [
+        {"id": "1", "question": example.question,
+         "answers": [{"text": a.text, "answer_start": a.start_char} for a in example.answers]}]}]}]}
+    data = tmp_path / "squad.json"
+    data.write_text(json.dumps(squad))
+    status, out, _ = run(capsys, "evaluate", "--data", str(data), "--model", tiny_model_dirs["bert"], "--json")
+    metrics = json.loads(out)
+    assert status == 0 and metrics["n"] == 1 and 0 <= metrics["f1"] <= 100

@@ -1,0 +1,76 @@
+"""Model loading through the real from_pretrained path, for every supported architecture."""
+import pytest
+import torch
+
+from rcqa import model as model_module
+from rcqa.gallery import GALLERY, gallery_example
+from rcqa.model import ModelLoadError, load_model, pick_device
+from rcqa.qa import answer
+from tests.tiny_models import ARCHITECTURES, build, build_encoder_without_head
+
+
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_every_architecture_loads_and_answers_with_exact_offsets(tiny_model_dirs, architecture):
+    qa_model = load_model(tiny_model_dirs[architecture])
+    assert not qa_model.model.training
+    assert qa_model.device == torch.device("cpu")
+    for example in GALLERY[:3] + (gallery_example("canal-long"),):
+        result = answer(qa_model, example.passage, example.question)
+        assert result.nbest, architecture
+        for span in result.nbest:
+            assert example.passage[span.start_char:span.end_char] == span.text
+            assert span.start_token <= span.end_token < span.start_token + 30
+
+
+def test_a_model_is_loaded_once_per_process(tiny_model_dirs):
+    assert load_model(tiny_model_dirs["bert"]) is load_model(tiny_model_dirs["bert"])
+
+
+def test_fingerprint_is_stable_and_tells_weights_apart(tmp_path, tiny_model_dirs):
+    first = load_model(tiny_model_dirs["bert"]).fingerprint
+    model_module._loaded.clear()
+    assert load_model(tiny_model_dirs["bert"]).fingerprint == first
+    other = build("bert", tmp_path / "other-seed", seed=1)
+    assert load_model(str(other)).fingerprint != first
+
+
+def test_an_encoder_without_a_qa_head_is_refused(tmp_path):
+    folder = build_encoder_without_head(tmp_path / "encoder")
+    with pytest.raises(ModelLoadError, match="not an extractive-QA checkpoint"):
+        load_model(str(folder))
+
+
+def test_a_folder_that_is_not_a_model_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ModelLoadError, match="no config.json"):
+        load_model(str(tmp_path))
+
+
+def test_a_hub_id_offline_fails_fast_with_a_fix(monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(ModelLoadError, match="local folder"):
+        load_model("someone/bert-base-squad-not-cached")
+
+
+def test_a_hub_id_with_an_unreachable_hub_fails_with_a_fix(monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # the discard port: nothing listens
+    with pytest.raises(ModelLoadError, match="cannot reach the model hub"):
+        load_model("someone/bert-base-squad")
+
+
+def test_garbage_names_are_neither_folders_nor_hub_ids():
+    with pytest.raises(ModelLoadError, match="neither a local folder nor a hub id"):
+        load_model("../no/such/folder")
+
+
+def test_device_choice(monkeypatch):
+    monkeypatch.setenv("RCQA_DEVICE", "cpu")
+    assert pick_device() == torch.device("cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ModelLoadError, match="CUDA is not available"):
+            pick_device("cuda")
