@@ -24,8 +24,11 @@ class Windows:
     """The question + passage encoded as overlapping windows, as the model sees them."""
 
     inputs: dict[str, torch.Tensor]  # input_ids, attention_mask (+ token_type_ids): windows × tokens
-    offsets: list[list[tuple[int, int]]]  # per window and token: passage character span
+    offsets: list[list[tuple[int, int]]]  # per window and token: character span in its own text
     passage_mask: torch.Tensor  # windows × tokens, True where the token belongs to the passage
+    segments: list[list[str]] = ()  # per window and token: "question", "passage" or "special"
+    word_ids: list[list[int | None]] = ()  # per window and token: word index within its own text
+    question: str = ""  # the question as encoded (after truncation to max_query_len tokens)
 
     def __len__(self) -> int:
         return self.inputs["input_ids"].shape[0]
@@ -52,7 +55,7 @@ def _looks_binary(text: str) -> bool:
 def encode(qa_model: QAModel, question: str, passage: str) -> Windows:
     """Split into windows of qa_model.max_len tokens, overlapping by qa_model.doc_stride."""
     tokenizer = qa_model.tokenizer
-    question = _truncate_question(tokenizer, question.strip(), qa_model.max_query_len)
+    question = truncate_question(tokenizer, question.strip(), qa_model.max_query_len)
     passage_budget = qa_model.max_len - len(tokenizer.tokenize(question)) - 4  # [CLS] q [SEP] p [SEP] (+1 for RoBERTa)
     stride = min(qa_model.doc_stride, passage_budget // 2)
     pad_right = tokenizer.padding_side == "right"
@@ -62,17 +65,38 @@ def encode(qa_model: QAModel, question: str, passage: str) -> Windows:
         stride=stride, return_overflowing_tokens=True, return_offsets_mapping=True,
         padding="longest", return_tensors="pt",
     )
-    passage_id = 1 if pad_right else 0
-    passage_mask = torch.tensor([[s == passage_id for s in encoded.sequence_ids(w)]
-                                 for w in range(len(encoded["input_ids"]))])
+    names = {1 - int(pad_right): "question", int(pad_right): "passage", None: "special"}
+    segments = [[names[s] for s in encoded.sequence_ids(w)] for w in range(len(encoded["input_ids"]))]
+    passage_mask = torch.tensor([[s == "passage" for s in window] for window in segments])
     if not passage_mask.any():
         raise InputError("the passage has no tokens the model can read")
     inputs = {k: encoded[k] for k in tokenizer.model_input_names if k in encoded}
     offsets = [[tuple(pair) for pair in window.tolist()] for window in encoded["offset_mapping"]]
-    return Windows(inputs=inputs, offsets=offsets, passage_mask=passage_mask)
+    return Windows(inputs=inputs, offsets=offsets, passage_mask=passage_mask, segments=segments,
+                   word_ids=[encoded.word_ids(w) for w in range(len(segments))], question=question)
 
 
-def _truncate_question(tokenizer, question: str, max_query_len: int) -> str:
+def char_span_to_tokens(windows: Windows, start_char: int, end_char: int) -> tuple[int, int, int] | None:
+    """(window, start token, end token) of the first window whose passage holds the whole character span."""
+    for window, offsets in enumerate(windows.offsets):
+        passage = [t for t, inside in enumerate(windows.passage_mask[window].tolist()) if inside]
+        span = token_span(offsets, passage, start_char, end_char)
+        if span:
+            return window, *span
+    return None
+
+
+def token_span(offsets: list[tuple[int, int]], passage_tokens: list[int], start_char: int,
+               end_char: int) -> tuple[int, int] | None:
+    """The first and last passage token covering [start_char, end_char), or None if the window misses it."""
+    if not passage_tokens or offsets[passage_tokens[0]][0] > start_char or offsets[passage_tokens[-1]][1] < end_char:
+        return None
+    start = next(t for t in passage_tokens if offsets[t][1] > start_char)
+    end = next(t for t in reversed(passage_tokens) if offsets[t][0] < end_char)
+    return start, end
+
+
+def truncate_question(tokenizer, question: str, max_query_len: int) -> str:
     tokens = tokenizer.tokenize(question)
     if len(tokens) <= max_query_len:
         return question
@@ -137,10 +161,16 @@ def _distinct_spans(scores, candidates, n_best, windows, passage, start_logits, 
 def answer(qa_model: QAModel, passage: str, question: str, n_best: int = N_BEST,
            max_answer_tokens: int = MAX_ANSWER_TOKENS) -> Answer:
     """The model's n-best answers to question about passage (InputError for unusable input)."""
+    return answer_with_windows(qa_model, passage, question, n_best, max_answer_tokens)[0]
+
+
+def answer_with_windows(qa_model: QAModel, passage: str, question: str, n_best: int = N_BEST,
+                        max_answer_tokens: int = MAX_ANSWER_TOKENS) -> tuple[Answer, Windows]:
+    """The answer and the windows it was read from (what attribution needs to see the same input)."""
     validate(passage, question)
     windows = encode(qa_model, question, passage)
     start_logits, end_logits = logits(qa_model, windows)
     spans = decode(start_logits, end_logits, windows, passage, n_best, max_answer_tokens)
     settings = {"model": qa_model.name, "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride,
                 "max_answer_tokens": max_answer_tokens, "n_best": n_best}
-    return Answer(question=question, nbest=tuple(spans), n_windows=len(windows), settings=settings)
+    return Answer(question=question, nbest=tuple(spans), n_windows=len(windows), settings=settings), windows

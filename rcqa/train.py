@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from rcqa.qa import token_span, truncate_question
 from rcqa.types import Example
 
 
@@ -38,7 +39,7 @@ class TrainConfig:
 
 def featurize(examples: list[Example], tokenizer, config: TrainConfig) -> list[dict]:
     """Tokenize into windows and label each with the answer's token span; drop answerless windows."""
-    questions = [_truncate_question(e.question, tokenizer, config.max_query_len) for e in examples]
+    questions = [truncate_question(tokenizer, e.question, config.max_query_len) for e in examples]
     encoded = tokenizer(
         questions, [e.passage for e in examples], truncation="only_second", max_length=config.max_len,
         stride=config.doc_stride, return_overflowing_tokens=True, return_offsets_mapping=True,
@@ -50,14 +51,11 @@ def featurize(examples: list[Example], tokenizer, config: TrainConfig) -> list[d
         if not example.answers:
             continue
         answer = example.answers[0]
-        start_char, end_char = answer.start_char, answer.start_char + len(answer.text)
-        sequence_ids = encoded.sequence_ids(i)
-        passage_tokens = [t for t, s in enumerate(sequence_ids) if s == 1]
-        first, last = passage_tokens[0], passage_tokens[-1]
-        if offsets[first][0] > start_char or offsets[last][1] < end_char:
+        passage_tokens = [t for t, s in enumerate(encoded.sequence_ids(i)) if s == 1]
+        span = token_span(offsets, passage_tokens, answer.start_char, answer.start_char + len(answer.text))
+        if span is None:
             continue
-        start = next(t for t in range(first, last + 1) if offsets[t][1] > start_char)
-        end = next(t for t in range(last, first - 1, -1) if offsets[t][0] < end_char)
+        start, end = span
         features.append({
             "input_ids": encoded["input_ids"][i],
             "token_type_ids": encoded["token_type_ids"][i],
@@ -65,11 +63,6 @@ def featurize(examples: list[Example], tokenizer, config: TrainConfig) -> list[d
             "end_positions": end,
         })
     return features
-
-
-def _truncate_question(question: str, tokenizer, max_query_len: int) -> str:
-    tokens = tokenizer.tokenize(question)
-    return question if len(tokens) <= max_query_len else tokenizer.convert_tokens_to_string(tokens[:max_query_len])
 
 
 def length_grouped_batches(lengths: list[int], batch_size: int, seed: int, epoch: int) -> list[list[int]]:

@@ -1,7 +1,9 @@
-"""The data types that flow through the library: examples in, answers out."""
+"""The data types that flow through the library: examples in, answers and attributions out."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -78,3 +80,108 @@ class Answer:
             "nbest": [span.to_dict() for span in self.nbest],
             "settings": self.settings,
         }
+
+
+AGGREGATIONS = ("l2", "sum", "abs_sum")  # token score from its attribution vector: L2 norm (paper), signed sum, |.| sum
+
+
+@dataclass(frozen=True)
+class Word:
+    """A whole word of the question or passage and the window tokens (word-pieces) it is made of."""
+
+    text: str
+    start_char: int
+    end_char: int
+    segment: str  # "question" or "passage"
+    tokens: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """IG's completeness check at one layer: Σ attributions should equal F(input) − F(baseline)."""
+
+    layer: int
+    target: str
+    steps: int
+    f_input: float
+    f_baseline: float
+    attribution_sum: float
+
+    @property
+    def delta(self) -> float:
+        return self.f_input - self.f_baseline
+
+    @property
+    def relative_error(self) -> float:
+        return abs(self.attribution_sum - self.delta) / max(abs(self.delta), 1e-9)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "delta": self.delta, "relative_error": self.relative_error}
+
+
+@dataclass
+class Attribution:
+    """Everything one explanation holds: the answer, the analysed window's tokens and words, and
+    per target, aggregation, layer and token the Integrated-Gradients score, with completeness checks.
+
+    scores has shape (targets, len(AGGREGATIONS), layers, tokens); hidden_states (layers, tokens, dim)
+    keeps the layer outputs for projections. Pages render it, the CLI writes it, the cache stores it.
+    """
+
+    example: Example
+    model: str
+    fingerprint: str
+    answer: Answer
+    window: int
+    tokens: list[str]
+    token_offsets: list[tuple[int, int]]
+    token_segments: list[str]
+    words: list[Word]
+    layers: list[str]
+    targets: list[dict]  # name, description, start_token, end_token, span text
+    scores: np.ndarray
+    completeness: list[Completeness]
+    settings: dict
+    seconds: float = 0.0
+    hidden_states: np.ndarray | None = None
+
+    def layer_scores(self, aggregation: str = "l2", target: int = 0) -> np.ndarray:
+        """(layers, tokens) scores of one target under one aggregation."""
+        return self.scores[target, AGGREGATIONS.index(aggregation)]
+
+    def passage_words(self) -> list[Word]:
+        return [w for w in self.words if w.segment == "passage"]
+
+    def to_dict(self, include_hidden: bool = False) -> dict:
+        data = {
+            "example": self.example.to_dict(), "model": self.model, "fingerprint": self.fingerprint,
+            "answer": self.answer.to_dict(), "window": self.window, "tokens": self.tokens,
+            "token_offsets": [list(o) for o in self.token_offsets], "token_segments": self.token_segments,
+            "words": [asdict(w) for w in self.words], "layers": self.layers, "targets": self.targets,
+            "aggregations": list(AGGREGATIONS), "scores": self.scores.tolist(),
+            "completeness": [c.to_dict() for c in self.completeness], "settings": self.settings,
+            "seconds": self.seconds,
+        }
+        if include_hidden and self.hidden_states is not None:
+            data["hidden_states"] = self.hidden_states.tolist()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Attribution:
+        example = data["example"]
+        answer = data["answer"]
+        return cls(
+            example=Example(**{**example, "answers": tuple(GoldAnswer(**a) for a in example["answers"])}),
+            model=data["model"], fingerprint=data["fingerprint"],
+            answer=Answer(question=answer["question"], nbest=tuple(
+                Span(**{k: v for k, v in s.items() if k != "score"}) for s in answer["nbest"]),
+                n_windows=answer["n_windows"], settings=answer["settings"]),
+            window=data["window"], tokens=data["tokens"],
+            token_offsets=[tuple(o) for o in data["token_offsets"]], token_segments=data["token_segments"],
+            words=[Word(**{**w, "tokens": tuple(w["tokens"])}) for w in data["words"]],
+            layers=data["layers"], targets=data["targets"], scores=np.asarray(data["scores"], dtype=np.float32),
+            completeness=[Completeness(**{k: c[k] for k in ("layer", "target", "steps", "f_input", "f_baseline",
+                                                             "attribution_sum")}) for c in data["completeness"]],
+            settings=data["settings"], seconds=data["seconds"],
+            hidden_states=np.asarray(data["hidden_states"], dtype=np.float32) if "hidden_states" in data else None,
+        )

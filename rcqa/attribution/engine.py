@@ -1,0 +1,232 @@
+"""Layer-wise Integrated Gradients at the output of every layer, in one prefix-cached call.
+
+One forward pass caches every layer's hidden states H_l (and, for an input baseline, the baseline's).
+For layer l, only the blocks above l and the QA head run, on a batch of all path points at once,
+split into chunks that fit a memory budget; targets that share the forward share it, each with one
+backward. Each layer is checked for completeness and, if asked, re-integrated with more steps until
+its relative error is under a tolerance. Results stream layer by layer.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, replace
+from typing import Callable, Iterator
+
+import numpy as np
+import torch
+
+from rcqa.attribution.quadrature import adaptive, nodes_and_weights
+from rcqa.attribution.stack import LayerStack, layer_labels
+from rcqa.attribution.targets import Target
+from rcqa.model import QAModel
+from rcqa.qa import InputError, Windows, answer_with_windows, char_span_to_tokens
+from rcqa.types import AGGREGATIONS, Answer, Attribution, Completeness, Example, Word
+
+BASELINES = {
+    "pad": "the layer's activations for the input with every token but [CLS]/[SEP] replaced by [PAD] (Captum's layer IG)",
+    "mask": "the layer's activations for the input with every token but [CLS]/[SEP] replaced by [MASK]",
+    "zero": "the zero vector at the layer (the paper)",
+}
+
+
+@dataclass(frozen=True)
+class IGSettings:
+    """Everything that changes the numbers; part of every cache key."""
+
+    targets: tuple[str, ...] = ("span_logits",)
+    span: str = "predicted"  # "predicted", "gold", or "nbest:K" (K-th best span, 0-based)
+    baseline: str = "pad"
+    rule: str = "gausslegendre"
+    steps: int = 16
+    tolerance: float | None = 0.01  # raise steps until every layer's completeness error is under it
+    max_steps: int = 128
+    memory_budget_mb: int = 1024
+
+    def __post_init__(self):
+        if self.baseline not in BASELINES:
+            raise ValueError(f"unknown baseline {self.baseline!r}; choose one of {', '.join(BASELINES)}")
+        nodes_and_weights(self.rule, self.steps)  # validates the rule
+        if not 1 <= self.steps <= self.max_steps:
+            raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
+
+    @classmethod
+    def paper(cls) -> IGSettings:
+        """The released code of the EMNLP 2020 paper: zero baseline, 20-point trapezoid, its F."""
+        return cls(targets=("paper_confidence",), baseline="zero", rule="paper_trapezoid", steps=20, tolerance=None)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "targets": list(self.targets)}
+
+
+@dataclass
+class LayerResult:
+    """One layer's attributions, as streamed: scores (targets × aggregations × tokens)."""
+
+    layer: int
+    label: str
+    scores: np.ndarray
+    completeness: list[Completeness]
+    seconds: float
+
+
+def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
+            on_layer: Callable[[LayerResult], None] | None = None) -> Attribution:
+    """Answer the example, then attribute the chosen targets at every layer of the answer's window."""
+    started = time.perf_counter()
+    answer, windows = answer_with_windows(qa_model, example.passage, example.question)
+    window, start_token, end_token = _span_tokens(settings.span, example, answer, windows)
+    inputs = _window_inputs(windows, window)
+    targets = [Target(name, start_token, end_token) for name in settings.targets]
+    stack = LayerStack(qa_model.model, _to(inputs, qa_model.device))
+    layer_results = []
+    for result in iter_layers(qa_model, stack, inputs, targets, settings):
+        layer_results.append(result)
+        if on_layer:
+            on_layer(result)
+    length = inputs["input_ids"].shape[1]
+    span_text = example.passage[windows.offsets[window][start_token][0]:windows.offsets[window][end_token][1]]
+    return Attribution(
+        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=answer, window=window,
+        tokens=qa_model.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()),
+        token_offsets=windows.offsets[window][:length], token_segments=windows.segments[window][:length],
+        words=_words(windows, window, length, example.passage),
+        layers=layer_labels(stack.num_layers),
+        targets=[{"name": t.name, "description": t.description, "start_token": t.start_token,
+                  "end_token": t.end_token, "span": span_text} for t in targets],
+        scores=np.stack([r.scores for r in layer_results], axis=2),
+        completeness=[c for r in layer_results for c in r.completeness],
+        settings={**settings.to_dict(), "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride},
+        seconds=time.perf_counter() - started,
+        hidden_states=torch.cat(stack.hidden).cpu().numpy(),
+    )
+
+
+def iter_layers(qa_model: QAModel, stack: LayerStack, inputs: dict[str, torch.Tensor], targets: list[Target],
+                settings: IGSettings) -> Iterator[LayerResult]:
+    """Attribute every layer, from the embeddings up, yielding each as soon as it is done."""
+    baseline_stack = None
+    if settings.baseline != "zero":
+        baseline_stack = LayerStack(qa_model.model, _to(_baseline_inputs(qa_model, inputs, settings.baseline),
+                                                        qa_model.device))
+    labels = layer_labels(stack.num_layers)
+    for layer in range(stack.num_layers + 1):
+        started = time.perf_counter()
+        x = stack.hidden[layer]
+        x_base = baseline_stack.hidden[layer] if baseline_stack else torch.zeros_like(x)
+        attributions, completeness = _attribute_layer(stack, layer, x, x_base, targets, settings)
+        scores = np.stack([_aggregate(a) for a in attributions])
+        yield LayerResult(layer, labels[layer], scores, completeness, time.perf_counter() - started)
+
+
+def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor,
+                     targets: list[Target], settings: IGSettings) -> tuple[list[torch.Tensor], list[Completeness]]:
+    """IG at one layer; with a tolerance, the step count doubles while the error is too large and shrinking."""
+    with torch.no_grad():
+        start, end = stack.run_from(layer, torch.cat([x_base, x]))
+        ends = [t(start, end) for t in targets]
+    steps, previous_error = settings.steps, None
+    while True:
+        attributions = integrate(stack, layer, x, x_base, targets, settings.rule, steps, settings.memory_budget_mb)
+        completeness = [Completeness(layer=layer, target=t.name, steps=steps, f_input=float(f[1]),
+                                     f_baseline=float(f[0]), attribution_sum=float(a.sum()))
+                        for t, f, a in zip(targets, ends, attributions)]
+        error = max(c.relative_error for c in completeness)
+        refine = (settings.tolerance is not None and adaptive(settings.rule) and error > settings.tolerance
+                  and 2 * steps <= settings.max_steps
+                  and (previous_error is None or error < 0.8 * previous_error))  # stop when it stops converging
+        if not refine:
+            return attributions, completeness
+        steps, previous_error = 2 * steps, error
+
+
+def integrate(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
+               rule: str, steps: int, memory_budget_mb: int) -> list[torch.Tensor]:
+    """(x − x') ⊙ Σ_k w_k ∇F(x' + α_k (x − x')) for each target; path points batched in chunks."""
+    alphas, weights = (torch.tensor(v, dtype=x.dtype, device=x.device) for v in nodes_and_weights(rule, steps))
+    difference = x - x_base
+    gradients = [torch.zeros_like(x) for _ in targets]
+    chunk = _chunk_size(stack, layer, x, memory_budget_mb)
+    for begin in range(0, len(alphas), chunk):
+        alpha, weight = alphas[begin:begin + chunk], weights[begin:begin + chunk]
+        path = (x_base + alpha[:, None, None] * difference).requires_grad_(True)
+        with torch.enable_grad():
+            start, end = stack.run_from(layer, path)
+            for i, target in enumerate(targets):
+                (gradient,) = torch.autograd.grad((target(start, end) * weight).sum(), path,
+                                                  retain_graph=i < len(targets) - 1)
+                gradients[i] += gradient.sum(0, keepdim=True)
+    return [(difference * g)[0] for g in gradients]
+
+
+def _chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb: int) -> int:
+    """Path points per batch so that the activations kept for backward stay within the budget."""
+    config = stack.model.config
+    tokens, dim = x.shape[1], x.shape[2]
+    heads = getattr(config, "num_attention_heads", getattr(config, "n_heads", 12))
+    per_block = tokens * 14 * dim + 3 * heads * tokens * tokens  # floats kept per path point and block
+    blocks = max(1, stack.num_layers - layer)
+    return max(1, int(memory_budget_mb * 2**20 // (4 * per_block * blocks)))
+
+
+def _aggregate(attribution: torch.Tensor) -> np.ndarray:
+    """tokens × dim → (aggregations × tokens), in the order of AGGREGATIONS."""
+    by_name = {"l2": attribution.norm(dim=-1), "sum": attribution.sum(-1), "abs_sum": attribution.abs().sum(-1)}
+    return torch.stack([by_name[name] for name in AGGREGATIONS]).detach().cpu().numpy().astype(np.float32)
+
+
+def _span_tokens(span: str, example: Example, answer: Answer, windows: Windows) -> tuple[int, int, int]:
+    """(window, start token, end token) of the span the targets are taken at."""
+    if span == "predicted" or span == "nbest:0":
+        best = answer.best
+        return best.window, best.start_token, best.end_token
+    if span.startswith("nbest:"):
+        rank = int(span.split(":", 1)[1])
+        if not 0 <= rank < len(answer.nbest):
+            raise InputError(f"there are only {len(answer.nbest)} candidate spans; {span} does not exist")
+        chosen = answer.nbest[rank]
+        return chosen.window, chosen.start_token, chosen.end_token
+    if span == "gold":
+        if not example.answers or example.answers[0].start_char < 0:
+            raise InputError("this example has no gold answer with a position in the passage")
+        gold = example.answers[0]
+        found = char_span_to_tokens(windows, gold.start_char, gold.start_char + len(gold.text))
+        if found is None:
+            raise InputError("the gold answer does not fit in any window of the passage")
+        return found
+    raise ValueError(f"unknown span {span!r}; use 'predicted', 'gold' or 'nbest:K'")
+
+
+def _window_inputs(windows: Windows, window: int) -> dict[str, torch.Tensor]:
+    """One window's model inputs, without padding (so softmaxes run over real tokens only)."""
+    length = int(windows.inputs["attention_mask"][window].sum())
+    return {k: v[window:window + 1, :length] for k, v in windows.inputs.items()}
+
+
+def _baseline_inputs(qa_model: QAModel, inputs: dict[str, torch.Tensor], kind: str) -> dict[str, torch.Tensor]:
+    tokenizer = qa_model.tokenizer
+    replacement = tokenizer.pad_token_id if kind == "pad" else tokenizer.mask_token_id
+    ids = inputs["input_ids"]
+    special = torch.tensor(tokenizer.get_special_tokens_mask(ids[0].tolist(), already_has_special_tokens=True),
+                           dtype=torch.bool)[None]
+    return {**inputs, "input_ids": torch.where(special, ids, torch.full_like(ids, replacement))}
+
+
+def _to(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    return {k: v.to(device) for k, v in inputs.items()}
+
+
+def _words(windows: Windows, window: int, length: int, passage: str) -> list[Word]:
+    """Merge the window's word-pieces into whole question and passage words."""
+    texts = {"question": windows.question, "passage": passage}
+    groups: dict[tuple[str, int], list[int]] = {}
+    for token in range(length):
+        segment, word = windows.segments[window][token], windows.word_ids[window][token]
+        if segment != "special" and word is not None:
+            groups.setdefault((segment, word), []).append(token)
+    words = []
+    for (segment, _), tokens in groups.items():
+        start = windows.offsets[window][tokens[0]][0]
+        end = windows.offsets[window][tokens[-1]][1]
+        words.append(Word(text=texts[segment][start:end], start_char=start, end_char=end, segment=segment,
+                          tokens=tuple(tokens)))
+    return words

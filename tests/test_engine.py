@@ -1,0 +1,120 @@
+"""The prefix-cached engine: exact against Captum, complete, streaming, every architecture."""
+import numpy as np
+import pytest
+import torch
+
+from rcqa.attribution.engine import IGSettings, explain, integrate
+from rcqa.attribution.stack import LayerStack
+from rcqa.attribution.targets import Target
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
+from rcqa.qa import InputError, encode
+from rcqa.types import AGGREGATIONS
+from tests.reference import captum_layer_ig, layer_output, max_relative_difference
+from tests.tiny_models import ARCHITECTURES
+
+
+def window_inputs(qa_model, example):
+    windows = encode(qa_model, example.question, example.passage)
+    length = int(windows.inputs["attention_mask"][0].sum())
+    return {k: v[:1, :length] for k, v in windows.inputs.items()}
+
+
+def pad_input(qa_model, inputs):
+    ids = inputs["input_ids"]
+    special = torch.isin(ids, torch.tensor(qa_model.tokenizer.all_special_ids))
+    return {**inputs, "input_ids": torch.where(special, ids, qa_model.tokenizer.pad_token_id)}
+
+
+def assert_matches_captum(qa_model, example, baseline_kind, target_name, method, steps):
+    inputs = window_inputs(qa_model, example)
+    stack = LayerStack(qa_model.model, inputs)
+    baseline_stack = LayerStack(qa_model.model, pad_input(qa_model, inputs))
+    target = Target(target_name, 10, 12)
+    for layer in range(stack.num_layers + 1):
+        x = stack.hidden[layer]
+        x_base = baseline_stack.hidden[layer] if baseline_kind == "pad" else torch.zeros_like(x)
+        (ours,) = integrate(stack, layer, x, x_base, [target], method, steps, memory_budget_mb=1)
+        reference_baseline = (layer_output(qa_model.model, pad_input(qa_model, inputs), layer)
+                              if baseline_kind == "pad" else torch.zeros_like(x))
+        reference = captum_layer_ig(qa_model.model, inputs, layer, reference_baseline, target, method, steps)
+        assert max_relative_difference(ours, reference) <= 1e-4, (layer, baseline_kind, target_name)
+
+
+@pytest.mark.parametrize("baseline", ["pad", "zero"])
+@pytest.mark.parametrize("target, method, steps", [("span_logits", "gausslegendre", 16),
+                                                    ("paper_confidence", "riemann_right", 12),
+                                                    ("span_log_prob", "gausslegendre", 8)])
+def test_engine_equals_captum_on_a_tiny_model(tiny_model_dirs, baseline, target, method, steps):
+    qa_model = load_model(tiny_model_dirs["bert"])
+    assert_matches_captum(qa_model, gallery_example("bridge-how-much"), baseline, target, method, steps)
+
+
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_every_architecture_attributes_every_layer_completely(tiny_model_dirs, architecture):
+    qa_model = load_model(tiny_model_dirs[architecture])
+    streamed = []
+    result = explain(qa_model, gallery_example("comet-who"), IGSettings(), on_layer=streamed.append)
+    layers = qa_model.num_layers + 1
+    assert [r.layer for r in streamed] == list(range(layers))
+    assert result.layers[0] == "embeddings" and result.layers[-1] == f"block {layers - 2}"
+    assert result.scores.shape == (1, len(AGGREGATIONS), layers, len(result.tokens))
+    assert np.allclose(result.scores[0, 0], np.stack([r.scores[0, 0] for r in streamed]))
+    assert all(c.relative_error <= 0.01 for c in result.completeness)
+    # the signed sum of token scores is the attribution total that completeness checks
+    totals = result.layer_scores("sum").sum(axis=1)
+    assert np.allclose(totals, [c.attribution_sum for c in result.completeness], rtol=1e-4, atol=1e-4)
+
+
+def test_pad_baseline_gives_every_layer_the_same_total(tiny_model_dirs):
+    result = explain(load_model(tiny_model_dirs["bert"]), gallery_example("orchard-how-many"), IGSettings())
+    deltas = [c.delta for c in result.completeness]
+    assert np.allclose(deltas, deltas[0], rtol=1e-4)
+
+
+def test_targets_sharing_a_forward_equal_separate_runs(tiny_model_dirs):
+    qa_model = load_model(tiny_model_dirs["bert"])
+    example = gallery_example("river-where")
+    both = explain(qa_model, example, IGSettings(targets=("start_logit", "end_logit"), tolerance=None))
+    alone = explain(qa_model, example, IGSettings(targets=("end_logit",), tolerance=None))
+    assert np.allclose(both.scores[1], alone.scores[0], rtol=1e-4, atol=1e-6)
+
+
+def test_adaptive_steps_raise_until_converged_and_report_them(tiny_model_dirs):
+    qa_model = load_model(tiny_model_dirs["bert"])
+    example = gallery_example("marathon-who")
+    coarse = explain(qa_model, example, IGSettings(steps=1, tolerance=None))
+    refined = explain(qa_model, example, IGSettings(steps=1, tolerance=1e-3))
+    assert max(c.relative_error for c in coarse.completeness) > 1e-3  # one point is not enough
+    assert all(c.relative_error <= 1e-3 or c.steps == 128 for c in refined.completeness)
+    assert max(c.steps for c in refined.completeness) > 1
+
+
+def test_paper_settings_run_and_report_their_completeness(tiny_model_dirs):
+    result = explain(load_model(tiny_model_dirs["bert"]), gallery_example("lighthouse-who"), IGSettings.paper())
+    assert result.settings["baseline"] == "zero" and result.settings["rule"] == "paper_trapezoid"
+    assert all(c.steps == 20 for c in result.completeness)
+    assert all(c.f_baseline != c.f_input for c in result.completeness)
+
+
+def test_gold_and_nbest_spans(tiny_model_dirs):
+    qa_model = load_model(tiny_model_dirs["bert"])
+    example = gallery_example("canal-long")
+    gold = explain(qa_model, example, IGSettings(span="gold", tolerance=None, steps=4))
+    assert gold.targets[0]["span"] == "1852"
+    third = explain(qa_model, example, IGSettings(span="nbest:2", tolerance=None, steps=4))
+    assert third.targets[0]["span"] == third.answer.nbest[2].text
+    with pytest.raises(InputError, match="no gold answer"):
+        explain(qa_model, gallery_example("library-unanswerable"), IGSettings(span="gold"))
+
+
+def test_words_cover_the_window_and_round_trip_through_json(tiny_model_dirs):
+    from rcqa.types import Attribution
+
+    result = explain(load_model(tiny_model_dirs["bert"]), gallery_example("bridge-how-much"), IGSettings(steps=4))
+    passage = result.example.passage
+    assert all(passage[w.start_char:w.end_char] == w.text for w in result.passage_words())
+    assert "2" in [w.text for w in result.passage_words()]
+    restored = Attribution.from_dict(result.to_dict())
+    assert np.allclose(restored.scores, result.scores) and restored.words == result.words
+    assert restored.completeness == result.completeness and restored.answer == result.answer
