@@ -1,0 +1,1 @@
+"""Per-example analyses of an Attribution, as pure functions: words, roles, similarity, projections."""

@@ -1,0 +1,53 @@
+"""2-D views of one layer's token vectors, coloured with the paper's groups."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from rcqa.types import Attribution
+
+GROUPS = {"answer": "#d62728", "[CLS]/[SEP]": "#111111", "question": "#2ca02c", "answer sentence": "#c71585",
+          "other": "#b0b0b0"}
+METHODS = ("tsne", "pca")
+
+
+def project(vectors: np.ndarray, method: str = "tsne", perplexity: float = 40.0, seed: int = 0) -> np.ndarray:
+    """tokens × dim → tokens × 2. t-SNE as in the paper (perplexity 40, seed 0, capped for short inputs), or PCA."""
+    vectors = np.asarray(vectors, dtype=np.float64)
+    if method == "pca":
+        centred = vectors - vectors.mean(axis=0)
+        _, _, components = np.linalg.svd(centred, full_matrices=False)
+        return centred @ components[:2].T
+    if method == "tsne":
+        from sklearn.manifold import TSNE
+
+        perplexity = min(perplexity, max(1.0, (len(vectors) - 1) / 3))
+        return TSNE(n_components=2, perplexity=perplexity, random_state=seed, init="pca").fit_transform(vectors)
+    raise ValueError(f"unknown projection {method!r}; choose one of {', '.join(METHODS)}")
+
+
+def token_groups(result: Attribution) -> list[str]:
+    """The paper's colouring: predicted answer; [CLS]/[SEP]; question; the answer's sentence; the rest."""
+    best = result.answer.best
+    sentence = _sentence_around(result.example.passage, best.start_char) if best else (0, 0)
+    groups = []
+    for (start, end), segment in zip(result.token_offsets, result.token_segments):
+        if segment == "special":
+            groups.append("[CLS]/[SEP]")
+        elif segment == "question":
+            groups.append("question")
+        elif best and start < best.end_char and end > best.start_char:
+            groups.append("answer")
+        elif sentence[0] <= start < sentence[1]:
+            groups.append("answer sentence")
+        else:
+            groups.append("other")
+    return groups
+
+
+def _sentence_around(passage: str, position: int) -> tuple[int, int]:
+    starts = [0] + [m.end() for m in re.finditer(r"[.!?][\"')\]]*\s+", passage)]
+    begin = max(s for s in starts if s <= position)
+    following = [s for s in starts if s > position]
+    return begin, following[0] if following else len(passage)

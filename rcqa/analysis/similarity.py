@@ -1,0 +1,41 @@
+"""How alike two layers' attributions are: Jensen–Shannon divergence of their word distributions."""
+from __future__ import annotations
+
+import numpy as np
+
+VARIANTS = {"full": "whole distributions", "topk_removed": "each layer's top-k words removed",
+            "topk_kept": "only each layer's top-k words kept"}
+
+
+def jensen_shannon(p: np.ndarray, q: np.ndarray) -> float:
+    """JSD in bits (base 2), in [0, 1]."""
+    m = (p + q) / 2
+    def kl(a: np.ndarray) -> float:
+        nonzero = a > 0
+        return float(np.sum(a[nonzero] * np.log2(a[nonzero] / m[nonzero])))
+    return max(0.0, (kl(p) + kl(q)) / 2)
+
+
+def restrict(distribution: np.ndarray, variant: str, k: int) -> np.ndarray:
+    """Each layer's distribution with its own top-k words removed or kept, renormalised."""
+    if variant == "full":
+        return distribution
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    top = np.argsort(-distribution, axis=1, kind="stable")[:, :k]
+    in_top = np.zeros_like(distribution, dtype=bool)
+    np.put_along_axis(in_top, top, True, axis=1)
+    kept = np.where(in_top if variant == "topk_kept" else ~in_top, distribution, 0.0)
+    totals = kept.sum(axis=1, keepdims=True)
+    return np.divide(kept, totals, out=np.zeros_like(kept), where=totals > 0)
+
+
+def jsd_matrix(distribution: np.ndarray, variant: str = "full", k: int = 5) -> np.ndarray:
+    """(layers × layers) JSD between every pair of layers' passage-word distributions."""
+    restricted = restrict(distribution, variant, k)
+    layers = restricted.shape[0]
+    matrix = np.zeros((layers, layers))
+    for i in range(layers):
+        for j in range(i + 1, layers):
+            matrix[i, j] = matrix[j, i] = jensen_shannon(restricted[i], restricted[j])
+    return matrix

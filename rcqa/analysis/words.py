@@ -1,0 +1,34 @@
+"""From token scores to word scores, and the paper's per-layer distribution over passage words."""
+from __future__ import annotations
+
+import numpy as np
+
+from rcqa.types import Attribution
+
+
+def word_scores(result: Attribution, aggregation: str = "l2", target: int = 0) -> np.ndarray:
+    """(layers × words): each word's score is the sum of its word-pieces' scores (the paper's merge)."""
+    tokens = result.layer_scores(aggregation, target)
+    return np.stack([tokens[:, list(word.tokens)].sum(axis=1) for word in result.words], axis=1)
+
+
+def passage_distribution(result: Attribution, aggregation: str = "l2", target: int = 0) -> np.ndarray:
+    """(layers × passage words): |word score| normalised to sum 1 per layer — the paper's I_l."""
+    passage = [i for i, w in enumerate(result.words) if w.segment == "passage"]
+    magnitudes = np.abs(word_scores(result, aggregation, target)[:, passage]).astype(np.float64)
+    totals = magnitudes.sum(axis=1, keepdims=True)
+    return np.divide(magnitudes, totals, out=np.full_like(magnitudes, 1 / max(len(passage), 1)), where=totals > 0)
+
+
+def ranks(distribution: np.ndarray) -> np.ndarray:
+    """Rank of every word in its layer, 1 = most important."""
+    order = np.argsort(-distribution, axis=1, kind="stable")
+    ranked = np.empty_like(order)
+    rows = np.arange(distribution.shape[0])[:, None]
+    ranked[rows, order] = np.arange(1, distribution.shape[1] + 1)[None, :]
+    return ranked
+
+
+def top_k(distribution: np.ndarray, k: int) -> np.ndarray:
+    """(layers × k) indices of each layer's k most important words, best first."""
+    return np.argsort(-distribution, axis=1, kind="stable")[:, :k]

@@ -1,0 +1,59 @@
+"""The result cache: hits, misses on any changed setting, corrupt files, size cap."""
+import numpy as np
+
+from rcqa.attribution.cache import ResultCache, cached_explain
+from rcqa.attribution.engine import IGSettings
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
+
+SETTINGS = IGSettings(steps=4, tolerance=None)
+
+
+def test_a_repeated_request_is_served_from_disk(tmp_path, tiny_model_dirs):
+    qa_model, cache = load_model(tiny_model_dirs["bert"]), ResultCache(tmp_path)
+    first, hit = cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, cache)
+    again, hit_again = cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, ResultCache(tmp_path))
+    assert (hit, hit_again) == (False, True)
+    assert np.array_equal(first.scores, again.scores) and np.array_equal(first.hidden_states, again.hidden_states)
+    assert again.words == first.words and again.answer == first.answer
+
+
+def test_every_setting_and_the_text_are_part_of_the_key():
+    example = gallery_example("comet-who")
+    keys = {ResultCache.key("m1", example, SETTINGS), ResultCache.key("m2", example, SETTINGS),
+            ResultCache.key("m1", example, IGSettings(steps=5, tolerance=None)),
+            ResultCache.key("m1", example, IGSettings(steps=4, tolerance=None, baseline="zero")),
+            ResultCache.key("m1", gallery_example("bakery-where"), SETTINGS)}
+    assert len(keys) == 5
+
+
+def test_a_corrupt_file_is_recomputed_not_a_crash(tmp_path, tiny_model_dirs):
+    qa_model, cache = load_model(tiny_model_dirs["bert"]), ResultCache(tmp_path)
+    example = gallery_example("river-where")
+    cached_explain(qa_model, example, SETTINGS, cache)
+    (stored,) = tmp_path.glob("*.npz")
+    stored.write_bytes(stored.read_bytes()[:100])  # a partial write
+    result, hit = cached_explain(qa_model, example, SETTINGS, cache)
+    assert not hit and result.scores.shape[2] == qa_model.num_layers + 1
+    stored.write_bytes(b"garbage")
+    assert cached_explain(qa_model, example, SETTINGS, cache)[1] is False
+
+
+def test_the_size_cap_evicts_the_least_recently_used(tmp_path, tiny_model_dirs):
+    import os
+
+    qa_model = load_model(tiny_model_dirs["bert"])
+    cache = ResultCache(tmp_path)
+    ids = ["comet-who", "bakery-where", "river-where"]
+    for age, example_id in enumerate(ids):
+        cached_explain(qa_model, gallery_example(example_id), SETTINGS, cache)
+        for path in tmp_path.glob("*.npz"):  # make the write order visible to mtime
+            os.utime(path, (path.stat().st_mtime - 10, path.stat().st_mtime - 10))
+    sizes = sorted(p.stat().st_size for p in tmp_path.glob("*.npz"))
+    cache.max_bytes = sizes[-1] + sizes[-2] + 1
+    cache.get(cache.key(qa_model.fingerprint, gallery_example("comet-who"), SETTINGS))  # touch the oldest
+    cache._evict()
+    remaining = {p.stem for p in tmp_path.glob("*.npz")}
+    assert len(remaining) == 2
+    assert cache.key(qa_model.fingerprint, gallery_example("comet-who"), SETTINGS) in remaining
+    assert cache.key(qa_model.fingerprint, gallery_example("bakery-where"), SETTINGS) not in remaining
