@@ -45,7 +45,7 @@ def test_the_size_cap_evicts_the_least_recently_used(tmp_path, tiny_model_dirs):
     qa_model = load_model(tiny_model_dirs["bert"])
     cache = ResultCache(tmp_path)
     ids = ["comet-who", "bakery-where", "river-where"]
-    for age, example_id in enumerate(ids):
+    for example_id in ids:
         cached_explain(qa_model, gallery_example(example_id), SETTINGS, cache)
         for path in tmp_path.glob("*.npz"):  # make the write order visible to mtime
             os.utime(path, (path.stat().st_mtime - 10, path.stat().st_mtime - 10))

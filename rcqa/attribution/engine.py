@@ -9,13 +9,13 @@ its relative error is under a tolerance. Results stream layer by layer.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
 import numpy as np
 import torch
 
-from rcqa.attribution.quadrature import adaptive, nodes_and_weights
+from rcqa.attribution.quadrature import PAPER_STEPS, adaptive, nodes_and_weights
 from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
@@ -46,6 +46,9 @@ class IGSettings:
         if self.baseline not in BASELINES:
             raise ValueError(f"unknown baseline {self.baseline!r}; choose one of {', '.join(BASELINES)}")
         nodes_and_weights(self.rule, self.steps)  # validates the rule
+        if self.rule == "paper_trapezoid":  # a fixed rule: record the steps it really takes
+            object.__setattr__(self, "steps", PAPER_STEPS)
+            object.__setattr__(self, "max_steps", max(self.max_steps, PAPER_STEPS))
         if not 1 <= self.steps <= self.max_steps:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
 
@@ -123,13 +126,13 @@ def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: tor
     """IG at one layer; with a tolerance, the step count doubles while the error is too large and shrinking."""
     with torch.no_grad():
         start, end = stack.run_from(layer, torch.cat([x_base, x]))
-        ends = [t(start, end) for t in targets]
+        endpoints = [t(start, end) for t in targets]  # F(baseline), F(input) per target
     steps, previous_error = settings.steps, None
     while True:
         attributions = integrate(stack, layer, x, x_base, targets, settings.rule, steps, settings.memory_budget_mb)
         completeness = [Completeness(layer=layer, target=t.name, steps=steps, f_input=float(f[1]),
                                      f_baseline=float(f[0]), attribution_sum=float(a.sum()))
-                        for t, f, a in zip(targets, ends, attributions)]
+                        for t, f, a in zip(targets, endpoints, attributions)]
         error = max(c.relative_error for c in completeness)
         refine = (settings.tolerance is not None and adaptive(settings.rule) and error > settings.tolerance
                   and 2 * steps <= settings.max_steps
