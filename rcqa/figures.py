@@ -1,0 +1,467 @@
+"""Figures of one Attribution: result in, Chart out — a Plotly figure (or escaped HTML) and the data it draws.
+
+No Streamlit here: the pages show Charts, the tests inspect them, and every Chart's data can be downloaded
+as CSV or JSON. All passage and question text that reaches HTML or a Plotly label goes through html.escape
+(Plotly renders a subset of HTML tags in labels, so unescaped text could restyle or break a figure).
+"""
+from __future__ import annotations
+
+import functools
+import html
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from rcqa.analysis.projection import GROUPS, project, token_groups
+from rcqa.analysis.roles import category_masks, category_shares, phase_readings, quantifier_share
+from rcqa.analysis.similarity import VARIANTS, jsd_matrix
+from rcqa.analysis.words import passage_distribution, ranks, top_k, word_scores
+from rcqa.attribution.targets import TARGETS
+from rcqa.evaluate import score
+from rcqa.model import QAModel
+from rcqa.types import Answer, Attribution, Example
+
+COMPLETENESS_WARNING = 0.05  # relative error above which a layer's attributions do not add up
+AGGREGATION_NAMES = {"l2": "L2 norm over hidden dims (the paper)", "sum": "signed sum over hidden dims",
+                     "abs_sum": "sum of |values| over hidden dims"}
+# exclusive labels of a top-k word (a word can be a query word and an answer or supporting word at once)
+ROLE_COLOURS = {"answer": "#d62728", "answer+query": "#8c1c13", "supporting": "#ff7f0e",
+                "supporting+query": "#b85c00", "query": "#2ca02c", "other": "#c7c7c7"}
+_SMALLEST_ERROR_PCT = 1e-6  # floor of the log-scale completeness chart (an exact 0 has no logarithm)
+_MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
+_FONT = "line-height: 1.9;"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One view of a result: what it draws (data) and how (a Plotly figure, or escaped HTML)."""
+
+    name: str  # a file-name stem for downloads
+    data: pd.DataFrame
+    figure: go.Figure | None = None
+    html: str | None = None
+
+    def csv(self) -> bytes:
+        return self.data.to_csv(index=False).encode()
+
+    def json(self) -> bytes:
+        return self.data.to_json(orient="records", indent=1, force_ascii=False).encode()
+
+    def image(self, format: str) -> bytes:
+        """The figure as PNG or SVG, drawn by kaleido in a local Chromium (see image_export_available)."""
+        return self.figure.to_image(format=format, scale=2 if format == "png" else 1)
+
+
+@functools.cache
+def image_export_available() -> bool:
+    """Whether figures can be exported server-side: kaleido is installed and finds a local Chromium."""
+    try:
+        from choreographer.browsers.chromium import Chromium
+    except ImportError:
+        return False
+    return Chromium.find_browser(skip_local=False) is not None
+
+
+def _label(text: str) -> str:
+    """Text for a Plotly label or hover: escaped, so that words like '<b>' show as typed."""
+    return html.escape(text, quote=False)
+
+
+def _settings_line(result: Attribution, aggregation: str, target: int) -> str:
+    settings = result.settings
+    return (f"Target: {TARGETS.get(result.targets[target]['name'], result.targets[target]['name'])} · "
+            f"baseline: {settings['baseline']} · {settings['rule']} rule · token score: "
+            f"{AGGREGATION_NAMES[aggregation]}")
+
+
+def _layout(figure: go.Figure, title: str, subtitle: str, x: str, y: str, height: int = 420) -> go.Figure:
+    figure.update_layout(title={"text": title, "subtitle": {"text": subtitle}}, xaxis_title=x, yaxis_title=y,
+                         height=height, margin={"t": 90, "l": 90, "r": 30, "b": 90}, template="plotly_white")
+    return figure
+
+
+def _word_order(result: Attribution, include_question: bool) -> list[int]:
+    """Indices into result.words: question words first (if asked), then passage words, each in text order."""
+    chosen = [i for i, w in enumerate(result.words) if w.segment == "passage" or include_question]
+    return sorted(chosen, key=lambda i: (result.words[i].segment != "question", result.words[i].start_char))
+
+
+def word_table(result: Attribution, aggregation: str = "l2", target: int = 0,
+               include_question: bool = False) -> pd.DataFrame:
+    """One row per layer and word: its share of the layer's |attribution| among the shown words, rank, raw score.
+
+    With passage words only, share is the paper's per-layer distribution I_l (in %)."""
+    order = _word_order(result, include_question)
+    scores = word_scores(result, aggregation, target)[:, order]
+    magnitudes = np.abs(scores).astype(np.float64)
+    totals = magnitudes.sum(axis=1, keepdims=True)
+    shares = np.divide(magnitudes, totals, out=np.full_like(magnitudes, 1 / max(len(order), 1)), where=totals > 0)
+    passage_categories = dict(zip((i for i, w in enumerate(result.words) if w.segment == "passage"),
+                                  word_categories_of(result)))
+    layer_ranks = ranks(shares)
+    rows = []
+    for layer, label in enumerate(result.layers):
+        for position, index in enumerate(order):
+            word = result.words[index]
+            rows.append({"layer": layer, "layer_label": label, "position": position, "word": word.text,
+                         "segment": word.segment, "start_char": word.start_char, "end_char": word.end_char,
+                         "share_pct": 100 * shares[layer, position], "rank": int(layer_ranks[layer, position]),
+                         "score": float(scores[layer, position]),
+                         "category": passage_categories.get(index, "question")})
+    return pd.DataFrame(rows)
+
+
+def word_categories_of(result: Attribution) -> list[str]:
+    """Per passage word, its paper categories joined by '+' ('answer+query'), or 'other'."""
+    masks = category_masks(result)
+    names = ("answer", "supporting", "query")
+    return ["+".join(c for c in names if masks[c][i]) or "other" for i in range(len(result.passage_words()))]
+
+
+def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, include_question: bool = False) -> Chart:
+    """Layers × words: how each layer's attribution is spread over the words."""
+    table = word_table(result, aggregation, target, include_question)
+    words = table[table.layer == 0]
+    shape = (len(result.layers), len(words))
+    share = table.share_pct.to_numpy().reshape(shape)
+    hover = np.stack([np.array([_label(w) for w in table.word]).reshape(shape), table.layer_label.to_numpy().reshape(shape),
+                      table["rank"].to_numpy().reshape(shape), table.category.to_numpy().reshape(shape),
+                      np.round(table.score.to_numpy(), 5).reshape(shape)], axis=-1)
+    figure = go.Figure(go.Heatmap(
+        z=share, x=list(range(shape[1])), y=result.layers, customdata=hover, colorscale="Blues", zmin=0,
+        colorbar={"title": {"text": "Share of<br>layer (%)"}},
+        hovertemplate=("<b>%{customdata[0]}</b> at %{customdata[1]}<br>share %{z:.2f}% · rank %{customdata[2]}"
+                       "<br>category: %{customdata[3]}<br>raw score %{customdata[4]}<extra></extra>"),
+    ))
+    ticks = list(range(0, shape[1], max(1, shape[1] // 80)))  # at most ~80 labels; hover names every word
+    figure.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[_label(words.word.iloc[i]) for i in ticks],
+                        tickangle=-90, tickfont={"size": 11})
+    figure.update_yaxes(autorange="reversed", type="category")
+    shown = "question words, then passage words" if include_question else "passage words"
+    _layout(figure, "Where each layer's attribution goes: share of the layer's total |attribution| per word",
+            f"{_settings_line(result, aggregation, target)} · window {result.window + 1} of "
+            f"{result.answer.n_windows}", f"Words of the analysed window ({shown}, in text order)",
+            "Layer (embeddings at the top)", height=max(360, 30 * len(result.layers) + 220))
+    return Chart(f"heatmap-{result.example.id}", table, figure)
+
+
+def topk_table(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> pd.DataFrame:
+    """Each layer's k most important passage words, best first."""
+    table = word_table(result, aggregation, target)
+    best = table[table["rank"] <= k].sort_values(["layer", "rank"])
+    return best[["layer", "layer_label", "rank", "word", "share_pct", "category", "start_char", "end_char"]]
+
+
+def _marked_passage(result: Attribution, marks: dict[int, tuple[int, float]]) -> str:
+    """The analysed window's passage as HTML: marked words (index → rank, share) highlighted, the predicted
+    answer underlined. Every piece of passage text is escaped."""
+    passage, words = result.example.passage, result.passage_words()
+    best = result.answer.best
+    max_rank = max((rank for rank, _ in marks.values()), default=1)
+    pieces = ["… " if words and words[0].start_char > 0 else ""]
+    cursor = words[0].start_char if words else 0
+    for index, word in enumerate(words):
+        pieces.append(html.escape(passage[cursor:word.start_char]))
+        text = html.escape(word.text)
+        if best and word.start_char < best.end_char and word.end_char > best.start_char:
+            text = f'<span style="border-bottom: 2px solid #d62728;">{text}</span>'
+        if index in marks:
+            rank, share = marks[index]
+            opacity = 1.0 - 0.65 * (rank - 1) / max(max_rank - 1, 1)
+            text = (f'<mark title="rank {rank} · {share:.1f}% of the layer" style="background: rgba({_MARK}, '
+                    f'{opacity:.2f}); padding: 1px 2px; border-radius: 3px;">{text}<sup>{rank}</sup></mark>')
+        pieces.append(text)
+        cursor = word.end_char
+    pieces.append(" …" if words and cursor < len(passage.rstrip()) else "")
+    return "".join(pieces)
+
+
+def _marks(table: pd.DataFrame, layer: int, passage_index: dict[int, int]) -> dict[int, tuple[int, float]]:
+    rows = table[table.layer == layer]
+    return {passage_index[int(r.start_char)]: (int(r["rank"]), float(r.share_pct)) for _, r in rows.iterrows()}
+
+
+_TOPK_LEGEND = ('<p style="font-size: 0.85em; color: #555;">Highlighted: the layer\'s top-{k} passage words '
+                '(the number is the rank; darker = more important). Underlined: the predicted answer.</p>')
+
+
+def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """The passage with one layer's top-k words highlighted."""
+    table = topk_table(result, k, aggregation, target)
+    index = {w.start_char: i for i, w in enumerate(result.passage_words())}
+    body = _marked_passage(result, _marks(table, layer, index))
+    page = (f'<div style="{_FONT}"><strong>{html.escape(result.layers[layer])}</strong>: top-{k} passage words'
+            f'<div>{body}</div>{_TOPK_LEGEND.format(k=k)}</div>')
+    return Chart(f"top{k}-{result.example.id}-{result.layers[layer].replace(' ', '')}",
+                 table[table.layer == layer], html=page)
+
+
+def topk_grid(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """The passage once per layer, each with that layer's top-k words highlighted (the paper's qualitative view)."""
+    table = topk_table(result, k, aggregation, target)
+    index = {w.start_char: i for i, w in enumerate(result.passage_words())}
+    rows = "".join(
+        f'<tr><td style="vertical-align: top; padding: 6px 10px 6px 0; white-space: nowrap;"><strong>'
+        f'{html.escape(label)}</strong></td><td style="padding: 6px 0; font-size: 0.9em; border-top: 1px solid #eee;">'
+        f'{_marked_passage(result, _marks(table, layer, index))}</td></tr>'
+        for layer, label in enumerate(result.layers))
+    page = f'<div style="{_FONT}"><table style="border-collapse: collapse;">{rows}</table>{_TOPK_LEGEND.format(k=k)}</div>'
+    return Chart(f"top{k}-all-layers-{result.example.id}", table, html=page)
+
+
+def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """Per layer, what its top-k passage words are: answer, supporting (±5 words around it), query, or other.
+
+    Bars stack exclusive labels (a query word inside the answer counts once, as 'answer+query'), so every bar is
+    100 %. The data also holds the paper's overlapping per-category shares."""
+    distribution = passage_distribution(result, aggregation, target)
+    labels = np.array(word_categories_of(result))
+    top = top_k(distribution, k)
+    size = max(top.shape[1], 1)
+    rows = [{"layer": layer, "layer_label": result.layers[layer], "measure": "exclusive", "category": name,
+             "share_pct": 100 * float((labels[top[layer]] == name).sum()) / size}
+            for layer in range(len(result.layers)) for name in ROLE_COLOURS]
+    paper = category_shares(result, distribution, k)
+    rows += [{"layer": layer, "layer_label": result.layers[layer], "measure": "paper (overlapping)",
+              "category": name, "share_pct": float(values[layer])}
+             for name, values in paper.items() for layer in range(len(result.layers))]
+    data = pd.DataFrame(rows)
+    figure = go.Figure()
+    exclusive = data[data.measure == "exclusive"]
+    for name, colour in ROLE_COLOURS.items():
+        part = exclusive[exclusive.category == name]
+        figure.add_bar(x=part.layer_label, y=part.share_pct, name=name, marker_color=colour,
+                       hovertemplate=f"%{{x}}: %{{y:.0f}}% of the top-{k} are {name} words<extra></extra>")
+    figure.update_layout(barmode="stack", legend={"title": {"text": "Top-k word is"}})
+    _layout(figure, f"What each layer's top-{k} passage words are",
+            "answer = inside the predicted span · supporting = within 5 words of it · query = also in the "
+            "question (stopwords excluded)", "Layer (output of)", f"Share of the layer's top-{k} passage words (%)")
+    figure.update_yaxes(range=[0, 100])
+    return Chart(f"roles-top{k}-{result.example.id}", data, figure)
+
+
+def role_readings(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> list[tuple[str, str]]:
+    """The phases in plain words (early / middle / late layers), from the paper's category shares."""
+    distribution = passage_distribution(result, aggregation, target)
+    return phase_readings(result.layers, category_shares(result, distribution, k))
+
+
+def quantifiers(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart | None:
+    """For 'how many / how much' questions over a passage with ≥ 2 numbers: the paper's quantifier ratio."""
+    shares = quantifier_share(result, passage_distribution(result, aggregation, target), k)
+    if shares is None:
+        return None
+    data = pd.DataFrame({"layer": range(len(result.layers)), "layer_label": result.layers, "ratio_pct": shares})
+    figure = go.Figure(go.Scatter(x=data.layer_label, y=data.ratio_pct, mode="lines+markers", line_color="#9467bd",
+                                  hovertemplate="%{x}: %{y:.1f}%<extra></extra>"))
+    _layout(figure, f"Quantifier question: how much the top-{k} words dwell on the passage's numbers",
+            "(numbers among the top-k, less one if it is the predicted answer) / numbers in the passage",
+            "Layer (output of)", "Numbers in the top-k (% of passage numbers)", height=380)
+    figure.update_yaxes(rangemode="tozero")
+    return Chart(f"quantifiers-top{k}-{result.example.id}", data, figure)
+
+
+def word_choices(result: Attribution) -> list[str]:
+    """Labels for choosing a passage word: 'word (#position)'."""
+    return [f"{w.text} (#{i + 1})" for i, w in enumerate(result.passage_words())]
+
+
+def word_across_layers(result: Attribution, word: int, aggregation: str = "l2", target: int = 0) -> Chart:
+    """One passage word's share of each layer's attribution, and its rank there."""
+    table = word_table(result, aggregation, target)
+    data = table[table.position == word]
+    text = data.word.iloc[0]
+    figure = go.Figure(go.Bar(x=data.layer_label, y=data.share_pct, marker_color="#1f77b4",
+                              text=[f"#{r}" for r in data["rank"]], textposition="outside",
+                              hovertemplate="%{x}: %{y:.2f}% of the layer · rank %{text}<extra></extra>"))
+    uniform = 100 / max(len(result.passage_words()), 1)
+    figure.add_hline(y=uniform, line_dash="dot", line_color="#888",
+                     annotation_text=f"uniform share ({uniform:.1f}%)", annotation_position="top left")
+    _layout(figure, f"“{_label(text)}” across layers (category: {data.category.iloc[0]})",
+            f"Bar label: the word's rank among {len(result.passage_words())} passage words in that layer",
+            "Layer (output of)", "Share of the layer's attribution (%)", height=380)
+    return Chart(f"word-{word + 1}-{result.example.id}", data, figure)
+
+
+def completeness(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> Chart:
+    """IG's check per layer: do the attributions add up to F(input) − F(baseline)? (log scale: good errors are tiny)"""
+    data = pd.DataFrame([{"layer": c.layer, "layer_label": result.layers[c.layer], **c.to_dict(),
+                          "relative_error_pct": 100 * c.relative_error} for c in result.completeness])
+    figure = go.Figure()
+    for name, part in data.groupby("target", sort=False):
+        figure.add_bar(x=part.layer_label, y=part.relative_error_pct.clip(lower=_SMALLEST_ERROR_PCT), name=name,
+                       text=[f"{e:.2g}% · {s} step{'s' * (s != 1)}" for e, s in zip(part.relative_error_pct, part.steps)],
+                       textposition="outside",
+                       marker_color=["#d62728" if e > threshold else "#2ca02c" for e in part.relative_error],
+                       customdata=np.stack([part.delta, part.attribution_sum], axis=-1),
+                       hovertemplate=("%{x}: %{text}<br>F(input) − F(baseline) = %{customdata[0]:.4f}"
+                                      "<br>Σ attributions = %{customdata[1]:.4f}<extra></extra>"))
+    figure.add_hline(y=100 * threshold, line_dash="dash", line_color="#d62728",
+                     annotation_text=f"warning above {100 * threshold:.0f}%", annotation_position="top left")
+    top = max(float(data.relative_error_pct.max()), 100 * threshold)
+    figure.update_yaxes(type="log", range=[np.log10(_SMALLEST_ERROR_PCT), np.log10(top) + 1])
+    _layout(figure, "Completeness per layer: do the attributions add up?",
+            "|Σ attributions − (F(input) − F(baseline))| / |F(input) − F(baseline)|; green: under the warning line; "
+            "red: raise the steps or use an adaptive tolerance", "Layer (output of)",
+            "Relative completeness error (%, log scale)", height=400)
+    figure.update_layout(showlegend=len(result.targets) > 1)
+    return Chart(f"completeness-{result.example.id}", data, figure)
+
+
+def incomplete_layers(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> list[str]:
+    """Layer labels whose relative completeness error exceeds the threshold."""
+    return [result.layers[c.layer] for c in result.completeness if c.relative_error > threshold]
+
+
+def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """Jensen–Shannon divergence between every pair of layers' passage-word distributions."""
+    matrix = jsd_matrix(passage_distribution(result, aggregation, target), variant, k)
+    data = pd.DataFrame([{"layer_a": a, "layer_b": b, "value": float(matrix[i, j])}
+                         for i, a in enumerate(result.layers) for j, b in enumerate(result.layers)])
+    figure = go.Figure(go.Heatmap(
+        z=matrix, x=result.layers, y=result.layers, zmin=0, zmax=1, colorscale="Viridis",
+        text=np.round(matrix, 2), texttemplate="%{text}" if len(result.layers) <= 13 else None,
+        colorbar={"title": {"text": "JSD (bits)"}},
+        hovertemplate="%{y} vs %{x}: JSD %{z:.3f}<extra></extra>"))
+    figure.update_yaxes(autorange="reversed")
+    description = VARIANTS[variant].replace("top-k", f"top-{k}")
+    _layout(figure, f"How differently layers spread their attribution: Jensen–Shannon divergence ({description})",
+            "0 = the two layers rank the passage words identically; 1 = disjoint; distributions renormalised "
+            "after restriction", "Layer (output of)", "Layer (output of)", height=max(420, 40 * len(result.layers) + 200))
+    return Chart(f"jsd-{variant}-{result.example.id}", data, figure)
+
+
+def layer_pair(result: Attribution, first: int, second: int, aggregation: str = "l2", target: int = 0) -> Chart:
+    """Two layers' word shares side by side, and their difference (second − first)."""
+    table = word_table(result, aggregation, target)
+    a, b = (table[table.layer == layer].reset_index(drop=True) for layer in (first, second))
+    label_a, label_b = result.layers[first], result.layers[second]
+    data = pd.DataFrame({"position": a.position, "word": a.word, "category": a.category,
+                         f"share_pct_{label_a}": a.share_pct, f"share_pct_{label_b}": b.share_pct,
+                         "difference_pct": b.share_pct - a.share_pct})
+    words = [_label(w) for w in a.word]
+    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4],
+                           subplot_titles=(f"Share of each layer's attribution: {label_a} vs {label_b}",
+                                           f"Difference: {label_b} − {label_a} (percentage points)"))
+    for layer_table, label, colour in ((a, label_a, "#1f77b4"), (b, label_b, "#ff7f0e")):
+        figure.add_bar(x=a.position, y=layer_table.share_pct, name=label, marker_color=colour, customdata=words,
+                       hovertemplate=f"%{{customdata}}: %{{y:.2f}}% in {label}<extra></extra>", row=1, col=1)
+    figure.add_bar(x=a.position, y=data.difference_pct, name="difference", showlegend=False, customdata=words,
+                   marker_color=np.where(data.difference_pct >= 0, "#ff7f0e", "#1f77b4"),
+                   hovertemplate="%{customdata}: %{y:+.2f} points<extra></extra>", row=2, col=1)
+    ticks = list(range(0, len(words), max(1, len(words) // 80)))
+    figure.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[words[i] for i in ticks], tickangle=-90,
+                        tickfont={"size": 11}, row=2, col=1)
+    figure.update_layout(barmode="group")
+    _layout(figure, f"Comparing two layers: {label_a} and {label_b}", _settings_line(result, aggregation, target),
+            "", "Share of the layer (%)", height=640)
+    figure.update_layout(margin_t=130)  # room for the subplot titles under the subtitle
+    figure.update_xaxes(title_text="Passage words (in passage order)", row=2, col=1)
+    figure.update_yaxes(title_text="Points", row=2, col=1)
+    return Chart(f"layers-{label_a}-vs-{label_b}-{result.example.id}".replace(" ", ""), data, figure)
+
+
+def projection(result: Attribution, layer: int, method: str = "tsne") -> Chart:
+    """A 2-D map of every token vector at one layer, coloured as in the paper."""
+    if result.hidden_states is None:
+        raise ValueError("this result holds no layer outputs (hidden states); explain it again to project them")
+    points = project(result.hidden_states[layer], method)
+    data = pd.DataFrame({"position": range(len(result.tokens)), "token": result.tokens,
+                         "group": token_groups(result), "x": points[:, 0], "y": points[:, 1]})
+    figure = go.Figure()
+    for group, colour in GROUPS.items():
+        part = data[data.group == group]
+        figure.add_scatter(x=part.x, y=part.y, mode="markers", name=group, marker={"color": colour, "size": 8},
+                           customdata=np.stack([[_label(t) for t in part.token], part.position], axis=-1)
+                           if len(part) else None,
+                           hovertemplate="<b>%{customdata[0]}</b> (token %{customdata[1]})<extra>" + group + "</extra>")
+    name = "t-SNE (perplexity 40, seed 0)" if method == "tsne" else "PCA"
+    axis = "t-SNE" if method == "tsne" else "Principal component"
+    _layout(figure, f"Token vectors at {result.layers[layer]}: {name}",
+            "Red: predicted answer · black: [CLS]/[SEP] · green: question · magenta: the answer's sentence · "
+            "grey: the rest", f"{axis} 1", f"{axis} 2", height=520)
+    return Chart(f"{method}-{result.layers[layer].replace(' ', '')}-{result.example.id}", data, figure)
+
+
+def answer_passage(example: Example, answer: Answer) -> str:
+    """The passage as escaped HTML with the predicted answer highlighted and the gold answer underlined."""
+    marks: list[tuple[int, int, str]] = []
+    if answer.best:
+        marks.append((answer.best.start_char, answer.best.end_char, "predicted"))
+    marks += [(g.start_char, g.start_char + len(g.text), "gold") for g in example.answers if g.start_char >= 0]
+    boundaries = sorted({0, len(example.passage), *(p for s, e, _ in marks for p in (s, e))})
+    pieces = []
+    for start, end in zip(boundaries, boundaries[1:]):
+        text = html.escape(example.passage[start:end])
+        kinds = {kind for s, e, kind in marks if s <= start and end <= e}
+        if "gold" in kinds:
+            text = f'<span style="border-bottom: 3px solid #2ca02c;">{text}</span>'
+        if "predicted" in kinds:
+            text = f'<mark style="background: rgba(214, 39, 40, 0.25); padding: 1px 0;">{text}</mark>'
+        pieces.append(text)
+    legend = ('<p style="font-size: 0.85em; color: #555;">Highlighted: the model\'s answer'
+              + (". Underlined in green: the gold answer." if example.answers else ".") + "</p>")
+    return f'<div style="{_FONT} white-space: pre-wrap;">{"".join(pieces)}</div>{legend}'
+
+
+def answer_summary(example: Example, answer: Answer) -> str:
+    """The answer, its probability, the gold answers with EM / F1, and honesty about unanswerable questions."""
+    best = answer.best
+    if best is None:
+        return "<p>The model found no span to answer with.</p>"
+    parts = [f'<div style="font-size: 1.25em; font-weight: 600;">{html.escape(best.text)}</div>',
+             f"<p>probability {best.probability:.1%} among every valid span of the passage"
+             + (f" · from window {best.window + 1} of {answer.n_windows}" if answer.n_windows > 1 else "") + "</p>"]
+    golds = [g.text for g in example.answers]
+    if golds:
+        exact, f1 = score(best.text, golds)
+        parts.append(f"<p>Gold: {' | '.join(html.escape(g) for g in dict.fromkeys(golds))} · exact match "
+                     f"{exact:.0f} · F1 {f1:.2f}</p>")
+    if example.is_impossible:
+        parts.append('<p style="background: #fff3cd; padding: 8px; border-radius: 4px;"><strong>No answer in the '
+                     "passage.</strong> This question cannot be answered from the passage, but an extractive model "
+                     f"must still point at a span: its best guess has probability {best.probability:.1%}. "
+                     "The attributions below explain that guess, not an answer.</p>")
+    return "".join(parts)
+
+
+def example_heading(example: Example, model_name: str) -> str:
+    """One escaped line naming the example and model a page shows."""
+    return (f'<p style="color: #444;"><strong>{html.escape(example.title or example.id)}</strong>: '
+            f"“{html.escape(example.question)}” · model {html.escape(model_name)}</p>")
+
+
+def answer_word(result: Attribution) -> int:
+    """Index of the first passage word of the predicted answer (0 if there is none)."""
+    return next((i for i, c in enumerate(word_categories_of(result)) if c.startswith("answer")), 0)
+
+
+def nbest_table(answer: Answer) -> pd.DataFrame:
+    """The candidate spans the best answer won against, with the model's probabilities."""
+    return pd.DataFrame([{"rank": rank, "answer": span.text, "probability": span.probability,
+                          "start logit": span.start_logit, "end logit": span.end_logit,
+                          "characters": f"{span.start_char}–{span.end_char}", "window": span.window + 1}
+                         for rank, span in enumerate(answer.nbest, 1)])
+
+
+def model_facts(qa_model: QAModel) -> pd.DataFrame:
+    """What a researcher needs to know about the loaded model, as a two-column table."""
+    config = qa_model.config
+    facts = {"name": qa_model.name, "architecture": qa_model.architecture,
+             "layers analysed": f"{qa_model.num_layers + 1}: embeddings and {qa_model.num_layers} encoder blocks",
+             "hidden size": getattr(config, "hidden_size", "?"),
+             "attention heads": getattr(config, "num_attention_heads", "?"),
+             "parameters": f"{qa_model.num_parameters:,}", "device": str(qa_model.device),
+             "fingerprint": qa_model.fingerprint,
+             "window": f"{qa_model.max_len} tokens, stride {qa_model.doc_stride}, question ≤ {qa_model.max_query_len}"}
+    return pd.DataFrame({"property": list(facts), "value": [str(v) for v in facts.values()]})
+
+
+def card_scores(card: dict) -> pd.DataFrame:
+    """The evaluation results in a model card: every entry holding exact_match and f1."""
+    rows = [{"evaluated on": name, "exact match": value["exact_match"], "F1": value["f1"], "questions": value.get("n")}
+            for name, value in card.items() if isinstance(value, dict) and {"exact_match", "f1"} <= value.keys()]
+    return pd.DataFrame(rows, columns=["evaluated on", "exact match", "F1", "questions"])

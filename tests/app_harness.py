@@ -1,0 +1,98 @@
+"""Shared by the dashboard tests: an AppTest of app.py on a tiny local model, and readers for what it drew."""
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def app_env(tiny_model_dirs, tmp_path_factory):
+    """The app's default model is the tiny BERT; results are cached in a fresh folder; no hub is reached."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RCQA_MODEL", tiny_model_dirs["bert"])
+        patch.setenv("RCQA_RESULT_CACHE", str(tmp_path_factory.mktemp("results")))
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        yield tiny_model_dirs
+
+
+def open_app(page: str | None = None, query: dict[str, str] | None = None) -> AppTest:
+    """The app after its first run (on `page` if given), optionally opened from a link's parameters."""
+    app = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    app.query_params.update(query or {})
+    app.run()
+    if page:
+        app.switch_page(page).run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app
+
+
+def plotly_specs(app: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in app.get("plotly_chart")]
+
+
+def values(data) -> np.ndarray:
+    """An array of a Plotly spec, which Plotly sends as a list or as base64 'bdata' with dtype and shape."""
+    if isinstance(data, dict) and "bdata" in data:
+        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
+        return flat.reshape([int(n) for n in str(data.get("shape", len(flat))).split(",")])
+    return np.asarray(data)
+
+
+def spec_titled(app: AppTest, start: str) -> dict:
+    """The one Plotly figure whose title begins with `start`."""
+    found = [s for s in plotly_specs(app) if s["layout"]["title"]["text"].startswith(start)]
+    assert len(found) == 1, [s["layout"]["title"]["text"] for s in plotly_specs(app)]
+    return found[0]
+
+
+def texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+class _Reader(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.text: list[str] = []
+        self.in_rank = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self.in_rank = tag == "sup"
+
+    def handle_endtag(self, tag):
+        self.in_rank = self.in_rank and tag != "sup"
+
+    def handle_data(self, data):
+        if not self.in_rank:
+            self.text.append(data)
+
+
+def read_html(markup: str) -> tuple[set[str], str]:
+    """(the tags a browser would build, the text it would show without the top-k rank numbers) of HTML."""
+    reader = _Reader()
+    reader.feed(markup)
+    reader.close()
+    return reader.tags, "".join(reader.text)
+
+
+def html_of(app: AppTest) -> str:
+    return texts(app.get("html"))
+
+
+def explain(app: AppTest) -> AppTest:
+    """Press 'Explain every layer' unless the result is already shown (from the result cache)."""
+    if "rcqa.explain" in [button.key for button in app.button]:
+        app.button(key="rcqa.explain").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app
