@@ -1,0 +1,166 @@
+"""Explore one question: the model's answer, then where each layer's attribution goes."""
+import streamlit as st
+
+from rcqa import figures
+from rcqa.attribution.engine import BASELINES
+from rcqa.attribution.quadrature import RULES
+from rcqa.attribution.targets import TARGETS
+from rcqa.gallery import GALLERY
+from rcqa.types import AGGREGATIONS
+from rcqa.ui import state
+
+view = state.view()
+
+
+def choose_example() -> None:
+    state.bind(st.radio, "source", "Question from", options=list(state.SOURCES), format_func=state.SOURCES.get,
+               horizontal=True, then=state.ask_example_question)
+    if view.source == "gallery":
+        titles = {e.id: f"{e.title} — {e.question}" for e in GALLERY}
+        state.bind(st.selectbox, "example_id", "Gallery example", options=list(titles), format_func=titles.get,
+                   then=state.ask_example_question)
+    elif view.source == "upload":
+        st.file_uploader("SQuAD (v1.1 or v2.0) or DuoRC JSON file", type=["json"], key=state.UPLOAD_WIDGET,
+                         on_change=state.read_upload)
+        state.show_upload_error()
+        if file := state.uploaded():
+            name, examples = file
+            text = st.text_input("Search the questions", key="rcqa.upload_filter",
+                                 placeholder="words from the question or the article title")
+            shown, total = state.matching(examples, text)
+            st.caption(f"{total:,} of {len(examples):,} questions in {name} match"
+                       + (f"; the first {len(shown):,} are listed" if total > len(shown) else ""))
+            labels = {e.id: f"{e.title} — {e.question}" if e.title else e.question for e in shown}
+            state.bind(st.selectbox, "example_id", "Question", options=list(labels), format_func=labels.get,
+                       then=state.ask_example_question, placeholder="Choose a question")
+    else:
+        state.bind(st.text_area, "passage", "Passage", height=180,
+                   placeholder="Paste the passage that should hold the answer")
+        if len(view.passage) > state.URL_PASSAGE_LIMIT:
+            st.caption(f"This passage is longer than {state.URL_PASSAGE_LIMIT:,} characters, too long for a link: "
+                       "the page's link carries only its fingerprint, and the passage is kept in this session only.")
+    state.bind(st.text_input, "question", "Question",
+               help="Edit it to ask something else about the same passage (the gold answer then no longer applies).")
+
+
+def choose_settings() -> None:
+    with st.expander("Attribution settings"):
+        st.markdown("**What is attributed** (changing these computes a new explanation)")
+        left, middle, right = st.columns(3)
+        with left:
+            state.bind(st.selectbox, "target", "Target F", options=list(TARGETS),
+                       format_func=lambda name: f"{name}: {TARGETS[name]}")
+            state.bind(st.selectbox, "span", "Span the target is taken at", options=list(state.SPANS),
+                       format_func=state.SPANS.get)
+        with middle:
+            state.bind(st.selectbox, "baseline", "Baseline", options=list(BASELINES),
+                       format_func=lambda name: f"{name}: {BASELINES[name]}")
+            state.bind(st.selectbox, "rule", "Integration rule", options=list(RULES), format_func=state.RULE_NAMES.get,
+                       then=state.steps_of_rule)
+        with right:
+            state.bind(st.number_input, "steps", "Steps (path points)", min_value=1, max_value=128,
+                       disabled=view.rule == "paper_trapezoid",
+                       help="The paper's released rule always evaluates its 20 points.")
+            state.bind(st.selectbox, "tolerance", "Adaptive tolerance", options=list(state.TOLERANCES),
+                       format_func=lambda t: "off: use exactly these steps" if t is None else
+                       f"double the steps until the completeness error is under {t:.1%}")
+        st.button("Use the paper's settings", on_click=state.update, kwargs=state.PAPER_VIEW,
+                  help="Zero baseline at each layer, max softmax(start) + max softmax(end), 20-point trapezoid, L2.")
+        st.markdown("**How the scores are read** (instant)")
+        left, right = st.columns(2)
+        with left:
+            state.bind(st.selectbox, "aggregation", "Token score from its attribution vector", options=list(AGGREGATIONS),
+                       format_func=figures.AGGREGATION_NAMES.get)
+        with right:
+            state.bind(st.number_input, "top_k", "Top-k words per layer", min_value=1, max_value=state.MAX_TOP_K)
+
+
+def show_answer(qa_model, current) -> bool:
+    answer = state.answer(qa_model, current)
+    if answer is None:
+        return False
+    passage, summary = st.columns([3, 2], gap="large")
+    with passage:
+        st.subheader("Passage")
+        st.html(figures.answer_passage(current, answer))
+    with summary:
+        st.subheader("The model's answer")
+        st.html(figures.answer_summary(current, answer))
+        st.caption("The other candidate spans it considered")
+        st.dataframe(figures.nbest_table(answer), hide_index=True, height=250,
+                     column_config={"probability": st.column_config.NumberColumn(format="percent")})
+    return True
+
+
+def show_result(result) -> None:
+    state.fit_layers(len(result.layers))
+    k, aggregation = view.top_k, view.aggregation
+    if incomplete := figures.incomplete_layers(result):
+        st.warning(f"At {', '.join(incomplete)} the attributions do not add up to F(input) − F(baseline) (relative "
+                   f"error above {figures.COMPLETENESS_WARNING:.0%}): raise the steps or set an adaptive tolerance "
+                   "before reading those layers. See the Completeness tab.")
+    heatmap, top, roles, word, check = st.tabs(
+        ["Heatmap", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness"])
+    with heatmap:
+        include = st.toggle("Include the question's words", key="rcqa.include_question")
+        state.show(figures.heatmap(result, aggregation, include_question=include))
+    with top:
+        state.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),
+                   format_func=result.layers.__getitem__)
+        state.show(figures.topk_passage(result, view.layer, k, aggregation))
+        with st.expander("Every layer at once"):
+            state.show(figures.topk_grid(result, k, aggregation))
+    with roles:
+        state.show(figures.roles(result, k, aggregation))
+        for phase, reading in figures.role_readings(result, k, aggregation):
+            st.markdown(f"**{phase}**: {reading}")
+        if quantifiers := figures.quantifiers(result, k, aggregation):
+            state.show(quantifiers)
+    with word:
+        choices = figures.word_choices(result)
+        chosen = st.selectbox("Passage word", range(len(choices)), index=figures.answer_word(result),
+                              format_func=choices.__getitem__, key=f"rcqa.word.{result.example.id}")
+        state.show(figures.word_across_layers(result, chosen, aggregation))
+    with check:
+        state.show(figures.completeness(result))
+
+
+def main() -> None:
+    st.title("How does the model find its answer?")
+    st.caption("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting "
+               "BERT for Reading Comprehension Based QA” (EMNLP 2020).")
+    state.show_url_problems()
+    choose_example()
+    qa_model = state.model()
+    if qa_model is None:
+        st.page_link("pages/model.py", label="Choose a model on the Model page", icon=":material/memory:")
+        return
+    current = state.example()
+    if current is None:
+        st.info("Choose a gallery example, upload a file, or paste a passage and a question.")
+        return
+    if not show_answer(qa_model, current):
+        return
+    st.divider()
+    st.subheader("Where each layer looks")
+    choose_settings()
+    try:
+        settings = view.settings()
+    except ValueError as error:
+        state.report(error)
+        return
+    result = state.stored_result(qa_model, current, settings)
+    if result is None:
+        slot = st.empty()
+        if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
+            st.caption(f"Attributes the answer at the output of all {qa_model.num_layers + 1} layers of "
+                       f"{qa_model.name}.")
+            return
+        slot.empty()
+        result = state.compute_result(qa_model, current, settings)
+    if result is not None:
+        show_result(result)
+
+
+main()
+state.publish()

@@ -1,0 +1,53 @@
+"""The model: what is in use and how well it answers; switch to the app's default, a local folder or a hub id."""
+import streamlit as st
+
+from rcqa import figures
+from rcqa.ui import state
+
+view = state.view()
+_KINDS = {"default": f"The app's default ({state.default_model()})", "folder": "A local folder",
+          "hub": "A hub id such as org/model (needs network access)"}
+
+
+def describe_model() -> None:
+    st.subheader("The model in use")
+    qa_model = state.model()
+    if qa_model is None:
+        return
+    st.dataframe(figures.model_facts(qa_model), hide_index=True)
+    scores = figures.card_scores(qa_model.card)
+    if not scores.empty:
+        st.subheader("Evaluation (from its model card)")
+        st.dataframe(scores, hide_index=True)
+    if qa_model.card:
+        with st.expander("The whole model card (rcqa_card.json)"):
+            st.json(qa_model.card)
+    else:
+        st.caption("This model has no rcqa_card.json, so no evaluation results are recorded for it.")
+
+
+def choose_model() -> None:
+    st.subheader("Use another model")
+    st.caption("Any extractive-QA checkpoint with a fast tokenizer. The current example stays; its explanation is "
+               "computed again for the new model when you ask for it.")
+    kind = st.radio("Load", list(_KINDS), format_func=_KINDS.get, key="rcqa.model_kind")
+    name = state.default_model() if kind == "default" else st.text_input(
+        "Folder" if kind == "folder" else "Hub id", key=f"rcqa.model_name.{kind}",
+        placeholder="/path/to/a/checkpoint" if kind == "folder" else "org/model")
+    if st.button("Load this model", type="primary", disabled=not name.strip(), key="rcqa.load_model"):
+        with st.spinner(f"Loading {name}…"):
+            error = state.switch_model(name)
+        if error:
+            st.error(f"The model could not be loaded: {error}")
+            st.caption(f"The app keeps using {view.model}.")
+        else:
+            st.success(f"Now using {view.model}.")
+
+
+st.title("Model")
+state.show_url_problems()
+loaded = st.container()  # drawn after a switch, so that it shows the model just loaded
+choose_model()
+with loaded:
+    describe_model()
+state.publish()

@@ -1,0 +1,1 @@
+"""The Streamlit side of rcqa; state.py is its one bridge to Streamlit."""

@@ -1,0 +1,50 @@
+"""The Compare-layers page: it explains the current example if needed, then compares its layers."""
+import numpy as np
+import pytest
+
+from tests.app_harness import app_env, open_app, spec_titled, texts, values  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("app_env")
+PAGE = "pages/compare_layers.py"
+
+
+def test_the_page_explains_the_current_example_with_progress_and_compares_its_layers():
+    app = open_app(query={"ex": "orchard-how-many"})
+    app.switch_page(PAGE).run()
+    assert not app.exception
+    assert app.get("progress")[0].proto.text.startswith("layer 4/4 done")
+    jsd = spec_titled(app, "How differently layers spread their attribution")
+    matrix = values(jsd["data"][0]["z"])
+    assert matrix.shape == (4, 4) and np.allclose(matrix, matrix.T) and np.allclose(np.diag(matrix), 0)
+    assert "(whole distributions)" in jsd["layout"]["title"]["text"]
+
+    app.radio(key="rcqa.widget.variant").set_value("topk_kept").run()
+    assert "only each layer's top-5 words kept" in spec_titled(app, "How differently")["layout"]["title"]["text"]
+    assert app.query_params["jsd"] == "topk_kept"
+
+    assert app.selectbox(key="rcqa.widget.second_layer").value == 3  # the last layer, against the embeddings
+    spec_titled(app, "Comparing two layers: embeddings and block 2")
+    app.selectbox(key="rcqa.widget.first_layer").set_value(1).run()
+    pair = spec_titled(app, "Comparing two layers: block 0 and block 2")
+    first, second, difference = (values(trace["y"]) for trace in pair["data"])
+    assert np.allclose(difference, second - first)
+
+    tsne = spec_titled(app, "Token vectors at block 2: t-SNE")
+    assert {trace["name"] for trace in tsne["data"]} <= {"answer", "[CLS]/[SEP]", "question", "answer sentence",
+                                                         "other"}
+    assert "customdata[0]" in tsne["data"][0]["hovertemplate"]
+    app.radio(key="rcqa.widget.projection").set_value("pca").run()
+    app.selectbox(key="rcqa.widget.projection_layer").set_value(2).run()
+    pca = spec_titled(app, "Token vectors at block 1: PCA")
+    assert pca["layout"]["xaxis"]["title"]["text"] == "Principal component 1"
+    assert {trace["name"]: trace["marker"]["color"] for trace in pca["data"]}["[CLS]/[SEP]"] == "#111111"
+
+
+def test_a_link_opens_the_chosen_layers_and_keeps_the_explore_page_settings():
+    app = open_app(query={"ex": "river-where", "k": "3", "first": "1", "second": "9", "maplayer": "2", "map": "pca"})
+    app.switch_page(PAGE).run()
+    assert app.selectbox(key="rcqa.widget.first_layer").value == 1
+    assert app.selectbox(key="rcqa.widget.second_layer").value == 3  # a layer this model lacks: its last
+    spec_titled(app, "Token vectors at block 1: PCA")
+    assert "top-3" in " ".join(app.radio(key="rcqa.widget.variant").options)
+    assert (app.query_params["second"], app.query_params["k"]) == ("3", "3")

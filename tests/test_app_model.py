@@ -1,0 +1,84 @@
+"""The Model page: what the model is, and switching models without losing the example or the app."""
+import json
+import shutil
+
+import pytest
+
+import rcqa.model
+from tests.app_harness import app_env, html_of, open_app, texts  # noqa: F401
+from tests.tiny_models import build_encoder_without_head
+
+pytestmark = pytest.mark.usefixtures("app_env")
+PAGE = "pages/model.py"
+
+
+def load(app, kind: str, name: str = ""):
+    app.radio(key="rcqa.model_kind").set_value(kind).run()
+    if name:
+        app.text_input(key=f"rcqa.model_name.{kind}").input(name).run()
+    app.button(key="rcqa.load_model").click().run()
+    assert not app.exception
+    return app
+
+
+def facts(app) -> dict[str, str]:
+    table = app.dataframe[0].value
+    return dict(zip(table.property, table.value))
+
+
+def test_the_page_describes_the_model_and_its_card(tiny_model_dirs, tmp_path):
+    app = open_app(PAGE)
+    described = facts(app)
+    assert described["architecture"] == "BertForQuestionAnswering" and described["layers analysed"].startswith("4: embeddings")
+    assert len(described["fingerprint"]) == 16 and described["device"] == "cpu"
+    assert "has no rcqa_card.json" in texts(app.caption)
+
+    carded = shutil.copytree(tiny_model_dirs["distilbert"], tmp_path / "carded")
+    card = {"base_model": "tiny", "squad_v1.1_dev": {"exact_match": 12.5, "f1": 20.25, "n": 8}}
+    (carded / "rcqa_card.json").write_text(json.dumps(card))
+    load(app, "folder", str(carded))
+    assert facts(app)["architecture"] == "DistilBertForQuestionAnswering"
+    scores = app.dataframe[1].value
+    assert scores.iloc[0].to_dict() == {"evaluated on": "squad_v1.1_dev", "exact match": 12.5, "F1": 20.25,
+                                        "questions": 8}
+
+
+def test_switching_models_keeps_the_example_and_the_next_explanation_uses_the_new_model(tiny_model_dirs):
+    app = open_app(query={"ex": "bakery-where"})
+    app.switch_page(PAGE).run()
+    load(app, "folder", tiny_model_dirs["roberta"])
+    assert "Now using" in texts(app.success)
+    assert app.query_params["model"] == tiny_model_dirs["roberta"] and app.query_params["ex"] == "bakery-where"
+    app.switch_page("pages/explore.py").run()
+    assert app.selectbox(key="rcqa.widget.example_id").value == "bakery-where"
+    app.button(key="rcqa.explain").click().run()
+    assert app.status[0].label.startswith(f"Attributed 4 layers of {tiny_model_dirs['roberta']}")
+    assert facts(app.switch_page(PAGE).run())["architecture"] == "RobertaForQuestionAnswering"
+
+
+@pytest.mark.parametrize("kind, name, message", [
+    ("folder", "NOHEAD", "is not an extractive-QA checkpoint"),
+    ("folder", "/no/such/folder", "neither a local folder nor a hub id"),
+    ("hub", "some-org/some-qa-model", "hub access is off"),
+])
+def test_a_model_that_cannot_load_is_an_error_and_the_app_keeps_its_model(tmp_path, kind, name, message):
+    if name == "NOHEAD":
+        name = str(build_encoder_without_head(tmp_path / "encoder"))
+    app = open_app(PAGE)
+    before = facts(app)
+    load(app, kind, name)
+    errors = texts(app.error)
+    assert "The model could not be loaded" in errors and message in errors
+    assert facts(app) == before
+    app.switch_page("pages/explore.py").run()
+    assert "Gold: Margaret Ellison" in html_of(app)
+
+
+def test_without_a_usable_default_model_the_pages_say_what_to_do(monkeypatch, tmp_path):
+    monkeypatch.delenv("RCQA_MODEL")
+    monkeypatch.setattr(rcqa.model, "DEFAULT_MODEL_DIR", tmp_path / "missing")
+    app = open_app()
+    assert "the embedded default model is missing" in texts(app.error)
+    assert any("Model page" in link.proto.label for link in app.get("page_link"))
+    app.switch_page("pages/compare_layers.py").run()
+    assert "Choose a model and an example first" in texts(app.info)
