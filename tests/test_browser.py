@@ -1,0 +1,168 @@
+"""End to end in a real browser: `streamlit run app.py` on a tiny model, driven by Playwright on the system
+Chromium. A gallery example is explained down to its heatmap, and a pasted passage holding a script stays text.
+Screenshots land in $RCQA_SCREENSHOTS (default tests/artifacts, git-ignored) for a person to look at."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ROOT = Path(__file__).resolve().parent.parent
+SCREENSHOTS = Path(os.environ.get("RCQA_SCREENSHOTS") or ROOT / "tests" / "artifacts")
+HOSTILE = "The tower <script>window.__pwned=1</script> was built by <b>Margaret Ellison</b> in 1872."
+# a rerun is over when the script has stopped and nothing on the page is stale any more
+_SETTLED = """() => {
+    const app = document.querySelector('[data-testid=stApp]');
+    return app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-stale=true]');
+}"""
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed (.ci/run installs it)")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen, log: Path, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"streamlit exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"streamlit did not answer within {seconds} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model_dirs, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("server")
+    port = free_port()
+    env = {**os.environ, "RCQA_MODEL": tiny_model_dirs["bert"], "RCQA_RESULT_CACHE": str(folder / "results"),
+           "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    log = folder / "streamlit.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, process, log)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    # tall, so that a full-page screenshot holds the whole app (Streamlit scrolls inside its own container)
+    context = browser.new_context(viewport={"width": 1400, "height": 2600})
+    yield context.new_page()
+    context.close()
+
+
+def settle(page, after_action: bool = True) -> None:
+    """Wait for the rerun an action caused to start (if it has not already finished) and to end."""
+    if after_action:
+        try:
+            page.wait_for_selector("[data-testid=stApp][data-test-script-state=running]", timeout=2000)
+        except sync_api.TimeoutError:
+            pass  # it was quicker than the poll
+    page.wait_for_function(_SETTLED, timeout=90_000)
+
+
+def shoot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def wait_for_chart(page, title: str) -> None:
+    page.locator("[data-testid=stPlotlyChart] .main-svg").first.wait_for(timeout=60_000)
+    page.get_by_text(title).first.wait_for(timeout=30_000)
+
+
+def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page):
+    page.goto(f"{server}/?ex=orchard-how-many")
+    settle(page, after_action=False)
+    page.get_by_text("The model's answer", exact=True).wait_for()
+    shoot(page, "01-explore-answer")
+    page.get_by_role("button", name="Explain every layer").click()
+    settle(page)
+    wait_for_chart(page, "Where each layer's attribution goes")
+    assert "ex=orchard-how-many" in page.url and "steps=16" in page.url
+    shoot(page, "02-explore-heatmap")
+    for extension, start in (("csv", b"layer,layer_label,position,word"), ("svg", b"<svg")):
+        with page.expect_download(timeout=90_000) as download:
+            page.get_by_role("button", name=f"⬇ {extension.upper()}").first.click()
+        assert download.value.suggested_filename == f"heatmap-orchard-how-many.{extension}"
+        assert Path(download.value.path()).read_bytes().lstrip().startswith(start)
+    for tab, shot in (("Top-5 words", "03-explore-top-k"), ("Layer roles", "04-explore-roles"),
+                      ("One word across layers", "05-explore-word"), ("Completeness", "06-explore-completeness")):
+        page.get_by_role("tab", name=tab).click()
+        page.wait_for_timeout(1500)  # Plotly draws a tab's chart when it becomes visible
+        shoot(page, shot)
+    page.get_by_role("link", name="Compare layers").click()
+    settle(page)
+    wait_for_chart(page, "How differently layers spread their attribution")
+    page.get_by_text("Token vectors at block 2").wait_for(timeout=60_000)
+    shoot(page, "07-compare-layers")
+    page.get_by_role("link", name="Model").click()
+    settle(page)
+    page.get_by_text("The model in use", exact=True).wait_for()
+    shoot(page, "08-model")
+
+
+def test_a_pasted_script_is_shown_as_text_and_never_runs(server, page):
+    page.goto(server)
+    settle(page, after_action=False)
+    page.get_by_text("Paste a passage").click()
+    settle(page)
+    passage = page.get_by_label("Passage", exact=True)
+    passage.fill(HOSTILE)
+    passage.press("Control+Enter")
+    settle(page)
+    question = page.get_by_label("Question", exact=True)
+    question.fill("Who built the tower?")
+    question.press("Enter")
+    settle(page)
+    shown = page.locator("[data-testid=stHtml]").filter(has_text="window.__pwned").first
+    shown.wait_for()
+    assert HOSTILE in shown.inner_text().replace("\n", "")
+    assert page.evaluate("() => window.__pwned") is None
+    page.get_by_role("button", name="Explain every layer").click()
+    settle(page)
+    wait_for_chart(page, "Where each layer's attribution goes")
+    page.get_by_role("tab", name="Top-5 words").click()
+    page.get_by_text("top-5 passage words").first.wait_for()
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.locator("script", has_text="__pwned").count() == 0
+    shoot(page, "09-pasted-script-as-text")
