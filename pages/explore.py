@@ -46,31 +46,32 @@ def choose_example() -> None:
 def choose_settings() -> None:
     with st.expander("Attribution settings"):
         st.markdown("**What is attributed** (changing these computes a new explanation)")
-        left, middle, right = st.columns(3)
-        with left:
+        wide, narrow = st.columns([3, 2])
+        with wide:
             state.bind(st.selectbox, "target", "Target F", options=list(TARGETS),
                        format_func=lambda name: f"{name}: {TARGETS[name]}")
-            state.bind(st.selectbox, "span", "Span the target is taken at", options=list(state.SPANS),
-                       format_func=state.SPANS.get)
-        with middle:
             state.bind(st.selectbox, "baseline", "Baseline", options=list(BASELINES),
                        format_func=lambda name: f"{name}: {BASELINES[name]}")
             state.bind(st.selectbox, "rule", "Integration rule", options=list(RULES), format_func=state.RULE_NAMES.get,
                        then=state.steps_of_rule)
-        with right:
+        with narrow:
+            state.bind(st.selectbox, "span", "Span the target is taken at", options=list(state.SPANS),
+                       format_func=state.SPANS.get)
             state.bind(st.number_input, "steps", "Steps (path points)", min_value=1, max_value=128,
                        disabled=view.rule == "paper_trapezoid",
                        help="The paper's released rule always evaluates its 20 points.")
-            state.bind(st.selectbox, "tolerance", "Adaptive tolerance", options=list(state.TOLERANCES),
-                       format_func=lambda t: "off: use exactly these steps" if t is None else
-                       f"double the steps until the completeness error is under {t:.1%}")
+            state.bind(st.selectbox, "tolerance", "Adaptive steps", options=list(state.TOLERANCES),
+                       format_func=lambda t: "off: exactly these steps" if t is None else
+                       f"double until the error is under {t:.1%}",
+                       help="Doubles a layer's steps (up to 128) while its completeness error is above the tolerance "
+                            "and still shrinking.")
         st.button("Use the paper's settings", on_click=state.update, kwargs=state.PAPER_VIEW,
                   help="Zero baseline at each layer, max softmax(start) + max softmax(end), 20-point trapezoid, L2.")
         st.markdown("**How the scores are read** (instant)")
         left, right = st.columns(2)
         with left:
-            state.bind(st.selectbox, "aggregation", "Token score from its attribution vector", options=list(AGGREGATIONS),
-                       format_func=figures.AGGREGATION_NAMES.get)
+            state.bind(st.selectbox, "aggregation", "Token score from its attribution vector",
+                       options=list(AGGREGATIONS), format_func=figures.AGGREGATION_NAMES.get)
         with right:
             state.bind(st.number_input, "top_k", "Top-k words per layer", min_value=1, max_value=state.MAX_TOP_K)
 

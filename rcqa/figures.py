@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rcqa.analysis.projection import GROUPS, project, token_groups
-from rcqa.analysis.roles import category_masks, category_shares, phase_readings, quantifier_share
+from rcqa.analysis.roles import category_shares, phase_readings, quantifier_share, word_categories
 from rcqa.analysis.similarity import VARIANTS, jsd_matrix
 from rcqa.analysis.words import passage_distribution, ranks, top_k, word_scores
 from rcqa.attribution.targets import TARGETS
@@ -52,7 +52,7 @@ class Chart:
 
     def image(self, format: str) -> bytes:
         """The figure as PNG or SVG, drawn by kaleido in a local Chromium (see image_export_available)."""
-        return self.figure.to_image(format=format, scale=2 if format == "png" else 1)
+        return self.figure.to_image(format=format, width=1200, scale=2 if format == "png" else 1)
 
 
 @functools.cache
@@ -116,9 +116,7 @@ def word_table(result: Attribution, aggregation: str = "l2", target: int = 0,
 
 def word_categories_of(result: Attribution) -> list[str]:
     """Per passage word, its paper categories joined by '+' ('answer+query'), or 'other'."""
-    masks = category_masks(result)
-    names = ("answer", "supporting", "query")
-    return ["+".join(c for c in names if masks[c][i]) or "other" for i in range(len(result.passage_words()))]
+    return [categories or "other" for categories in word_categories(result)]
 
 
 def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, include_question: bool = False) -> Chart:
@@ -127,9 +125,9 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
     words = table[table.layer == 0]
     shape = (len(result.layers), len(words))
     share = table.share_pct.to_numpy().reshape(shape)
-    hover = np.stack([np.array([_label(w) for w in table.word]).reshape(shape), table.layer_label.to_numpy().reshape(shape),
-                      table["rank"].to_numpy().reshape(shape), table.category.to_numpy().reshape(shape),
-                      np.round(table.score.to_numpy(), 5).reshape(shape)], axis=-1)
+    columns = [[_label(w) for w in table.word], table.layer_label, table["rank"], table.category,
+               np.round(table.score, 5)]
+    hover = np.stack([np.asarray(column).reshape(shape) for column in columns], axis=-1)
     figure = go.Figure(go.Heatmap(
         z=share, x=list(range(shape[1])), y=result.layers, customdata=hover, colorscale="Blues", zmin=0,
         colorbar={"title": {"text": "Share of<br>layer (%)"}},
@@ -184,8 +182,11 @@ def _marks(table: pd.DataFrame, layer: int, passage_index: dict[int, int]) -> di
     return {passage_index[int(r.start_char)]: (int(r["rank"]), float(r.share_pct)) for _, r in rows.iterrows()}
 
 
-_TOPK_LEGEND = ('<p style="font-size: 0.85em; color: #555;">Highlighted: the layer\'s top-{k} passage words '
-                '(the number is the rank; darker = more important). Underlined: the predicted answer.</p>')
+def _topk_legend(result: Attribution, k: int) -> str:
+    window = (f" Only the analysed window is shown: window {result.window + 1} of {result.answer.n_windows}, the one "
+              "holding the explained span." if result.answer.n_windows > 1 else "")
+    return (f'<p style="font-size: 0.85em; color: #555;">Highlighted: the layer\'s top-{k} passage words (the number '
+            f"is the rank; darker = more important). Underlined: the predicted answer.{window}</p>")
 
 
 def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
@@ -194,7 +195,7 @@ def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str =
     index = {w.start_char: i for i, w in enumerate(result.passage_words())}
     body = _marked_passage(result, _marks(table, layer, index))
     page = (f'<div style="{_FONT}"><strong>{html.escape(result.layers[layer])}</strong>: top-{k} passage words'
-            f'<div>{body}</div>{_TOPK_LEGEND.format(k=k)}</div>')
+            f'<div style="white-space: pre-wrap;">{body}</div>{_topk_legend(result, k)}</div>')
     return Chart(f"top{k}-{result.example.id}-{result.layers[layer].replace(' ', '')}",
                  table[table.layer == layer], html=page)
 
@@ -208,7 +209,8 @@ def topk_grid(result: Attribution, k: int = 5, aggregation: str = "l2", target: 
         f'{html.escape(label)}</strong></td><td style="padding: 6px 0; font-size: 0.9em; border-top: 1px solid #eee;">'
         f'{_marked_passage(result, _marks(table, layer, index))}</td></tr>'
         for layer, label in enumerate(result.layers))
-    page = f'<div style="{_FONT}"><table style="border-collapse: collapse;">{rows}</table>{_TOPK_LEGEND.format(k=k)}</div>'
+    page = (f'<div style="{_FONT}"><table style="border-collapse: collapse;">{rows}</table>'
+            f"{_topk_legend(result, k)}</div>")
     return Chart(f"top{k}-all-layers-{result.example.id}", table, html=page)
 
 
@@ -287,27 +289,32 @@ def word_across_layers(result: Attribution, word: int, aggregation: str = "l2", 
 
 
 def completeness(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> Chart:
-    """IG's check per layer: do the attributions add up to F(input) − F(baseline)? (log scale: good errors are tiny)"""
+    """IG's check per layer: do the attributions add up to F(input) − F(baseline)? On a log scale, since good
+    errors are tiny."""
     data = pd.DataFrame([{"layer": c.layer, "layer_label": result.layers[c.layer], **c.to_dict(),
                           "relative_error_pct": 100 * c.relative_error} for c in result.completeness])
     figure = go.Figure()
     for name, part in data.groupby("target", sort=False):
         figure.add_bar(x=part.layer_label, y=part.relative_error_pct.clip(lower=_SMALLEST_ERROR_PCT), name=name,
-                       text=[f"{e:.2g}% · {s} step{'s' * (s != 1)}" for e, s in zip(part.relative_error_pct, part.steps)],
-                       textposition="outside",
+                       text=[f"{error:.2g}% · {steps} step{'s' * (steps != 1)}"
+                             for error, steps in zip(part.relative_error_pct, part.steps)],
+                       textposition="outside", showlegend=len(result.targets) > 1,
                        marker_color=["#d62728" if e > threshold else "#2ca02c" for e in part.relative_error],
                        customdata=np.stack([part.delta, part.attribution_sum], axis=-1),
                        hovertemplate=("%{x}: %{text}<br>F(input) − F(baseline) = %{customdata[0]:.4f}"
                                       "<br>Σ attributions = %{customdata[1]:.4f}<extra></extra>"))
-    figure.add_hline(y=100 * threshold, line_dash="dash", line_color="#d62728",
-                     annotation_text=f"warning above {100 * threshold:.0f}%", annotation_position="top left")
-    top = max(float(data.relative_error_pct.max()), 100 * threshold)
-    figure.update_yaxes(type="log", range=[np.log10(_SMALLEST_ERROR_PCT), np.log10(top) + 1])
+    figure.add_hline(y=100 * threshold, line_dash="dash", line_color="#d62728")
+    figure.add_scatter(x=[None], y=[None], mode="lines", line={"dash": "dash", "color": "#d62728"},
+                       name=f"warning above {100 * threshold:g}%")  # names the line in the legend
+    top = int(np.ceil(np.log10(max(float(data.relative_error_pct.max()), 100 * threshold)))) + 1
+    powers = [10.0 ** p for p in range(int(np.log10(_SMALLEST_ERROR_PCT)), top + 1, 2)]
+    figure.update_yaxes(type="log", range=[np.log10(_SMALLEST_ERROR_PCT), top], tickvals=powers,
+                        ticktext=[f"{np.format_float_positional(p, trim='-')}%" for p in powers])
     _layout(figure, "Completeness per layer: do the attributions add up?",
-            "|Σ attributions − (F(input) − F(baseline))| / |F(input) − F(baseline)|; green: under the warning line; "
-            "red: raise the steps or use an adaptive tolerance", "Layer (output of)",
-            "Relative completeness error (%, log scale)", height=400)
-    figure.update_layout(showlegend=len(result.targets) > 1)
+            "Relative error |Σ attributions − ΔF| / |ΔF| with ΔF = F(input) − F(baseline); red bars: raise the "
+            "steps or set an adaptive tolerance", "Layer (output of)", "Relative completeness error (%, log scale)",
+            height=400)
+    figure.update_layout(legend={"orientation": "h", "y": -0.25, "x": 1, "xanchor": "right"})
     return Chart(f"completeness-{result.example.id}", data, figure)
 
 
@@ -330,7 +337,8 @@ def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str
     description = VARIANTS[variant].replace("top-k", f"top-{k}")
     _layout(figure, f"How differently layers spread their attribution: Jensen–Shannon divergence ({description})",
             "0 = the two layers rank the passage words identically; 1 = disjoint; distributions renormalised "
-            "after restriction", "Layer (output of)", "Layer (output of)", height=max(420, 40 * len(result.layers) + 200))
+            "after restriction", "Layer (output of)", "Layer (output of)",
+            height=max(420, 40 * len(result.layers) + 200))
     return Chart(f"jsd-{variant}-{result.example.id}", data, figure)
 
 
@@ -413,7 +421,7 @@ def answer_summary(example: Example, answer: Answer) -> str:
     if best is None:
         return "<p>The model found no span to answer with.</p>"
     parts = [f'<div style="font-size: 1.25em; font-weight: 600;">{html.escape(best.text)}</div>',
-             f"<p>probability {best.probability:.1%} among every valid span of the passage"
+             f"<p>probability {_percent(best.probability)} among every valid span of the passage"
              + (f" · from window {best.window + 1} of {answer.n_windows}" if answer.n_windows > 1 else "") + "</p>"]
     golds = [g.text for g in example.answers]
     if golds:
@@ -423,9 +431,14 @@ def answer_summary(example: Example, answer: Answer) -> str:
     if example.is_impossible:
         parts.append('<p style="background: #fff3cd; padding: 8px; border-radius: 4px;"><strong>No answer in the '
                      "passage.</strong> This question cannot be answered from the passage, but an extractive model "
-                     f"must still point at a span: its best guess has probability {best.probability:.1%}. "
+                     f"must still point at a span: its best guess has probability {_percent(best.probability)}. "
                      "The attributions below explain that guess, not an answer.</p>")
     return "".join(parts)
+
+
+def _percent(probability: float) -> str:
+    """Two significant digits, so that small probabilities do not all read 0.0%."""
+    return f"{100 * probability:.2g}%"
 
 
 def example_heading(example: Example, model_name: str) -> str:
@@ -456,7 +469,8 @@ def model_facts(qa_model: QAModel) -> pd.DataFrame:
              "attention heads": getattr(config, "num_attention_heads", "?"),
              "parameters": f"{qa_model.num_parameters:,}", "device": str(qa_model.device),
              "fingerprint": qa_model.fingerprint,
-             "window": f"{qa_model.max_len} tokens, stride {qa_model.doc_stride}, question ≤ {qa_model.max_query_len}"}
+             "window": f"{qa_model.max_len} tokens, stride {qa_model.doc_stride}, "
+                       f"question ≤ {qa_model.max_query_len} tokens"}
     return pd.DataFrame({"property": list(facts), "value": [str(v) for v in facts.values()]})
 
 

@@ -29,7 +29,8 @@ def facts(app) -> dict[str, str]:
 def test_the_page_describes_the_model_and_its_card(tiny_model_dirs, tmp_path):
     app = open_app(PAGE)
     described = facts(app)
-    assert described["architecture"] == "BertForQuestionAnswering" and described["layers analysed"].startswith("4: embeddings")
+    assert described["architecture"] == "BertForQuestionAnswering"
+    assert described["layers analysed"].startswith("4: embeddings")
     assert len(described["fingerprint"]) == 16 and described["device"] == "cpu"
     assert "has no rcqa_card.json" in texts(app.caption)
 

@@ -76,7 +76,7 @@ def test_every_html_view_escapes_passage_and_question_text(hostile):
         tags, text = read_html(markup)
         assert not tags & {"script", "b", "i", "img"}, tags
     for markup in views[:3]:
-        assert "The tower <script>alert(1)</script> was built by <b>Margaret Ellison</b> in 1872 &" in read_html(markup)[1]
+        assert HOSTILE.passage.split(" opened")[0] in read_html(markup)[1]  # up to the "&"
     assert "&lt;" in views[0] and "&amp;" in views[0]
 
 
@@ -122,12 +122,12 @@ def test_one_word_across_layers_matches_the_heatmap_column(result):
 def test_completeness_per_layer_flags_layers_over_the_threshold(tiny_bert):
     coarse = explain(tiny_bert, gallery_example("bakery-where"), IGSettings(steps=1, tolerance=None))
     chart = figures.completeness(coarse, threshold=0.05)
-    (bars,) = chart.figure.data
+    bars, threshold_legend = chart.figure.data
     errors = np.array([c.relative_error for c in coarse.completeness])
     assert np.allclose(bars.y, np.maximum(100 * errors, 1e-6)) and chart.figure.layout.yaxis.type == "log"
     assert all(text.endswith("· 1 step") for text in bars.text)
     assert list(bars.marker.color) == ["#d62728" if e > 0.05 else "#2ca02c" for e in errors]
-    assert chart.figure.layout.shapes[0].y0 == 5
+    assert chart.figure.layout.shapes[0].y0 == 5 and threshold_legend.name == "warning above 5%"
     assert figures.incomplete_layers(coarse, 0.05) == [coarse.layers[i] for i in np.flatnonzero(errors > 0.05)]
     assert figures.incomplete_layers(coarse, 1e9) == []
 

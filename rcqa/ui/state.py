@@ -147,10 +147,9 @@ def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
 def _parse(text: str, allowed: Any) -> Any:
     if isinstance(allowed, tuple) and allowed and allowed[0] is int:
         _, low, high = allowed
-        value = int(text)  # ValueError for non-numbers
-        if not low <= value <= high:
-            raise ValueError(f"must be between {low} and {high}")
-        return value
+        if not (text.lstrip("-").isdigit() and low <= int(text) <= high):
+            raise ValueError(f"must be a whole number from {low} to {high}")
+        return int(text)
     if allowed is TOLERANCES:
         value = None if text == "off" else float(text)
         if value not in TOLERANCES:
