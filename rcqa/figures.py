@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import html
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -402,7 +403,7 @@ def answer_passage(example: Example, answer: Answer) -> str:
     marks += [(g.start_char, g.start_char + len(g.text), "gold") for g in example.answers if g.start_char >= 0]
     boundaries = sorted({0, len(example.passage), *(p for s, e, _ in marks for p in (s, e))})
     pieces = []
-    for start, end in zip(boundaries, boundaries[1:]):
+    for start, end in itertools.pairwise(boundaries):
         text = html.escape(example.passage[start:end])
         kinds = {kind for s, e, kind in marks if s <= start and end <= e}
         if "gold" in kinds:

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
-
 from html.parser import HTMLParser
+from pathlib import Path
 
 import numpy as np
 import pytest

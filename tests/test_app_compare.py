@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tests.app_harness import app_env, open_app, spec_titled, texts, values  # noqa: F401
+from tests.app_harness import app_env, open_app, spec_titled, values  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/compare_layers.py"

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 from rcqa.gallery import gallery_example
-from tests.app_harness import (app_env, explain, html_of, open_app, read_html, spec_titled,  # noqa: F401
-                               texts, values)
+from tests.app_harness import app_env, explain, html_of, open_app, read_html, spec_titled, texts, values  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -73,7 +73,7 @@ def test_every_html_view_escapes_passage_and_question_text(hostile):
              figures.answer_passage(HOSTILE, hostile.answer), figures.answer_summary(HOSTILE, hostile.answer),
              figures.example_heading(HOSTILE, "<img src=x onerror=alert(1)>")]
     for markup in views:
-        tags, text = read_html(markup)
+        tags, _ = read_html(markup)
         assert not tags & {"script", "b", "i", "img"}, tags
     for markup in views[:3]:
         assert HOSTILE.passage.split(" opened")[0] in read_html(markup)[1]  # up to the "&"

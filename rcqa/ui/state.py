@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import streamlit as st
 
+from rcqa.analysis.projection import METHODS
+from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.cache import ResultCache, cached_explain
 from rcqa.attribution.engine import BASELINES, IGSettings, LayerResult
 from rcqa.attribution.quadrature import PAPER_STEPS, RULES
 from rcqa.attribution.targets import TARGETS
-from rcqa.analysis.projection import METHODS
-from rcqa.analysis.similarity import VARIANTS
 from rcqa.data import DataError, load_examples
 from rcqa.figures import Chart, image_export_available, projection
 from rcqa.gallery import GALLERY
