@@ -7,6 +7,7 @@ import os
 import re
 import socket
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -75,7 +76,8 @@ def pick_device(requested: str | None = None) -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-_loaded: dict[tuple[str, str], QAModel] = {}
+MAX_LOADED = 4  # models kept in memory; the least recently used beyond this is dropped
+_loaded: OrderedDict[tuple[str, str], QAModel] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -87,6 +89,9 @@ def load_model(name: str = DEFAULT_MODEL, device: str | None = None) -> QAModel:
     with _lock:
         if key not in _loaded:
             _loaded[key] = _load(name, target)
+            while len(_loaded) > MAX_LOADED:
+                _loaded.popitem(last=False)
+        _loaded.move_to_end(key)
         return _loaded[key]
 
 

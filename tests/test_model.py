@@ -74,3 +74,13 @@ def test_device_choice(monkeypatch):
     if not torch.cuda.is_available():
         with pytest.raises(ModelLoadError, match="CUDA is not available"):
             pick_device("cuda")
+
+
+def test_only_the_most_recently_used_models_stay_in_memory(tmp_path, tiny_model_dirs):
+    folders = [str(build("bert", tmp_path / f"seed{seed}", seed=seed)) for seed in range(model_module.MAX_LOADED + 1)]
+    first = load_model(folders[0])
+    for folder in folders[1:]:
+        load_model(folder)
+    assert (folders[0], "cpu") not in model_module._loaded
+    assert len(model_module._loaded) == model_module.MAX_LOADED
+    assert load_model(folders[0]) is not first  # reloaded, not kept
