@@ -19,7 +19,7 @@ from plotly.subplots import make_subplots
 from rcqa.analysis.projection import GROUPS, project, token_groups
 from rcqa.analysis.roles import category_shares, phase_readings, quantifier_share, word_categories
 from rcqa.analysis.similarity import VARIANTS, jsd_matrix
-from rcqa.analysis.words import passage_distribution, ranks, top_k, word_scores
+from rcqa.analysis.words import distribution, passage_distribution, ranks, top_k, word_scores
 from rcqa.attribution.targets import TARGETS
 from rcqa.evaluate import score
 from rcqa.model import QAModel
@@ -97,9 +97,7 @@ def word_table(result: Attribution, aggregation: str = "l2", target: int = 0,
     With passage words only, share is the paper's per-layer distribution I_l (in %)."""
     order = _word_order(result, include_question)
     scores = word_scores(result, aggregation, target)[:, order]
-    magnitudes = np.abs(scores).astype(np.float64)
-    totals = magnitudes.sum(axis=1, keepdims=True)
-    shares = np.divide(magnitudes, totals, out=np.full_like(magnitudes, 1 / max(len(order), 1)), where=totals > 0)
+    shares = distribution(result, order, aggregation, target)
     passage_categories = dict(zip((i for i, w in enumerate(result.words) if w.segment == "passage"),
                                   word_categories_of(result)))
     layer_ranks = ranks(shares)

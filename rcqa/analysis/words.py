@@ -12,12 +12,17 @@ def word_scores(result: Attribution, aggregation: str = "l2", target: int = 0) -
     return np.stack([tokens[:, list(word.tokens)].sum(axis=1) for word in result.words], axis=1)
 
 
-def passage_distribution(result: Attribution, aggregation: str = "l2", target: int = 0) -> np.ndarray:
-    """(layers × passage words): |word score| normalised to sum 1 per layer — the paper's I_l."""
-    passage = [i for i, w in enumerate(result.words) if w.segment == "passage"]
-    magnitudes = np.abs(word_scores(result, aggregation, target)[:, passage]).astype(np.float64)
+def distribution(result: Attribution, words: list[int], aggregation: str = "l2", target: int = 0) -> np.ndarray:
+    """(layers × chosen words): |word score| normalised to sum 1 per layer over the chosen words."""
+    magnitudes = np.abs(word_scores(result, aggregation, target)[:, words]).astype(np.float64)
     totals = magnitudes.sum(axis=1, keepdims=True)
-    return np.divide(magnitudes, totals, out=np.full_like(magnitudes, 1 / max(len(passage), 1)), where=totals > 0)
+    return np.divide(magnitudes, totals, out=np.full_like(magnitudes, 1 / max(len(words), 1)), where=totals > 0)
+
+
+def passage_distribution(result: Attribution, aggregation: str = "l2", target: int = 0) -> np.ndarray:
+    """(layers × passage words): the paper's I_l, a distribution over the passage words per layer."""
+    passage = [i for i, w in enumerate(result.words) if w.segment == "passage"]
+    return distribution(result, passage, aggregation, target)
 
 
 def ranks(distribution: np.ndarray) -> np.ndarray:
