@@ -62,9 +62,10 @@ def choose_settings() -> None:
                        help="The paper's released rule always evaluates its 20 points.")
             state.bind(st.selectbox, "tolerance", "Adaptive steps", options=list(state.TOLERANCES),
                        format_func=lambda t: "off: exactly these steps" if t is None else
-                       f"double until the error is under {t:.1%}",
-                       help="Doubles a layer's steps (up to 128) while its completeness error is above the tolerance "
-                            "and still shrinking.")
+                       f"refine until the error is under {t:.1%}",
+                       help="Gauss–Legendre only: the path is cut into panels of steps/2 points, each checked for "
+                            "completeness; the worst panel is halved (up to 128 points) until the layer's error is "
+                            "under the tolerance. The paper's rules always run exactly as set.")
         st.button("Use the paper's settings", on_click=state.update, kwargs=state.PAPER_VIEW,
                   help="Zero baseline at each layer, max softmax(start) + max softmax(end), 20-point trapezoid, L2.")
         st.markdown("**How the scores are read** (instant)")

@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _ig_options(command: argparse.ArgumentParser) -> None:
-    from rcqa.attribution.engine import BASELINES
+    from rcqa.attribution.engine import BASELINES, IGSettings
     from rcqa.attribution.quadrature import RULES
     from rcqa.attribution.targets import TARGETS
 
@@ -216,9 +216,9 @@ def _ig_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--span", default="predicted", help="predicted, gold, or nbest:K")
     command.add_argument("--baseline", choices=BASELINES, default="pad")
     command.add_argument("--rule", choices=RULES, default="gausslegendre")
-    command.add_argument("--steps", type=int, default=16)
+    command.add_argument("--steps", type=int, default=IGSettings.steps)
     command.add_argument("--tolerance", type=float, default=0.01,
-                         help="raise steps until every layer's completeness error is under it (0: off)")
+                         help="Gauss–Legendre: halve the worst panel until every layer's completeness error is under it (0: off)")
     command.add_argument("--max-steps", type=int, default=128)
     command.add_argument("--paper", action="store_true",
                          help="the paper's released settings: zero baseline, 20-point trapezoid, its F")

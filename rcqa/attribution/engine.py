@@ -1,10 +1,11 @@
 """Layer-wise Integrated Gradients at the output of every layer, in one prefix-cached call.
 
 One forward pass caches every layer's hidden states H_l (and, for an input baseline, the baseline's).
-For layer l, only the blocks above l and the QA head run, on a batch of all path points at once,
-split into chunks that fit a memory budget; targets that share the forward share it, each with one
-backward. Each layer is checked for completeness and, if asked, re-integrated with more steps until
-its relative error is under a tolerance. Results stream layer by layer.
+For layer l, only the blocks above l and the QA head run, on a batch of path points at once, split
+into chunks that fit a memory budget; targets that share the forward share it, each with one
+backward. Each layer is checked for completeness; by default the path is integrated on Gauss–Legendre
+panels, each checked on its own, and only the worst panel is halved until the layer's relative error
+is under a tolerance. Results stream layer by layer.
 """
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ class IGSettings:
     span: str = "predicted"  # "predicted", "gold", or "nbest:K" (K-th best span, 0-based)
     baseline: str = "pad"
     rule: str = "gausslegendre"
-    steps: int = 16
-    tolerance: float | None = 0.01  # raise steps until every layer's completeness error is under it
+    steps: int = 8
+    tolerance: float | None = 0.01  # Gauss–Legendre: refine panels until every layer's completeness error is under it
     max_steps: int = 128
     memory_budget_mb: int = 1024
 
@@ -123,29 +124,94 @@ def iter_layers(qa_model: QAModel, stack: LayerStack, inputs: dict[str, torch.Te
 
 def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor,
                      targets: list[Target], settings: IGSettings) -> tuple[list[torch.Tensor], list[Completeness]]:
-    """IG at one layer; with a tolerance, the step count doubles while the error is too large and shrinking."""
+    """IG at one layer, with the rule as set, or adaptively (Gauss–Legendre with a tolerance)."""
+    if settings.tolerance is not None and adaptive(settings.rule):
+        panels = _adaptive_panels(stack, layer, x, x_base, targets, settings)
+    else:
+        alphas, weights = nodes_and_weights(settings.rule, settings.steps)
+        ends = _values(stack, layer, x, x_base, targets, [0.0, 1.0])
+        gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights, settings.memory_budget_mb)
+        panels = [_Panel(0.0, 1.0, len(alphas), gradients, ends[:, 0], ends[:, 1])]
+    difference = x - x_base
+    attributions = [(difference * sum(p.gradients[t] for p in panels))[0] for t in range(len(targets))]
+    steps = sum(p.points for p in panels)
+    completeness = [Completeness(layer=layer, target=target.name, steps=steps, f_input=float(panels[-1].f_end[t]),
+                                 f_baseline=float(panels[0].f_start[t]), attribution_sum=float(attributions[t].sum()))
+                    for t, target in enumerate(targets)]
+    return attributions, completeness
+
+
+@dataclass
+class _Panel:
+    """A piece [start, end] of the path, integrated with its own Gauss–Legendre points."""
+
+    start: float
+    end: float
+    points: int
+    gradients: list[torch.Tensor]  # per target: Σ_k w_k ∇F over the panel's points
+    f_start: torch.Tensor  # per target: F at the panel's ends
+    f_end: torch.Tensor
+
+    def errors(self, difference: torch.Tensor) -> torch.Tensor:
+        """Per target: the panel's own completeness gap |Σ attributions − (F(end) − F(start))|."""
+        sums = torch.stack([(difference * g).sum() for g in self.gradients])
+        return (sums - (self.f_end - self.f_start)).abs()
+
+
+def _adaptive_panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
+                     settings: IGSettings) -> list[_Panel]:
+    """Composite Gauss–Legendre on panels of steps/2 points. Every panel can be checked for completeness on its
+    own, F at its ends costing a forward pass only, so the panel with the largest gap is halved, and only it,
+    until the layer's relative error is under the tolerance or max_steps points are in use."""
+    points = max(1, settings.steps // 2)
+    edges = np.linspace(0.0, 1.0, max(1, settings.steps // points) + 1)
+    values = _values(stack, layer, x, x_base, targets, edges)
+    panels = [_panel(stack, layer, x, x_base, targets, a, b, values[:, i], values[:, i + 1], points, settings)
+              for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
+    difference = x - x_base
+    delta = (values[:, -1] - values[:, 0]).abs().clamp_min(1e-9)
+    while (len(panels) + 1) * points <= settings.max_steps:
+        total = torch.stack([torch.stack([(difference * g).sum() for g in p.gradients]) for p in panels]).sum(0)
+        if float(((total - (values[:, -1] - values[:, 0])).abs() / delta).max()) <= settings.tolerance:
+            break
+        worst = max(range(len(panels)), key=lambda i: float((panels[i].errors(difference) / delta).sum()))
+        panel = panels[worst]
+        middle = (panel.start + panel.end) / 2
+        f_middle = _values(stack, layer, x, x_base, targets, [middle])[:, 0]
+        panels[worst:worst + 1] = [
+            _panel(stack, layer, x, x_base, targets, panel.start, middle, panel.f_start, f_middle, points, settings),
+            _panel(stack, layer, x, x_base, targets, middle, panel.end, f_middle, panel.f_end, points, settings)]
+    return panels
+
+
+def _panel(stack, layer, x, x_base, targets, start, end, f_start, f_end, points, settings) -> _Panel:
+    alphas, weights = nodes_and_weights("gausslegendre", points)
+    gradients = path_gradients(stack, layer, x, x_base, targets, start + (end - start) * alphas,
+                               (end - start) * weights, settings.memory_budget_mb)
+    return _Panel(float(start), float(end), points, gradients, f_start, f_end)
+
+
+def _values(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
+            alphas) -> torch.Tensor:
+    """(targets × points): F at x' + α (x − x'), forward only."""
+    alpha = torch.as_tensor(np.asarray(alphas), dtype=x.dtype, device=x.device)
     with torch.no_grad():
-        start, end = stack.run_from(layer, torch.cat([x_base, x]))
-        endpoints = [t(start, end) for t in targets]  # F(baseline), F(input) per target
-    steps, previous_error = settings.steps, None
-    while True:
-        attributions = integrate(stack, layer, x, x_base, targets, settings.rule, steps, settings.memory_budget_mb)
-        completeness = [Completeness(layer=layer, target=t.name, steps=steps, f_input=float(f[1]),
-                                     f_baseline=float(f[0]), attribution_sum=float(a.sum()))
-                        for t, f, a in zip(targets, endpoints, attributions)]
-        error = max(c.relative_error for c in completeness)
-        refine = (settings.tolerance is not None and adaptive(settings.rule) and error > settings.tolerance
-                  and 2 * steps <= settings.max_steps
-                  and (previous_error is None or error < 0.8 * previous_error))  # stop when it stops converging
-        if not refine:
-            return attributions, completeness
-        steps, previous_error = 2 * steps, error
+        start, end = stack.run_from(layer, x_base + alpha[:, None, None] * (x - x_base))
+        return torch.stack([t(start, end) for t in targets]).cpu()
 
 
 def integrate(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
-               rule: str, steps: int, memory_budget_mb: int) -> list[torch.Tensor]:
-    """(x − x') ⊙ Σ_k w_k ∇F(x' + α_k (x − x')) for each target; path points batched in chunks."""
-    alphas, weights = (torch.tensor(v, dtype=x.dtype, device=x.device) for v in nodes_and_weights(rule, steps))
+              rule: str, steps: int, memory_budget_mb: int) -> list[torch.Tensor]:
+    """(x − x') ⊙ Σ_k w_k ∇F(x' + α_k (x − x')) for each target, with one rule over the whole path."""
+    alphas, weights = nodes_and_weights(rule, steps)
+    gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights, memory_budget_mb)
+    return [((x - x_base) * g)[0] for g in gradients]
+
+
+def path_gradients(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
+                   alphas: np.ndarray, weights: np.ndarray, memory_budget_mb: int) -> list[torch.Tensor]:
+    """Σ_k w_k ∇F(x' + α_k (x − x')) for each target (1 × tokens × dim); path points batched in chunks."""
+    alphas, weights = (torch.as_tensor(v, dtype=x.dtype, device=x.device) for v in (alphas, weights))
     difference = x - x_base
     gradients = [torch.zeros_like(x) for _ in targets]
     chunk = _chunk_size(stack, layer, x, memory_budget_mb)
@@ -158,7 +224,7 @@ def integrate(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tens
                 (gradient,) = torch.autograd.grad((target(start, end) * weight).sum(), path,
                                                   retain_graph=i < len(targets) - 1)
                 gradients[i] += gradient.sum(0, keepdim=True)
-    return [(difference * g)[0] for g in gradients]
+    return gradients
 
 
 def _chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb: int) -> int:

@@ -58,7 +58,7 @@ class View:
     span: str = "predicted"
     baseline: str = "pad"
     rule: str = "gausslegendre"
-    steps: int = 16
+    steps: int = 8
     tolerance: float | None = 0.01
     aggregation: str = "l2"
     top_k: int = 5
