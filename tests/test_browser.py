@@ -1,5 +1,5 @@
-"""End to end in a real browser: `streamlit run app.py` on a tiny model, driven by Playwright on the system
-Chromium. A gallery example is explained down to its heatmap, and a pasted passage holding a script stays text.
+"""End to end in a real browser: `streamlit run app.py` on the embedded default model, driven by Playwright on
+the system Chromium. A gallery example is explained down to its heatmap, and a pasted passage holding a script stays text.
 Screenshots land in $RCQA_SCREENSHOTS (default tests/artifacts, git-ignored) for a person to look at."""
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from rcqa.attribution.engine import IGSettings
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -51,11 +53,11 @@ def wait_until_healthy(url: str, process: subprocess.Popen, log: Path, seconds: 
 
 
 @pytest.fixture(scope="module")
-def server(tiny_model_dirs, tmp_path_factory):
+def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("server")
     port = free_port()
-    env = {**os.environ, "RCQA_MODEL": tiny_model_dirs["bert"], "RCQA_RESULT_CACHE": str(folder / "results"),
-           "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    env = {key: value for key, value in os.environ.items() if key != "RCQA_MODEL"}
+    env.update({"RCQA_RESULT_CACHE": str(folder / "results"), "HF_HUB_OFFLINE": "1"})
     log = folder / "streamlit.log"
     with log.open("w") as output:
         process = subprocess.Popen(
@@ -118,7 +120,7 @@ def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page)
     page.get_by_role("button", name="Explain every layer").click()
     settle(page)
     wait_for_chart(page, "Where each layer's attribution goes")
-    assert "ex=orchard-how-many" in page.url and "steps=16" in page.url
+    assert "ex=orchard-how-many" in page.url and f"steps={IGSettings().steps}" in page.url
     shoot(page, "02-explore-heatmap")
     for extension, start in (("csv", b"layer,layer_label,position,word"), ("svg", b"<svg")):
         with page.expect_download(timeout=90_000) as download:
@@ -133,7 +135,7 @@ def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page)
     page.get_by_role("link", name="Compare layers").click()
     settle(page)
     wait_for_chart(page, "How differently layers spread their attribution")
-    page.get_by_text("Token vectors at block 2").wait_for(timeout=60_000)
+    page.get_by_text("Token vectors at block 5").wait_for(timeout=60_000)
     shoot(page, "07-compare-layers")
     page.get_by_role("link", name="Model").click()
     settle(page)
