@@ -131,7 +131,7 @@ def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: tor
         alphas, weights = nodes_and_weights(settings.rule, settings.steps)
         ends = _values(stack, layer, x, x_base, targets, [0.0, 1.0])
         gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights, settings.memory_budget_mb)
-        panels = [_Panel(0.0, 1.0, len(alphas), gradients, ends[:, 0], ends[:, 1])]
+        panels = [_Panel(0.0, 1.0, len(alphas), [g[0] for g in gradients], ends[:, 0], ends[:, 1])]
     difference = x - x_base
     attributions = [(difference * sum(p.gradients[t] for p in panels))[0] for t in range(len(targets))]
     steps = sum(p.points for p in panels)
@@ -166,8 +166,7 @@ def _adaptive_panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: tor
     points = max(1, settings.steps // 2)
     edges = np.linspace(0.0, 1.0, max(1, settings.steps // points) + 1)
     values = _values(stack, layer, x, x_base, targets, edges)
-    panels = [_panel(stack, layer, x, x_base, targets, a, b, values[:, i], values[:, i + 1], points, settings)
-              for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
+    panels = _panels(stack, layer, x, x_base, targets, edges, values, points, settings.memory_budget_mb)
     difference = x - x_base
     delta = (values[:, -1] - values[:, 0]).abs().clamp_min(1e-9)
     while (len(panels) + 1) * points <= settings.max_steps:
@@ -176,19 +175,24 @@ def _adaptive_panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: tor
             break
         worst = max(range(len(panels)), key=lambda i: float((panels[i].errors(difference) / delta).sum()))
         panel = panels[worst]
-        middle = (panel.start + panel.end) / 2
-        f_middle = _values(stack, layer, x, x_base, targets, [middle])[:, 0]
-        panels[worst:worst + 1] = [
-            _panel(stack, layer, x, x_base, targets, panel.start, middle, panel.f_start, f_middle, points, settings),
-            _panel(stack, layer, x, x_base, targets, middle, panel.end, f_middle, panel.f_end, points, settings)]
+        halves = np.array([panel.start, (panel.start + panel.end) / 2, panel.end])
+        f_middle = _values(stack, layer, x, x_base, targets, halves[1:2])
+        ends = torch.cat([panel.f_start[:, None], f_middle, panel.f_end[:, None]], dim=1)
+        panels[worst:worst + 1] = _panels(stack, layer, x, x_base, targets, halves, ends, points,
+                                          settings.memory_budget_mb)
     return panels
 
 
-def _panel(stack, layer, x, x_base, targets, start, end, f_start, f_end, points, settings) -> _Panel:
-    alphas, weights = nodes_and_weights("gausslegendre", points)
-    gradients = path_gradients(stack, layer, x, x_base, targets, start + (end - start) * alphas,
-                               (end - start) * weights, settings.memory_budget_mb)
-    return _Panel(float(start), float(end), points, gradients, f_start, f_end)
+def _panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
+            edges: np.ndarray, values: torch.Tensor, points: int, memory_budget_mb: int) -> list[_Panel]:
+    """Panels between consecutive edges (F known there: targets × edges), all integrated in one batch."""
+    nodes, weights = nodes_and_weights("gausslegendre", points)
+    widths = np.diff(edges)
+    alphas = np.concatenate([a + w * nodes for a, w in zip(edges[:-1], widths)])
+    gradients = path_gradients(stack, layer, x, x_base, targets, alphas, np.concatenate([w * weights for w in widths]),
+                               memory_budget_mb, groups=np.repeat(np.arange(len(widths)), points))
+    return [_Panel(float(edges[i]), float(edges[i + 1]), points, [g[i] for g in gradients], values[:, i],
+                   values[:, i + 1]) for i in range(len(widths))]
 
 
 def _values(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
@@ -205,26 +209,31 @@ def integrate(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tens
     """(x − x') ⊙ Σ_k w_k ∇F(x' + α_k (x − x')) for each target, with one rule over the whole path."""
     alphas, weights = nodes_and_weights(rule, steps)
     gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights, memory_budget_mb)
-    return [((x - x_base) * g)[0] for g in gradients]
+    return [((x - x_base) * g[0])[0] for g in gradients]
 
 
 def path_gradients(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
-                   alphas: np.ndarray, weights: np.ndarray, memory_budget_mb: int) -> list[torch.Tensor]:
-    """Σ_k w_k ∇F(x' + α_k (x − x')) for each target (1 × tokens × dim); path points batched in chunks."""
+                   alphas: np.ndarray, weights: np.ndarray, memory_budget_mb: int,
+                   groups: np.ndarray | None = None) -> list[list[torch.Tensor]]:
+    """Per target and group of path points (one group unless given): Σ_k w_k ∇F(x' + α_k (x − x')),
+    each 1 × tokens × dim. All points run as one batch, split into chunks that fit the memory budget."""
+    groups = np.zeros(len(alphas), dtype=int) if groups is None else np.asarray(groups)
     alphas, weights = (torch.as_tensor(v, dtype=x.dtype, device=x.device) for v in (alphas, weights))
     difference = x - x_base
-    gradients = [torch.zeros_like(x) for _ in targets]
+    sums = [[torch.zeros_like(x) for _ in range(int(groups.max()) + 1)] for _ in targets]
     chunk = _chunk_size(stack, layer, x, memory_budget_mb)
     for begin in range(0, len(alphas), chunk):
         alpha, weight = alphas[begin:begin + chunk], weights[begin:begin + chunk]
+        members = groups[begin:begin + chunk]
         path = (x_base + alpha[:, None, None] * difference).requires_grad_(True)
         with torch.enable_grad():
             start, end = stack.run_from(layer, path)
             for i, target in enumerate(targets):
                 (gradient,) = torch.autograd.grad((target(start, end) * weight).sum(), path,
                                                   retain_graph=i < len(targets) - 1)
-                gradients[i] += gradient.sum(0, keepdim=True)
-    return gradients
+                for group in np.unique(members):
+                    sums[i][group] += gradient[torch.as_tensor(members == group)].sum(0, keepdim=True)
+    return sums
 
 
 def _chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb: int) -> int:
