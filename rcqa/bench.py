@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from rcqa.attribution.cache import ResultCache, cached_explain
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import IGSettings, explain, window_inputs
 from rcqa.gallery import GALLERY, gallery_example
 from rcqa.model import QAModel
 from rcqa.qa import answer_with_windows
@@ -49,8 +49,7 @@ def captum_loop(qa_model: QAModel, example: Example, steps: int) -> dict:
 
     answer, windows = answer_with_windows(qa_model, example.passage, example.question)
     best = answer.best
-    length = int(windows.inputs["attention_mask"][best.window].sum())
-    inputs = {k: v[best.window:best.window + 1, :length].to(qa_model.device) for k, v in windows.inputs.items()}
+    inputs = {k: v.to(qa_model.device) for k, v in window_inputs(windows, best.window).items()}
     ids = inputs["input_ids"]
     special = torch.isin(ids, torch.tensor(qa_model.tokenizer.all_special_ids, device=ids.device))
     baseline_ids = torch.where(special, ids, qa_model.tokenizer.pad_token_id)

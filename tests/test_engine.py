@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attribution.engine import IGSettings, explain, integrate
+from rcqa.attribution.engine import IGSettings, explain, integrate, window_inputs
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
@@ -14,10 +14,8 @@ from tests.reference import captum_layer_ig, layer_output, max_relative_differen
 from tests.tiny_models import ARCHITECTURES
 
 
-def window_inputs(qa_model, example):
-    windows = encode(qa_model, example.question, example.passage)
-    length = int(windows.inputs["attention_mask"][0].sum())
-    return {k: v[:1, :length] for k, v in windows.inputs.items()}
+def first_window(qa_model, example):
+    return window_inputs(encode(qa_model, example.question, example.passage), 0)
 
 
 def pad_input(qa_model, inputs):
@@ -27,7 +25,7 @@ def pad_input(qa_model, inputs):
 
 
 def assert_matches_captum(qa_model, example, baseline_kind, target_name, method, steps):
-    inputs = window_inputs(qa_model, example)
+    inputs = first_window(qa_model, example)
     stack = LayerStack(qa_model.model, inputs)
     baseline_stack = LayerStack(qa_model.model, pad_input(qa_model, inputs))
     target = Target(target_name, 10, 12)

@@ -79,7 +79,7 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
     started = time.perf_counter()
     answer, windows = answer_with_windows(qa_model, example.passage, example.question)
     window, start_token, end_token = _span_tokens(settings.span, example, answer, windows)
-    inputs = _window_inputs(windows, window)
+    inputs = window_inputs(windows, window)
     targets = [Target(name, start_token, end_token) for name in settings.targets]
     stack = LayerStack(qa_model.model, _to(inputs, qa_model.device))
     layer_results = []
@@ -131,7 +131,7 @@ def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: tor
         alphas, weights = nodes_and_weights(settings.rule, settings.steps)
         ends = _values(stack, layer, x, x_base, targets, [0.0, 1.0])
         gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights, settings.memory_budget_mb)
-        panels = [_Panel(0.0, 1.0, len(alphas), [g[0] for g in gradients], ends[:, 0], ends[:, 1])]
+        panels = [_Panel(0.0, 1.0, len(alphas), [g[0] for g in gradients], ends[:, 0], ends[:, 1], x - x_base)]
     difference = x - x_base
     attributions = [(difference * sum(p.gradients[t] for p in panels))[0] for t in range(len(targets))]
     steps = sum(p.points for p in panels)
@@ -141,21 +141,20 @@ def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: tor
     return attributions, completeness
 
 
-@dataclass
 class _Panel:
-    """A piece [start, end] of the path, integrated with its own Gauss–Legendre points."""
+    """A piece [start, end] of the path, integrated with its own points, with F known at both ends."""
 
-    start: float
-    end: float
-    points: int
-    gradients: list[torch.Tensor]  # per target: Σ_k w_k ∇F over the panel's points
-    f_start: torch.Tensor  # per target: F at the panel's ends
-    f_end: torch.Tensor
+    def __init__(self, start: float, end: float, points: int, gradients: list[torch.Tensor], f_start: torch.Tensor,
+                 f_end: torch.Tensor, difference: torch.Tensor):
+        self.start, self.end, self.points = start, end, points
+        self.gradients = gradients  # per target: Σ_k w_k ∇F over the panel's points
+        self.f_start, self.f_end = f_start, f_end  # per target
+        self.sums = torch.stack([(difference * g).sum() for g in gradients]).cpu()  # per target: Σ attributions
 
-    def errors(self, difference: torch.Tensor) -> torch.Tensor:
+    @property
+    def errors(self) -> torch.Tensor:
         """Per target: the panel's own completeness gap |Σ attributions − (F(end) − F(start))|."""
-        sums = torch.stack([(difference * g).sum() for g in self.gradients])
-        return (sums - (self.f_end - self.f_start)).abs()
+        return (self.sums - (self.f_end - self.f_start)).abs()
 
 
 def _adaptive_panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
@@ -167,13 +166,12 @@ def _adaptive_panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: tor
     edges = np.linspace(0.0, 1.0, max(1, settings.steps // points) + 1)
     values = _values(stack, layer, x, x_base, targets, edges)
     panels = _panels(stack, layer, x, x_base, targets, edges, values, points, settings.memory_budget_mb)
-    difference = x - x_base
     delta = (values[:, -1] - values[:, 0]).abs().clamp_min(1e-9)
     while (len(panels) + 1) * points <= settings.max_steps:
-        total = torch.stack([torch.stack([(difference * g).sum() for g in p.gradients]) for p in panels]).sum(0)
+        total = torch.stack([p.sums for p in panels]).sum(0)
         if float(((total - (values[:, -1] - values[:, 0])).abs() / delta).max()) <= settings.tolerance:
             break
-        worst = max(range(len(panels)), key=lambda i: float((panels[i].errors(difference) / delta).sum()))
+        worst = max(range(len(panels)), key=lambda i: float((panels[i].errors / delta).sum()))
         panel = panels[worst]
         halves = np.array([panel.start, (panel.start + panel.end) / 2, panel.end])
         f_middle = _values(stack, layer, x, x_base, targets, halves[1:2])
@@ -192,7 +190,7 @@ def _panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor
     gradients = path_gradients(stack, layer, x, x_base, targets, alphas, np.concatenate([w * weights for w in widths]),
                                memory_budget_mb, groups=np.repeat(np.arange(len(widths)), points))
     return [_Panel(float(edges[i]), float(edges[i + 1]), points, [g[i] for g in gradients], values[:, i],
-                   values[:, i + 1]) for i in range(len(widths))]
+                   values[:, i + 1], x - x_base) for i in range(len(widths))]
 
 
 def _values(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
@@ -274,7 +272,7 @@ def _span_tokens(span: str, example: Example, answer: Answer, windows: Windows) 
     raise ValueError(f"unknown span {span!r}; use 'predicted', 'gold' or 'nbest:K'")
 
 
-def _window_inputs(windows: Windows, window: int) -> dict[str, torch.Tensor]:
+def window_inputs(windows: Windows, window: int) -> dict[str, torch.Tensor]:
     """One window's model inputs, without padding (so softmaxes run over real tokens only)."""
     length = int(windows.inputs["attention_mask"][window].sum())
     return {k: v[window:window + 1, :length] for k, v in windows.inputs.items()}
