@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 import numpy as np
 import torch
 
-from rcqa.attribution.quadrature import PAPER_STEPS, adaptive, nodes_and_weights
+from rcqa.attribution.quadrature import PAPER_STEPS, adaptive, gauss_kronrod, nodes_and_weights
 from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
@@ -130,8 +130,9 @@ def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: tor
     else:
         alphas, weights = nodes_and_weights(settings.rule, settings.steps)
         ends = _values(stack, layer, x, x_base, targets, [0.0, 1.0])
-        gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights, settings.memory_budget_mb)
-        panels = [_Panel(0.0, 1.0, len(alphas), [g[0] for g in gradients], ends[:, 0], ends[:, 1], x - x_base)]
+        gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights[:, None],
+                                   settings.memory_budget_mb)
+        panels = [_Panel(0.0, 1.0, len(alphas), gradients[:, 0], ends[:, 0], ends[:, 1], x - x_base)]
     difference = x - x_base
     attributions = [(difference * sum(p.gradients[t] for p in panels))[0] for t in range(len(targets))]
     steps = sum(p.points for p in panels)
@@ -142,14 +143,18 @@ def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: tor
 
 
 class _Panel:
-    """A piece [start, end] of the path, integrated with its own points, with F known at both ends."""
+    """A piece [start, end] of the path, integrated with its own points, with F known at both ends.
 
-    def __init__(self, start: float, end: float, points: int, gradients: list[torch.Tensor], f_start: torch.Tensor,
-                 f_end: torch.Tensor, difference: torch.Tensor):
+    A Gauss panel also keeps, from the same gradients, the Kronrod weights' share of them, so that it can be
+    extended to Kronrod's rule by the added nodes alone."""
+
+    def __init__(self, start: float, end: float, points: int, gradients: torch.Tensor, f_start: torch.Tensor,
+                 f_end: torch.Tensor, difference: torch.Tensor, kronrod_share: torch.Tensor | None = None):
         self.start, self.end, self.points = start, end, points
-        self.gradients = gradients  # per target: Σ_k w_k ∇F over the panel's points
+        self.gradients = gradients  # targets × 1 × tokens × dim: Σ_k w_k ∇F over the panel's points
+        self.kronrod_share = kronrod_share  # the same gradients with Kronrod's weights; None once extended
         self.f_start, self.f_end = f_start, f_end  # per target
-        self.sums = torch.stack([(difference * g).sum() for g in gradients]).cpu()  # per target: Σ attributions
+        self.sums = (difference * gradients).flatten(1).sum(1).cpu()  # per target: Σ attributions
 
     @property
     def errors(self) -> torch.Tensor:
@@ -160,37 +165,62 @@ class _Panel:
 def _adaptive_panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
                      settings: IGSettings) -> list[_Panel]:
     """Composite Gauss–Legendre on panels of steps/2 points. Every panel can be checked for completeness on its
-    own, F at its ends costing a forward pass only, so the panel with the largest gap is halved, and only it,
-    until the layer's relative error is under the tolerance or max_steps points are in use."""
+    own, F at its ends costing a forward pass only, so the panel with the largest gap is refined, and only it,
+    until the layer's relative error is under the tolerance or max_steps gradients have been spent. A Gauss
+    panel is refined by Kronrod's extension, which keeps its gradients; an extended one is halved."""
     points = max(1, settings.steps // 2)
     edges = np.linspace(0.0, 1.0, max(1, settings.steps // points) + 1)
     values = _values(stack, layer, x, x_base, targets, edges)
-    panels = _panels(stack, layer, x, x_base, targets, edges, values, points, settings.memory_budget_mb)
+    panels = _gauss_panels(stack, layer, x, x_base, targets, edges, values, points, settings.memory_budget_mb)
+    spent = len(panels) * points
     delta = (values[:, -1] - values[:, 0]).abs().clamp_min(1e-9)
-    while (len(panels) + 1) * points <= settings.max_steps:
+    while True:
         total = torch.stack([p.sums for p in panels]).sum(0)
         if float(((total - (values[:, -1] - values[:, 0])).abs() / delta).max()) <= settings.tolerance:
             break
         worst = max(range(len(panels)), key=lambda i: float((panels[i].errors / delta).sum()))
         panel = panels[worst]
+        cost = points + 1 if panel.kronrod_share is not None else 2 * points
+        if spent + cost > settings.max_steps:
+            break
+        spent += cost
+        if panel.kronrod_share is not None:
+            panels[worst] = _kronrod_panel(stack, layer, x, x_base, targets, panel, settings.memory_budget_mb)
+            continue
         halves = np.array([panel.start, (panel.start + panel.end) / 2, panel.end])
         f_middle = _values(stack, layer, x, x_base, targets, halves[1:2])
         ends = torch.cat([panel.f_start[:, None], f_middle, panel.f_end[:, None]], dim=1)
-        panels[worst:worst + 1] = _panels(stack, layer, x, x_base, targets, halves, ends, points,
-                                          settings.memory_budget_mb)
+        panels[worst:worst + 1] = _gauss_panels(stack, layer, x, x_base, targets, halves, ends, points,
+                                                settings.memory_budget_mb)
     return panels
 
 
-def _panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
-            edges: np.ndarray, values: torch.Tensor, points: int, memory_budget_mb: int) -> list[_Panel]:
-    """Panels between consecutive edges (F known there: targets × edges), all integrated in one batch."""
-    nodes, weights = nodes_and_weights("gausslegendre", points)
+def _gauss_panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
+                  edges: np.ndarray, values: torch.Tensor, points: int, memory_budget_mb: int) -> list[_Panel]:
+    """Gauss panels between consecutive edges (F known there: targets × edges), all integrated in one batch."""
+    nodes, gauss_weights = nodes_and_weights("gausslegendre", points)
+    _, kronrod_weights, _ = gauss_kronrod(points)
     widths = np.diff(edges)
     alphas = np.concatenate([a + w * nodes for a, w in zip(edges[:-1], widths)])
-    gradients = path_gradients(stack, layer, x, x_base, targets, alphas, np.concatenate([w * weights for w in widths]),
-                               memory_budget_mb, groups=np.repeat(np.arange(len(widths)), points))
-    return [_Panel(float(edges[i]), float(edges[i + 1]), points, [g[i] for g in gradients], values[:, i],
-                   values[:, i + 1], x - x_base) for i in range(len(widths))]
+    # per panel two sums of the same gradients: the Gauss estimate and the Kronrod weights' share of it
+    weights = np.zeros((len(alphas), 2 * len(widths)))
+    for i, width in enumerate(widths):
+        rows = slice(i * points, (i + 1) * points)
+        weights[rows, 2 * i], weights[rows, 2 * i + 1] = width * gauss_weights, width * kronrod_weights
+    sums = path_gradients(stack, layer, x, x_base, targets, alphas, weights, memory_budget_mb)
+    return [_Panel(float(edges[i]), float(edges[i + 1]), points, sums[:, 2 * i], values[:, i], values[:, i + 1],
+                   x - x_base, kronrod_share=sums[:, 2 * i + 1]) for i in range(len(widths))]
+
+
+def _kronrod_panel(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
+                   panel: _Panel, memory_budget_mb: int) -> _Panel:
+    """The panel integrated by Kronrod's extension of its Gauss rule: only the points + 1 added nodes are new."""
+    added, _, added_weights = gauss_kronrod(panel.points)
+    width = panel.end - panel.start
+    sums = path_gradients(stack, layer, x, x_base, targets, panel.start + width * added,
+                          (width * added_weights)[:, None], memory_budget_mb)
+    return _Panel(panel.start, panel.end, 2 * panel.points + 1, panel.kronrod_share + sums[:, 0], panel.f_start,
+                  panel.f_end, x - x_base)
 
 
 def _values(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
@@ -206,31 +236,28 @@ def integrate(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tens
               rule: str, steps: int, memory_budget_mb: int) -> list[torch.Tensor]:
     """(x − x') ⊙ Σ_k w_k ∇F(x' + α_k (x − x')) for each target, with one rule over the whole path."""
     alphas, weights = nodes_and_weights(rule, steps)
-    gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights, memory_budget_mb)
+    gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights[:, None], memory_budget_mb)
     return [((x - x_base) * g[0])[0] for g in gradients]
 
 
 def path_gradients(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
-                   alphas: np.ndarray, weights: np.ndarray, memory_budget_mb: int,
-                   groups: np.ndarray | None = None) -> list[list[torch.Tensor]]:
-    """Per target and group of path points (one group unless given): Σ_k w_k ∇F(x' + α_k (x − x')),
-    each 1 × tokens × dim. All points run as one batch, split into chunks that fit the memory budget."""
-    groups = np.zeros(len(alphas), dtype=int) if groups is None else np.asarray(groups)
-    alphas, weights = (torch.as_tensor(v, dtype=x.dtype, device=x.device) for v in (alphas, weights))
+                   alphas: np.ndarray, weights: np.ndarray, memory_budget_mb: int) -> torch.Tensor:
+    """targets × sums × 1 × tokens × dim: for each column j of weights (path points × sums),
+    Σ_k weights[k, j] ∇F(x' + α_k (x − x')). All points run as one batch, split into chunks that fit the
+    memory budget; every target is one backward through the same forward."""
+    alphas = torch.as_tensor(alphas, dtype=x.dtype, device=x.device)
+    weights = torch.as_tensor(weights, dtype=x.dtype, device=x.device)
     difference = x - x_base
-    sums = [[torch.zeros_like(x) for _ in range(int(groups.max()) + 1)] for _ in targets]
+    sums = x.new_zeros((len(targets), weights.shape[1], *x.shape))
     chunk = _chunk_size(stack, layer, x, memory_budget_mb)
     for begin in range(0, len(alphas), chunk):
         alpha, weight = alphas[begin:begin + chunk], weights[begin:begin + chunk]
-        members = groups[begin:begin + chunk]
         path = (x_base + alpha[:, None, None] * difference).requires_grad_(True)
         with torch.enable_grad():
             start, end = stack.run_from(layer, path)
             for i, target in enumerate(targets):
-                (gradient,) = torch.autograd.grad((target(start, end) * weight).sum(), path,
-                                                  retain_graph=i < len(targets) - 1)
-                for group in np.unique(members):
-                    sums[i][group] += gradient[torch.as_tensor(members == group)].sum(0, keepdim=True)
+                (gradient,) = torch.autograd.grad(target(start, end).sum(), path, retain_graph=i < len(targets) - 1)
+                sums[i] += torch.einsum("ks,ktd->std", weight, gradient)[:, None]
     return sums
 
 
