@@ -64,8 +64,9 @@ def choose_settings() -> None:
                        format_func=lambda t: "off: exactly these steps" if t is None else
                        f"refine until the error is under {t:.1%}",
                        help="Gauss–Legendre only: the path is cut into panels of steps/2 points, each checked for "
-                            "completeness; the worst panel is halved (up to 128 points) until the layer's error is "
-                            "under the tolerance. The paper's rules always run exactly as set.")
+                            "completeness; the worst panel is refined, first by Kronrod's extension of its rule "
+                            "(its gradients are kept), then by halving, until the layer's error is under the "
+                            "tolerance (at most 128 gradients a layer). The paper's rules always run exactly as set.")
         st.button("Use the paper's settings", on_click=state.update, kwargs=state.PAPER_VIEW,
                   help="Zero baseline at each layer, max softmax(start) + max softmax(end), 20-point trapezoid, L2.")
         st.markdown("**How the scores are read** (instant)")

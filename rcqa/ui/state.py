@@ -85,7 +85,7 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "maplayer": ("projection_layer", (int, -1, 100)),
 }
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
-              "riemann_right": "right Riemann sum (the paper's text: 50 steps; adaptive)",
+              "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
 PAPER_VIEW = {"target": "paper_confidence", "baseline": "zero", "rule": "paper_trapezoid", "steps": PAPER_STEPS,
               "tolerance": None, "aggregation": "l2", "span": "predicted"}
