@@ -375,9 +375,9 @@ def projection(result: Attribution, layer: int, method: str = "tsne") -> Chart:
     """A 2-D map of every token vector at one layer, coloured as in the paper."""
     if result.hidden_states is None:
         raise ValueError("this result holds no layer outputs (hidden states); explain it again to project them")
-    points = project(result.hidden_states[layer], method)
+    projected = project(result.hidden_states[layer], method)
     data = pd.DataFrame({"position": range(len(result.tokens)), "token": result.tokens,
-                         "group": token_groups(result), "x": points[:, 0], "y": points[:, 1]})
+                         "group": token_groups(result), "x": projected.points[:, 0], "y": projected.points[:, 1]})
     figure = go.Figure()
     for group, colour in GROUPS.items():
         part = data[data.group == group]
@@ -386,10 +386,9 @@ def projection(result: Attribution, layer: int, method: str = "tsne") -> Chart:
                            if len(part) else None,
                            hovertemplate="<b>%{customdata[0]}</b> (token %{customdata[1]})<extra>" + group + "</extra>")
     name = "t-SNE (perplexity 40, seed 0)" if method == "tsne" else "PCA"
-    axis = "t-SNE" if method == "tsne" else "Principal component"
     _layout(figure, f"Token vectors at {result.layers[layer]}: {name}",
             "Red: predicted answer · black: [CLS]/[SEP] · green: question · magenta: the answer's sentence · "
-            "grey: the rest", f"{axis} 1", f"{axis} 2", height=520)
+            "grey: the rest", *projected.axes, height=520)
     return Chart(f"{method}-{result.layers[layer].replace(' ', '')}-{result.example.id}", data, figure)
 
 

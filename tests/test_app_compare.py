@@ -1,4 +1,6 @@
 """The Compare-layers page: it explains the current example if needed, then compares its layers."""
+import re
+
 import numpy as np
 import pytest
 
@@ -36,7 +38,7 @@ def test_the_page_explains_the_current_example_with_progress_and_compares_its_la
     app.radio(key="rcqa.widget.projection").set_value("pca").run()
     app.selectbox(key="rcqa.widget.projection_layer").set_value(2).run()
     pca = spec_titled(app, "Token vectors at block 1: PCA")
-    assert pca["layout"]["xaxis"]["title"]["text"] == "Principal component 1"
+    assert re.fullmatch(r"Principal component 1 \(\d+% of variance\)", pca["layout"]["xaxis"]["title"]["text"])
     assert {trace["name"]: trace["marker"]["color"] for trace in pca["data"]}["[CLS]/[SEP]"] == "#111111"
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -12,18 +13,30 @@ GROUPS = {"answer": "#d62728", "[CLS]/[SEP]": "#111111", "question": "#2ca02c", 
 METHODS = ("tsne", "pca")
 
 
-def project(vectors: np.ndarray, method: str = "tsne", perplexity: float = 40.0, seed: int = 0) -> np.ndarray:
-    """tokens × dim → tokens × 2. t-SNE as in the paper (perplexity 40, seed 0, capped for short inputs), or PCA."""
+@dataclass(frozen=True)
+class Projection:
+    """A 2-D map of token vectors and what its two axes are."""
+
+    points: np.ndarray  # tokens × 2
+    axes: tuple[str, str]
+
+
+def project(vectors: np.ndarray, method: str = "tsne", perplexity: float = 40.0, seed: int = 0) -> Projection:
+    """tokens × dim → tokens × 2. t-SNE as in the paper (perplexity 40, seed 0, capped for short inputs), or PCA,
+    whose axes say how much of the vectors' variance each component holds."""
     vectors = np.asarray(vectors, dtype=np.float64)
     if method == "pca":
         centred = vectors - vectors.mean(axis=0)
-        _, _, components = np.linalg.svd(centred, full_matrices=False)
-        return centred @ components[:2].T
+        _, singular_values, components = np.linalg.svd(centred, full_matrices=False)
+        shares = singular_values[:2] ** 2 / max(float((singular_values ** 2).sum()), 1e-300)
+        return Projection(centred @ components[:2].T,
+                          tuple(f"Principal component {i + 1} ({share:.0%} of variance)" for i, share in enumerate(shares)))
     if method == "tsne":
         from sklearn.manifold import TSNE
 
         perplexity = min(perplexity, max(1.0, (len(vectors) - 1) / 3))
-        return TSNE(n_components=2, perplexity=perplexity, random_state=seed, init="pca").fit_transform(vectors)
+        points = TSNE(n_components=2, perplexity=perplexity, random_state=seed, init="pca").fit_transform(vectors)
+        return Projection(points, ("t-SNE 1", "t-SNE 2"))
     raise ValueError(f"unknown projection {method!r}; choose one of {', '.join(METHODS)}")
 
 
