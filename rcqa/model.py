@@ -110,7 +110,7 @@ def _load(name: str, device: torch.device) -> QAModel:
     except ModelLoadError:
         raise
     except (OSError, ValueError, KeyError) as error:
-        raise ModelLoadError(f"cannot load {name!r} as an extractive-QA model: {_first_line(error)}") from None
+        raise ModelLoadError(f"cannot load {name!r} as an extractive-QA model: {_reason(error)}") from None
     if info.get("missing_keys"):
         raise ModelLoadError(
             f"{name!r} is not an extractive-QA checkpoint: it has no trained QA head "
@@ -165,7 +165,8 @@ def _endpoint_reachable(url: str, timeout: float = 3.0) -> bool:
         return False
 
 
-def _first_line(error: Exception) -> str:
+def _reason(error: Exception) -> str:
+    """Why loading failed, in one line: the fix for an offline miss, else the error's first line."""
     text = str(error).strip().splitlines()
     if "local_files_only" in str(error) or "offline" in str(error).lower():
         return "it is not in the local cache and hub access is off (HF_HUB_OFFLINE); give a local folder"
