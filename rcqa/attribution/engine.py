@@ -4,8 +4,8 @@ One forward pass caches every layer's hidden states H_l (and, for an input basel
 For layer l, only the blocks above l and the QA head run, on a batch of path points at once, split
 into chunks that fit a memory budget; targets that share the forward share it, each with one
 backward. Each layer is checked for completeness; by default the path is integrated on Gauss–Legendre
-panels, each checked on its own, and only the worst panel is halved until the layer's relative error
-is under a tolerance. Results stream layer by layer.
+panels, each checked on its own, and only the worst panel is refined (by Kronrod's extension of its rule,
+then by halving) until the layer's relative error is under a tolerance. Results stream layer by layer.
 """
 from __future__ import annotations
 
