@@ -218,8 +218,9 @@ def _ig_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--rule", choices=RULES, default="gausslegendre")
     command.add_argument("--steps", type=int, default=IGSettings.steps)
     command.add_argument("--tolerance", type=float, default=0.01,
-                         help="Gauss–Legendre: halve the worst panel until every layer's completeness error is under it (0: off)")
-    command.add_argument("--max-steps", type=int, default=128)
+                         help="Gauss–Legendre: refine the worst panel (Kronrod's extension, then halving) until every "
+                              "layer's completeness error is under it (0: off)")
+    command.add_argument("--max-steps", type=int, default=128, help="the most gradients a layer may spend")
     command.add_argument("--paper", action="store_true",
                          help="the paper's released settings: zero baseline, 20-point trapezoid, its F")
 
