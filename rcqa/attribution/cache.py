@@ -20,7 +20,7 @@ from rcqa.model import QAModel
 from rcqa.resources import cache_dir
 from rcqa.types import Attribution, Example
 
-FORMAT = 1  # bump when the stored layout or the engine's numbers change
+FORMAT = 2  # bump when the stored layout or the engine's numbers change (2: Kronrod-refined panels)
 
 
 class ResultCache:
