@@ -13,7 +13,7 @@ from __future__ import annotations
 import resource
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -21,6 +21,7 @@ import torch
 
 from rcqa.attribution.cache import ResultCache, cached_explain
 from rcqa.attribution.engine import IGSettings, explain, window_inputs
+from rcqa.attribution.stack import find_blocks
 from rcqa.gallery import GALLERY, gallery_example
 from rcqa.model import QAModel
 from rcqa.qa import answer_with_windows
@@ -47,9 +48,18 @@ def example_of_length(qa_model: QAModel, tokens: int) -> Example:
     return Example(id=f"bench-{tokens}", passage=" ".join(words[:low]), question=source.question)
 
 
-def captum_loop(qa_model: QAModel, example: Example, steps: int) -> dict:
-    """What Captum's SQuAD tutorial does, layer by layer: returns per-target (layers × tokens × dim)
-    attributions, each layer's relative completeness error, and the seconds it took."""
+@dataclass
+class CaptumRun:
+    """The Captum loop's result: per position ("start", "end") the layers' tokens × dim attributions,
+    each layer's relative completeness error, and the seconds it took."""
+
+    seconds: float
+    attributions: dict[str, list[torch.Tensor]]
+    errors: list[float]
+
+
+def captum_loop(qa_model: QAModel, example: Example, steps: int) -> CaptumRun:
+    """What Captum's SQuAD tutorial does: LayerIntegratedGradients on each layer, start and end apart."""
     from captum.attr import LayerIntegratedGradients
 
     answer, windows = answer_with_windows(qa_model, example.passage, example.question)
@@ -59,8 +69,7 @@ def captum_loop(qa_model: QAModel, example: Example, steps: int) -> dict:
     special = torch.isin(ids, torch.tensor(qa_model.tokenizer.all_special_ids, device=ids.device))
     baseline_ids = torch.where(special, ids, qa_model.tokenizer.pad_token_id)
     others = {k: v for k, v in inputs.items() if k != "input_ids"}
-    base = qa_model.model.base_model
-    modules = [base.embeddings] + list(base.encoder.layer)
+    modules = [qa_model.model.base_model.embeddings, *find_blocks(qa_model.model)]
 
     def forward(input_ids, position, token):
         batch = {k: v.expand(input_ids.shape[0], -1) for k, v in others.items()}
@@ -80,13 +89,13 @@ def captum_loop(qa_model: QAModel, example: Example, steps: int) -> dict:
                 total = float(forward(ids, position, token) - forward(baseline_ids, position, token))
             attributions[position].append(attribution[0].detach())
             errors.append(abs(float(delta)) / max(abs(total), 1e-9))
-    return {"seconds": time.perf_counter() - started, "attributions": attributions, "errors": errors}
+    return CaptumRun(time.perf_counter() - started, attributions, errors)
 
 
-def captum_scores(captum: dict) -> np.ndarray:
+def captum_scores(captum: CaptumRun) -> np.ndarray:
     """The Captum loop's attributions as (start, end) × (l2, signed sum) × layers × tokens."""
     return np.stack([np.stack([np.stack([vectors.norm(dim=-1).cpu().numpy(), vectors.sum(-1).cpu().numpy()])
-                               for vectors in captum["attributions"][position]], axis=1)
+                               for vectors in captum.attributions[position]], axis=1)
                      for position in ("start", "end")])
 
 
@@ -105,17 +114,16 @@ def l2_and_sum(result) -> np.ndarray:
 def run(qa_model: QAModel, tokens: int = 256, steps: int = 16, repeats: int = 1) -> dict:
     example = example_of_length(qa_model, tokens)
     explain(qa_model, example, IGSettings(steps=2, tolerance=None))  # warm-up: first-call allocations
-    default = min((explain(qa_model, example) for _ in range(repeats)), key=lambda r: r.seconds)
+    (default,) = fastest(repeats, lambda: explain(qa_model, example))
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    fixed = min((explain(qa_model, example, IGSettings(steps=FIXED_STEPS, tolerance=None)) for _ in range(repeats)),
-                key=lambda r: r.seconds)
+    (fixed,) = fastest(repeats, lambda: explain(qa_model, example, IGSettings(steps=FIXED_STEPS, tolerance=None)))
     cache_hit_seconds = _cache_hit_seconds(qa_model, example, default)
 
     same = IGSettings(targets=("start_logit", "end_logit"), steps=steps, tolerance=None)
-    engine_same, captum_same = fastest_in_turns(repeats, lambda: explain(qa_model, example, same),
-                                                lambda: captum_loop(qa_model, example, steps))
+    engine_same, captum_same = fastest(repeats, lambda: explain(qa_model, example, same),
+                                       lambda: captum_loop(qa_model, example, steps))
     accurate = replace(same, steps=IGSettings().steps, tolerance=0.01)
-    engine_accurate, captum_tutorial = fastest_in_turns(
+    engine_accurate, captum_tutorial = fastest(
         repeats, lambda: explain(qa_model, example, accurate),
         lambda: captum_loop(qa_model, example, CAPTUM_TUTORIAL_STEPS))
     # token scores converged far past either side: one Gauss-Legendre rule of REFERENCE_STEPS points
@@ -135,13 +143,13 @@ def run(qa_model: QAModel, tokens: int = 256, steps: int = 16, repeats: int = 1)
         "cache_hit_seconds": cache_hit_seconds,
         "same_work": {
             "targets": list(same.targets), "baseline": "pad", "rule": same.rule, "steps": steps,
-            "captum_seconds": captum_same["seconds"], "engine_seconds": engine_same.seconds,
-            "speedup": captum_same["seconds"] / engine_same.seconds,
+            "captum_seconds": captum_same.seconds, "engine_seconds": engine_same.seconds,
+            "speedup": captum_same.seconds / engine_same.seconds,
             "max_rel_diff": max_relative_difference(l2_and_sum(engine_same), captum_scores(captum_same)),
         },
         "time_to_accuracy": {
-            "captum_steps": CAPTUM_TUTORIAL_STEPS, "captum_seconds": captum_tutorial["seconds"],
-            "captum_completeness_error": max(captum_tutorial["errors"]),
+            "captum_steps": CAPTUM_TUTORIAL_STEPS, "captum_seconds": captum_tutorial.seconds,
+            "captum_completeness_error": max(captum_tutorial.errors),
             "captum_token_error": max_relative_difference(captum_scores(captum_tutorial), l2_and_sum(reference)),
             "engine_steps": [c.steps for c in engine_accurate.completeness if c.target == "start_logit"],
             "engine_seconds": engine_accurate.seconds,
@@ -149,21 +157,20 @@ def run(qa_model: QAModel, tokens: int = 256, steps: int = 16, repeats: int = 1)
             "engine_token_error": max_relative_difference(l2_and_sum(engine_accurate), l2_and_sum(reference)),
             "reference_steps": REFERENCE_STEPS,
             "reference_completeness_error": max(c.relative_error for c in reference.completeness),
-            "speedup": captum_tutorial["seconds"] / engine_accurate.seconds,
+            "speedup": captum_tutorial.seconds / engine_accurate.seconds,
         },
         "peak_rss_mb_with_captum": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
-def fastest_in_turns(repeats: int, engine: Callable[[], Attribution],
-                     captum: Callable[[], dict]) -> tuple[Attribution, dict]:
-    """Each side's fastest of `repeats` runs, the two taking turns, so that drift in the speed of shared
-    cores (±15 % over minutes here) hits both sides alike."""
-    engine_runs, captum_runs = [], []
+def fastest(repeats: int, *runs: Callable[[], Attribution | CaptumRun]) -> list[Attribution | CaptumRun]:
+    """Each run's fastest result of `repeats`, the runs taking turns, so that drift in the speed of shared
+    cores (±15 % over minutes here) hits every side alike."""
+    results = [[] for _ in runs]
     for _ in range(repeats):
-        engine_runs.append(engine())
-        captum_runs.append(captum())
-    return min(engine_runs, key=lambda r: r.seconds), min(captum_runs, key=lambda r: r["seconds"])
+        for job, kept in zip(runs, results):
+            kept.append(job())
+    return [min(kept, key=lambda r: r.seconds) for kept in results]
 
 
 def _cache_hit_seconds(qa_model: QAModel, example: Example, result) -> float:
