@@ -129,15 +129,16 @@ def _export(args: argparse.Namespace) -> int:
     from rcqa.evaluate import evaluate
     from rcqa.qa import answer
     from rcqa.resources import squad_file
-    from rcqa.train import export
+    from rcqa.train import export, write_card
 
     window = {"max_len": args.max_len, "doc_stride": args.doc_stride, "max_query_len": 64}
+    # load_model reads the window from the card, so the card is written before the metrics exist
     placeholder = {"exact_match": float("nan"), "f1": float("nan"), "n": 0}
     target = export(args.run_dir, args.to, window, placeholder)
     qa_model = model_module.load_model(str(target))
     examples = load_examples(squad_file("dev"))[: args.limit]
     metrics = evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1).text)
-    export(args.run_dir, args.to, window, metrics)
+    write_card(args.run_dir, target, window, metrics)
     print(json.dumps(metrics))
     return 0
 

