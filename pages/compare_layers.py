@@ -3,7 +3,7 @@ import streamlit as st
 
 from rcqa import figures
 from rcqa.analysis.projection import METHODS
-from rcqa.analysis.similarity import VARIANTS
+from rcqa.analysis.similarity import VARIANTS, describe
 from rcqa.ui import state
 
 view = state.view()
@@ -32,7 +32,7 @@ def main() -> None:
 
     st.subheader("How alike are the layers?")
     state.bind(st.radio, "variant", "Compare", options=list(VARIANTS), horizontal=True,
-               format_func=lambda v: VARIANTS[v].replace("top-k", f"top-{view.top_k}"))
+               format_func=lambda v: describe(v, view.top_k))
     state.show(figures.jsd(result, view.variant, view.top_k, view.aggregation))
 
     st.subheader("Two layers side by side")

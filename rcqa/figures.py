@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from rcqa.analysis.projection import GROUPS, project, token_groups
 from rcqa.analysis.roles import category_shares, phase_readings, quantifier_share, word_categories
-from rcqa.analysis.similarity import VARIANTS, jsd_matrix
+from rcqa.analysis.similarity import describe, jsd_matrix
 from rcqa.analysis.words import distribution, passage_distribution, ranks, top_k, word_scores
 from rcqa.attribution.targets import TARGETS
 from rcqa.evaluate import score
@@ -78,6 +78,13 @@ def _settings_line(result: Attribution, aggregation: str, target: int) -> str:
             f"{AGGREGATION_NAMES[aggregation]}")
 
 
+def _word_ticks(figure: go.Figure, labels: list[str], **where) -> None:
+    """Word labels under an x axis of word positions: at most ~80 of them, upright; hover names every word."""
+    ticks = list(range(0, len(labels), max(1, len(labels) // 80)))
+    figure.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks], tickangle=-90,
+                        tickfont={"size": 11}, **where)
+
+
 def _layout(figure: go.Figure, title: str, subtitle: str, x: str, y: str, height: int = 420) -> go.Figure:
     figure.update_layout(title={"text": title, "subtitle": {"text": subtitle}}, xaxis_title=x, yaxis_title=y,
                          height=height, margin={"t": 90, "l": 90, "r": 30, "b": 90}, template="plotly_white")
@@ -133,9 +140,7 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
         hovertemplate=("<b>%{customdata[0]}</b> at %{customdata[1]}<br>share %{z:.2f}% · rank %{customdata[2]}"
                        "<br>category: %{customdata[3]}<br>raw score %{customdata[4]}<extra></extra>"),
     ))
-    ticks = list(range(0, shape[1], max(1, shape[1] // 80)))  # at most ~80 labels; hover names every word
-    figure.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[_label(words.word.iloc[i]) for i in ticks],
-                        tickangle=-90, tickfont={"size": 11})
+    _word_ticks(figure, [_label(word) for word in words.word])
     figure.update_yaxes(autorange="reversed", type="category")
     shown = "question words, then passage words" if include_question else "passage words"
     _layout(figure, "Where each layer's attribution goes: share of the layer's total |attribution| per word",
@@ -333,7 +338,7 @@ def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str
         colorbar={"title": {"text": "JSD (bits)"}},
         hovertemplate="%{y} vs %{x}: JSD %{z:.3f}<extra></extra>"))
     figure.update_yaxes(autorange="reversed")
-    description = VARIANTS[variant].replace("top-k", f"top-{k}")
+    description = describe(variant, k)
     _layout(figure, f"How differently layers spread their attribution: Jensen–Shannon divergence ({description})",
             "0 = the two layers rank the passage words identically; 1 = disjoint; distributions renormalised "
             "after restriction", "Layer (output of)", "Layer (output of)",
@@ -359,9 +364,7 @@ def layer_pair(result: Attribution, first: int, second: int, aggregation: str = 
     figure.add_bar(x=a.position, y=data.difference_pct, name="difference", showlegend=False, customdata=words,
                    marker_color=np.where(data.difference_pct >= 0, "#ff7f0e", "#1f77b4"),
                    hovertemplate="%{customdata}: %{y:+.2f} points<extra></extra>", row=2, col=1)
-    ticks = list(range(0, len(words), max(1, len(words) // 80)))
-    figure.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[words[i] for i in ticks], tickangle=-90,
-                        tickfont={"size": 11}, row=2, col=1)
+    _word_ticks(figure, words, row=2, col=1)
     figure.update_layout(barmode="group")
     _layout(figure, f"Comparing two layers: {label_a} and {label_b}", _settings_line(result, aggregation, target),
             "", "Share of the layer (%)", height=640)

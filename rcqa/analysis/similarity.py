@@ -3,8 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from rcqa.analysis.words import top_k
+
 VARIANTS = {"full": "whole distributions", "topk_removed": "each layer's top-k words removed",
             "topk_kept": "only each layer's top-k words kept"}
+
+
+def describe(variant: str, k: int) -> str:
+    """The variant in words, with k in place: 'each layer's top-5 words removed'."""
+    return VARIANTS[variant].replace("top-k", f"top-{k}")
 
 
 def jensen_shannon(p: np.ndarray, q: np.ndarray) -> float:
@@ -22,7 +29,7 @@ def restrict(distribution: np.ndarray, variant: str, k: int) -> np.ndarray:
         return distribution
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    top = np.argsort(-distribution, axis=1, kind="stable")[:, :k]
+    top = top_k(distribution, k)
     in_top = np.zeros_like(distribution, dtype=bool)
     np.put_along_axis(in_top, top, True, axis=1)
     kept = np.where(in_top if variant == "topk_kept" else ~in_top, distribution, 0.0)
