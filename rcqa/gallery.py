@@ -151,8 +151,10 @@ GALLERY: tuple[Example, ...] = (
 )
 
 
+GALLERY_BY_ID: dict[str, Example] = {example.id: example for example in GALLERY}
+
+
 def gallery_example(example_id: str) -> Example:
-    for example in GALLERY:
-        if example.id == example_id:
-            return example
+    if example_id in GALLERY_BY_ID:
+        return GALLERY_BY_ID[example_id]
     raise KeyError(f"no gallery example {example_id!r}; choose one of {', '.join(e.id for e in GALLERY)}")

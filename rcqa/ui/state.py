@@ -16,6 +16,7 @@ from typing import Any
 
 import streamlit as st
 
+from rcqa import qa
 from rcqa.analysis.projection import METHODS
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.cache import ResultCache, cached_explain
@@ -24,9 +25,9 @@ from rcqa.attribution.quadrature import PAPER_STEPS, RULES
 from rcqa.attribution.targets import TARGETS
 from rcqa.data import DataError, load_examples
 from rcqa.figures import Chart, image_export_available, projection
-from rcqa.gallery import GALLERY
+from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.model import DEFAULT_MODEL, ModelLoadError, QAModel, load_model
-from rcqa.qa import InputError, answer_with_windows
+from rcqa.qa import InputError
 from rcqa.types import AGGREGATIONS, Answer, Attribution, Example
 
 MODEL_ENV = "RCQA_MODEL"  # the app's default model: a folder or hub id (else the embedded model)
@@ -87,8 +88,9 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
-PAPER_VIEW = {"target": "paper_confidence", "baseline": "zero", "rule": "paper_trapezoid", "steps": PAPER_STEPS,
-              "tolerance": None, "aggregation": "l2", "span": "predicted"}
+_PAPER = IGSettings.paper()
+PAPER_VIEW = {"target": _PAPER.targets[0], "baseline": _PAPER.baseline, "rule": _PAPER.rule, "steps": _PAPER.steps,
+              "tolerance": _PAPER.tolerance, "span": _PAPER.span, "aggregation": "l2"}  # l2: the paper's token score
 
 
 def passage_hash(passage: str) -> str:
@@ -105,8 +107,8 @@ def to_query(view: View) -> dict[str, str]:
         query[key] = view.passage if key == "passage" else passage_hash(view.passage)
     else:
         query["ex"] = view.example_id
-    gallery_question = next((e.question for e in GALLERY if e.id == view.example_id), None)
-    if view.source != "gallery" or view.question != gallery_question:
+    gallery = GALLERY_BY_ID.get(view.example_id)
+    if view.source != "gallery" or gallery is None or view.question != gallery.question:
         query["q"] = view.question
     for name, (attribute, _) in _URL_FIELDS.items():
         value = getattr(view, attribute)
@@ -127,15 +129,15 @@ def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
                             "session that pasted it. Paste it again.")
     elif query.get("ex"):
         view.example_id = query["ex"]
-        if view.source == "gallery" and view.example_id not in {e.id for e in GALLERY}:
+        if view.source == "gallery" and view.example_id not in GALLERY_BY_ID:
             problems.append(f"The link names a gallery example {view.example_id!r} that does not exist; "
                             "showing the first one.")
             view.example_id = GALLERY[0].id
         if view.source == "upload":
             problems.append("This link points into an uploaded file, which is kept only in the session that "
                             "uploaded it. Upload the file again to see this question.")
-    gallery_question = next((e.question for e in GALLERY if e.id == view.example_id), "")
-    view.question = query.get("q", gallery_question if view.source == "gallery" else "")
+    gallery = GALLERY_BY_ID.get(view.example_id)
+    view.question = query.get("q", gallery.question if view.source == "gallery" and gallery else "")
     for name, (attribute, allowed) in _URL_FIELDS.items():
         if name in query:
             try:
@@ -292,7 +294,7 @@ def uploaded() -> tuple[str, list[Example]] | None:
 def source_example(current: View) -> Example | None:
     """The example the view's source points at, with its own question; None if there is none yet."""
     if current.source == "gallery":
-        return next((e for e in GALLERY if e.id == current.example_id), None)
+        return GALLERY_BY_ID.get(current.example_id)
     if current.source == "upload":
         file = uploaded()
         return next((e for e in file[1] if e.id == current.example_id), None) if file else None
@@ -323,7 +325,7 @@ def ask_example_question(current: View) -> None:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _answer(fingerprint: str, passage: str, question: str, _qa_model: QAModel) -> Answer:
-    return answer_with_windows(_qa_model, passage, question)[0]
+    return qa.answer(_qa_model, passage, question)
 
 
 def answer(qa_model: QAModel, current: Example) -> Answer | None:
