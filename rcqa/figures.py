@@ -168,7 +168,7 @@ def _marked_passage(result: Attribution, marks: dict[int, tuple[int, float]]) ->
     for index, word in enumerate(words):
         pieces.append(html.escape(passage[cursor:word.start_char]))
         text = html.escape(word.text)
-        if best and word.start_char < best.end_char and word.end_char > best.start_char:
+        if best and best.overlaps(word.start_char, word.end_char):
             text = f'<span style="border-bottom: 2px solid #d62728;">{text}</span>'
         if index in marks:
             rank, share = marks[index]
@@ -181,7 +181,9 @@ def _marked_passage(result: Attribution, marks: dict[int, tuple[int, float]]) ->
     return "".join(pieces)
 
 
-def _marks(table: pd.DataFrame, layer: int, passage_index: dict[int, int]) -> dict[int, tuple[int, float]]:
+def _marks(result: Attribution, table: pd.DataFrame, layer: int) -> dict[int, tuple[int, float]]:
+    """One layer's rows of a top-k table as passage word index → (rank, share)."""
+    passage_index = {w.start_char: i for i, w in enumerate(result.passage_words())}
     rows = table[table.layer == layer]
     return {passage_index[int(r.start_char)]: (int(r["rank"]), float(r.share_pct)) for _, r in rows.iterrows()}
 
@@ -196,8 +198,7 @@ def _topk_legend(result: Attribution, k: int) -> str:
 def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
     """The passage with one layer's top-k words highlighted."""
     table = topk_table(result, k, aggregation, target)
-    index = {w.start_char: i for i, w in enumerate(result.passage_words())}
-    body = _marked_passage(result, _marks(table, layer, index))
+    body = _marked_passage(result, _marks(result, table, layer))
     page = (f'<div style="{_FONT}"><strong>{html.escape(result.layers[layer])}</strong>: top-{k} passage words'
             f'<div style="white-space: pre-wrap;">{body}</div>{_topk_legend(result, k)}</div>')
     return Chart(f"top{k}-{result.example.id}-{result.layers[layer].replace(' ', '')}",
@@ -207,11 +208,10 @@ def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str =
 def topk_grid(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
     """The passage once per layer, each with that layer's top-k words highlighted (the paper's qualitative view)."""
     table = topk_table(result, k, aggregation, target)
-    index = {w.start_char: i for i, w in enumerate(result.passage_words())}
     rows = "".join(
         f'<tr><td style="vertical-align: top; padding: 6px 10px 6px 0; white-space: nowrap;"><strong>'
         f'{html.escape(label)}</strong></td><td style="padding: 6px 0; font-size: 0.9em; border-top: 1px solid #eee;">'
-        f'{_marked_passage(result, _marks(table, layer, index))}</td></tr>'
+        f'{_marked_passage(result, _marks(result, table, layer))}</td></tr>'
         for layer, label in enumerate(result.layers))
     page = (f'<div style="{_FONT}"><table style="border-collapse: collapse;">{rows}</table>'
             f"{_topk_legend(result, k)}</div>")

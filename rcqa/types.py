@@ -45,6 +45,10 @@ class Span:
     def score(self) -> float:
         return self.start_logit + self.end_logit
 
+    def overlaps(self, start_char: int, end_char: int) -> bool:
+        """Whether the text at [start_char, end_char) shares a character with the span."""
+        return start_char < self.end_char and end_char > self.start_char
+
     def to_dict(self) -> dict:
         return {**asdict(self), "score": self.score}
 

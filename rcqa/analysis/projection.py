@@ -50,7 +50,7 @@ def token_groups(result: Attribution) -> list[str]:
             groups.append("[CLS]/[SEP]")
         elif segment == "question":
             groups.append("question")
-        elif best and start < best.end_char and end > best.start_char:
+        elif best and best.overlaps(start, end):
             groups.append("answer")
         elif sentence[0] <= start < sentence[1]:
             groups.append("answer sentence")

@@ -48,8 +48,7 @@ def category_masks(result: Attribution) -> dict[str, np.ndarray]:
     """Per passage word: inside the predicted span; within 5 words of it; a non-stopword of the question."""
     passage = result.passage_words()
     best = result.answer.best
-    answer = np.array([best is not None and w.start_char < best.end_char and w.end_char > best.start_char
-                       for w in passage])
+    answer = np.array([best is not None and best.overlaps(w.start_char, w.end_char) for w in passage])
     inside = np.flatnonzero(answer)
     supporting = np.zeros(len(passage), dtype=bool)
     if inside.size:
