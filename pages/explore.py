@@ -12,11 +12,15 @@ from rcqa.ui import state
 view = state.view()
 
 
+def example_label(example) -> str:
+    return f"{example.title} — {example.question}" if example.title else example.question
+
+
 def choose_example() -> None:
     state.bind(st.radio, "source", "Question from", options=list(state.SOURCES), format_func=state.SOURCES.get,
                horizontal=True, then=state.ask_example_question)
     if view.source == "gallery":
-        titles = {e.id: f"{e.title} — {e.question}" for e in GALLERY}
+        titles = {e.id: example_label(e) for e in GALLERY}
         state.bind(st.selectbox, "example_id", "Gallery example", options=list(titles), format_func=titles.get,
                    then=state.ask_example_question)
     elif view.source == "upload":
@@ -30,7 +34,7 @@ def choose_example() -> None:
             shown, total = state.matching(examples, text)
             st.caption(f"{total:,} of {len(examples):,} questions in {name} match"
                        + (f"; the first {len(shown):,} are listed" if total > len(shown) else ""))
-            labels = {e.id: f"{e.title} — {e.question}" if e.title else e.question for e in shown}
+            labels = {e.id: example_label(e) for e in shown}
             state.bind(st.selectbox, "example_id", "Question", options=list(labels), format_func=labels.get,
                        then=state.ask_example_question, placeholder="Choose a question")
     else:
