@@ -6,10 +6,13 @@ from rcqa.attribution.engine import BASELINES
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
+from rcqa.presets import PRESETS
 from rcqa.types import AGGREGATIONS
 from rcqa.ui import state
 
 view = state.view()
+PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper's code settings",
+                 "paper-text": "Use the paper's text settings"}
 
 
 def example_label(example) -> str:
@@ -71,8 +74,9 @@ def choose_settings() -> None:
                             "completeness; the worst panel is refined, first by Kronrod's extension of its rule "
                             "(its gradients are kept), then by halving, until the layer's error is under the "
                             "tolerance (at most 128 gradients a layer). The paper's rules always run exactly as set.")
-        st.button("Use the paper's settings", on_click=state.update, kwargs=state.PAPER_VIEW,
-                  help="Zero baseline at each layer, max softmax(start) + max softmax(end), 20-point trapezoid, L2.")
+        for column, (name, label) in zip(st.columns(3), PRESET_LABELS.items()):
+            column.button(label, on_click=state.update, kwargs=state.PRESET_VIEWS[name], key=f"rcqa.preset.{name}",
+                          help=PRESETS[name].description)
         st.markdown("**How the scores are read** (instant)")
         left, right = st.columns(2)
         with left:

@@ -45,13 +45,11 @@ def _answer(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     from rcqa.analysis.report import analyses
     from rcqa.attribution.cache import ResultCache, cached_explain
-    from rcqa.attribution.engine import IGSettings, explain
+    from rcqa.attribution.engine import explain
     from rcqa.model import load_model
     from rcqa.types import Example
 
-    settings = IGSettings.paper() if args.paper else IGSettings(
-        targets=tuple(args.target), span=args.span, baseline=args.baseline, rule=args.rule, steps=args.steps,
-        tolerance=None if args.tolerance <= 0 else args.tolerance, max_steps=args.max_steps)
+    settings, aggregation = _preset_settings(args)
     example = Example(id="cli", passage=_read_text(args.passage_file), question=args.question)
     qa_model = load_model(args.model, args.device)
 
@@ -64,11 +62,30 @@ def _explain(args: argparse.Namespace) -> int:
         result, hit = explain(qa_model, example, settings, on_layer=progress), False
     else:
         result, hit = cached_explain(qa_model, example, settings, ResultCache(args.cache_dir), on_layer=progress)
-    document = {**result.to_dict(), "analyses": analyses(result, args.aggregation, args.top_k)}
+    document = {**result.to_dict(), "analyses": analyses(result, aggregation, args.top_k)}
     Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
     origin = "from the result cache" if hit else f"in {result.seconds:.1f} s"
     print(f"answer {result.answer.text!r}; {len(result.layers)} layers {origin} -> {args.json}", file=sys.stderr)
     return 0
+
+
+_IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule": "rule", "steps": "steps",
+              "tolerance": "tolerance", "max_steps": "max_steps"}
+
+
+def _preset_settings(args: argparse.Namespace):
+    """The preset's IGSettings and token score, with every option given on the command line in its place."""
+    from dataclasses import replace
+
+    from rcqa.presets import PRESETS
+
+    preset = PRESETS[args.preset]
+    given = {field: getattr(args, option) for option, field in _IG_FIELDS.items() if getattr(args, option) is not None}
+    if "targets" in given:
+        given["targets"] = tuple(given["targets"])
+    if "tolerance" in given and given["tolerance"] <= 0:
+        given["tolerance"] = None
+    return replace(preset.settings, **given), args.aggregation or preset.aggregation
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -161,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     _ig_options(explain)
     explain.add_argument("--model", default="default", help="'default', a local folder or a hub id")
     explain.add_argument("--device", help="cpu, cuda, ... (default: $RCQA_DEVICE, else CUDA if present)")
-    explain.add_argument("--aggregation", choices=AGGREGATIONS, default="l2", help="token score for the analyses")
+    explain.add_argument("--aggregation", choices=AGGREGATIONS,
+                         help="token score for the analyses (default: the preset's, l2 or l2_squared)")
     explain.add_argument("--top-k", type=int, default=5)
     explain.add_argument("--cache-dir", help="result cache folder (default: $RCQA_RESULT_CACHE or ~/.cache/rcqa)")
     explain.add_argument("--no-cache", action="store_true")
@@ -208,22 +226,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _ig_options(command: argparse.ArgumentParser) -> None:
-    from rcqa.attribution.engine import BASELINES, IGSettings
+    from rcqa.attribution.engine import BASELINES
     from rcqa.attribution.quadrature import RULES
     from rcqa.attribution.targets import TARGETS
+    from rcqa.presets import PRESETS
 
+    command.add_argument("--preset", choices=PRESETS, default="default",
+                         help="; ".join(f"{name}: {p.description}" for name, p in PRESETS.items())
+                         + ". The options below override it.")
     command.add_argument("--target", action="append", choices=TARGETS,
-                         help="what to explain (repeat to share one forward pass); default span_logits")
-    command.add_argument("--span", default="predicted", help="predicted, gold, or nbest:K")
-    command.add_argument("--baseline", choices=BASELINES, default="pad")
-    command.add_argument("--rule", choices=RULES, default="gausslegendre")
-    command.add_argument("--steps", type=int, default=IGSettings.steps)
-    command.add_argument("--tolerance", type=float, default=0.01,
+                         help="what to explain (repeat to share one forward pass); default span_log_prob")
+    command.add_argument("--span", help="predicted (default), gold, or nbest:K")
+    command.add_argument("--baseline", choices=BASELINES)
+    command.add_argument("--rule", choices=RULES)
+    command.add_argument("--steps", type=int)
+    command.add_argument("--tolerance", type=float,
                          help="Gauss–Legendre: refine the worst panel (Kronrod's extension, then halving) until every "
-                              "layer's completeness error is under it (0: off)")
-    command.add_argument("--max-steps", type=int, default=128, help="the most gradients a layer may spend")
-    command.add_argument("--paper", action="store_true",
-                         help="the paper's released settings: zero baseline, 20-point trapezoid, its F")
+                              "layer's completeness error is under it (0: off; default 0.01)")
+    command.add_argument("--max-steps", type=int, help="the most gradients a layer may spend (default 128)")
 
 
 def _model_options(command: argparse.ArgumentParser) -> None:
@@ -239,8 +259,6 @@ def main(argv: list[str] | None = None) -> int:
     from rcqa.resources import ResourceError
 
     args = build_parser().parse_args(argv)
-    if getattr(args, "target", "unset") is None:
-        args.target = ["span_logits"]
     try:
         return args.handler(args)
     except (CliError, DataError, InputError, ModelLoadError, ResourceError, ValueError) as error:

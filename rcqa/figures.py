@@ -16,21 +16,25 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rcqa.analysis.pos import GROUPS as POS_GROUPS
+from rcqa.analysis.pos import answer_pos, pos_shares
 from rcqa.analysis.projection import GROUPS, project, token_groups
-from rcqa.analysis.roles import category_shares, phase_readings, quantifier_share, word_categories
+from rcqa.analysis.roles import category_shares, phase_readings, quantifier_share, shares_of_top, word_categories
 from rcqa.analysis.similarity import describe, jsd_matrix
-from rcqa.analysis.words import distribution, passage_distribution, ranks, top_k, word_scores
+from rcqa.analysis.words import distribution, passage_distribution, passage_indices, ranks, top_k, word_scores
 from rcqa.attribution.targets import TARGETS
 from rcqa.evaluate import score
 from rcqa.model import QAModel
 from rcqa.types import Answer, Attribution, Example
 
 COMPLETENESS_WARNING = 0.05  # relative error above which a layer's attributions do not add up
-AGGREGATION_NAMES = {"l2": "L2 norm over hidden dims (the paper)", "sum": "signed sum over hidden dims",
-                     "abs_sum": "sum of |values| over hidden dims"}
+AGGREGATION_NAMES = {"l2": "L2 norm over hidden dims (the paper's code)", "sum": "signed sum over hidden dims",
+                     "abs_sum": "sum of |values| over hidden dims",
+                     "l2_squared": "squared L2 norm over hidden dims (the paper's text)"}
 # exclusive labels of a top-k word (a word can be a query word and an answer or supporting word at once)
 ROLE_COLOURS = {"answer": "#d62728", "answer+query": "#8c1c13", "supporting": "#ff7f0e",
                 "supporting+query": "#b85c00", "query": "#2ca02c", "other": "#c7c7c7"}
+POS_COLOURS = dict(zip(POS_GROUPS, ("#1f77b4", "#d62728", "#ff7f0e", "#9467bd", "#c7c7c7", "#7f7f7f", "#e377c2")))
 _SMALLEST_ERROR_PCT = 1e-6  # floor of the log-scale completeness chart (an exact 0 has no logarithm)
 _MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
 _FONT = "line-height: 1.9;"
@@ -92,8 +96,10 @@ def _layout(figure: go.Figure, title: str, subtitle: str, x: str, y: str, height
 
 
 def _word_order(result: Attribution, include_question: bool) -> list[int]:
-    """Indices into result.words: question words first (if asked), then passage words, each in text order."""
-    chosen = [i for i, w in enumerate(result.words) if w.segment == "passage" or include_question]
+    """Indices into result.words: question words first (if asked), then passage words, each in text order.
+    Punctuation is no word."""
+    chosen = [i for i, w in enumerate(result.words) if (w.segment == "passage" or include_question)
+              and not w.is_punctuation]
     return sorted(chosen, key=lambda i: (result.words[i].segment != "question", result.words[i].start_char))
 
 
@@ -105,8 +111,7 @@ def word_table(result: Attribution, aggregation: str = "l2", target: int = 0,
     order = _word_order(result, include_question)
     scores = word_scores(result, aggregation, target)[:, order]
     shares = distribution(result, order, aggregation, target)
-    passage_categories = dict(zip((i for i, w in enumerate(result.words) if w.segment == "passage"),
-                                  word_categories_of(result)))
+    passage_categories = dict(zip(passage_indices(result), word_categories_of(result, target)))
     layer_ranks = ranks(shares)
     rows = []
     for layer, label in enumerate(result.layers):
@@ -120,9 +125,9 @@ def word_table(result: Attribution, aggregation: str = "l2", target: int = 0,
     return pd.DataFrame(rows)
 
 
-def word_categories_of(result: Attribution) -> list[str]:
+def word_categories_of(result: Attribution, target: int = 0) -> list[str]:
     """Per passage word, its paper categories joined by '+' ('answer+query'), or 'other'."""
-    return [categories or "other" for categories in word_categories(result)]
+    return [categories or "other" for categories in word_categories(result, target)]
 
 
 def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, include_question: bool = False) -> Chart:
@@ -151,9 +156,9 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
 
 
 def topk_table(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> pd.DataFrame:
-    """Each layer's k most important passage words, best first."""
+    """Each layer's k most important passage words, best first; a word with no attribution is never among them."""
     table = word_table(result, aggregation, target)
-    best = table[table["rank"] <= k].sort_values(["layer", "rank"])
+    best = table[(table["rank"] <= k) & (table.share_pct > 0)].sort_values(["layer", "rank"])
     return best[["layer", "layer_label", "rank", "word", "share_pct", "category", "start_char", "end_char"]]
 
 
@@ -161,14 +166,14 @@ def _marked_passage(result: Attribution, marks: dict[int, tuple[int, float]]) ->
     """The analysed window's passage as HTML: marked words (index → rank, share) highlighted, the predicted
     answer underlined. Every piece of passage text is escaped."""
     passage, words = result.example.passage, result.passage_words()
-    best = result.answer.best
+    span_start, span_end = result.explained_span()
     max_rank = max((rank for rank, _ in marks.values()), default=1)
     pieces = ["… " if words and words[0].start_char > 0 else ""]
     cursor = words[0].start_char if words else 0
     for index, word in enumerate(words):
         pieces.append(html.escape(passage[cursor:word.start_char]))
         text = html.escape(word.text)
-        if best and best.overlaps(word.start_char, word.end_char):
+        if span_start < word.end_char and word.start_char < span_end:
             text = f'<span style="border-bottom: 2px solid #d62728;">{text}</span>'
         if index in marks:
             rank, share = marks[index]
@@ -188,19 +193,28 @@ def _marks(result: Attribution, table: pd.DataFrame, layer: int) -> dict[int, tu
     return {passage_index[int(r.start_char)]: (int(r["rank"]), float(r.share_pct)) for _, r in rows.iterrows()}
 
 
+def _fewer_than_k(found: int, k: int) -> str:
+    """A note for a layer with fewer than k words that have any attribution."""
+    if found >= k:
+        return ""
+    return (f'<div style="color: #8a6d3b;">Only {found} passage word{"s" * (found != 1)} in this layer '
+            f"{'has' if found == 1 else 'have'} any attribution, so it has {found} top words, not {k}.</div>")
+
+
 def _topk_legend(result: Attribution, k: int) -> str:
     window = (f" Only the analysed window is shown: window {result.window + 1} of {result.answer.n_windows}, the one "
               "holding the explained span." if result.answer.n_windows > 1 else "")
     return (f'<p style="font-size: 0.85em; color: #555;">Highlighted: the layer\'s top-{k} passage words (the number '
-            f"is the rank; darker = more important). Underlined: the predicted answer.{window}</p>")
+            f"is the rank; darker = more important). Underlined: the explained span ({result.targets[0]['span']}).{window}</p>")
 
 
 def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
     """The passage with one layer's top-k words highlighted."""
     table = topk_table(result, k, aggregation, target)
-    body = _marked_passage(result, _marks(result, table, layer))
+    marks = _marks(result, table, layer)
     page = (f'<div style="{_FONT}"><strong>{html.escape(result.layers[layer])}</strong>: top-{k} passage words'
-            f'<div style="white-space: pre-wrap;">{body}</div>{_topk_legend(result, k)}</div>')
+            f"{_fewer_than_k(len(marks), k)}"
+            f'<div style="white-space: pre-wrap;">{_marked_passage(result, marks)}</div>{_topk_legend(result, k)}</div>')
     return Chart(f"top{k}-{result.example.id}-{result.layers[layer].replace(' ', '')}",
                  table[table.layer == layer], html=page)
 
@@ -211,8 +225,8 @@ def topk_grid(result: Attribution, k: int = 5, aggregation: str = "l2", target: 
     rows = "".join(
         f'<tr><td style="vertical-align: top; padding: 6px 10px 6px 0; white-space: nowrap;"><strong>'
         f'{html.escape(label)}</strong></td><td style="padding: 6px 0; font-size: 0.9em; border-top: 1px solid #eee;">'
-        f'{_marked_passage(result, _marks(result, table, layer))}</td></tr>'
-        for layer, label in enumerate(result.layers))
+        f'{_fewer_than_k(len(marks), k)}{_marked_passage(result, marks)}</td></tr>'
+        for layer, label in enumerate(result.layers) for marks in [_marks(result, table, layer)])
     page = (f'<div style="{_FONT}"><table style="border-collapse: collapse;">{rows}</table>'
             f"{_topk_legend(result, k)}</div>")
     return Chart(f"top{k}-all-layers-{result.example.id}", table, html=page)
@@ -222,49 +236,91 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
     """Per layer, what its top-k passage words are: answer, supporting (±5 words around it), query, or other.
 
     Bars stack exclusive labels (a query word inside the answer counts once, as 'answer+query'), so every bar is
-    100 %. The data also holds the paper's overlapping per-category shares."""
+    100 % of the layer's top words. The data also holds the paper's overlapping per-category shares."""
     distribution = passage_distribution(result, aggregation, target)
-    labels = np.array(word_categories_of(result))
+    labels = np.array(word_categories_of(result, target))
     top = top_k(distribution, k)
-    size = max(top.shape[1], 1)
-    rows = [{"layer": layer, "layer_label": result.layers[layer], "measure": "exclusive", "category": name,
-             "share_pct": 100 * float((labels[top[layer]] == name).sum()) / size}
-            for layer in range(len(result.layers)) for name in ROLE_COLOURS]
-    paper = category_shares(result, distribution, k)
-    rows += [{"layer": layer, "layer_label": result.layers[layer], "measure": "paper (overlapping)",
-              "category": name, "share_pct": float(values[layer])}
-             for name, values in paper.items() for layer in range(len(result.layers))]
-    data = pd.DataFrame(rows)
-    figure = go.Figure()
-    exclusive = data[data.measure == "exclusive"]
-    for name, colour in ROLE_COLOURS.items():
-        part = exclusive[exclusive.category == name]
-        figure.add_bar(x=part.layer_label, y=part.share_pct, name=name, marker_color=colour,
-                       hovertemplate=f"%{{x}}: %{{y:.0f}}% of the top-{k} are {name} words<extra></extra>")
-    figure.update_layout(barmode="stack", legend={"title": {"text": "Top-k word is"}})
+    exclusive = {name: shares_of_top(top, labels == name) for name in ROLE_COLOURS}
+    data = pd.concat([_per_layer_table(result, top, exclusive, "exclusive"),
+                      _per_layer_table(result, top, category_shares(result, distribution, k, target),
+                                       "paper (overlapping)")], ignore_index=True)
+    figure = _stacked_shares(result, data[data.measure == "exclusive"], ROLE_COLOURS, k, "words")
+    figure.update_layout(legend={"title": {"text": "Top-k word is"}})
     _layout(figure, f"What each layer's top-{k} passage words are",
-            "answer = inside the predicted span · supporting = within 5 words of it · query = also in the "
-            "question (stopwords excluded)", "Layer (output of)", f"Share of the layer's top-{k} passage words (%)")
-    figure.update_yaxes(range=[0, 100])
+            "answer = inside the explained span · supporting = within 5 words of it · query = also in the "
+            "question (stopwords excluded) · punctuation is no word", "Layer (output of)",
+            f"Share of the layer's top-{k} passage words (%)")
     return Chart(f"roles-top{k}-{result.example.id}", data, figure)
+
+
+def pos_mix(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """Per layer, the parts of speech of its top-k passage words (the paper's groups), beside those of the
+    explained span's words."""
+    distribution = passage_distribution(result, aggregation, target)
+    top = top_k(distribution, k)
+    data = _per_layer_table(result, top, pos_shares(result, distribution, k), "top-k")
+    span = answer_pos(result, target)
+    if span is not None:
+        data = pd.concat([data, pd.DataFrame([{"layer": -1, "layer_label": "explained span", "measure": "span",
+                                               "category": group, "share_pct": share, "top_words": None}
+                                              for group, share in span.items()])], ignore_index=True)
+    figure = _stacked_shares(result, data, POS_COLOURS, k, "words", extra_bar="explained span")
+    figure.update_layout(legend={"title": {"text": "Part of speech"}})
+    _layout(figure, f"Parts of speech of each layer's top-{k} passage words",
+            "entity: CD NN NNP NNS PRP PRP$ · verb: VB* · adjective: JJ* · adverb: RB* · function: CC DT EX IN LS "
+            "MD PDT POS RP TO UH WDT WP WRB (spaCy's Penn Treebank tags); last bar: the explained span's words",
+            "Layer (output of)", f"Share of the layer's top-{k} passage words (%)")
+    return Chart(f"pos-top{k}-{result.example.id}", data, figure)
+
+
+def _per_layer_table(result: Attribution, top: list[np.ndarray], shares: dict[str, np.ndarray],
+                     measure: str) -> pd.DataFrame:
+    """Long table: one row per layer and category, its share (NaN for a layer with no top words) and how many
+    top words the layer has."""
+    return pd.DataFrame([{"layer": layer, "layer_label": label, "measure": measure, "category": name,
+                          "share_pct": float(values[layer]), "top_words": len(top[layer])}
+                         for name, values in shares.items() for layer, label in enumerate(result.layers)])
+
+
+def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, str], k: int, noun: str,
+                    extra_bar: str | None = None) -> go.Figure:
+    """Stacked bars of shares per layer (and an extra bar); a layer with fewer than k top words says so above its
+    bar, and one with none says that its shares are undefined."""
+    figure = go.Figure()
+    for name, colour in colours.items():
+        part = data[data.category == name]
+        figure.add_bar(x=part.layer_label, y=part.share_pct, name=name, marker_color=colour,
+                       hovertemplate=f"%{{x}}: %{{y:.0f}}% {name}<extra></extra>")
+    counts = data.drop_duplicates("layer_label").set_index("layer_label").top_words
+    for label in result.layers:
+        found = counts.get(label)
+        if found is not None and found < k:
+            note = "no words with attribution: undefined" if found == 0 else f"only {int(found)} top {noun}"
+            figure.add_annotation(x=label, y=100, text=note, showarrow=False, yshift=12, font={"size": 10})
+    order = list(result.layers) + ([extra_bar] if extra_bar else [])
+    figure.update_layout(barmode="stack")
+    figure.update_xaxes(categoryorder="array", categoryarray=order)
+    figure.update_yaxes(range=[0, 110])
+    return figure
 
 
 def role_readings(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> list[tuple[str, str]]:
     """The phases in plain words (early / middle / late layers), from the paper's category shares."""
     distribution = passage_distribution(result, aggregation, target)
-    return phase_readings(result.layers, category_shares(result, distribution, k))
+    return phase_readings(result.layers, category_shares(result, distribution, k, target))
 
 
 def quantifiers(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart | None:
     """For 'how many / how much' questions over a passage with ≥ 2 numbers: the paper's quantifier ratio."""
-    shares = quantifier_share(result, passage_distribution(result, aggregation, target), k)
+    shares = quantifier_share(result, passage_distribution(result, aggregation, target), k, target)
     if shares is None:
         return None
     data = pd.DataFrame({"layer": range(len(result.layers)), "layer_label": result.layers, "ratio_pct": shares})
     figure = go.Figure(go.Scatter(x=data.layer_label, y=data.ratio_pct, mode="lines+markers", line_color="#9467bd",
                                   hovertemplate="%{x}: %{y:.1f}%<extra></extra>"))
     _layout(figure, f"Quantifier question: how much the top-{k} words dwell on the passage's numbers",
-            "(numbers among the top-k, less one if it is the predicted answer) / numbers in the passage",
+            "(numbers among the top-k, less one if one is in the explained span) / numbers in the passage "
+            "(words tagged CD); a gap: the layer has no top words",
             "Layer (output of)", "Numbers in the top-k (% of passage numbers)", height=380)
     figure.update_yaxes(rangemode="tozero")
     return Chart(f"quantifiers-top{k}-{result.example.id}", data, figure)
@@ -332,16 +388,20 @@ def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str
     matrix = jsd_matrix(passage_distribution(result, aggregation, target), variant, k)
     data = pd.DataFrame([{"layer_a": a, "layer_b": b, "value": float(matrix[i, j])}
                          for i, a in enumerate(result.layers) for j, b in enumerate(result.layers)])
+    text = np.where(np.isnan(matrix), "undefined", np.char.mod("%.2f", np.nan_to_num(matrix)))
     figure = go.Figure(go.Heatmap(
-        z=matrix, x=result.layers, y=result.layers, zmin=0, zmax=1, colorscale="Viridis",
-        text=np.round(matrix, 2), texttemplate="%{text}" if len(result.layers) <= 13 else None,
+        z=matrix, x=result.layers, y=result.layers, zmin=0, zmax=1, colorscale="Viridis", hoverongaps=True,
+        text=text, texttemplate="%{text}" if len(result.layers) <= 13 else None,
         colorbar={"title": {"text": "JSD (bits)"}},
-        hovertemplate="%{y} vs %{x}: JSD %{z:.3f}<extra></extra>"))
+        hovertemplate="%{y} vs %{x}: JSD %{text}<extra></extra>"))
     figure.update_yaxes(autorange="reversed")
     description = describe(variant, k)
+    undefined = [result.layers[i] for i in np.flatnonzero(np.isnan(np.diag(matrix)))]
+    note = (f" · undefined at {', '.join(undefined)}: no attribution left there after restriction" if undefined
+            else "")
     _layout(figure, f"How differently layers spread their attribution: Jensen–Shannon divergence ({description})",
             "0 = the two layers rank the passage words identically; 1 = disjoint; distributions renormalised "
-            "after restriction", "Layer (output of)", "Layer (output of)",
+            f"after restriction{note}", "Layer (output of)", "Layer (output of)",
             height=max(420, 40 * len(result.layers) + 200))
     return Chart(f"jsd-{variant}-{result.example.id}", data, figure)
 
@@ -388,7 +448,7 @@ def projection(result: Attribution, layer: int, method: str = "tsne") -> Chart:
                            customdata=np.stack([[_label(t) for t in part.token], part.position], axis=-1)
                            if len(part) else None,
                            hovertemplate="<b>%{customdata[0]}</b> (token %{customdata[1]})<extra>" + group + "</extra>")
-    name = "t-SNE (perplexity 40, seed 0)" if method == "tsne" else "PCA"
+    name = f"t-SNE (perplexity {projected.perplexity:.3g}, seed 0)" if method == "tsne" else "PCA"
     _layout(figure, f"Token vectors at {result.layers[layer]}: {name}",
             "Red: predicted answer · black: [CLS]/[SEP] · green: question · magenta: the answer's sentence · "
             "grey: the rest", *projected.axes, height=520)

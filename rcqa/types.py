@@ -5,6 +5,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from rcqa.text import is_punctuation
+
 
 @dataclass(frozen=True)
 class GoldAnswer:
@@ -86,18 +88,27 @@ class Answer:
         }
 
 
-AGGREGATIONS = ("l2", "sum", "abs_sum")  # token score from its attribution vector: L2 norm (paper), signed sum, |.| sum
+# token score from its attribution vector: L2 norm (the paper's code), signed sum, |.| sum, squared L2 norm
+# (the paper's text)
+AGGREGATIONS = ("l2", "sum", "abs_sum", "l2_squared")
 
 
 @dataclass(frozen=True)
 class Word:
-    """A whole word of the question or passage and the window tokens (word-pieces) it is made of."""
+    """A word as written (a spaCy token) of the question or passage, its Penn Treebank tag, and the window
+    tokens (word-pieces) mapped onto it."""
 
     text: str
     start_char: int
     end_char: int
     segment: str  # "question" or "passage"
     tokens: tuple[int, ...]
+    tag: str = ""
+
+    @property
+    def is_punctuation(self) -> bool:
+        """Punctuation is no word: it counts in no category, window, top-k or distribution."""
+        return is_punctuation(self.text)
 
 
 @dataclass(frozen=True)
@@ -154,7 +165,13 @@ class Attribution:
         return self.scores[target, AGGREGATIONS.index(aggregation)]
 
     def passage_words(self) -> list[Word]:
-        return [w for w in self.words if w.segment == "passage"]
+        """The passage's words in the analysed window, in text order; punctuation is not a word."""
+        return [w for w in self.words if w.segment == "passage" and not w.is_punctuation]
+
+    def explained_span(self, target: int = 0) -> tuple[int, int]:
+        """[start_char, end_char) of the span the target explains (the prediction, the gold or an n-best span)."""
+        chosen = self.targets[target]
+        return self.token_offsets[chosen["start_token"]][0], self.token_offsets[chosen["end_token"]][1]
 
     def to_dict(self, include_hidden: bool = False) -> dict:
         data = {

@@ -74,11 +74,15 @@ def test_settings_changes_recompute_and_travel_in_the_link():
     app.number_input(key="rcqa.widget.top_k").set_value(3).run()  # a reading setting: no recomputation
     assert "top-3 passage words" in html_of(app)
 
-    next(b for b in app.button if b.label == "Use the paper's settings").click().run()
+    app.button(key="rcqa.preset.paper-code").click().run()
     assert app.number_input(key="rcqa.widget.steps").disabled
     query = app.query_params
-    assert (query["target"], query["baseline"], query["rule"], query["steps"]) == (
-        "paper_confidence", "zero", "paper_trapezoid", "20")
+    assert (query["target"], query["baseline"], query["rule"], query["steps"], query["agg"]) == (
+        "paper_confidence", "zero", "paper_trapezoid", "20", "l2")
+    app.button(key="rcqa.preset.paper-text").click().run()
+    query = app.query_params
+    assert (query["target"], query["baseline"], query["rule"], query["steps"], query["tol"], query["agg"]) == (
+        "paper_confidence", "zero", "riemann_right", "50", "off", "l2_squared")
 
 
 def test_rule_and_span_settings_that_cannot_apply_are_explained():

@@ -89,8 +89,30 @@ def test_explain_writes_the_documented_json(capsys, tmp_path, tiny_model_dirs):
                                                               "topk_kept": layers}
     assert len(analyses["quantifier_share"]) == layers  # a how-many question over a passage of numbers
     assert all(abs(sum(row) - 1) < 1e-4 for row in analyses["distribution"])
+    assert document["settings"]["targets"] == ["span_log_prob"] and analyses["aggregation"] == "l2"
+    assert set(analyses["pos"]) == {"entity", "verb", "adjective", "adverb", "function", "punctuation", "other"}
+    assert all(len(shares) == layers for shares in analyses["pos"].values())
+    assert analyses["answer_pos"] is not None and abs(sum(analyses["answer_pos"].values()) - 100) < 1e-6
     _, _, err = run(capsys, *argv)
     assert "from the result cache" in err
+
+
+@pytest.mark.parametrize("extra, expected", [
+    (["--preset", "paper-text"], ("riemann_right", 50, "zero", ["paper_confidence"], "l2_squared")),
+    (["--preset", "paper-code"], ("paper_trapezoid", 20, "zero", ["paper_confidence"], "l2")),
+    (["--preset", "paper-text", "--steps", "7", "--aggregation", "sum"],
+     ("riemann_right", 7, "zero", ["paper_confidence"], "sum")),
+])
+def test_explain_presets_and_the_options_that_override_them(capsys, tmp_path, tiny_model_dirs, extra, expected):
+    passage, out = tmp_path / "passage.txt", tmp_path / "result.json"
+    passage.write_text(gallery_example("comet-who").passage)
+    assert run(capsys, "explain", "--passage-file", str(passage), "--question", "Who was it named after?",
+               "--model", tiny_model_dirs["bert"], "--json", str(out), "--no-cache", *extra)[0] == 0
+    document = json.loads(out.read_text())
+    settings = document["settings"]
+    assert (settings["rule"], settings["steps"], settings["baseline"], settings["targets"],
+            document["analyses"]["aggregation"]) == expected
+    assert settings["tolerance"] is None
 
 
 def test_explain_rejects_an_unknown_span(capsys, tmp_path, tiny_model_dirs):

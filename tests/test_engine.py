@@ -120,7 +120,9 @@ def test_words_cover_the_window_and_round_trip_through_json(tiny_model_dirs):
     result = explain(load_model(tiny_model_dirs["bert"]), gallery_example("bridge-how-much"), IGSettings(steps=4))
     passage = result.example.passage
     assert all(passage[w.start_char:w.end_char] == w.text for w in result.passage_words())
-    assert "2" in [w.text for w in result.passage_words()]
+    written = [w.text for w in result.passage_words()]
+    assert "2.4" in written and "2" not in written and "," not in written  # words as written, punctuation none
+    assert {w.tag for w in result.passage_words() if w.text in ("2.4", "million", "412")} == {"CD"}
     restored = Attribution.from_dict(result.to_dict())
     assert np.allclose(restored.scores, result.scores) and restored.words == result.words
     assert restored.completeness == result.completeness and restored.answer == result.answer

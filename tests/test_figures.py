@@ -16,8 +16,8 @@ from rcqa.types import Example
 from tests.app_harness import read_html
 
 HOSTILE = Example(id="hostile", title="<i>title</i>", question="Who built the <b>tower</b>?",
-                  passage="The tower <script>alert(1)</script> was built by <b>Margaret Ellison</b> in 1872 & "
-                          "opened in 1880.")
+                  passage="The tower <script>alert(1)</script> was built by <b>Margaret Ellison</b> (rated 5<6) "
+                          "in 1872 & opened in 1880.")
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def test_the_heatmap_puts_passage_words_in_order_against_labelled_layers(result)
 def test_the_heatmap_can_show_the_question_words_first(result):
     chart = figures.heatmap(result, include_question=True)
     first_layer = chart.data[chart.data.layer == 0]
-    question = [w.text for w in result.words if w.segment == "question"]
+    question = [w.text for w in result.words if w.segment == "question" and not w.is_punctuation]
     assert list(first_layer.word[:len(question)]) == question
     assert set(first_layer.category[:len(question)]) == {"question"}
     assert np.allclose(np.asarray(chart.figure.data[0].z).sum(axis=1), 100)
@@ -83,9 +83,9 @@ def test_every_html_view_escapes_passage_and_question_text(hostile):
 
 def test_plotly_labels_escape_words(hostile):
     ticks = figures.heatmap(hostile).figure.layout.xaxis.ticktext
-    assert "&lt;" in ticks and not any("<" in tick for tick in ticks)
-    index = [w.text for w in hostile.passage_words()].index("<")
-    assert figures.word_across_layers(hostile, index).figure.layout.title.text.startswith("“&lt;”")
+    assert "5&lt;6" in ticks and not any("<" in tick for tick in ticks)
+    index = [w.text for w in hostile.passage_words()].index("5<6")
+    assert figures.word_across_layers(hostile, index).figure.layout.title.text.startswith("“5&lt;6”")
 
 
 def test_layer_roles_stack_to_a_hundred_and_keep_the_papers_shares(result):

@@ -19,6 +19,7 @@ class Projection:
 
     points: np.ndarray  # tokens × 2
     axes: tuple[str, str]
+    perplexity: float | None = None  # t-SNE's, as used: the paper's 40, capped at (tokens − 1) / 3
 
 
 def project(vectors: np.ndarray, method: str = "tsne", perplexity: float = 40.0, seed: int = 0) -> Projection:
@@ -36,21 +37,22 @@ def project(vectors: np.ndarray, method: str = "tsne", perplexity: float = 40.0,
 
         perplexity = min(perplexity, max(1.0, (len(vectors) - 1) / 3))
         points = TSNE(n_components=2, perplexity=perplexity, random_state=seed, init="pca").fit_transform(vectors)
-        return Projection(points, ("t-SNE 1", "t-SNE 2"))
+        return Projection(points, ("t-SNE 1", "t-SNE 2"), perplexity)
     raise ValueError(f"unknown projection {method!r}; choose one of {', '.join(METHODS)}")
 
 
 def token_groups(result: Attribution) -> list[str]:
-    """The paper's colouring: predicted answer; [CLS]/[SEP]; question; the answer's sentence; the rest."""
-    best = result.answer.best
-    sentence = _sentence_around(result.example.passage, best.start_char) if best else (0, 0)
+    """The paper's colouring: the explained span (the predicted answer by default); [CLS]/[SEP]; question; the
+    span's sentence; the rest."""
+    span_start, span_end = result.explained_span()
+    sentence = _sentence_around(result.example.passage, span_start)
     groups = []
     for (start, end), segment in zip(result.token_offsets, result.token_segments):
         if segment == "special":
             groups.append("[CLS]/[SEP]")
         elif segment == "question":
             groups.append("question")
-        elif best and best.overlaps(start, end):
+        elif start < span_end and span_start < end:
             groups.append("answer")
         elif sentence[0] <= start < sentence[1]:
             groups.append("answer sentence")

@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from rcqa.analysis.words import top_k
+from rcqa.text import NUMBER_TAG
 from rcqa.types import Attribution, Word
 
 SUPPORT_WINDOW = 5  # words either side of the answer span (the paper's supporting words)
@@ -24,18 +25,9 @@ t can will just don should now d ll m o re ve y ain aren couldn didn doesn hadn 
 mightn mustn needn shan shouldn wasn weren won wouldn
 """.split())
 
-_NUMBER_WORDS = frozenset("""zero one two three four five six seven eight nine ten eleven twelve thirteen
-fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
-ninety hundred thousand million billion trillion dozen half once twice""".split())
-
 
 def normalise(text: str) -> str:
     return text.lower().strip()
-
-
-def is_number(text: str) -> bool:
-    """A cardinal number (what a POS tagger would tag CD): digits, or a number word."""
-    return bool(re.fullmatch(r"\d[\d,.]*", text)) or normalise(text) in _NUMBER_WORDS
 
 
 def is_quantifier_question(question: str) -> bool:
@@ -44,47 +36,53 @@ def is_quantifier_question(question: str) -> bool:
     return "how" in words and bool(words & {"many", "much"})
 
 
-def category_masks(result: Attribution) -> dict[str, np.ndarray]:
-    """Per passage word: inside the predicted span; within 5 words of it; a non-stopword of the question."""
+def category_masks(result: Attribution, target: int = 0) -> dict[str, np.ndarray]:
+    """Per passage word: inside the explained span; within 5 words of it; a non-stopword of the question.
+
+    The span is the one the target explains (the prediction by default, as in the paper; the gold answer or
+    an n-best span when those are explained). Punctuation is no word, so it neither counts nor widens the window."""
     passage = result.passage_words()
-    best = result.answer.best
-    answer = np.array([best is not None and best.overlaps(w.start_char, w.end_char) for w in passage])
+    span_start, span_end = result.explained_span(target)
+    answer = np.array([span_start < w.end_char and w.start_char < span_end for w in passage], dtype=bool)
     inside = np.flatnonzero(answer)
     supporting = np.zeros(len(passage), dtype=bool)
     if inside.size:
         first, last = inside[0], inside[-1]
         supporting[max(0, first - SUPPORT_WINDOW):first] = True
         supporting[last + 1:last + 1 + SUPPORT_WINDOW] = True
-    question = {normalise(w.text) for w in result.words if w.segment == "question"} - STOPWORDS
-    query = np.array([normalise(w.text) in question for w in passage])
+    question = {normalise(w.text) for w in result.words if w.segment == "question" and not w.is_punctuation}
+    question -= STOPWORDS
+    query = np.array([normalise(w.text) in question for w in passage], dtype=bool)
     return {"answer": answer, "supporting": supporting, "query": query}
 
 
-def word_categories(result: Attribution) -> list[str]:
+def word_categories(result: Attribution, target: int = 0) -> list[str]:
     """One label per passage word for display: 'answer', 'supporting', 'query', 'answer+query', or ''."""
-    masks = category_masks(result)
+    masks = category_masks(result, target)
     return ["+".join(c for c in CATEGORIES if masks[c][i]) for i in range(len(result.passage_words()))]
 
 
-def category_shares(result: Attribution, distribution: np.ndarray, k: int = 5) -> dict[str, np.ndarray]:
+def shares_of_top(top: list[np.ndarray], mask: np.ndarray) -> np.ndarray:
+    """Per layer, the % of its top words that the mask marks; NaN for a layer with no top words."""
+    return np.array([100 * mask[row].sum() / len(row) if len(row) else np.nan for row in top])
+
+
+def category_shares(result: Attribution, distribution: np.ndarray, k: int = 5, target: int = 0) -> dict[str, np.ndarray]:
     """Per layer, the % of its top-k passage words in each category (a word may count in two)."""
-    masks = category_masks(result)
     top = top_k(distribution, k)
-    size = top.shape[1]
-    return {name: 100 * mask[top].sum(axis=1) / max(size, 1) for name, mask in masks.items()}
+    return {name: shares_of_top(top, mask) for name, mask in category_masks(result, target).items()}
 
 
-def quantifier_share(result: Attribution, distribution: np.ndarray, k: int = 5) -> np.ndarray | None:
-    """Per layer, (numbers among the top-k, less one if one is in the prediction) / numbers in the passage.
-    None unless the question is a quantifier question over a passage with at least two numbers."""
-    passage = result.passage_words()
-    numbers = np.array([is_number(w.text) for w in passage])
+def quantifier_share(result: Attribution, distribution: np.ndarray, k: int = 5, target: int = 0) -> np.ndarray | None:
+    """Per layer, (numbers among the top-k, less one if one is in the explained span) / numbers in the passage,
+    in %; NaN for a layer with no top words. Numbers are the words tagged CD. None unless the question is a
+    quantifier question over a passage with at least two numbers."""
+    numbers = np.array([w.tag == NUMBER_TAG for w in result.passage_words()], dtype=bool)
     if not is_quantifier_question(result.example.question) or numbers.sum() < 2:
         return None
-    predicted = category_masks(result)["answer"]
-    top = top_k(distribution, k)
-    counts = numbers[top].sum(axis=1) - (numbers & predicted)[top].any(axis=1)
-    return 100 * counts / numbers.sum()
+    in_span = numbers & category_masks(result, target)["answer"]
+    counts = [numbers[row].sum() - in_span[row].any() if len(row) else np.nan for row in top_k(distribution, k)]
+    return 100 * np.array(counts, dtype=float) / numbers.sum()
 
 
 def phase_readings(layers: list[str], shares: dict[str, np.ndarray]) -> list[tuple[str, str]]:
@@ -97,12 +95,20 @@ def phase_readings(layers: list[str], shares: dict[str, np.ndarray]) -> list[tup
     for name, indices in zip(("Early", "Middle", "Late"), bounds):
         if not len(indices):
             continue
-        means = {c: float(shares[c][indices].mean()) for c in CATEGORIES}
+        defined = [i for i in indices if not np.isnan(shares["answer"][i])]
+        if not defined:
+            readings.append((f"{name} ({_layer_span(layers, indices)})", "no layer here has any top word."))
+            continue
+        means = {c: float(shares[c][defined].mean()) for c in CATEGORIES}
         leading = max(means, key=means.get)
-        span = layers[indices[0]] if len(indices) == 1 else f"{layers[indices[0]]}–{layers[indices[-1]]}"
         detail = ", ".join(f"{c} {means[c]:.0f}%" for c in CATEGORIES)
-        readings.append((f"{name} ({span})", f"mostly {leading} words ({detail}): {meaning[leading]}."))
+        readings.append((f"{name} ({_layer_span(layers, indices)})", f"mostly {leading} words ({detail}): "
+                                                                      f"{meaning[leading]}."))
     return readings
+
+
+def _layer_span(layers: list[str], indices: np.ndarray) -> str:
+    return layers[indices[0]] if len(indices) == 1 else f"{layers[indices[0]]}–{layers[indices[-1]]}"
 
 
 def top_words(result: Attribution, distribution: np.ndarray, k: int = 5) -> list[list[Word]]:

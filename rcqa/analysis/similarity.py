@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rcqa.analysis.words import top_k
+from rcqa.analysis.words import is_empty, top_k
 
 VARIANTS = {"full": "whole distributions", "topk_removed": "each layer's top-k words removed",
             "topk_kept": "only each layer's top-k words kept"}
@@ -15,8 +15,11 @@ def describe(variant: str, k: int) -> str:
 
 
 def jensen_shannon(p: np.ndarray, q: np.ndarray) -> float:
-    """JSD in bits (base 2), in [0, 1]."""
+    """JSD in bits (base 2), in [0, 1]; NaN when either is no distribution (all zeros): undefined, not 0.5."""
+    if not (p > 0).any() or not (q > 0).any():
+        return float("nan")
     m = (p + q) / 2
+
     def kl(a: np.ndarray) -> float:
         nonzero = a > 0
         return float(np.sum(a[nonzero] * np.log2(a[nonzero] / m[nonzero])))
@@ -24,24 +27,28 @@ def jensen_shannon(p: np.ndarray, q: np.ndarray) -> float:
 
 
 def restrict(distribution: np.ndarray, variant: str, k: int) -> np.ndarray:
-    """Each layer's distribution with its own top-k words removed or kept, renormalised."""
+    """Each layer's distribution with its own top-k words removed or kept, renormalised. A layer left with no
+    attribution (all its words were in its top-k) becomes an all-zero row: no distribution."""
     if variant == "full":
         return distribution
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    top = top_k(distribution, k)
     in_top = np.zeros_like(distribution, dtype=bool)
-    np.put_along_axis(in_top, top, True, axis=1)
+    for layer, top in enumerate(top_k(distribution, k)):
+        in_top[layer, top] = True
     kept = np.where(in_top if variant == "topk_kept" else ~in_top, distribution, 0.0)
     totals = kept.sum(axis=1, keepdims=True)
     return np.divide(kept, totals, out=np.zeros_like(kept), where=totals > 0)
 
 
 def jsd_matrix(distribution: np.ndarray, variant: str = "full", k: int = 5) -> np.ndarray:
-    """(layers × layers) JSD between every pair of layers' passage-word distributions."""
+    """(layers × layers) JSD between every pair of layers' passage-word distributions; NaN where a layer has
+    no distribution (its row and column, the diagonal included)."""
     restricted = restrict(distribution, variant, k)
     layers = restricted.shape[0]
     matrix = np.zeros((layers, layers))
+    matrix[is_empty(restricted)] = np.nan
+    matrix[:, is_empty(restricted)] = np.nan
     for i in range(layers):
         for j in range(i + 1, layers):
             matrix[i, j] = matrix[j, i] = jensen_shannon(restricted[i], restricted[j])

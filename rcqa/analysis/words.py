@@ -13,16 +13,26 @@ def word_scores(result: Attribution, aggregation: str = "l2", target: int = 0) -
 
 
 def distribution(result: Attribution, words: list[int], aggregation: str = "l2", target: int = 0) -> np.ndarray:
-    """(layers × chosen words): |word score| normalised to sum 1 per layer over the chosen words."""
+    """(layers × chosen words): |word score| normalised to sum 1 per layer over the chosen words. A layer whose
+    chosen words all score 0 has no distribution: its row is all zeros (see is_empty)."""
     magnitudes = np.abs(word_scores(result, aggregation, target)[:, words]).astype(np.float64)
     totals = magnitudes.sum(axis=1, keepdims=True)
-    return np.divide(magnitudes, totals, out=np.full_like(magnitudes, 1 / max(len(words), 1)), where=totals > 0)
+    return np.divide(magnitudes, totals, out=np.zeros_like(magnitudes), where=totals > 0)
+
+
+def passage_indices(result: Attribution) -> list[int]:
+    """Indices into result.words of the passage words (punctuation is no word), in text order."""
+    return [i for i, w in enumerate(result.words) if w.segment == "passage" and not w.is_punctuation]
 
 
 def passage_distribution(result: Attribution, aggregation: str = "l2", target: int = 0) -> np.ndarray:
     """(layers × passage words): the paper's I_l, a distribution over the passage words per layer."""
-    passage = [i for i, w in enumerate(result.words) if w.segment == "passage"]
-    return distribution(result, passage, aggregation, target)
+    return distribution(result, passage_indices(result), aggregation, target)
+
+
+def is_empty(distribution: np.ndarray) -> np.ndarray:
+    """Per layer: whether no word has any attribution (the row is no distribution at all)."""
+    return ~(distribution > 0).any(axis=1)
 
 
 def ranks(distribution: np.ndarray) -> np.ndarray:
@@ -34,6 +44,8 @@ def ranks(distribution: np.ndarray) -> np.ndarray:
     return ranked
 
 
-def top_k(distribution: np.ndarray, k: int) -> np.ndarray:
-    """(layers × k) indices of each layer's k most important words, best first."""
-    return np.argsort(-distribution, axis=1, kind="stable")[:, :k]
+def top_k(distribution: np.ndarray, k: int) -> list[np.ndarray]:
+    """Per layer, the indices of its (at most) k most important words, best first. A word with no attribution
+    is never a top word, so a layer with fewer than k such words has fewer top words."""
+    order = np.argsort(-distribution, axis=1, kind="stable")[:, :k]
+    return [row[distribution[layer, row] > 0] for layer, row in enumerate(order)]

@@ -9,6 +9,7 @@ then by halving) until the layer's relative error is under a tolerance. Results 
 """
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
@@ -21,6 +22,7 @@ from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
 from rcqa.qa import InputError, Windows, answer_with_windows, char_span_to_tokens
+from rcqa.text import written_words
 from rcqa.types import AGGREGATIONS, Answer, Attribution, Completeness, Example, Word
 
 BASELINES = {
@@ -34,7 +36,7 @@ BASELINES = {
 class IGSettings:
     """Everything that changes the numbers; part of every cache key."""
 
-    targets: tuple[str, ...] = ("span_logits",)
+    targets: tuple[str, ...] = ("span_log_prob",)  # every word gets a share at every layer (README: the target)
     span: str = "predicted"  # "predicted", "gold", or "nbest:K" (K-th best span, 0-based)
     baseline: str = "pad"
     rule: str = "gausslegendre"
@@ -57,6 +59,12 @@ class IGSettings:
     def paper(cls) -> IGSettings:
         """The released code of the EMNLP 2020 paper: zero baseline, 20-point trapezoid, its F."""
         return cls(targets=("paper_confidence",), baseline="zero", rule="paper_trapezoid", steps=20, tolerance=None)
+
+    @classmethod
+    def paper_text(cls) -> IGSettings:
+        """The EMNLP 2020 paper's text: zero baseline, 50 right-Riemann steps, its F (the squared norm is the
+        token score, an analysis setting: see rcqa.presets)."""
+        return cls(targets=("paper_confidence",), baseline="zero", rule="riemann_right", steps=50, tolerance=None)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "targets": list(self.targets)}
@@ -273,7 +281,8 @@ def _chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb
 
 def _aggregate(attribution: torch.Tensor) -> np.ndarray:
     """tokens × dim → (aggregations × tokens), in the order of AGGREGATIONS."""
-    by_name = {"l2": attribution.norm(dim=-1), "sum": attribution.sum(-1), "abs_sum": attribution.abs().sum(-1)}
+    norm = attribution.norm(dim=-1)
+    by_name = {"l2": norm, "sum": attribution.sum(-1), "abs_sum": attribution.abs().sum(-1), "l2_squared": norm**2}
     return torch.stack([by_name[name] for name in AGGREGATIONS]).detach().cpu().numpy().astype(np.float32)
 
 
@@ -319,17 +328,21 @@ def _to(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torc
 
 
 def _words(windows: Windows, window: int, length: int, passage: str) -> list[Word]:
-    """Merge the window's word-pieces into whole question and passage words."""
+    """The question's and the passage's words as written, each with the window tokens mapped onto it: a
+    word-piece belongs to the word that holds its first character. Words the window does not reach are left out."""
     texts = {"question": windows.question, "passage": passage}
-    groups: dict[tuple[str, int], list[int]] = {}
+    written = {segment: written_words(text) for segment, text in texts.items()}
+    starts = {segment: [w.start_char for w in words] for segment, words in written.items()}
+    pieces: dict[tuple[str, int], list[int]] = {}
     for token in range(length):
-        segment, word = windows.segments[window][token], windows.word_ids[window][token]
-        if segment != "special" and word is not None:
-            groups.setdefault((segment, word), []).append(token)
-    words = []
-    for (segment, _), tokens in groups.items():
-        start = windows.offsets[window][tokens[0]][0]
-        end = windows.offsets[window][tokens[-1]][1]
-        words.append(Word(text=texts[segment][start:end], start_char=start, end_char=end, segment=segment,
-                          tokens=tuple(tokens)))
-    return words
+        segment = windows.segments[window][token]
+        start, end = windows.offsets[window][token]
+        if segment == "special" or end <= start:
+            continue
+        index = bisect.bisect_right(starts[segment], start) - 1
+        if index >= 0:
+            pieces.setdefault((segment, index), []).append(token)
+    return [Word(text=w.text, start_char=w.start_char, end_char=w.end_char, segment=segment, tokens=tuple(tokens),
+                 tag=w.tag)
+            for (segment, index), tokens in sorted(pieces.items(), key=lambda item: item[1][0])
+            for w in [written[segment][index]]]

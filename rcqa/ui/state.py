@@ -27,6 +27,7 @@ from rcqa.data import DataError, load_examples
 from rcqa.figures import Chart, image_export_available, projection
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.model import DEFAULT_MODEL, ModelLoadError, QAModel, load_model
+from rcqa.presets import PRESETS
 from rcqa.qa import InputError
 from rcqa.types import AGGREGATIONS, Answer, Attribution, Example
 
@@ -55,7 +56,7 @@ class View:
     example_id: str = GALLERY[0].id  # a gallery id, or an id in the uploaded file
     passage: str = ""  # a pasted passage
     question: str = GALLERY[0].question
-    target: str = "span_logits"
+    target: str = IGSettings.targets[0]
     span: str = "predicted"
     baseline: str = "pad"
     rule: str = "gausslegendre"
@@ -88,9 +89,9 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
-_PAPER = IGSettings.paper()
-PAPER_VIEW = {"target": _PAPER.targets[0], "baseline": _PAPER.baseline, "rule": _PAPER.rule, "steps": _PAPER.steps,
-              "tolerance": _PAPER.tolerance, "span": _PAPER.span, "aggregation": "l2"}  # l2: the paper's token score
+PRESET_VIEWS = {name: {"target": p.settings.targets[0], "baseline": p.settings.baseline, "rule": p.settings.rule,
+                       "steps": p.settings.steps, "tolerance": p.settings.tolerance, "span": p.settings.span,
+                       "aggregation": p.aggregation} for name, p in PRESETS.items()}
 
 
 def passage_hash(passage: str) -> str:

@@ -1,0 +1,47 @@
+"""The parts of speech a layer's top words are (the paper's analysis 3), from the words' Penn Treebank tags."""
+from __future__ import annotations
+
+import numpy as np
+
+from rcqa.analysis.roles import category_masks, shares_of_top
+from rcqa.analysis.words import top_k
+from rcqa.types import Attribution, Word
+
+# the paper's groups of tags; a tag in none of them (FW, SYM, XX, ...) is "other"
+POS_GROUPS = {
+    "entity": frozenset({"CD", "NN", "NNP", "NNPS", "NNS", "PRP", "PRP$"}),
+    "verb": frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ"}),
+    "adjective": frozenset({"JJ", "JJR", "JJS"}),
+    "adverb": frozenset({"RB", "RBR", "RBS"}),
+    "function": frozenset({"CC", "DT", "EX", "IN", "LS", "MD", "PDT", "POS", "RP", "TO", "UH", "WDT", "WP", "WP$",
+                           "WRB"}),
+}
+GROUPS = (*POS_GROUPS, "punctuation", "other")
+
+
+def pos_group(word: Word) -> str:
+    """The word's group: its tag's, or 'punctuation' (which the analyses never count as a word)."""
+    if word.is_punctuation:
+        return "punctuation"
+    return next((group for group, tags in POS_GROUPS.items() if word.tag in tags), "other")
+
+
+def _group_masks(words: list[Word]) -> dict[str, np.ndarray]:
+    groups = np.array([pos_group(w) for w in words])
+    return {group: groups == group for group in GROUPS}
+
+
+def pos_shares(result: Attribution, distribution: np.ndarray, k: int = 5) -> dict[str, np.ndarray]:
+    """Per layer, the % of its top-k passage words in each part-of-speech group; NaN where a layer has none."""
+    top = top_k(distribution, k)
+    return {group: shares_of_top(top, mask) for group, mask in _group_masks(result.passage_words()).items()}
+
+
+def answer_pos(result: Attribution, target: int = 0) -> dict[str, float] | None:
+    """The % of the explained span's words in each group (the paper: answer spans are ~82 % entities); None if the
+    span holds no word."""
+    inside = category_masks(result, target)["answer"]
+    words = [w for w, chosen in zip(result.passage_words(), inside) if chosen]
+    if not words:
+        return None
+    return {group: 100 * float(mask.mean()) for group, mask in _group_masks(words).items()}
