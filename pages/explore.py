@@ -125,6 +125,7 @@ def show_result(result) -> None:
         state.show(figures.roles(result, k, aggregation))
         for phase, reading in figures.role_readings(result, k, aggregation):
             st.markdown(f"**{phase}**: {reading}")
+        state.show(figures.pos_mix(result, k, aggregation))
         if quantifiers := figures.quantifiers(result, k, aggregation):
             state.show(quantifiers)
     with word:

@@ -163,26 +163,28 @@ def topk_table(result: Attribution, k: int = 5, aggregation: str = "l2", target:
 
 
 def _marked_passage(result: Attribution, marks: dict[int, tuple[int, float]]) -> str:
-    """The analysed window's passage as HTML: marked words (index → rank, share) highlighted, the predicted
-    answer underlined. Every piece of passage text is escaped."""
-    passage, words = result.example.passage, result.passage_words()
+    """The analysed window's passage as HTML: marked words (passage word index → rank, share) highlighted, the
+    explained span underlined. Every piece of passage text is escaped."""
+    passage = result.example.passage
+    shown = [w for w in result.words if w.segment == "passage"]  # punctuation too: it is text, if no word
+    word_index = {w.start_char: i for i, w in enumerate(result.passage_words())}
     span_start, span_end = result.explained_span()
     max_rank = max((rank for rank, _ in marks.values()), default=1)
-    pieces = ["… " if words and words[0].start_char > 0 else ""]
-    cursor = words[0].start_char if words else 0
-    for index, word in enumerate(words):
+    pieces = ["… " if shown and shown[0].start_char > 0 else ""]
+    cursor = shown[0].start_char if shown else 0
+    for word in shown:
         pieces.append(html.escape(passage[cursor:word.start_char]))
         text = html.escape(word.text)
         if span_start < word.end_char and word.start_char < span_end:
             text = f'<span style="border-bottom: 2px solid #d62728;">{text}</span>'
-        if index in marks:
-            rank, share = marks[index]
+        if word_index.get(word.start_char) in marks:
+            rank, share = marks[word_index[word.start_char]]
             opacity = 1.0 - 0.65 * (rank - 1) / max(max_rank - 1, 1)
             text = (f'<mark title="rank {rank} · {share:.1f}% of the layer" style="background: rgba({_MARK}, '
                     f'{opacity:.2f}); padding: 1px 2px; border-radius: 3px;">{text}<sup>{rank}</sup></mark>')
         pieces.append(text)
         cursor = word.end_char
-    pieces.append(" …" if words and cursor < len(passage.rstrip()) else "")
+    pieces.append(" …" if shown and cursor < len(passage.rstrip()) else "")
     return "".join(pieces)
 
 

@@ -118,7 +118,7 @@ def test_the_unanswerable_example_says_so_and_shows_the_guess_probability():
 
 
 def test_a_pasted_passage_is_shown_as_text_never_as_html():
-    hostile = "The tower <script>alert(1)</script> was built by <b>Margaret Ellison</b> in 1872."
+    hostile = "The tower <script>alert(1)</script> was built by <b>Margaret Ellison</b> (rated 5<6) in 1872."
     app = open_app()
     app.radio(key="rcqa.widget.source").set_value("paste").run()
     app.text_area(key="rcqa.widget.passage").input(hostile).run()
@@ -133,7 +133,7 @@ def test_a_pasted_passage_is_shown_as_text_never_as_html():
     tags, text = read_html(top_words)
     assert "script" not in tags and hostile in text
     ticks = spec_titled(app, "Where each layer")["layout"]["xaxis"]["ticktext"]
-    assert "&lt;" in ticks and "<" not in ticks
+    assert "5&lt;6" in ticks and not any("<" in tick for tick in ticks)
 
 
 def test_a_long_pasted_passage_stays_in_the_session_and_the_link_says_so():

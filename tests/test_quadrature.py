@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from rcqa.attribution.quadrature import RULES, gauss_kronrod, nodes_and_weights
+from rcqa.attribution.quadrature import RULES, adaptive, gauss_kronrod, nodes_and_weights
 
 
 def integrates_exactly(nodes, weights, degree):
@@ -40,3 +40,25 @@ def test_gauss_kronrod_15_matches_quadpack():
     assert np.allclose(2 * weights_at_added[:4], [0.022935322010529, 0.104790010322250, 0.169004726639267,
                                                   0.204432940075298])
     assert np.isclose(2 * weights_at_gauss[3], 0.209482141084728)
+
+
+def test_the_papers_released_rule_is_twenty_points_k_over_20_with_trapezoid_weights():
+    nodes, weights = nodes_and_weights("paper_trapezoid", 50)  # the released code always takes its 20 points
+    assert np.allclose(nodes, np.arange(20) / 20)
+    assert np.allclose(weights, [1 / 38] + [1 / 19] * 18 + [1 / 38])
+
+
+def test_the_papers_text_rule_is_right_riemann():
+    nodes, weights = nodes_and_weights("riemann_right", 4)
+    assert np.allclose(nodes, [0.25, 0.5, 0.75, 1.0]) and np.allclose(weights, 0.25)
+
+
+def test_two_point_gauss_legendre_on_the_unit_interval():
+    nodes, weights = nodes_and_weights("gausslegendre", 2)
+    assert np.allclose(nodes, [0.5 - 0.5 / np.sqrt(3), 0.5 + 0.5 / np.sqrt(3)]) and np.allclose(weights, 0.5)
+
+
+def test_only_gauss_legendre_is_refined_and_unknown_rules_are_refused():
+    assert [adaptive(rule) for rule in RULES] == [True, False, False]
+    with pytest.raises(ValueError, match="unknown integration rule"):
+        nodes_and_weights("simpson", 4)

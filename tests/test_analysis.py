@@ -1,0 +1,212 @@
+"""The per-example analyses on a result built by hand: every expected value below was worked out on paper
+(or by scipy / sklearn), never by the code under test."""
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import jensenshannon
+
+from rcqa.analysis.pos import answer_pos, pos_group, pos_shares
+from rcqa.analysis.report import analyses
+from rcqa.analysis.roles import (category_masks, category_shares, is_quantifier_question, phase_readings,
+                                 quantifier_share, word_categories)
+from rcqa.analysis.similarity import jensen_shannon, jsd_matrix, restrict
+from rcqa.analysis.words import is_empty, passage_distribution, ranks, top_k, word_scores
+from rcqa.types import Word
+from tests.handmade import handmade
+
+QUESTION = [("In", "IN"), ("the", "DT"), ("orchard", "NN"), (",", ","), ("how", "WRB"), ("many", "JJ"),
+            ("pear", "NN"), ("trees", "NNS"), ("are", "VBP"), ("there", "EX"), ("?", ".")]
+QUESTION_TEXT = "In the orchard, how many pear trees are there?"
+# word (tag): scores at embeddings, block 0, block 1. Punctuation carries large scores that must never count.
+PASSAGE = [
+    ("The", "DT", [0, 0, 0]), ("farm", "NN", [0, 0, 0]), ("has", "VBZ", [2, 0, 0]), ("14", "CD", [0, 2, 0]),
+    ("fields", "NNS", [0, 0, 0]), (".", ".", [0, 0, 9]), ("Of", "IN", [0, 0, 0]), ("its", "PRP$", [0, 0, 0]),
+    ("2,300", "CD", [[0.5, 0.25, 0.25], [0, 0, 0], [0, 0, 0]]),  # three word-pieces: "2", ",", "300"
+    ("trees", "NNS", [5, 1.5, 0]), (",", ",", [100, 0, 7]), ("600", "CD", [0, 6, 0]), ("are", "VBP", [0, 0, 0]),
+    ("pear", "NN", [4, 0, 0]), ("trees", "NNS", [3, 0, 0]), (",", ",", [0, 50, 0]), ("and", "CC", [0, 0, 0]),
+    ("250", "CD", [0, 3, 0]), ("are", "VBP", [0, 0, 0]), ("plums", "NNS", [0, 0, 0]), (".", ".", [0, 0, 0]),
+]
+WORDS = [w for w, _, _ in PASSAGE if w not in ",."]  # the 17 passage words: punctuation is no word
+SIX_HUNDRED = 11  # index of "600" among all passage words, punctuation included
+
+
+@pytest.fixture
+def result():
+    return handmade(QUESTION, PASSAGE, explained=(SIX_HUNDRED, SIX_HUNDRED), question_text=QUESTION_TEXT)
+
+
+def marked(*words_at: int) -> list[bool]:
+    return [i in words_at for i in range(len(WORDS))]
+
+
+def test_passage_words_leave_out_punctuation(result):
+    assert [w.text for w in result.passage_words()] == WORDS
+
+
+def test_a_word_scores_the_sum_of_its_pieces(result):
+    scores = word_scores(result)
+    two_thousand = next(i for i, w in enumerate(result.words) if w.text == "2,300")
+    assert len(result.words[two_thousand].tokens) == 3 and scores[0, two_thousand] == pytest.approx(1.0)
+
+
+def test_the_distribution_is_over_words_and_sums_to_one_where_there_is_attribution(result):
+    distribution = passage_distribution(result)
+    expected_first = np.zeros(17)
+    expected_first[[2, 7, 8, 11, 12]] = np.array([2, 1, 5, 4, 3]) / 15  # has, 2,300, trees, pear, trees
+    assert np.allclose(distribution[0], expected_first)
+    expected_second = np.zeros(17)
+    expected_second[[3, 8, 9, 14]] = np.array([2, 1.5, 6, 3]) / 12.5  # 14, trees, 600, 250
+    assert np.allclose(distribution[1], expected_second)
+    assert not distribution[2].any()  # block 1 only looks at punctuation: no distribution at all
+    assert list(is_empty(distribution)) == [False, False, True]
+
+
+def test_top_k_holds_only_words_with_attribution_best_first(result):
+    top = top_k(passage_distribution(result), 5)
+    assert [[WORDS[i] for i in row] for row in top] == [["trees", "pear", "trees", "has", "2,300"],
+                                                         ["600", "250", "14", "trees"], []]
+    assert [list(row) for row in top_k(passage_distribution(result), 2)] == [[8, 11], [9, 14], []]
+
+
+def test_ranks_count_from_one():
+    assert ranks(np.array([[0.1, 0.6, 0.3]])).tolist() == [[3, 1, 2]]
+
+
+def test_categories_follow_the_papers_definitions_by_hand(result):
+    masks = category_masks(result)
+    assert list(masks["answer"]) == marked(9)
+    # five words either side of "600", punctuation not counted: "fields" to "trees" before, "are" to "250" after
+    assert list(masks["supporting"]) == marked(4, 5, 6, 7, 8, 10, 11, 12, 13, 14)
+    # question words less stopwords: orchard, many, pear, trees (the question's comma is no word)
+    assert list(masks["query"]) == marked(8, 11, 12)
+    assert word_categories(result)[8] == "supporting+query" and word_categories(result)[9] == "answer"
+
+
+def test_category_shares_divide_by_the_top_words_a_layer_has(result):
+    shares = category_shares(result, passage_distribution(result), k=5)
+    assert np.allclose(shares["answer"][:2], [0, 25]) and np.isnan(shares["answer"][2])
+    assert np.allclose(shares["supporting"][:2], [80, 50])
+    assert np.allclose(shares["query"][:2], [60, 25])
+
+
+def test_categories_follow_the_explained_span_not_the_prediction():
+    explained_gold = handmade(QUESTION, PASSAGE, explained=(SIX_HUNDRED, SIX_HUNDRED), predicted=(17, 17),
+                              question_text=QUESTION_TEXT)
+    assert explained_gold.answer.text == "250"
+    assert list(category_masks(explained_gold)["answer"]) == marked(9)
+
+
+def test_quantifier_share_by_hand(result):
+    # numbers (CD): 14, 2,300, 600, 250 → N_q = 4. Embeddings: 2,300 in the top-5 → 1/4.
+    # Block 0: 600, 250, 14 in the top, less one because 600 is the explained span → 2/4. Block 1: no top words.
+    shares = quantifier_share(result, passage_distribution(result), k=5)
+    assert np.allclose(shares[:2], [25, 50]) and np.isnan(shares[2])
+
+
+def test_quantifier_share_needs_a_quantifier_question_and_two_numbers(result):
+    question = [("Who", "WP"), ("owns", "VBZ"), ("it", "PRP")]
+    assert quantifier_share(handmade(question, PASSAGE, (SIX_HUNDRED, SIX_HUNDRED)),
+                            passage_distribution(result)) is None
+    one_number = [(w, "NN" if w in ("14", "2,300", "250") else tag, s) for w, tag, s in PASSAGE]
+    sparse = handmade(QUESTION, one_number, (SIX_HUNDRED, SIX_HUNDRED), question_text=QUESTION_TEXT)
+    assert quantifier_share(sparse, passage_distribution(sparse)) is None
+    two_numbers = [(w, "NN" if w in ("14", "2,300") else tag, s) for w, tag, s in PASSAGE]
+    enough = handmade(QUESTION, two_numbers, (SIX_HUNDRED, SIX_HUNDRED), question_text=QUESTION_TEXT)
+    # numbers 600 and 250: block 0 holds both, less one for 600 → 1/2
+    assert quantifier_share(enough, passage_distribution(enough))[1] == pytest.approx(50)
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("How many pear trees are there?", True), ("how much did it cost", True), ("Many wonder how", True),
+    ("How tall is it?", False), ("However many there are", False), ("How did muchness arise?", False)])
+def test_quantifier_questions(question, expected):
+    assert is_quantifier_question(question) is expected
+
+
+def test_jsd_is_scipys_in_bits_and_undefined_without_a_distribution(result):
+    distribution = passage_distribution(result)
+    matrix = jsd_matrix(distribution)
+    reference = jensenshannon(distribution[0], distribution[1], base=2) ** 2
+    assert matrix[0, 1] == pytest.approx(reference) and matrix[1, 0] == pytest.approx(reference)
+    assert np.diag(matrix)[:2].tolist() == [0, 0]
+    assert np.isnan(matrix[2]).all() and np.isnan(matrix[:, 2]).all()
+    assert math.isnan(jensen_shannon(distribution[0], distribution[2]))
+    assert jensen_shannon(np.array([1.0, 0]), np.array([0, 1.0])) == pytest.approx(1.0)
+
+
+def test_restricting_to_or_without_the_top_k_renormalises():
+    distribution = np.array([[0.4, 0.3, 0.2, 0.1, 0.0]])
+    assert np.allclose(restrict(distribution, "topk_kept", 2), [[4 / 7, 3 / 7, 0, 0, 0]])
+    assert np.allclose(restrict(distribution, "topk_removed", 2), [[0, 0, 2 / 3, 1 / 3, 0]])
+    assert not restrict(distribution, "topk_removed", 4).any()  # nothing left: no distribution
+    with pytest.raises(ValueError, match="unknown variant"):
+        restrict(distribution, "halves", 2)
+
+
+def test_a_layer_emptied_by_removing_its_top_words_has_undefined_jsd(result):
+    removed = jsd_matrix(passage_distribution(result), "topk_removed", k=4)
+    # embeddings keep "2,300" (rank 5); block 0 has only 4 words with attribution: nothing remains
+    assert removed[0, 0] == 0 and np.isnan(removed[0, 1]) and np.isnan(removed[1, 1])
+
+
+def test_pos_groups_of_the_top_words_and_of_the_answer(result):
+    shares = pos_shares(result, passage_distribution(result), k=5)
+    assert shares["entity"][:2].tolist() == [80, 100] and shares["verb"][:2].tolist() == [20, 0]
+    assert np.isnan(shares["entity"][2]) and shares["punctuation"][:2].tolist() == [0, 0]
+    assert answer_pos(result) == {"entity": 100, "verb": 0, "adjective": 0, "adverb": 0, "function": 0,
+                                  "punctuation": 0, "other": 0}
+
+
+@pytest.mark.parametrize("text, tag, group", [
+    ("600", "CD", "entity"), ("its", "PRP$", "entity"), ("ran", "VBD", "verb"), ("taller", "JJR", "adjective"),
+    ("quickly", "RB", "adverb"), ("the", "DT", "function"), ("which", "WDT", "function"), (",", ",", "punctuation"),
+    ("<b>", "NNP", "punctuation"), ("e.g.", "FW", "other"), ("Paris", "NNPS", "entity"), ("to", "TO", "function")])
+def test_pos_group_of_a_word(text, tag, group):
+    assert pos_group(Word(text, 0, len(text), "passage", (0,), tag)) == group
+
+
+def test_phases_split_layers_into_thirds_and_name_the_leading_category():
+    layers = ["embeddings"] + [f"block {i}" for i in range(6)]
+    shares = {"answer": np.array([0, 0, 0, 10, 20, 70, 90.0]), "supporting": np.array([10, 10, 10, 60, 50, 20, 10.0]),
+              "query": np.array([80, 70, 60, 20, 10, 0, 0.0])}
+    readings = phase_readings(layers, shares)
+    assert [phase for phase, _ in readings] == ["Early (embeddings–block 1)", "Middle (block 2–block 3)",
+                                                 "Late (block 4–block 5)"]
+    assert readings[0][1].startswith("mostly query words (answer 0%, supporting 10%, query 70%)")
+    assert readings[1][1].startswith("mostly supporting words (answer 15%, supporting 55%, query 15%)")
+    assert readings[2][1].startswith("mostly answer words (answer 80%, supporting 15%, query 0%)")
+
+
+def test_phases_skip_layers_without_top_words():
+    layers = ["embeddings", "block 0", "block 1"]
+    nan = np.nan
+    shares = {"answer": np.array([nan, 50, nan]), "supporting": np.array([nan, 50, nan]),
+              "query": np.array([nan, 0, nan])}
+    readings = dict(phase_readings(layers, shares))
+    assert readings["Early (embeddings)"] == "no layer here has any top word."
+    assert readings["Middle (block 0)"].startswith("mostly answer words (answer 50%")
+
+
+def test_the_json_analyses_write_undefined_values_as_null(result):
+    document = analyses(result, k=5)
+    assert document["top_k"][2] == [] and document["categories"]["answer"][2] is None
+    assert document["jsd"]["full"][2] == [None, None, None] and document["quantifier_share"][2] is None
+    assert document["categories"]["answer"][1] == 25 and document["pos"]["verb"][0] == 20
+    assert document["passage_words"] == WORDS
+
+
+def test_tsne_is_sklearns_with_the_seed_and_the_capped_perplexity_it_reports():
+    from sklearn.manifold import TSNE
+
+    from rcqa.analysis.projection import project
+
+    vectors = np.random.default_rng(0).normal(size=(31, 8))
+    projected = project(vectors, "tsne", seed=3)
+    assert projected.perplexity == pytest.approx(10.0)  # the paper's 40, capped at (31 − 1) / 3
+    reference = TSNE(n_components=2, perplexity=10.0, random_state=3, init="pca").fit_transform(vectors)
+    assert np.allclose(projected.points, reference)
+    assert project(vectors[:4], "tsne").perplexity == 1.0  # very short inputs: at least 1
+    assert project(np.random.default_rng(1).normal(size=(200, 4)), "tsne").perplexity == 40.0
+    with pytest.raises(ValueError, match="unknown projection"):
+        project(vectors, "umap")

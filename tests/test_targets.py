@@ -1,0 +1,46 @@
+"""Targets: each a function of the start and end logits, checked against softmaxes worked out by hand."""
+import math
+
+import pytest
+import torch
+
+from rcqa.attribution.targets import TARGETS, Target
+
+START = [1.0, 2.0, 0.5]
+END = [0.0, 1.0, 3.0]
+
+
+def value(name: str, start: int = 1, end: int = 2) -> float:
+    return float(Target(name, start, end)(torch.tensor([START]), torch.tensor([END]))[0])
+
+
+def softmax(logits: list[float], i: int) -> float:
+    return math.exp(logits[i]) / sum(math.exp(x) for x in logits)
+
+
+def test_span_logits_and_single_logits():
+    assert value("span_logits") == pytest.approx(2.0 + 3.0)
+    assert value("start_logit") == pytest.approx(2.0) and value("end_logit") == pytest.approx(3.0)
+    assert value("span_logits", 0, 1) == pytest.approx(1.0 + 1.0)
+
+
+def test_span_log_prob_is_the_log_of_both_softmax_probabilities():
+    assert value("span_log_prob") == pytest.approx(math.log(softmax(START, 1)) + math.log(softmax(END, 2)))
+    assert value("span_log_prob", 2, 0) == pytest.approx(math.log(softmax(START, 2)) + math.log(softmax(END, 0)))
+
+
+def test_the_papers_f_is_the_two_largest_softmax_probabilities_wherever_the_span_is():
+    expected = softmax(START, 1) + softmax(END, 2)  # the argmaxes: position 1 for start, 2 for end
+    assert value("paper_confidence") == pytest.approx(expected)
+    assert value("paper_confidence", 0, 0) == pytest.approx(expected)
+
+
+def test_a_batch_gives_one_value_per_row():
+    start, end = torch.tensor([START, END]), torch.tensor([END, START])
+    assert Target("span_logits", 1, 2)(start, end).tolist() == pytest.approx([5.0, 1.5])
+
+
+def test_unknown_targets_are_refused_and_known_ones_describe_themselves():
+    with pytest.raises(ValueError, match="unknown target"):
+        Target("max_logit", 0, 0)
+    assert Target("span_log_prob", 0, 0).description == TARGETS["span_log_prob"]
