@@ -39,7 +39,8 @@ def test_a_gallery_example_is_answered_then_explained_layer_by_layer():
     assert np.allclose(share.sum(axis=1), 100)
     assert "rank" in trace["hovertemplate"] and "category" in trace["hovertemplate"]
     assert heatmap["layout"]["xaxis"]["title"]["text"].startswith("Words of the analysed window")
-    for title in ("What each layer's top-5 passage words are", "Completeness per layer", "“"):
+    for title in ("What each layer's top-5 passage words are", "Parts of speech of each layer's top-5",
+                  "Completeness per layer", "“"):
         spec_titled(app, title)
     assert "embeddings</strong>: top-5 passage words" in html_of(app)
     assert "Early (embeddings" in texts(app.markdown)

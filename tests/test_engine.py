@@ -126,3 +126,45 @@ def test_words_cover_the_window_and_round_trip_through_json(tiny_model_dirs):
     restored = Attribution.from_dict(result.to_dict())
     assert np.allclose(restored.scores, result.scores) and restored.words == result.words
     assert restored.completeness == result.completeness and restored.answer == result.answer
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tiny_model_dirs):
+    return load_model(tiny_model_dirs["bert"])
+
+
+def test_the_squared_norm_is_the_square_of_the_l2_norm(tiny_bert):
+    result = explain(tiny_bert, gallery_example("comet-who"), IGSettings(steps=4, tolerance=None))
+    assert np.allclose(result.layer_scores("l2_squared"), result.layer_scores("l2") ** 2, rtol=1e-5)
+
+
+def test_with_span_logits_the_last_block_attributes_the_span_ends_alone(tiny_bert):
+    from rcqa.analysis.similarity import jsd_matrix
+    from rcqa.analysis.words import passage_distribution, top_k
+
+    result = explain(tiny_bert, gallery_example("orchard-how-many"),
+                     IGSettings(targets=("span_logits",), steps=4, tolerance=None))
+    distribution = passage_distribution(result)
+    last = top_k(distribution, 5)[-1]
+    assert 1 <= len(last) <= 2 and (distribution[-1] > 0).sum() == len(last)  # the QA head reads tokens one by one
+    ends = {result.targets[0]["start_token"], result.targets[0]["end_token"]}
+    assert all(ends & set(result.passage_words()[i].tokens) for i in last)
+    removed = jsd_matrix(distribution, "topk_removed", 5)
+    assert np.isnan(removed[-1]).all() and not np.isnan(removed[0, 1])
+
+
+def test_with_the_default_target_every_passage_word_has_attribution_at_every_layer(tiny_bert):
+    from rcqa.analysis.words import passage_distribution
+
+    result = explain(tiny_bert, gallery_example("orchard-how-many"), IGSettings(steps=4, tolerance=None))
+    assert result.settings["targets"] == ["span_log_prob"] and (passage_distribution(result) > 0).all()
+
+
+def test_categories_follow_the_explained_gold_span_in_its_own_window(tiny_bert):
+    from rcqa.analysis.roles import category_masks
+
+    gold = explain(tiny_bert, gallery_example("canal-long"), IGSettings(span="gold", tolerance=None, steps=4))
+    answer = category_masks(gold)["answer"]
+    assert [w.text for w, inside in zip(gold.passage_words(), answer) if inside] == ["1852"]
+    assert gold.explained_span() == (gold.example.answers[0].start_char,
+                                     gold.example.answers[0].start_char + len("1852"))

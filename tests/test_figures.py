@@ -160,6 +160,8 @@ def test_token_maps_colour_every_token_by_its_group(result, method):
         assert trace.marker.color == GROUPS[trace.name]
     shown = {token for trace in chart.figure.data if trace.customdata is not None for token in trace.customdata[:, 0]}
     assert "[CLS]" in shown and "block 1" in chart.figure.layout.title.text
+    if method == "tsne":  # the perplexity used: the paper's 40, capped at (tokens − 1) / 3
+        assert f"perplexity {min(40, (len(result.tokens) - 1) / 3):.3g}," in chart.figure.layout.title.text
 
 
 def test_pca_axes_say_how_much_variance_each_component_holds():

@@ -1,0 +1,72 @@
+"""The model's answer: the passage with the answer and gold marked, a summary with EM / F1, the n-best table."""
+from __future__ import annotations
+
+import html
+import itertools
+
+import pandas as pd
+
+from rcqa.evaluate import score
+from rcqa.figures.common import FONT
+from rcqa.types import Answer, Example
+
+
+def answer_passage(example: Example, answer: Answer) -> str:
+    """The passage as escaped HTML with the predicted answer highlighted and the gold answer underlined."""
+    marks: list[tuple[int, int, str]] = []
+    if answer.best:
+        marks.append((answer.best.start_char, answer.best.end_char, "predicted"))
+    marks += [(g.start_char, g.start_char + len(g.text), "gold") for g in example.answers if g.start_char >= 0]
+    boundaries = sorted({0, len(example.passage), *(p for s, e, _ in marks for p in (s, e))})
+    pieces = []
+    for start, end in itertools.pairwise(boundaries):
+        text = html.escape(example.passage[start:end])
+        kinds = {kind for s, e, kind in marks if s <= start and end <= e}
+        if "gold" in kinds:
+            text = f'<span style="border-bottom: 3px solid #2ca02c;">{text}</span>'
+        if "predicted" in kinds:
+            text = f'<mark style="background: rgba(214, 39, 40, 0.25); padding: 1px 0;">{text}</mark>'
+        pieces.append(text)
+    legend = ('<p style="font-size: 0.85em; color: #555;">Highlighted: the model\'s answer'
+              + (". Underlined in green: the gold answer." if example.answers else ".") + "</p>")
+    return f'<div style="{FONT} white-space: pre-wrap;">{"".join(pieces)}</div>{legend}'
+
+
+def answer_summary(example: Example, answer: Answer) -> str:
+    """The answer, its probability, the gold answers with EM / F1, and honesty about unanswerable questions."""
+    best = answer.best
+    if best is None:
+        return "<p>The model found no span to answer with.</p>"
+    parts = [f'<div style="font-size: 1.25em; font-weight: 600;">{html.escape(best.text)}</div>',
+             f"<p>probability {_percent(best.probability)} among every valid span of the passage"
+             + (f" · from window {best.window + 1} of {answer.n_windows}" if answer.n_windows > 1 else "") + "</p>"]
+    golds = [g.text for g in example.answers]
+    if golds:
+        exact, f1 = score(best.text, golds)
+        parts.append(f"<p>Gold: {' | '.join(html.escape(g) for g in dict.fromkeys(golds))} · exact match "
+                     f"{exact:.0f} · F1 {f1:.2f}</p>")
+    if example.is_impossible:
+        parts.append('<p style="background: #fff3cd; padding: 8px; border-radius: 4px;"><strong>No answer in the '
+                     "passage.</strong> This question cannot be answered from the passage, but an extractive model "
+                     f"must still point at a span: its best guess has probability {_percent(best.probability)}. "
+                     "The attributions below explain that guess, not an answer.</p>")
+    return "".join(parts)
+
+
+def _percent(probability: float) -> str:
+    """Two significant digits, so that small probabilities do not all read 0.0%."""
+    return f"{100 * probability:.2g}%"
+
+
+def example_heading(example: Example, model_name: str) -> str:
+    """One escaped line naming the example and model a page shows."""
+    return (f'<p style="color: #444;"><strong>{html.escape(example.title or example.id)}</strong>: '
+            f"“{html.escape(example.question)}” · model {html.escape(model_name)}</p>")
+
+
+def nbest_table(answer: Answer) -> pd.DataFrame:
+    """The candidate spans the best answer won against, with the model's probabilities."""
+    return pd.DataFrame([{"rank": rank, "answer": span.text, "probability": span.probability,
+                          "start logit": span.start_logit, "end logit": span.end_logit,
+                          "characters": f"{span.start_char}–{span.end_char}", "window": span.window + 1}
+                         for rank, span in enumerate(answer.nbest, 1)])

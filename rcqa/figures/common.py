@@ -1,0 +1,73 @@
+"""What every figure shares: the Chart (a figure and the data it draws), labels escaped for Plotly, the layout."""
+from __future__ import annotations
+
+import functools
+import html
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from rcqa.attribution.targets import TARGETS
+from rcqa.types import Attribution
+
+COMPLETENESS_WARNING = 0.05  # relative error above which a layer's attributions do not add up
+AGGREGATION_NAMES = {"l2": "L2 norm over hidden dims (the paper's code)", "sum": "signed sum over hidden dims",
+                     "abs_sum": "sum of |values| over hidden dims",
+                     "l2_squared": "squared L2 norm over hidden dims (the paper's text)"}
+FONT = "line-height: 1.9;"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One view of a result: what it draws (data) and how (a Plotly figure, or escaped HTML)."""
+
+    name: str  # a file-name stem for downloads
+    data: pd.DataFrame
+    figure: go.Figure | None = None
+    html: str | None = None
+
+    def csv(self) -> bytes:
+        return self.data.to_csv(index=False).encode()
+
+    def json(self) -> bytes:
+        return self.data.to_json(orient="records", indent=1, force_ascii=False).encode()
+
+    def image(self, format: str) -> bytes:
+        """The figure as PNG or SVG, drawn by kaleido in a local Chromium (see image_export_available)."""
+        return self.figure.to_image(format=format, width=1200, scale=2 if format == "png" else 1)
+
+
+@functools.cache
+def image_export_available() -> bool:
+    """Whether figures can be exported server-side: kaleido is installed and finds a local Chromium."""
+    try:
+        from choreographer.browsers.chromium import Chromium
+    except ImportError:
+        return False
+    return Chromium.find_browser(skip_local=False) is not None
+
+
+def escape_label(text: str) -> str:
+    """Text for a Plotly label or hover: escaped, so that words like '<b>' show as typed."""
+    return html.escape(text, quote=False)
+
+
+def settings_line(result: Attribution, aggregation: str, target: int) -> str:
+    settings = result.settings
+    return (f"Target: {TARGETS.get(result.targets[target]['name'], result.targets[target]['name'])} · "
+            f"baseline: {settings['baseline']} · {settings['rule']} rule · token score: "
+            f"{AGGREGATION_NAMES[aggregation]}")
+
+
+def word_ticks(figure: go.Figure, labels: list[str], **where) -> None:
+    """Word labels under an x axis of word positions: at most ~80 of them, upright; hover names every word."""
+    ticks = list(range(0, len(labels), max(1, len(labels) // 80)))
+    figure.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks], tickangle=-90,
+                        tickfont={"size": 11}, **where)
+
+
+def apply_layout(figure: go.Figure, title: str, subtitle: str, x: str, y: str, height: int = 420) -> go.Figure:
+    figure.update_layout(title={"text": title, "subtitle": {"text": subtitle}}, xaxis_title=x, yaxis_title=y,
+                         height=height, margin={"t": 90, "l": 90, "r": 30, "b": 90}, template="plotly_white")
+    return figure

@@ -1,0 +1,123 @@
+"""How layers compare: completeness per layer, the JSD matrix, two layers side by side, token-vector maps."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from rcqa.analysis.projection import GROUPS, project, token_groups
+from rcqa.analysis.similarity import describe, jsd_matrix
+from rcqa.analysis.words import passage_distribution
+from rcqa.figures.common import COMPLETENESS_WARNING, Chart, apply_layout, escape_label, settings_line, word_ticks
+from rcqa.figures.words import word_table
+from rcqa.types import Attribution
+
+_SMALLEST_ERROR_PCT = 1e-6  # floor of the log-scale completeness chart (an exact 0 has no logarithm)
+
+
+def completeness(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> Chart:
+    """IG's check per layer: do the attributions add up to F(input) − F(baseline)? On a log scale, since good
+    errors are tiny."""
+    data = pd.DataFrame([{"layer": c.layer, "layer_label": result.layers[c.layer], **c.to_dict(),
+                          "relative_error_pct": 100 * c.relative_error} for c in result.completeness])
+    figure = go.Figure()
+    for name, part in data.groupby("target", sort=False):
+        figure.add_bar(x=part.layer_label, y=part.relative_error_pct.clip(lower=_SMALLEST_ERROR_PCT), name=name,
+                       text=[f"{error:.2g}% · {steps} step{'s' * (steps != 1)}"
+                             for error, steps in zip(part.relative_error_pct, part.steps)],
+                       textposition="outside", showlegend=len(result.targets) > 1,
+                       marker_color=["#d62728" if e > threshold else "#2ca02c" for e in part.relative_error],
+                       customdata=np.stack([part.delta, part.attribution_sum], axis=-1),
+                       hovertemplate=("%{x}: %{text}<br>F(input) − F(baseline) = %{customdata[0]:.4f}"
+                                      "<br>Σ attributions = %{customdata[1]:.4f}<extra></extra>"))
+    figure.add_hline(y=100 * threshold, line_dash="dash", line_color="#d62728")
+    figure.add_scatter(x=[None], y=[None], mode="lines", line={"dash": "dash", "color": "#d62728"},
+                       name=f"warning above {100 * threshold:g}%")  # names the line in the legend
+    top = int(np.ceil(np.log10(max(float(data.relative_error_pct.max()), 100 * threshold)))) + 1
+    powers = [10.0 ** p for p in range(int(np.log10(_SMALLEST_ERROR_PCT)), top + 1, 2)]
+    figure.update_yaxes(type="log", range=[np.log10(_SMALLEST_ERROR_PCT), top], tickvals=powers,
+                        ticktext=[f"{np.format_float_positional(p, trim='-')}%" for p in powers])
+    apply_layout(figure, "Completeness per layer: do the attributions add up?",
+            "Relative error |Σ attributions − ΔF| / |ΔF| with ΔF = F(input) − F(baseline); red bars: raise the "
+            "steps or set an adaptive tolerance", "Layer (output of)", "Relative completeness error (%, log scale)",
+            height=400)
+    figure.update_layout(legend={"orientation": "h", "y": -0.25, "x": 1, "xanchor": "right"})
+    return Chart(f"completeness-{result.example.id}", data, figure)
+
+
+def incomplete_layers(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> list[str]:
+    """Layer labels whose relative completeness error exceeds the threshold."""
+    return [result.layers[c.layer] for c in result.completeness if c.relative_error > threshold]
+
+
+def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """Jensen–Shannon divergence between every pair of layers' passage-word distributions."""
+    matrix = jsd_matrix(passage_distribution(result, aggregation, target), variant, k)
+    data = pd.DataFrame([{"layer_a": a, "layer_b": b, "value": float(matrix[i, j])}
+                         for i, a in enumerate(result.layers) for j, b in enumerate(result.layers)])
+    text = np.where(np.isnan(matrix), "undefined", np.char.mod("%.2f", np.nan_to_num(matrix)))
+    figure = go.Figure(go.Heatmap(
+        z=matrix, x=result.layers, y=result.layers, zmin=0, zmax=1, colorscale="Viridis", hoverongaps=True,
+        text=text, texttemplate="%{text}" if len(result.layers) <= 13 else None,
+        colorbar={"title": {"text": "JSD (bits)"}},
+        hovertemplate="%{y} vs %{x}: JSD %{text}<extra></extra>"))
+    figure.update_yaxes(autorange="reversed")
+    description = describe(variant, k)
+    undefined = [result.layers[i] for i in np.flatnonzero(np.isnan(np.diag(matrix)))]
+    note = (f" · undefined at {', '.join(undefined)}: no attribution left there after restriction" if undefined
+            else "")
+    apply_layout(figure, f"How differently layers spread their attribution: Jensen–Shannon divergence ({description})",
+            "0 = the two layers rank the passage words identically; 1 = disjoint; distributions renormalised "
+            f"after restriction{note}", "Layer (output of)", "Layer (output of)",
+            height=max(420, 40 * len(result.layers) + 200))
+    return Chart(f"jsd-{variant}-{result.example.id}", data, figure)
+
+
+def layer_pair(result: Attribution, first: int, second: int, aggregation: str = "l2", target: int = 0) -> Chart:
+    """Two layers' word shares side by side, and their difference (second − first)."""
+    table = word_table(result, aggregation, target)
+    a, b = (table[table.layer == layer].reset_index(drop=True) for layer in (first, second))
+    label_a, label_b = result.layers[first], result.layers[second]
+    data = pd.DataFrame({"position": a.position, "word": a.word, "category": a.category,
+                         f"share_pct_{label_a}": a.share_pct, f"share_pct_{label_b}": b.share_pct,
+                         "difference_pct": b.share_pct - a.share_pct})
+    words = [escape_label(w) for w in a.word]
+    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4],
+                           subplot_titles=(f"Share of each layer's attribution: {label_a} vs {label_b}",
+                                           f"Difference: {label_b} − {label_a} (percentage points)"))
+    for layer_table, label, colour in ((a, label_a, "#1f77b4"), (b, label_b, "#ff7f0e")):
+        figure.add_bar(x=a.position, y=layer_table.share_pct, name=label, marker_color=colour, customdata=words,
+                       hovertemplate=f"%{{customdata}}: %{{y:.2f}}% in {label}<extra></extra>", row=1, col=1)
+    figure.add_bar(x=a.position, y=data.difference_pct, name="difference", showlegend=False, customdata=words,
+                   marker_color=np.where(data.difference_pct >= 0, "#ff7f0e", "#1f77b4"),
+                   hovertemplate="%{customdata}: %{y:+.2f} points<extra></extra>", row=2, col=1)
+    word_ticks(figure, words, row=2, col=1)
+    figure.update_layout(barmode="group")
+    apply_layout(figure, f"Comparing two layers: {label_a} and {label_b}", settings_line(result, aggregation, target),
+            "", "Share of the layer (%)", height=640)
+    figure.update_layout(margin_t=130)  # room for the subplot titles under the subtitle
+    figure.update_xaxes(title_text="Passage words (in passage order)", row=2, col=1)
+    figure.update_yaxes(title_text="Points", row=2, col=1)
+    return Chart(f"layers-{label_a}-vs-{label_b}-{result.example.id}".replace(" ", ""), data, figure)
+
+
+def projection(result: Attribution, layer: int, method: str = "tsne") -> Chart:
+    """A 2-D map of every token vector at one layer, coloured as in the paper."""
+    if result.hidden_states is None:
+        raise ValueError("this result holds no layer outputs (hidden states); explain it again to project them")
+    projected = project(result.hidden_states[layer], method)
+    data = pd.DataFrame({"position": range(len(result.tokens)), "token": result.tokens,
+                         "group": token_groups(result), "x": projected.points[:, 0], "y": projected.points[:, 1]})
+    figure = go.Figure()
+    for group, colour in GROUPS.items():
+        part = data[data.group == group]
+        figure.add_scatter(x=part.x, y=part.y, mode="markers", name=group, marker={"color": colour, "size": 8},
+                           customdata=np.stack([[escape_label(t) for t in part.token], part.position], axis=-1)
+                           if len(part) else None,
+                           hovertemplate="<b>%{customdata[0]}</b> (token %{customdata[1]})<extra>" + group + "</extra>")
+    name = f"t-SNE (perplexity {projected.perplexity:.3g}, seed 0)" if method == "tsne" else "PCA"
+    apply_layout(figure, f"Token vectors at {result.layers[layer]}: {name}",
+            "Red: predicted answer · black: [CLS]/[SEP] · green: question · magenta: the answer's sentence · "
+            "grey: the rest", *projected.axes, height=520)
+    return Chart(f"{method}-{result.layers[layer].replace(' ', '')}-{result.example.id}", data, figure)

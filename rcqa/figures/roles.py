@@ -1,0 +1,113 @@
+"""What each layer's top-k words are: the paper's categories, parts of speech, and the quantifier ratio."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from rcqa.analysis.pos import GROUPS as POS_GROUPS
+from rcqa.analysis.pos import answer_pos, pos_shares
+from rcqa.analysis.roles import category_shares, phase_readings, quantifier_share, shares_of_top
+from rcqa.analysis.words import passage_distribution, top_k
+from rcqa.figures.common import Chart, apply_layout
+from rcqa.figures.words import word_categories_of
+from rcqa.types import Attribution
+
+# exclusive labels of a top-k word (a word can be a query word and an answer or supporting word at once)
+ROLE_COLOURS = {"answer": "#d62728", "answer+query": "#8c1c13", "supporting": "#ff7f0e",
+                "supporting+query": "#b85c00", "query": "#2ca02c", "other": "#c7c7c7"}
+POS_COLOURS = dict(zip(POS_GROUPS, ("#1f77b4", "#d62728", "#ff7f0e", "#9467bd", "#c7c7c7", "#7f7f7f", "#e377c2")))
+
+
+def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """Per layer, what its top-k passage words are: answer, supporting (±5 words around it), query, or other.
+
+    Bars stack exclusive labels (a query word inside the answer counts once, as 'answer+query'), so every bar is
+    100 % of the layer's top words. The data also holds the paper's overlapping per-category shares."""
+    distribution = passage_distribution(result, aggregation, target)
+    labels = np.array(word_categories_of(result, target))
+    top = top_k(distribution, k)
+    exclusive = {name: shares_of_top(top, labels == name) for name in ROLE_COLOURS}
+    data = pd.concat([_per_layer_table(result, top, exclusive, "exclusive"),
+                      _per_layer_table(result, top, category_shares(result, distribution, k, target),
+                                       "paper (overlapping)")], ignore_index=True)
+    figure = _stacked_shares(result, data[data.measure == "exclusive"], ROLE_COLOURS, k, "words")
+    figure.update_layout(legend={"title": {"text": "Top-k word is"}})
+    apply_layout(figure, f"What each layer's top-{k} passage words are",
+            "answer = inside the explained span · supporting = within 5 words of it · query = also in the "
+            "question (stopwords excluded) · punctuation is no word", "Layer (output of)",
+            f"Share of the layer's top-{k} passage words (%)")
+    return Chart(f"roles-top{k}-{result.example.id}", data, figure)
+
+
+def pos_mix(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """Per layer, the parts of speech of its top-k passage words (the paper's groups), beside those of the
+    explained span's words."""
+    distribution = passage_distribution(result, aggregation, target)
+    top = top_k(distribution, k)
+    data = _per_layer_table(result, top, pos_shares(result, distribution, k), "top-k")
+    span = answer_pos(result, target)
+    if span is not None:
+        data = pd.concat([data, pd.DataFrame([{"layer": -1, "layer_label": "explained span", "measure": "span",
+                                               "category": group, "share_pct": share, "top_words": None}
+                                              for group, share in span.items()])], ignore_index=True)
+    figure = _stacked_shares(result, data, POS_COLOURS, k, "words", extra_bar="explained span")
+    figure.update_layout(legend={"title": {"text": "Part of speech"}})
+    apply_layout(figure, f"Parts of speech of each layer's top-{k} passage words",
+            "entity: CD NN NNP NNS PRP PRP$ · verb: VB* · adjective: JJ* · adverb: RB* · function: CC DT EX IN LS "
+            "MD PDT POS RP TO UH WDT WP WRB (spaCy's Penn Treebank tags); last bar: the explained span's words",
+            "Layer (output of)", f"Share of the layer's top-{k} passage words (%)")
+    return Chart(f"pos-top{k}-{result.example.id}", data, figure)
+
+
+def _per_layer_table(result: Attribution, top: list[np.ndarray], shares: dict[str, np.ndarray],
+                     measure: str) -> pd.DataFrame:
+    """Long table: one row per layer and category, its share (NaN for a layer with no top words) and how many
+    top words the layer has."""
+    return pd.DataFrame([{"layer": layer, "layer_label": label, "measure": measure, "category": name,
+                          "share_pct": float(values[layer]), "top_words": len(top[layer])}
+                         for name, values in shares.items() for layer, label in enumerate(result.layers)])
+
+
+def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, str], k: int, noun: str,
+                    extra_bar: str | None = None) -> go.Figure:
+    """Stacked bars of shares per layer (and an extra bar); a layer with fewer than k top words says so above its
+    bar, and one with none says that its shares are undefined."""
+    figure = go.Figure()
+    for name, colour in colours.items():
+        part = data[data.category == name]
+        figure.add_bar(x=part.layer_label, y=part.share_pct, name=name, marker_color=colour,
+                       hovertemplate=f"%{{x}}: %{{y:.0f}}% {name}<extra></extra>")
+    counts = data.drop_duplicates("layer_label").set_index("layer_label").top_words
+    for label in result.layers:
+        found = counts.get(label)
+        if found is not None and found < k:
+            note = "no words with attribution: undefined" if found == 0 else f"only {int(found)} top {noun}"
+            figure.add_annotation(x=label, y=100, text=note, showarrow=False, yshift=12, font={"size": 10})
+    order = list(result.layers) + ([extra_bar] if extra_bar else [])
+    figure.update_layout(barmode="stack")
+    figure.update_xaxes(categoryorder="array", categoryarray=order)
+    figure.update_yaxes(range=[0, 110])
+    return figure
+
+
+def role_readings(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> list[tuple[str, str]]:
+    """The phases in plain words (early / middle / late layers), from the paper's category shares."""
+    distribution = passage_distribution(result, aggregation, target)
+    return phase_readings(result.layers, category_shares(result, distribution, k, target))
+
+
+def quantifiers(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart | None:
+    """For 'how many / how much' questions over a passage with ≥ 2 numbers: the paper's quantifier ratio."""
+    shares = quantifier_share(result, passage_distribution(result, aggregation, target), k, target)
+    if shares is None:
+        return None
+    data = pd.DataFrame({"layer": range(len(result.layers)), "layer_label": result.layers, "ratio_pct": shares})
+    figure = go.Figure(go.Scatter(x=data.layer_label, y=data.ratio_pct, mode="lines+markers", line_color="#9467bd",
+                                  hovertemplate="%{x}: %{y:.1f}%<extra></extra>"))
+    apply_layout(figure, f"Quantifier question: how much the top-{k} words dwell on the passage's numbers",
+            "(numbers among the top-k, less one if one is in the explained span) / numbers in the passage "
+            "(words tagged CD); a gap: the layer has no top words",
+            "Layer (output of)", "Numbers in the top-k (% of passage numbers)", height=380)
+    figure.update_yaxes(rangemode="tozero")
+    return Chart(f"quantifiers-top{k}-{result.example.id}", data, figure)

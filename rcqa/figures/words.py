@@ -1,0 +1,182 @@
+"""Where each layer's attribution goes, word by word: the heatmap, the top-k words in the passage, one word
+across layers."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from rcqa.analysis.roles import word_categories
+from rcqa.analysis.words import distribution, passage_indices, ranks, word_scores
+from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, settings_line, word_ticks
+from rcqa.types import Attribution
+
+MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
+
+
+def _word_order(result: Attribution, include_question: bool) -> list[int]:
+    """Indices into result.words: question words first (if asked), then passage words, each in text order.
+    Punctuation is no word."""
+    chosen = [i for i, w in enumerate(result.words) if (w.segment == "passage" or include_question)
+              and not w.is_punctuation]
+    return sorted(chosen, key=lambda i: (result.words[i].segment != "question", result.words[i].start_char))
+
+
+def word_table(result: Attribution, aggregation: str = "l2", target: int = 0,
+               include_question: bool = False) -> pd.DataFrame:
+    """One row per layer and word: its share of the layer's |attribution| among the shown words, rank, raw score.
+
+    With passage words only, share is the paper's per-layer distribution I_l (in %)."""
+    order = _word_order(result, include_question)
+    scores = word_scores(result, aggregation, target)[:, order]
+    shares = distribution(result, order, aggregation, target)
+    passage_categories = dict(zip(passage_indices(result), word_categories_of(result, target)))
+    layer_ranks = ranks(shares)
+    rows = []
+    for layer, label in enumerate(result.layers):
+        for position, index in enumerate(order):
+            word = result.words[index]
+            rows.append({"layer": layer, "layer_label": label, "position": position, "word": word.text,
+                         "segment": word.segment, "start_char": word.start_char, "end_char": word.end_char,
+                         "share_pct": 100 * shares[layer, position], "rank": int(layer_ranks[layer, position]),
+                         "score": float(scores[layer, position]),
+                         "category": passage_categories.get(index, "question")})
+    return pd.DataFrame(rows)
+
+
+def word_categories_of(result: Attribution, target: int = 0) -> list[str]:
+    """Per passage word, its paper categories joined by '+' ('answer+query'), or 'other'."""
+    return [categories or "other" for categories in word_categories(result, target)]
+
+
+def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, include_question: bool = False) -> Chart:
+    """Layers × words: how each layer's attribution is spread over the words."""
+    table = word_table(result, aggregation, target, include_question)
+    words = table[table.layer == 0]
+    shape = (len(result.layers), len(words))
+    share = table.share_pct.to_numpy().reshape(shape)
+    columns = [[escape_label(w) for w in table.word], table.layer_label, table["rank"], table.category,
+               np.round(table.score, 5)]
+    hover = np.stack([np.asarray(column).reshape(shape) for column in columns], axis=-1)
+    figure = go.Figure(go.Heatmap(
+        z=share, x=list(range(shape[1])), y=result.layers, customdata=hover, colorscale="Blues", zmin=0,
+        colorbar={"title": {"text": "Share of<br>layer (%)"}},
+        hovertemplate=("<b>%{customdata[0]}</b> at %{customdata[1]}<br>share %{z:.2f}% · rank %{customdata[2]}"
+                       "<br>category: %{customdata[3]}<br>raw score %{customdata[4]}<extra></extra>"),
+    ))
+    word_ticks(figure, [escape_label(word) for word in words.word])
+    figure.update_yaxes(autorange="reversed", type="category")
+    shown = "question words, then passage words" if include_question else "passage words"
+    apply_layout(figure, "Where each layer's attribution goes: share of the layer's total |attribution| per word",
+            f"{settings_line(result, aggregation, target)} · window {result.window + 1} of "
+            f"{result.answer.n_windows}", f"Words of the analysed window ({shown}, in text order)",
+            "Layer (embeddings at the top)", height=max(360, 30 * len(result.layers) + 220))
+    return Chart(f"heatmap-{result.example.id}", table, figure)
+
+
+def topk_table(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> pd.DataFrame:
+    """Each layer's k most important passage words, best first; a word with no attribution is never among them."""
+    table = word_table(result, aggregation, target)
+    best = table[(table["rank"] <= k) & (table.share_pct > 0)].sort_values(["layer", "rank"])
+    return best[["layer", "layer_label", "rank", "word", "share_pct", "category", "start_char", "end_char"]]
+
+
+def _marked_passage(result: Attribution, marks: dict[int, tuple[int, float]]) -> str:
+    """The analysed window's passage as HTML: marked words (passage word index → rank, share) highlighted, the
+    explained span underlined. Every piece of passage text is escaped."""
+    passage = result.example.passage
+    shown = [w for w in result.words if w.segment == "passage"]  # punctuation too: it is text, if no word
+    word_index = {w.start_char: i for i, w in enumerate(result.passage_words())}
+    span_start, span_end = result.explained_span()
+    max_rank = max((rank for rank, _ in marks.values()), default=1)
+    pieces = ["… " if shown and shown[0].start_char > 0 else ""]
+    cursor = shown[0].start_char if shown else 0
+    for word in shown:
+        pieces.append(html.escape(passage[cursor:word.start_char]))
+        text = html.escape(word.text)
+        if span_start < word.end_char and word.start_char < span_end:
+            text = f'<span style="border-bottom: 2px solid #d62728;">{text}</span>'
+        if word_index.get(word.start_char) in marks:
+            rank, share = marks[word_index[word.start_char]]
+            opacity = 1.0 - 0.65 * (rank - 1) / max(max_rank - 1, 1)
+            text = (f'<mark title="rank {rank} · {share:.1f}% of the layer" style="background: rgba({MARK}, '
+                    f'{opacity:.2f}); padding: 1px 2px; border-radius: 3px;">{text}<sup>{rank}</sup></mark>')
+        pieces.append(text)
+        cursor = word.end_char
+    pieces.append(" …" if shown and cursor < len(passage.rstrip()) else "")
+    return "".join(pieces)
+
+
+def _marks(result: Attribution, table: pd.DataFrame, layer: int) -> dict[int, tuple[int, float]]:
+    """One layer's rows of a top-k table as passage word index → (rank, share)."""
+    passage_index = {w.start_char: i for i, w in enumerate(result.passage_words())}
+    rows = table[table.layer == layer]
+    return {passage_index[int(r.start_char)]: (int(r["rank"]), float(r.share_pct)) for _, r in rows.iterrows()}
+
+
+def _fewer_than_k(found: int, k: int) -> str:
+    """A note for a layer with fewer than k words that have any attribution."""
+    if found >= k:
+        return ""
+    return (f'<div style="color: #8a6d3b;">Only {found} passage word{"s" * (found != 1)} in this layer '
+            f"{'has' if found == 1 else 'have'} any attribution, so it has {found} top words, not {k}.</div>")
+
+
+def _topk_legend(result: Attribution, k: int) -> str:
+    window = (f" Only the analysed window is shown: window {result.window + 1} of {result.answer.n_windows}, the one "
+              "holding the explained span." if result.answer.n_windows > 1 else "")
+    return (f'<p style="font-size: 0.85em; color: #555;">Highlighted: the layer\'s top-{k} passage words (the number '
+            f"is the rank; darker = more important). Underlined: the explained span ({result.targets[0]['span']}).{window}</p>")
+
+
+def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """The passage with one layer's top-k words highlighted."""
+    table = topk_table(result, k, aggregation, target)
+    marks = _marks(result, table, layer)
+    page = (f'<div style="{FONT}"><strong>{html.escape(result.layers[layer])}</strong>: top-{k} passage words'
+            f"{_fewer_than_k(len(marks), k)}"
+            f'<div style="white-space: pre-wrap;">{_marked_passage(result, marks)}</div>{_topk_legend(result, k)}</div>')
+    return Chart(f"top{k}-{result.example.id}-{result.layers[layer].replace(' ', '')}",
+                 table[table.layer == layer], html=page)
+
+
+def topk_grid(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """The passage once per layer, each with that layer's top-k words highlighted (the paper's qualitative view)."""
+    table = topk_table(result, k, aggregation, target)
+    rows = "".join(
+        f'<tr><td style="vertical-align: top; padding: 6px 10px 6px 0; white-space: nowrap;"><strong>'
+        f'{html.escape(label)}</strong></td><td style="padding: 6px 0; font-size: 0.9em; border-top: 1px solid #eee;">'
+        f'{_fewer_than_k(len(marks), k)}{_marked_passage(result, marks)}</td></tr>'
+        for layer, label in enumerate(result.layers) for marks in [_marks(result, table, layer)])
+    page = (f'<div style="{FONT}"><table style="border-collapse: collapse;">{rows}</table>'
+            f"{_topk_legend(result, k)}</div>")
+    return Chart(f"top{k}-all-layers-{result.example.id}", table, html=page)
+
+
+def word_choices(result: Attribution) -> list[str]:
+    """Labels for choosing a passage word: 'word (#position)'."""
+    return [f"{w.text} (#{i + 1})" for i, w in enumerate(result.passage_words())]
+
+
+def word_across_layers(result: Attribution, word: int, aggregation: str = "l2", target: int = 0) -> Chart:
+    """One passage word's share of each layer's attribution, and its rank there."""
+    table = word_table(result, aggregation, target)
+    data = table[table.position == word]
+    text = data.word.iloc[0]
+    figure = go.Figure(go.Bar(x=data.layer_label, y=data.share_pct, marker_color="#1f77b4",
+                              text=[f"#{r}" for r in data["rank"]], textposition="outside",
+                              hovertemplate="%{x}: %{y:.2f}% of the layer · rank %{text}<extra></extra>"))
+    uniform = 100 / max(len(result.passage_words()), 1)
+    figure.add_hline(y=uniform, line_dash="dot", line_color="#888",
+                     annotation_text=f"uniform share ({uniform:.1f}%)", annotation_position="top left")
+    apply_layout(figure, f"“{escape_label(text)}” across layers (category: {data.category.iloc[0]})",
+            f"Bar label: the word's rank among {len(result.passage_words())} passage words in that layer",
+            "Layer (output of)", "Share of the layer's attribution (%)", height=380)
+    return Chart(f"word-{word + 1}-{result.example.id}", data, figure)
+
+
+def answer_word(result: Attribution) -> int:
+    """Index of the first passage word of the predicted answer (0 if there is none)."""
+    return next((i for i, c in enumerate(word_categories_of(result)) if c.startswith("answer")), 0)
