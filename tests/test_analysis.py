@@ -9,8 +9,8 @@ from scipy.spatial.distance import jensenshannon
 from rcqa.analysis.pos import answer_pos, pos_group, pos_shares
 from rcqa.analysis.report import analyses
 from rcqa.analysis.roles import (category_masks, category_shares, is_quantifier_question, phase_readings,
-                                 quantifier_share, word_categories)
-from rcqa.analysis.similarity import jensen_shannon, jsd_matrix, restrict
+                                 quantifier_share, top_words, word_categories)
+from rcqa.analysis.similarity import describe, jensen_shannon, jsd_matrix, restrict
 from rcqa.analysis.words import is_empty, passage_distribution, ranks, top_k, word_scores
 from rcqa.types import Word
 from tests.handmade import handmade
@@ -173,9 +173,12 @@ def test_phases_split_layers_into_thirds_and_name_the_leading_category():
     readings = phase_readings(layers, shares)
     assert [phase for phase, _ in readings] == ["Early (embeddings–block 1)", "Middle (block 2–block 3)",
                                                  "Late (block 4–block 5)"]
-    assert readings[0][1].startswith("mostly query words (answer 0%, supporting 10%, query 70%)")
-    assert readings[1][1].startswith("mostly supporting words (answer 15%, supporting 55%, query 15%)")
-    assert readings[2][1].startswith("mostly answer words (answer 80%, supporting 15%, query 0%)")
+    assert readings[0][1] == ("mostly query words (answer 0%, supporting 10%, query 70%): matching the question's "
+                              "words in the passage.")
+    assert readings[1][1] == ("mostly supporting words (answer 15%, supporting 55%, query 15%): reading the context "
+                              "around the answer.")
+    assert readings[2][1] == ("mostly answer words (answer 80%, supporting 15%, query 0%): settling on and "
+                              "verifying the answer.")
 
 
 def test_phases_skip_layers_without_top_words():
@@ -186,6 +189,35 @@ def test_phases_skip_layers_without_top_words():
     readings = dict(phase_readings(layers, shares))
     assert readings["Early (embeddings)"] == "no layer here has any top word."
     assert readings["Middle (block 0)"].startswith("mostly answer words (answer 50%")
+
+
+def test_the_json_analyses_by_hand(result):
+    document = analyses(result)  # the defaults: the l2 score, k = 5, the first target
+    assert (document["aggregation"], document["k"], document["target"]) == ("l2", 5, "span_log_prob")
+    assert document["top_k"] == [["trees", "pear", "trees", "has", "2,300"], ["600", "250", "14", "trees"], []]
+    assert document["distribution"][0][8] == round(5 / 15, 6) and document["distribution"][1][9] == 0.48
+    assert document["categories"] == {"answer": [0, 25, None], "supporting": [80, 50, None],
+                                      "query": [60, 25, None]}
+    assert document["pos"]["entity"] == [80, 100, None] and document["pos"]["verb"] == [20, 0, None]
+    assert document["answer_pos"]["entity"] == 100
+    assert document["quantifier_share"] == [25, 50, None]
+    assert document["jsd"]["full"][0][1] == round(jensenshannon(*passage_distribution(result)[:2], base=2) ** 2, 6)
+    assert document["jsd"]["topk_kept"][1][1] == 0 and document["jsd"]["topk_removed"][1] == [None] * 3
+    assert [phase["layers"] for phase in document["phases"]] == ["Early (embeddings)", "Middle (block 0)",
+                                                                 "Late (block 1)"]
+    assert document["phases"][2]["reading"] == "no layer here has any top word."
+    three = analyses(result, k=3)
+    assert three["k"] == 3 and three["top_k"][0] == ["trees", "pear", "trees"]
+    assert three["categories"]["query"][0] == 100
+
+
+def test_analysis_defaults_are_the_papers_top_5(result):
+    distribution = passage_distribution(result)
+    assert np.allclose(pos_shares(result, distribution)["verb"][:2], [20, 0])
+    assert np.allclose(category_shares(result, distribution)["supporting"][:2], [80, 50])
+    assert np.allclose(quantifier_share(result, distribution)[:2], [25, 50])
+    assert [[w.text for w in row] for row in top_words(result, distribution)][0] == ["trees", "pear", "trees",
+                                                                                     "has", "2,300"]
 
 
 def test_the_json_analyses_write_undefined_values_as_null(result):
@@ -210,3 +242,27 @@ def test_tsne_is_sklearns_with_the_seed_and_the_capped_perplexity_it_reports():
     assert project(np.random.default_rng(1).normal(size=(200, 4)), "tsne").perplexity == 40.0
     with pytest.raises(ValueError, match="unknown projection"):
         project(vectors, "umap")
+
+
+def test_ranks_break_ties_by_text_order():
+    assert ranks(np.array([[0.2, 0.4, 0.2, 0.2]])).tolist() == [[2, 1, 3, 4]]
+    assert [list(row) for row in top_k(np.array([[0.25, 0.25, 0.25, 0.25]]), 3)] == [[0, 1, 2]]
+
+
+def test_variants_say_their_k():
+    assert describe("topk_removed", 5) == "each layer's top-5 words removed"
+    assert describe("topk_kept", 2) == "only each layer's top-2 words kept"
+    assert describe("full", 5) == "whole distributions"
+
+
+def test_token_groups_colour_the_explained_span_its_sentence_and_the_rest():
+    from rcqa.analysis.projection import token_groups
+
+    passage = [("Farms", "NNS", [1]), ("grow", "VBP", [1]), (".", ".", [0]), ("It", "PRP", [1]), ("has", "VBZ", [1]),
+               ("600", "CD", [1]), ("pears", "NNS", [1]), ("!", ".", [0]), ("Rain", "NN", [1]), ("falls", "VBZ", [1])]
+    result = handmade([("How", "WRB"), ("many", "JJ")], passage, explained=(5, 5), predicted=(8, 8))
+    groups = token_groups(result)
+    assert groups[0] == "[CLS]/[SEP]" and groups[1:3] == ["question", "question"] and groups[3] == "[CLS]/[SEP]"
+    # passage tokens: Farms grow . | It has 600 pears ! | Rain falls, then [SEP]
+    assert groups[4:] == ["other", "other", "other", "answer sentence", "answer sentence", "answer",
+                          "answer sentence", "answer sentence", "other", "other", "[CLS]/[SEP]"]

@@ -41,6 +41,15 @@ def test_a_batch_gives_one_value_per_row():
 
 
 def test_unknown_targets_are_refused_and_known_ones_describe_themselves():
-    with pytest.raises(ValueError, match="unknown target"):
+    with pytest.raises(ValueError, match="unknown target 'max_logit'; choose one of span_logits, span_log_prob"):
         Target("max_logit", 0, 0)
     assert Target("span_log_prob", 0, 0).description == TARGETS["span_log_prob"]
+
+
+@pytest.mark.parametrize("name", list(TARGETS))
+def test_every_target_reads_each_row_of_a_batch_on_its_own(name):
+    start, end = torch.tensor([START, [0.0, 0.0, 4.0]]), torch.tensor([END, [2.0, 0.5, 0.1]])
+    rows = Target(name, 1, 2)(start, end)
+    alone = [float(Target(name, 1, 2)(start[i:i + 1], end[i:i + 1])[0]) for i in range(2)]
+    assert rows.shape == (2,) and rows.tolist() == pytest.approx(alone)
+    assert rows[0] != pytest.approx(float(rows[1]))  # the two rows differ, so a mix-up would show
