@@ -163,12 +163,13 @@ def main() -> None:
         return
     result = state.stored_result(qa_model, current, settings)
     if result is None:
-        slot = st.empty()
-        if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
-            st.caption(f"Attributes the answer at the output of all {qa_model.num_layers + 1} layers of "
-                       f"{qa_model.name}.")
-            return
-        slot.empty()
+        if state.pending_request(qa_model, current, settings) is None:  # else: show its place, then its progress
+            slot = st.empty()
+            if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
+                st.caption(f"Attributes the answer at the output of all {qa_model.num_layers + 1} layers of "
+                           f"{qa_model.name}.")
+                return
+            slot.empty()
         result = state.compute_result(qa_model, current, settings)
     if result is not None:
         show_result(result)

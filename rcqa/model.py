@@ -76,6 +76,34 @@ def pick_device(requested: str | None = None) -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+class SharedTokenizer:
+    """A fast tokenizer that threads can share. Each encoding call first sets the Rust backend's truncation and
+    padding (a max length, a stride, or none) and then encodes with whatever is set, so another thread's call in
+    between would encode one text with the other's settings: the calls that encode hold a lock."""
+
+    def __init__(self, tokenizer):
+        self.__dict__["wrapped"] = tokenizer
+        self.__dict__["_lock"] = threading.Lock()
+
+    def __getattr__(self, name: str):
+        return getattr(self.wrapped, name)
+
+    def __len__(self) -> int:
+        return len(self.wrapped)
+
+    def __call__(self, *args, **kwargs):
+        with self._lock:
+            return self.wrapped(*args, **kwargs)
+
+    def tokenize(self, *args, **kwargs) -> list[str]:
+        with self._lock:
+            return self.wrapped.tokenize(*args, **kwargs)
+
+    def encode(self, *args, **kwargs) -> list[int]:
+        with self._lock:
+            return self.wrapped.encode(*args, **kwargs)
+
+
 MAX_LOADED = 4  # models kept in memory; the least recently used beyond this is dropped
 _loaded: OrderedDict[tuple[str, str], QAModel] = OrderedDict()
 _lock = threading.Lock()
@@ -122,7 +150,7 @@ def _load(name: str, device: torch.device) -> QAModel:
     card = _read_card(Path(source)) if Path(source).is_dir() else {}
     window = {**_DEFAULT_WINDOW, **card.get("window", {})}
     window["max_len"] = min(window["max_len"], _position_limit(model.config))
-    return QAModel(name=name, model=model, tokenizer=tokenizer, device=device, card=card, **window)
+    return QAModel(name=name, model=model, tokenizer=SharedTokenizer(tokenizer), device=device, card=card, **window)
 
 
 def _resolve(name: str) -> tuple[str, dict]:
@@ -196,4 +224,5 @@ def random_bert_base(device: str | None = None) -> QAModel:
     model = BertForQuestionAnswering(BertConfig(vocab_size=len(tokenizer)))
     target = pick_device(device)
     model.to(target).eval().requires_grad_(False)
-    return QAModel(name="random-bert-base", model=model, tokenizer=tokenizer, device=target, **_DEFAULT_WINDOW)
+    return QAModel(name="random-bert-base", model=model, tokenizer=SharedTokenizer(tokenizer), device=target,
+                   **_DEFAULT_WINDOW)

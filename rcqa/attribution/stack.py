@@ -2,12 +2,19 @@
 "blocks above l + QA head" can then be run on a batch of states at layer l without redoing the prefix.
 
 Blocks are found by name and called exactly as the model calls them; the extra arguments each block
-received (the attention mask and the like) are captured once by hooks and replayed, so every
-architecture the loader supports works without re-implementing its forward pass.
+received (the attention mask and the like) are recorded once and replayed, so every architecture the
+loader supports works without re-implementing its forward pass.
+
+The model is shared by every thread of the process (answers, other explanations), so recording never
+touches it: it runs a private shallow copy of the model whose block list holds recorders around the
+shared blocks. Hooks on the shared blocks would also record any other thread's forward that ran at the
+same time, and registering or removing them races with forwards in flight.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -37,6 +44,45 @@ def layer_labels(num_layers: int) -> list[str]:
     return ["embeddings"] + [f"block {i}" for i in range(num_layers)]
 
 
+class _Recorder(torch.nn.Module):
+    """Stands in for one shared block in a private copy of the model: records each call, then makes it."""
+
+    def __init__(self, block: torch.nn.Module, record: Callable[[torch.Tensor, _Call, torch.Tensor], None]):
+        super().__init__()
+        self.block = block
+        self.record = record
+
+    def forward(self, *args, **kwargs):
+        hidden = args[0] if args else kwargs.pop("hidden_states")
+        output = self.block(hidden, *args[1:], **kwargs)
+        self.record(hidden, _Call(self.block, tuple(args[1:]), dict(kwargs)), _first(output))
+        return output
+
+
+def _first(output) -> torch.Tensor:
+    return output[0] if isinstance(output, tuple) else output
+
+
+def _with_blocks(model: torch.nn.Module, blocks: torch.nn.ModuleList,
+                 replacements: list[torch.nn.Module]) -> torch.nn.Module:
+    """A shallow copy of model running `replacements` in place of `blocks`. Only the modules on the path
+    to the block list are copied (their child tables are new); parameters and all other modules are shared."""
+    path = next(name for name, module in model.named_modules() if module is blocks).split(".")
+    root = parent = _shallow_copy(model)
+    for name in path[:-1]:
+        child = _shallow_copy(parent._modules[name])
+        parent._modules[name] = child
+        parent = child
+    parent._modules[path[-1]] = torch.nn.ModuleList(replacements)
+    return root
+
+
+def _shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
+    clone = copy.copy(module)
+    clone.__dict__["_modules"] = dict(module._modules)  # copy.copy would share the child table
+    return clone
+
+
 class LayerStack:
     """Hidden states of one input at every layer, and the suffix function of each layer."""
 
@@ -51,32 +97,24 @@ class LayerStack:
         return len(self.calls)
 
     def _capture(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        def before(block, args, kwargs):
-            hidden = args[0] if args else kwargs.pop("hidden_states")
-            self.hidden.append(hidden.detach())
-            self.calls.append(_Call(block, tuple(args[1:]), dict(kwargs)))
+        outputs = []
 
-        def after(block, args, kwargs, output):
-            self._last_output = (output[0] if isinstance(output, tuple) else output).detach()
+        def record(hidden: torch.Tensor, call: _Call, output: torch.Tensor) -> None:
+            self.hidden.append(hidden.detach())
+            self.calls.append(call)
+            outputs.append(output.detach())
 
         blocks = find_blocks(self.model)
-        handles = [b.register_forward_pre_hook(before, with_kwargs=True) for b in blocks]
-        handles += [b.register_forward_hook(after, with_kwargs=True) for b in blocks]
-        try:
-            with torch.no_grad():
-                output = self.model(**inputs)
-        finally:
-            for handle in handles:
-                handle.remove()
-        self.hidden.append(self._last_output)
-        del self._last_output
+        private = _with_blocks(self.model, blocks, [_Recorder(block, record) for block in blocks])
+        with torch.no_grad():
+            output = private(**inputs)
+        self.hidden.append(outputs[-1])
         return output.start_logits, output.end_logits
 
     def run_from(self, layer: int, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Start and end logits (batch × tokens) when H_layer is replaced by hidden (batch × tokens × dim)."""
         for call in self.calls[layer:]:
-            output = call.block(hidden, *call.args, **call.kwargs)
-            hidden = output[0] if isinstance(output, tuple) else output
+            hidden = _first(call.block(hidden, *call.args, **call.kwargs))
         logits = self.model.qa_outputs(hidden)
         start, end = logits.split(1, dim=-1)
         return start.squeeze(-1), end.squeeze(-1)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rcqa import qa
 from rcqa.analysis.projection import METHODS
@@ -26,6 +28,7 @@ from rcqa.attribution.targets import TARGETS
 from rcqa.data import DataError, load_examples
 from rcqa.figures import Chart, image_export_available, projection
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
+from rcqa.jobs import Busy, JobQueue, Ticket, default_workers, limit_torch_threads
 from rcqa.model import DEFAULT_MODEL, ModelLoadError, QAModel, load_model
 from rcqa.presets import PRESETS
 from rcqa.qa import InputError
@@ -41,6 +44,8 @@ UPLOAD_CHOICES = 1000  # questions of an uploaded file offered at once; a filter
 UPLOAD_WIDGET = "rcqa.upload_file"
 _VIEW, _URL_PROBLEMS, _RESULT = "rcqa.view", "rcqa.url_problems", "rcqa.result"
 _UPLOAD, _UPLOAD_ERROR = "rcqa.upload", "rcqa.upload_error"
+_TICKET = "rcqa.ticket"
+POLL_SECONDS = 0.5  # how often a waiting page refreshes its place in the queue and the running job's progress
 
 
 def default_model() -> str:
@@ -239,6 +244,7 @@ def _load(name: str) -> QAModel:
 
 def model() -> QAModel | None:
     """The view's model, loaded once per process; None (with an error shown) when it cannot be loaded."""
+    job_queue()  # before any forward: it sets how many threads torch may use
     try:
         return _load(view().model)
     except ModelLoadError as error:
@@ -358,27 +364,98 @@ def stored_result(qa_model: QAModel, current: Example, settings: IGSettings) -> 
     return found
 
 
+@st.cache_resource
+def job_queue() -> JobQueue:
+    """The process's one queue of explanations, shared by every session."""
+    workers = default_workers()
+    limit_torch_threads(workers)
+    return JobQueue(workers)
+
+
+def _session() -> tuple[str, Callable[[], bool]]:
+    """This session's id, and whether it is still connected (a closed tab's waiting job is then dropped)."""
+    session = get_script_run_ctx().session_id
+    if not runtime.exists():  # run by a test harness, with no server around it
+        return session, lambda: True
+    server = runtime.get_instance()
+    return session, lambda: server.is_active_session(session)
+
+
+def pending_request(qa_model: QAModel, current: Example, settings: IGSettings) -> Ticket | None:
+    """This session's request for this result, if it made one that is still queued, running or just finished."""
+    ticket = st.session_state.get(_TICKET)
+    if ticket and ticket.key == result_key(qa_model, current, settings) and ticket.state != "cancelled":
+        return ticket
+    return None
+
+
+def request_result(qa_model: QAModel, current: Example, settings: IGSettings) -> Ticket | None:
+    """Queue the explanation (or join an identical one); None, with a message, when the queue is full."""
+    cache = result_cache()
+
+    def work(report: Callable[[LayerResult], None]) -> tuple[Attribution, bool]:
+        return cached_explain(qa_model, current, settings, cache, report)
+
+    session, alive = _session()
+    try:
+        ticket = job_queue().submit(result_key(qa_model, current, settings), session, work, alive)
+    except Busy as busy:
+        st.warning(f"The server is busy: {busy.waiting} explanations are waiting, the most it queues. "
+                   "Try again in a minute.")
+        return None
+    st.session_state[_TICKET] = ticket
+    return ticket
+
+
 def compute_result(qa_model: QAModel, current: Example, settings: IGSettings) -> Attribution | None:
-    """Explain every layer, showing progress as each layer finishes; None (with an error shown) on bad input."""
+    """Explain every layer through the queue, resuming this session's request if it made one; None (with a
+    message shown) when the queue is full or the explanation fails."""
+    ticket = pending_request(qa_model, current, settings) or request_result(qa_model, current, settings)
+    return await_result(qa_model, ticket) if ticket else None
+
+
+def cancel_request() -> None:
+    if ticket := st.session_state.pop(_TICKET, None):
+        ticket.cancel()
+
+
+def await_result(qa_model: QAModel, ticket: Ticket) -> Attribution | None:
+    """Show the request's place in the queue (with a cancel button) and then its progress layer by layer,
+    refreshed until it finishes; None (with an error shown) when it fails."""
     total = qa_model.num_layers + 1
     with st.status(f"Attributing {total} layers of {qa_model.name}…", expanded=True) as status:
+        place, cancel = st.empty(), st.empty()
         bar = st.progress(0.0, text=f"layer 0/{total} done")
-
-        def on_layer(done: LayerResult) -> None:
-            bar.progress((done.layer + 1) / total,
-                         text=f"layer {done.layer + 1}/{total} done ({done.label}, {done.seconds:.1f} s)")
-
+        if ticket.state == "waiting":
+            cancel.button("Cancel", key="rcqa.cancel", on_click=cancel_request)
+        while not ticket.wait(POLL_SECONDS):
+            _show_progress(ticket, place, cancel, bar, total)
+        _show_progress(ticket, place, cancel, bar, total)
         try:
-            result, hit = cached_explain(qa_model, current, settings, result_cache(), on_layer)
+            result, hit = ticket.result()
         except ValueError as error:  # InputError included
             status.update(label="The explanation failed", state="error")
             report(error)
             return None
+        finally:
+            st.session_state.pop(_TICKET, None)
         origin = "from the result cache" if hit else f"in {result.seconds:.1f} s"
         status.update(label=f"Attributed {total} layers of {qa_model.name} {origin}", state="complete",
                       expanded=False)
-    st.session_state[_RESULT] = (result_key(qa_model, current, settings), result)
+    st.session_state[_RESULT] = (ticket.key, result)
     return result
+
+
+def _show_progress(ticket: Ticket, place, cancel, bar, total: int) -> None:
+    if ticket.state == "waiting":
+        ahead = ticket.ahead()
+        place.info(f"Queued: {ahead} explanation{'s' if ahead != 1 else ''} ahead of yours.")
+        return
+    place.empty()
+    cancel.empty()
+    if (done := ticket.progress) is not None:
+        bar.progress((done.layer + 1) / total,
+                     text=f"layer {done.layer + 1}/{total} done ({done.label}, {done.seconds:.1f} s)")
 
 
 @st.cache_data(max_entries=32, show_spinner="Projecting the token vectors…")

@@ -1,0 +1,208 @@
+"""One bounded queue per process for heavy work (explanations), shared by every session of the app.
+
+At most `workers` jobs run at once (what the device holds); the rest wait in order. Identical requests (the
+same key: the result cache's) are one job, computed once and handed to everyone who asked. A session has at
+most one job waiting: asking for another withdraws it from the first. A job nobody waits for any more (every
+asker cancelled or left) is dropped before it starts; a running job always finishes, since its result goes
+to the disk cache. Past `limit` waiting jobs, new ones are refused with Busy.
+
+Standard library only: the dashboard (rcqa.ui.state) adapts it to Streamlit sessions.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from typing import Any, Callable
+
+import torch
+
+WORKERS_ENV, THREADS_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS"
+QUEUE_LIMIT = 32
+
+Report = Callable[[Any], None]  # what a job calls with its progress, e.g. each finished layer
+Work = Callable[[Report], Any]
+
+
+class Busy(RuntimeError):
+    """The queue is full; `waiting` jobs are ahead of any new one."""
+
+    def __init__(self, waiting: int):
+        super().__init__(f"{waiting} explanations are waiting, the most this server queues; try again shortly")
+        self.waiting = waiting
+
+
+class Cancelled(RuntimeError):
+    """The ticket was cancelled (or replaced by a newer request of its session) before its job ran."""
+
+
+def default_workers() -> int:
+    """$RCQA_EXPLAIN_WORKERS, else one: one explanation already keeps a GPU busy with its batched path points,
+    and on a CPU a second one would halve the speed of both; more only where there are cores to spare."""
+    if os.environ.get(WORKERS_ENV):
+        return max(1, int(os.environ[WORKERS_ENV]))
+    return 1 if torch.cuda.is_available() else max(1, (os.cpu_count() or 1) // 4)
+
+
+def limit_torch_threads(workers: int) -> int:
+    """Share the cores between the running jobs and one core's worth for the server and answers
+    ($RCQA_TORCH_THREADS overrides). More intra-op threads than free cores make every forward wait on
+    descheduled threads: on 2 busy cores, tiny forwards ran 50 times slower with 2 threads than with 1."""
+    threads = int(os.environ.get(THREADS_ENV) or max(1, (os.cpu_count() or 1) // (workers + 1)))
+    torch.set_num_threads(threads)
+    return threads
+
+
+class Job:
+    def __init__(self, key: str, work: Work):
+        self.key, self.work = key, work
+        self.askers: dict[str, Callable[[], bool]] = {}  # session → is it still there?
+        self.state = "waiting"  # → running → done | failed, or waiting → dropped
+        self.progress: Any = None
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.finished = threading.Event()
+
+    def wanted(self) -> bool:
+        return any(alive() for alive in self.askers.values())
+
+
+class Ticket:
+    """One session's claim on a job: where it stands, its progress, its result."""
+
+    def __init__(self, queue: JobQueue, job: Job, session: str):
+        self._queue, self.job, self.session = queue, job, session
+
+    @property
+    def key(self) -> str:
+        return self.job.key
+
+    @property
+    def state(self) -> str:
+        """waiting, running, done, failed, or cancelled (this session's claim withdrawn)."""
+        return "cancelled" if self.session not in self.job.askers and not self.job.finished.is_set() else self.job.state
+
+    @property
+    def progress(self) -> Any:
+        return self.job.progress
+
+    def ahead(self) -> int:
+        """Jobs that start before this one: those running and those waiting in front of it (0 once it runs)."""
+        return self._queue.ahead(self.job)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """True once the job has finished (or this claim was cancelled), waiting at most timeout seconds."""
+        return self.job.finished.wait(timeout) or self.state == "cancelled"
+
+    def result(self) -> Any:
+        """The job's result; its error if it failed; Cancelled if this claim was withdrawn before it finished."""
+        if self.state == "cancelled":
+            raise Cancelled(self.key)
+        self.job.finished.wait()
+        if self.job.error is not None:
+            raise self.job.error
+        return self.job.result
+
+    def cancel(self) -> None:
+        self._queue.withdraw(self.job, self.session)
+
+
+class JobQueue:
+    """Jobs in arrival order, run by `workers` threads started on the first submit."""
+
+    def __init__(self, workers: int = 1, limit: int = QUEUE_LIMIT):
+        self.workers, self.limit = workers, limit
+        self._waiting: deque[Job] = deque()
+        self._jobs: dict[str, Job] = {}  # waiting or running, by key
+        self._running = 0
+        self._changed = threading.Condition()
+        self._threads: list[threading.Thread] = []
+
+    def submit(self, key: str, session: str, work: Work, alive: Callable[[], bool] = lambda: True) -> Ticket:
+        """Claim the job for key (joining one waiting or running, else queueing `work`) for session; any other
+        job the session has waiting loses its claim. Busy if a new job would pass the limit."""
+        with self._changed:
+            self._prune()
+            job = self._jobs.get(key)
+            if job is None:
+                if len(self._waiting) >= self.limit:
+                    raise Busy(len(self._waiting))
+                job = self._jobs[key] = Job(key, work)
+                self._waiting.append(job)
+            for other in [j for j in self._waiting if j is not job and session in j.askers]:
+                self._withdraw(other, session)
+            job.askers[session] = alive
+            self._start_workers()
+            self._changed.notify_all()
+            return Ticket(self, job, session)
+
+    def withdraw(self, job: Job, session: str) -> None:
+        with self._changed:
+            self._withdraw(job, session)
+            self._changed.notify_all()
+
+    def ahead(self, job: Job) -> int:
+        with self._changed:
+            self._prune()
+            if job.state != "waiting":
+                return 0
+            return self._running + next((i for i, waiting in enumerate(self._waiting) if waiting is job),
+                                        len(self._waiting))
+
+    @property
+    def waiting(self) -> int:
+        with self._changed:
+            self._prune()
+            return len(self._waiting)
+
+    @property
+    def running(self) -> int:
+        with self._changed:
+            return self._running
+
+    def _withdraw(self, job: Job, session: str) -> None:
+        job.askers.pop(session, None)
+        if job.state == "waiting" and not job.askers:
+            self._drop(job)
+
+    def _prune(self) -> None:
+        """Drop the waiting jobs whose askers have all gone (closed their tab): they would be computed for nobody."""
+        for job in [j for j in self._waiting if not j.wanted()]:
+            self._drop(job)
+
+    def _drop(self, job: Job) -> None:
+        self._waiting.remove(job)
+        del self._jobs[job.key]
+        job.state = "dropped"
+
+    def _start_workers(self) -> None:
+        while len(self._threads) < self.workers:
+            thread = threading.Thread(target=self._serve, name=f"rcqa-job-{len(self._threads)}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            with self._changed:
+                self._prune()
+                while not self._waiting:
+                    self._changed.wait()
+                    self._prune()
+                job = self._waiting.popleft()
+                job.state, self._running = "running", self._running + 1
+            self._run(job)
+
+    def _run(self, job: Job) -> None:
+        def report(progress: Any) -> None:
+            job.progress = progress
+
+        try:
+            job.result = job.work(report)
+            state = "done"
+        except Exception as error:  # handed to every asker, who shows it
+            job.error, state = error, "failed"
+        with self._changed:
+            job.state, self._running = state, self._running - 1
+            del self._jobs[job.key]
+            job.finished.set()
+            self._changed.notify_all()

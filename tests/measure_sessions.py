@@ -1,0 +1,90 @@
+"""Measure one `streamlit run app.py` under load (a script, not a test; needs Playwright and /usr/bin/chromium):
+
+    python -m tests.measure_sessions [--sessions 8]
+
+N browser sessions open N different gallery examples and press "Explain every layer" together, with an
+empty result cache. Reported: seconds from the first press until each session shows its heatmap, and the
+page time of one more visitor who arrives once every request is in (until the gallery answer is shown)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from rcqa.gallery import GALLERY
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, wait_until_healthy
+
+HEATMAP = "Where each layer's attribution goes"
+
+
+def start_server(folder: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {**os.environ, "RCQA_RESULT_CACHE": str(folder / "results"), "HF_HUB_OFFLINE": "1"}
+    env.pop("RCQA_MODEL", None)
+    log = (folder / "streamlit.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    wait_until_healthy(url, process, folder / "streamlit.log")
+    return process, url
+
+
+def answer_shown(page) -> None:
+    page.get_by_text("The model's answer", exact=True).wait_for(timeout=300_000)
+    page.locator("[data-testid=stDataFrame]").first.wait_for(timeout=300_000)
+
+
+def measure(url: str, sessions: int) -> dict:
+    examples = [e.id for e in GALLERY[:sessions]]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        warm = browser.new_page()  # loads the model once, as the first visitor of a running server would
+        warm.goto(url)
+        answer_shown(warm)
+        pages = {example: browser.new_context().new_page() for example in examples}
+        for example, page in pages.items():
+            page.goto(f"{url}/?ex={example}")
+        for page in pages.values():
+            answer_shown(page)
+        pressed = time.monotonic()
+        for page in pages.values():
+            page.get_by_role("button", name="Explain every layer").click()
+        visitor = browser.new_context().new_page()
+        arrived = time.monotonic()
+        visitor.goto(f"{url}/?ex={GALLERY[-1].id}")
+        answer_shown(visitor)
+        visitor_seconds = time.monotonic() - arrived
+        heatmaps = {}
+        for example, page in pages.items():
+            page.locator("[data-testid=stPlotlyChart]").filter(has_text=HEATMAP).first.wait_for(timeout=600_000)
+            heatmaps[example] = round(time.monotonic() - pressed, 1)
+        browser.close()
+    return {"sessions": sessions, "seconds_to_heatmap": heatmaps, "last_heatmap_seconds": max(heatmaps.values()),
+            "visitor_answer_seconds": round(visitor_seconds, 2), "cpu_count": os.cpu_count(),
+            "workers": os.environ.get("RCQA_EXPLAIN_WORKERS", "default")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=8)
+    arguments = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        process, url = start_server(Path(folder))
+        try:
+            print(json.dumps(measure(url, arguments.sessions), indent=1))
+        finally:
+            process.terminate()
+            process.wait(timeout=15)
+
+
+if __name__ == "__main__":
+    main()

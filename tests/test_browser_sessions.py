@@ -1,0 +1,57 @@
+"""Several people at once on one `streamlit run app.py`: each browser session explains its own gallery example
+while the others do, and each gets its own answer and its own heatmap, with no exception on any page."""
+from __future__ import annotations
+
+import pytest
+
+from tests.test_browser import CHROMIUM, browser, server, settle, shoot, sync_api  # noqa: F401
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed (.ci/run installs it)")
+
+# each example's answer by the embedded model: none of them occurs in another example's passage
+ANSWERS = {"lighthouse-who": "Margaret Ellison", "comet-who": "Priya Raman", "marathon-who": "Daniel Mwangi",
+           "river-where": "Morrow Hills"}
+HEATMAP = "Where each layer's attribution goes"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_worker():
+    """One explanation at a time, as on a 2-core CPU, whatever this machine has: the rest must queue."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RCQA_EXPLAIN_WORKERS", "1")
+        yield
+
+
+def heatmap_words(page) -> set[str]:
+    """The words on the heatmap's x axis (the analysed window's passage words)."""
+    chart = page.locator("[data-testid=stPlotlyChart]").filter(has_text=HEATMAP).first
+    chart.locator(".xtick").first.wait_for(timeout=240_000)
+    return {tick.strip() for tick in chart.locator(".xtick text").all_text_contents()}
+
+
+def test_concurrent_sessions_each_get_their_own_answer_and_heatmap(server, browser):
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 2600}) for _ in ANSWERS]
+    try:
+        pages = {example: context.new_page() for example, context in zip(ANSWERS, contexts)}
+        for example, page in pages.items():
+            page.goto(f"{server}/?ex={example}")
+        for example, page in pages.items():
+            settle(page, after_action=False)
+            summary = page.locator("[data-testid=stHtml]").filter(has_text="probability").first
+            assert ANSWERS[example] in summary.inner_text()
+        for page in pages.values():  # every request is in before the first finishes
+            page.get_by_role("button", name="Explain every layer").click()
+        last = pages[list(ANSWERS)[-1]]  # one explanation runs at a time here: the last waits, and says so
+        last.get_by_text("ahead of yours").wait_for(timeout=60_000)
+        assert last.get_by_role("button", name="Cancel").count() == 1
+        for example, page in pages.items():
+            words = heatmap_words(page)
+            others = " ".join(answer for other, answer in ANSWERS.items() if other != example).split()
+            assert set(ANSWERS[example].split()) <= words and not words & set(others), (example, words)
+            settle(page)
+            assert f"ex={example}" in page.url
+            assert page.locator("[data-testid=stException]").count() == 0
+            shoot(page, f"sessions-{example}")
+    finally:
+        for context in contexts:
+            context.close()

@@ -1,0 +1,166 @@
+"""The job queue with fake jobs that start and finish when a test says so (events, not sleeps)."""
+import threading
+
+import pytest
+
+from rcqa.jobs import Busy, Cancelled, JobQueue
+
+WAIT = 10  # seconds: only reached if the queue is broken
+
+
+class Gate:
+    """A fake job: says when it has started, then runs until released, and records the order jobs ran in."""
+
+    def __init__(self, name: str, order: list[str]):
+        self.name, self.order = name, order
+        self.started, self.release = threading.Event(), threading.Event()
+        self.calls = 0
+
+    def __call__(self, report):
+        self.calls += 1
+        self.order.append(self.name)
+        report(f"{self.name} half way")
+        self.started.set()
+        assert self.release.wait(WAIT)
+        return f"result of {self.name}"
+
+    def finish(self, ticket) -> str:
+        self.release.set()
+        assert ticket.wait(WAIT)
+        return ticket.result()
+
+
+@pytest.fixture
+def order() -> list[str]:
+    return []
+
+
+def gates(order, *names):
+    return [Gate(name, order) for name in names]
+
+
+def test_jobs_run_in_order_one_at_a_time_and_each_knows_how_many_are_ahead(order):
+    queue = JobQueue(workers=1)
+    a, b, c = gates(order, "a", "b", "c")
+    first = queue.submit("a", "s1", a)
+    assert a.started.wait(WAIT)
+    second, third = queue.submit("b", "s2", b), queue.submit("c", "s3", c)
+    assert (first.state, second.state, third.state) == ("running", "waiting", "waiting")
+    assert [first.ahead(), second.ahead(), third.ahead()] == [0, 1, 2]
+    assert first.progress == "a half way" and second.progress is None
+    assert a.finish(first) == "result of a"
+    assert b.started.wait(WAIT)
+    assert [second.ahead(), third.ahead()] == [0, 1]
+    b.finish(second)
+    assert c.finish(third) == "result of c"
+    assert order == ["a", "b", "c"] and queue.waiting == 0 and queue.running == 0
+
+
+def test_two_workers_run_two_jobs_at_once(order):
+    queue = JobQueue(workers=2)
+    a, b, c = gates(order, "a", "b", "c")
+    tickets = [queue.submit(g.name, g.name, g) for g in (a, b, c)]
+    assert a.started.wait(WAIT) and b.started.wait(WAIT)
+    assert queue.running == 2 and tickets[2].ahead() == 2 and not c.started.is_set()
+    for gate, ticket in zip((a, b, c), tickets):
+        gate.finish(ticket)
+
+
+def test_identical_requests_are_computed_once_and_served_to_everyone(order):
+    queue = JobQueue(workers=1)
+    blocker, shared = gates(order, "blocker", "shared")
+    first = queue.submit("blocker", "s0", blocker)
+    assert blocker.started.wait(WAIT)
+    mine, yours = queue.submit("shared", "s1", shared), queue.submit("shared", "s2", Gate("copy", order))
+    assert queue.waiting == 1 and mine.ahead() == yours.ahead() == 1
+    blocker.finish(first)
+    assert shared.finish(mine) == yours.result() == "result of shared"
+    assert shared.calls == 1 and order == ["blocker", "shared"]
+
+
+def test_a_cancelled_request_never_runs_and_the_ones_behind_move_up(order):
+    queue = JobQueue(workers=1)
+    a, b, c = gates(order, "a", "b", "c")
+    first = queue.submit("a", "s1", a)
+    assert a.started.wait(WAIT)
+    second, third = queue.submit("b", "s2", b), queue.submit("c", "s3", c)
+    second.cancel()
+    assert second.state == "cancelled" and third.ahead() == 1 and queue.waiting == 1
+    with pytest.raises(Cancelled):
+        second.result()
+    a.finish(first)
+    c.finish(third)
+    assert order == ["a", "c"] and b.calls == 0
+
+
+def test_a_shared_job_runs_while_anyone_still_wants_it(order):
+    queue = JobQueue(workers=1)
+    blocker, shared = gates(order, "blocker", "shared")
+    first = queue.submit("blocker", "s0", blocker)
+    assert blocker.started.wait(WAIT)
+    mine, yours = queue.submit("shared", "s1", shared), queue.submit("shared", "s2", shared)
+    mine.cancel()
+    assert mine.state == "cancelled" and yours.state == "waiting"
+    blocker.finish(first)
+    assert shared.finish(yours) == "result of shared"
+
+
+def test_a_session_has_one_request_waiting_its_newest(order):
+    queue = JobQueue(workers=1)
+    blocker, old, new = gates(order, "blocker", "old", "new")
+    first = queue.submit("blocker", "s0", blocker)
+    assert blocker.started.wait(WAIT)
+    replaced = queue.submit("old", "s1", old)
+    newest = queue.submit("new", "s1", new)
+    assert replaced.state == "cancelled" and newest.ahead() == 1 and queue.waiting == 1
+    blocker.finish(first)
+    new.finish(newest)
+    assert order == ["blocker", "new"]
+
+
+def test_the_jobs_of_sessions_that_left_are_dropped_before_they_start(order):
+    queue = JobQueue(workers=1)
+    blocker, orphan, kept = gates(order, "blocker", "orphan", "kept")
+    first = queue.submit("blocker", "s0", blocker)
+    assert blocker.started.wait(WAIT)
+    connected = {"s1": True}
+    queue.submit("orphan", "s1", orphan, alive=lambda: connected["s1"])
+    last = queue.submit("kept", "s2", kept)
+    assert last.ahead() == 2
+    connected["s1"] = False  # the tab was closed
+    assert last.ahead() == 1 and queue.waiting == 1
+    blocker.finish(first)
+    kept.finish(last)
+    assert order == ["blocker", "kept"] and orphan.calls == 0
+
+
+def test_past_the_limit_new_requests_are_refused_but_identical_ones_still_join(order):
+    queue = JobQueue(workers=1, limit=2)
+    blocker, b, c, d = gates(order, "blocker", "b", "c", "d")
+    first = queue.submit("blocker", "s0", blocker)
+    assert blocker.started.wait(WAIT)
+    waiting = [queue.submit("b", "s1", b), queue.submit("c", "s2", c)]
+    with pytest.raises(Busy) as refused:
+        queue.submit("d", "s3", d)
+    assert refused.value.waiting == 2 and "2 explanations are waiting" in str(refused.value)
+    joined = queue.submit("c", "s3", d)
+    assert joined.ahead() == 2 and queue.waiting == 2
+    blocker.finish(first)
+    b.finish(waiting[0])
+    assert c.finish(waiting[1]) == joined.result() == "result of c"
+    assert d.calls == 0
+
+
+def test_a_failing_job_hands_its_error_to_every_asker_and_the_queue_goes_on(order):
+    queue = JobQueue(workers=1)
+
+    def fails(report):
+        raise ValueError("bad input")
+
+    tickets = [queue.submit("bad", "s1", fails), queue.submit("bad", "s2", fails)]
+    for ticket in tickets:
+        assert ticket.wait(WAIT) and ticket.state == "failed"
+        with pytest.raises(ValueError, match="bad input"):
+            ticket.result()
+    (after,) = gates(order, "after")
+    assert after.finish(queue.submit("after", "s1", after)) == "result of after"
