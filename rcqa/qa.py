@@ -1,6 +1,7 @@
 """Answer a question about a passage: doc-stride windows, exact whole-word n-best decoding, character offsets."""
 from __future__ import annotations
 
+import functools
 import unicodedata
 from dataclasses import dataclass
 
@@ -133,32 +134,54 @@ def decode(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Window
     whole-word answer. When a word is cut by that window's edge, the first window holding the whole answer
     is taken; if none does, the best token span itself (the text is still the whole-word answer).
     """
-    words = written_words(passage)
-    if all(w.is_punctuation for w in words):
-        return []
+    words = _passage_words(passage)
     window, start, end, score = _valid_token_spans(start_logits, end_logits, windows.passage_mask,
                                                    max_answer_tokens)
-    first, last = _answer_words(words, windows, window, start, end)
+    token_word = words.of_tokens(torch.tensor(windows.offsets))
+    first, last = words.next_content[token_word[window, start]], words.previous_content[token_word[window, end]]
     answered = first <= last
     window, start, end, score, first, last = (t[answered] for t in (window, start, end, score, first, last))
     if not len(score):
         return []
-    log_normaliser = torch.logsumexp(score, dim=0)
-    answers, group = torch.unique(first * len(words) + last, return_inverse=True)
-    probability = torch.zeros(len(answers), dtype=torch.float64).index_add_(
-        0, group, (score - log_normaliser).double().exp())
-    best_score = torch.full((len(answers),), float("-inf")).scatter_reduce(0, group, score, "amax")
-    is_best = score == best_score[group]
-    best_entry = torch.full((len(answers),), len(score)).scatter_reduce(
-        0, group[is_best], torch.arange(len(score))[is_best], "amin")
-    # most probable first; equal probabilities go to the better single span
-    order = torch.argsort(best_score, descending=True, stable=True)
-    order = order[torch.argsort(probability[order], descending=True, stable=True)][:n_best]
+    answers, group = torch.unique(first * len(words.words) + last, return_inverse=True)
+    probability, best_score, best_entry = _merge(score, group, len(answers))
     passage_tokens = [torch.nonzero(row).flatten().tolist() for row in windows.passage_mask]
-    return [_whole_word_span(words[int(answers[a]) // len(words)], words[int(answers[a]) % len(words)],
+    return [_whole_word_span(words.words[int(answers[a]) // len(words.words)],
+                             words.words[int(answers[a]) % len(words.words)],
                              (int(window[e]), int(start[e]), int(end[e])), float(probability[a]),
                              windows, passage_tokens, passage, start_logits, end_logits)
-            for a, e in ((int(a), int(best_entry[a])) for a in order)]
+            for a, e in ((a, int(best_entry[a])) for a in _ranked(probability, best_score, n_best))]
+
+
+@dataclass(frozen=True)
+class _PassageWords:
+    """A passage's written words, with what decoding asks of them on every answer, computed once."""
+
+    words: tuple[WrittenWord, ...]
+    start_char: torch.Tensor
+    end_char: torch.Tensor
+    next_content: torch.Tensor  # per word: the first word at or after it that is not punctuation (or len)
+    previous_content: torch.Tensor  # per word: the last word at or before it that is not punctuation (or -1)
+
+    def of_tokens(self, offsets: torch.Tensor) -> torch.Tensor:
+        """windows × tokens: the word holding each token's first character, or, for a token that starts
+        in the space between words, the word after it (the one it overlaps)."""
+        first_char = offsets[..., 0].contiguous()
+        word = (torch.searchsorted(self.start_char, first_char, right=True) - 1).clamp(min=0)
+        between = first_char >= self.end_char[word]
+        return torch.where(between, (word + 1).clamp(max=len(self.words) - 1), word)
+
+
+@functools.lru_cache(maxsize=512)
+def _passage_words(passage: str) -> _PassageWords:
+    words = written_words(passage) or (WrittenWord("", 0, 0, ""),)  # a blank passage: one empty non-word
+    index = torch.arange(len(words))
+    content = torch.tensor([not w.is_punctuation for w in words])
+    return _PassageWords(
+        words=words, start_char=torch.tensor([w.start_char for w in words]),
+        end_char=torch.tensor([w.end_char for w in words]),
+        next_content=torch.where(content, index, len(words)).flip(0).cummin(0).values.flip(0),
+        previous_content=torch.where(content, index, -1).cummax(0).values)
 
 
 def _valid_token_spans(start_logits: torch.Tensor, end_logits: torch.Tensor, passage_mask: torch.Tensor,
@@ -174,27 +197,24 @@ def _valid_token_spans(start_logits: torch.Tensor, end_logits: torch.Tensor, pas
     return window, start, start + width, start_logits[window, start] + end_logits[window, start + width]
 
 
-def _answer_words(words: tuple[WrittenWord, ...], windows: Windows, window: torch.Tensor, start: torch.Tensor,
-                  end: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The first and last word each token span answers with: the words of its end tokens, moved inwards
-    past punctuation and markup. first > last where the span holds no other word."""
-    token_word = _token_words(words, torch.tensor(windows.offsets))
-    index = torch.arange(len(words))
-    content = torch.tensor([not w.is_punctuation for w in words])
-    next_content = torch.where(content, index, len(words)).flip(0).cummin(0).values.flip(0)
-    previous_content = torch.where(content, index, -1).cummax(0).values
-    return next_content[token_word[window, start]], previous_content[token_word[window, end]]
+def _merge(score: torch.Tensor, group: torch.Tensor, n_groups: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per group of token spans: the summed softmax probability, the best score, and the first entry
+    holding that score."""
+    probability = torch.zeros(n_groups, dtype=torch.float64).index_add_(
+        0, group, (score - torch.logsumexp(score, dim=0)).double().exp())
+    best_score = torch.full((n_groups,), float("-inf")).scatter_reduce(0, group, score, "amax")
+    is_best = score == best_score[group]
+    best_entry = torch.full((n_groups,), len(score)).scatter_reduce(
+        0, group[is_best], torch.arange(len(score))[is_best], "amin")
+    return probability, best_score, best_entry
 
 
-def _token_words(words: tuple[WrittenWord, ...], offsets: torch.Tensor) -> torch.Tensor:
-    """windows × tokens: the word holding each token's first character, or, for a token that starts in
-    the space between words, the word after it (the one it overlaps)."""
-    word_start = torch.tensor([w.start_char for w in words])
-    word_end = torch.tensor([w.end_char for w in words])
-    first_char = offsets[..., 0].contiguous()
-    word = (torch.searchsorted(word_start, first_char, right=True) - 1).clamp(min=0)
-    between = first_char >= word_end[word]
-    return torch.where(between, (word + 1).clamp(max=len(words) - 1), word)
+def _ranked(probability: torch.Tensor, best_score: torch.Tensor, n_best: int) -> list[int]:
+    """The n_best most probable groups; equal probabilities go to the better single span."""
+    threshold = torch.topk(probability, min(n_best, len(probability))).values[-1]
+    candidates = torch.nonzero(probability >= threshold).flatten()  # ties at the threshold included
+    order = candidates[torch.argsort(best_score[candidates], descending=True, stable=True)]
+    return order[torch.argsort(probability[order], descending=True, stable=True)][:n_best].tolist()
 
 
 def _whole_word_span(first: WrittenWord, last: WrittenWord, best: tuple[int, int, int], probability: float,
