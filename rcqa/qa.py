@@ -123,11 +123,12 @@ def decode(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Window
            n_best: int = N_BEST, max_answer_tokens: int = MAX_ANSWER_TOKENS) -> list[Span]:
     """The n most probable whole-word answers over all windows, exactly.
 
-    A valid token span (start ≤ end, at most max_answer_tokens long, both ends in the passage) has the
-    softmax probability of start+end over every valid span of every window. It answers with whole written
-    words: from the word holding its start token to the word holding its end token, less the punctuation
-    and markup words at either end (a span of punctuation only answers nothing). Every token span that
-    answers the same characters, in any window, adds its probability to that answer's.
+    A valid token span (start ≤ end, at most max_answer_tokens long, both ends in the passage) answers
+    with whole written words: from the word holding its start token to the word holding its end token,
+    less the punctuation and markup words at either end. A span of punctuation only answers nothing and
+    is left out; every other one has the softmax probability of start+end over all of them, in every
+    window, and adds it to the probability of the characters it answers with, so that the answers'
+    probabilities sum to 1.
 
     Each Span's window is that of the answer's best-scoring token span, and its tokens are the first and
     last tokens of that window covering the answer's characters, so that explaining the span explains the
