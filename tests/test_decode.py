@@ -1,7 +1,10 @@
 """Span decoding: validity rules, exact search, window merging, and character offsets."""
+import math
+
+import pytest
 import torch
 
-from rcqa.qa import MAX_ANSWER_TOKENS, Windows, decode
+from rcqa.qa import MAX_ANSWER_TOKENS, InputError, Windows, decode, validate
 
 PASSAGE = "alpha beta gamma delta"
 # [CLS] q [SEP] alpha beta gamma delta [SEP]
@@ -43,10 +46,10 @@ def test_question_and_special_tokens_are_never_in_a_span():
 
 def test_spans_longer_than_the_limit_are_excluded():
     length = MAX_ANSWER_TOKENS + 10
-    offsets = [(i, i + 1) for i in range(length)]
+    offsets = [(2 * i, 2 * i + 1) for i in range(length)]  # one token per word: "x x x ..."
     mask = torch.ones(1, length, dtype=torch.bool)
     start, end = logits(0, length - 1, length)
-    spans = decode(start, end, windows(offsets=[offsets], mask=mask), "x" * length, n_best=50)
+    spans = decode(start, end, windows(offsets=[offsets], mask=mask), " ".join("x" * length), n_best=50)
     assert all(s.end_token - s.start_token < MAX_ANSWER_TOKENS for s in spans)
     assert spans[0].score == 10.0
 
@@ -84,3 +87,99 @@ def test_answer_at_a_window_boundary_is_found_in_the_window_that_holds_it():
     start[1, 1], end[1, 2] = 6.0, 6.0  # "gamma delta" crosses the end of window 0
     best = decode(start, end, windows(offsets=offsets, mask=mask), PASSAGE)[0]
     assert (best.text, best.window) == ("gamma delta", 1)
+
+
+# Whole-word answers. Each passage below is tokenised by hand into word-pieces, as a BERT tokenizer
+# would: [CLS] q [SEP] passage pieces [SEP]; the passage tokens start at index 3.
+def pieces(spans: list[tuple[int, int]]) -> Windows:
+    offsets = [(0, 0), (0, 1), (0, 0), *spans, (0, 0)]
+    mask = torch.tensor([[3 <= t < 3 + len(spans) for t in range(len(offsets))]])
+    return windows(offsets=[offsets], mask=mask)
+
+
+def passage_logits(start: list[float], end: list[float]) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.tensor([[0.0] * 3 + start + [0.0]]), torch.tensor([[0.0] * 3 + end + [0.0]])
+
+
+PRIYA_RAMAN = pieces([(0, 3), (3, 5), (6, 9), (9, 11)])  # pri ##ya ram ##an
+
+
+def test_a_word_split_into_pieces_is_answered_whole_with_the_summed_probability():
+    s, e = [1.0, 2.5, 0.0, 0.5], [0.5, 0.0, 1.0, 3.0]  # the best token span is "ya Raman" (2.5 + 3.0)
+    start, end = passage_logits(s, e)
+    spans = decode(start, end, PRIYA_RAMAN, "Priya Raman", n_best=20)
+    x = {(i, j): math.exp(s[i] + e[j]) for i in range(4) for j in range(i, 4)}  # the 10 valid token spans
+    total = sum(x.values())
+    expected = {"Priya": (x[0, 0] + x[0, 1] + x[1, 1]) / total,
+                "Priya Raman": (x[0, 2] + x[0, 3] + x[1, 2] + x[1, 3]) / total,
+                "Raman": (x[2, 2] + x[2, 3] + x[3, 3]) / total}
+    assert {s.text: s.probability for s in spans} == pytest.approx(expected, rel=1e-6)
+    best = spans[0]
+    assert (best.text, best.start_char, best.end_char) == ("Priya Raman", 0, 11)
+    # its tokens cover the whole answer, so an explanation targets the whole words
+    assert (best.start_token, best.end_token, best.start_logit, best.end_logit) == (3, 6, 1.0, 3.0)
+
+
+def test_two_pieces_of_one_answer_can_outrank_a_better_single_span():
+    # "Priya met": pri ##ya met. "met" alone scores 5.5; "Priya" is two spans scoring 5 each
+    s, e = [5.0, -10.0, 15.5], [0.0, 0.0, -10.0]
+    start, end = passage_logits(s, e)
+    spans = decode(start, end, pieces([(0, 3), (3, 5), (6, 9)]), "Priya met", n_best=20)
+    total = 2 * math.exp(5) + math.exp(-10) + math.exp(5.5) + math.exp(-5) + math.exp(-20)
+    assert [s.text for s in spans] == ["Priya", "met", "Priya met"]
+    assert [s.probability for s in spans] == pytest.approx(
+        [(2 * math.exp(5) + math.exp(-10)) / total, math.exp(5.5) / total,
+         (math.exp(-5) + math.exp(-20)) / total], rel=1e-6)
+    assert spans[0].score == 5.0 and spans[1].score == 5.5
+
+
+EIFFEL = "The <b>Eiffel</b> tower"
+# the < b > e ##iff ##el < / b > tower
+EIFFEL_PIECES = pieces([(0, 3), (4, 5), (5, 6), (6, 7), (7, 8), (8, 11), (11, 13), (13, 14), (14, 15),
+                                (15, 16), (16, 17), (18, 23)])
+
+
+def test_markup_is_trimmed_from_an_answer():
+    start, end = passage_logits([0.0] * 12, [0.0] * 12)
+    start[0, 3 + 2], end[0, 3 + 7] = 10.0, 10.0  # the best token span is "b>Eiffel<"
+    spans = decode(start, end, EIFFEL_PIECES, EIFFEL, n_best=50)
+    best = spans[0]
+    assert (best.text, best.start_char, best.end_char, best.start_token, best.end_token) == ("Eiffel", 7, 13, 7, 9)
+    assert {s.text for s in spans} == {"The", "The <b>Eiffel", "The <b>Eiffel</b> tower", "Eiffel",
+                                       "Eiffel</b> tower", "tower"}
+
+
+def test_probabilities_of_the_whole_word_answers_sum_to_one():
+    start, end = passage_logits(torch.randn(12).tolist(), torch.randn(12).tolist())
+    spans = decode(start, end, EIFFEL_PIECES, EIFFEL, n_best=100)
+    assert len(spans) == 6
+    assert sum(s.probability for s in spans) == pytest.approx(1.0, abs=1e-6)
+    assert [s.probability for s in spans] == sorted((s.probability for s in spans), reverse=True)
+
+
+def test_punctuation_alone_is_never_an_answer():
+    # alpha , beta . — the comma alone has the best token span
+    start, end = passage_logits([0.0, 9.0, 0.0, 1.0], [0.0, 9.0, 0.0, 1.0])
+    spans = decode(start, end, pieces([(0, 5), (5, 6), (7, 11), (11, 12)]), "alpha, beta.", 20)
+    assert sorted(s.text for s in spans) == ["alpha", "alpha, beta", "beta"]
+    start, end = passage_logits([1.0, 2.0, 3.0], [3.0, 2.0, 1.0])
+    assert decode(start, end, pieces([(0, 1), (1, 2), (3, 4)]), "-- !") == []  # - - !
+
+
+def test_a_word_cut_by_the_window_edge_is_taken_from_the_window_that_holds_it():
+    # window 0 reads "pri ##ya ram", window 1 "ram ##an"; the best token span is "ram" in window 0
+    offsets = [[(0, 0), (0, 3), (3, 5), (6, 9), (0, 0)], [(0, 0), (6, 9), (9, 11), (0, 0), (0, 0)]]
+    mask = torch.tensor([[False, True, True, True, False], [False, True, True, False, False]])
+    start, end = torch.zeros(2, 5), torch.zeros(2, 5)
+    start[0, 3], end[0, 3] = 5.0, 5.0
+    best = decode(start, end, windows(offsets=offsets, mask=mask), "Priya Raman")[0]
+    assert (best.text, best.window, best.start_token, best.end_token) == ("Raman", 1, 1, 2)
+    # with no window holding the whole word, the token span itself stands for it
+    alone = decode(start[:1], end[:1], windows(offsets=offsets[:1], mask=mask[:1]), "Priya Raman")[0]
+    assert (alone.text, alone.window, alone.start_token, alone.end_token) == ("Raman", 0, 3, 3)
+
+
+def test_a_passage_without_words_is_refused_before_it_is_answered():
+    with pytest.raises(InputError, match="only punctuation or markup"):
+        validate("<b> -- </b> !", "what?")
+    validate("<b>Eiffel</b>", "what?")
