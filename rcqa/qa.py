@@ -1,20 +1,18 @@
-"""Answer a question about a passage: doc-stride windows, exact whole-word n-best decoding, character offsets."""
+"""Answer a question about a passage: doc-stride windows, the model's logits, whole-word answers (rcqa.spans)."""
 from __future__ import annotations
 
-import functools
 import unicodedata
 from dataclasses import dataclass
 
 import torch
 
 from rcqa.model import QAModel
-from rcqa.text import WrittenWord, written_words
-from rcqa.types import Answer, Span
+from rcqa.spans import MAX_ANSWER_TOKENS, N_BEST, decode, token_span
+from rcqa.text import written_words
+from rcqa.types import Answer
 
-MAX_ANSWER_TOKENS = 30
 MAX_PASSAGE_WORDS = 10_000
 MAX_QUESTION_WORDS = 200
-N_BEST = 20
 
 
 class InputError(ValueError):
@@ -90,16 +88,6 @@ def char_span_to_tokens(windows: Windows, start_char: int, end_char: int) -> tup
     return None
 
 
-def token_span(offsets: list[tuple[int, int]], passage_tokens: list[int], start_char: int,
-               end_char: int) -> tuple[int, int] | None:
-    """The first and last passage token covering [start_char, end_char), or None if the window misses it."""
-    if not passage_tokens or offsets[passage_tokens[0]][0] > start_char or offsets[passage_tokens[-1]][1] < end_char:
-        return None
-    start = next(t for t in passage_tokens if offsets[t][1] > start_char)
-    end = next(t for t in reversed(passage_tokens) if offsets[t][0] < end_char)
-    return start, end
-
-
 def truncate_question(tokenizer, question: str, max_query_len: int) -> str:
     tokens = tokenizer.tokenize(question)
     if len(tokens) <= max_query_len:
@@ -117,118 +105,6 @@ def logits(qa_model: QAModel, windows: Windows, batch_size: int = 16) -> tuple[t
         starts.append(output.start_logits.float().cpu())
         ends.append(output.end_logits.float().cpu())
     return torch.cat(starts), torch.cat(ends)
-
-
-def decode(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Windows, passage: str,
-           n_best: int = N_BEST, max_answer_tokens: int = MAX_ANSWER_TOKENS) -> list[Span]:
-    """The n most probable whole-word answers over all windows, exactly.
-
-    A valid token span (start ≤ end, at most max_answer_tokens long, both ends in the passage) answers
-    with whole written words: from the word holding its start token to the word holding its end token,
-    less the punctuation and markup words at either end. A span of punctuation only answers nothing and
-    is left out; every other one has the softmax probability of start+end over all of them, in every
-    window, and adds it to the probability of the characters it answers with, so that the answers'
-    probabilities sum to 1.
-
-    Each Span's window is that of the answer's best-scoring token span, and its tokens are the first and
-    last tokens of that window covering the answer's characters, so that explaining the span explains the
-    whole-word answer. When a word is cut by that window's edge, the first window holding the whole answer
-    is taken; if none does, the best token span itself (the text is still the whole-word answer).
-    """
-    words = _passage_words(passage)
-    window, start, end, score = _valid_token_spans(start_logits, end_logits, windows.passage_mask,
-                                                   max_answer_tokens)
-    token_word = words.of_tokens(torch.tensor(windows.offsets))
-    first, last = words.next_content[token_word[window, start]], words.previous_content[token_word[window, end]]
-    answered = first <= last
-    window, start, end, score, first, last = (t[answered] for t in (window, start, end, score, first, last))
-    if not len(score):
-        return []
-    answers, group = torch.unique(first * len(words.words) + last, return_inverse=True)
-    probability, best_score, best_entry = _merge(score, group, len(answers))
-    passage_tokens = [torch.nonzero(row).flatten().tolist() for row in windows.passage_mask]
-    return [_whole_word_span(words.words[int(answers[a]) // len(words.words)],
-                             words.words[int(answers[a]) % len(words.words)],
-                             (int(window[e]), int(start[e]), int(end[e])), float(probability[a]),
-                             windows, passage_tokens, passage, start_logits, end_logits)
-            for a, e in ((a, int(best_entry[a])) for a in _ranked(probability, best_score, n_best))]
-
-
-@dataclass(frozen=True)
-class _PassageWords:
-    """A passage's written words, with what decoding asks of them on every answer, computed once."""
-
-    words: tuple[WrittenWord, ...]
-    start_char: torch.Tensor
-    end_char: torch.Tensor
-    next_content: torch.Tensor  # per word: the first word at or after it that is not punctuation (or len)
-    previous_content: torch.Tensor  # per word: the last word at or before it that is not punctuation (or -1)
-
-    def of_tokens(self, offsets: torch.Tensor) -> torch.Tensor:
-        """windows × tokens: the word holding each token's first character, or, for a token that starts
-        in the space between words, the word after it (the one it overlaps)."""
-        first_char = offsets[..., 0].contiguous()
-        word = (torch.searchsorted(self.start_char, first_char, right=True) - 1).clamp(min=0)
-        between = first_char >= self.end_char[word]
-        return torch.where(between, (word + 1).clamp(max=len(self.words) - 1), word)
-
-
-@functools.lru_cache(maxsize=512)
-def _passage_words(passage: str) -> _PassageWords:
-    words = written_words(passage) or (WrittenWord("", 0, 0, ""),)  # a blank passage: one empty non-word
-    index = torch.arange(len(words))
-    content = torch.tensor([not w.is_punctuation for w in words])
-    return _PassageWords(
-        words=words, start_char=torch.tensor([w.start_char for w in words]),
-        end_char=torch.tensor([w.end_char for w in words]),
-        next_content=torch.where(content, index, len(words)).flip(0).cummin(0).values.flip(0),
-        previous_content=torch.where(content, index, -1).cummax(0).values)
-
-
-def _valid_token_spans(start_logits: torch.Tensor, end_logits: torch.Tensor, passage_mask: torch.Tensor,
-                       max_answer_tokens: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(window, start, end, score) of every valid token span, flattened; only the band end - start <
-    max_answer_tokens is built, so the cost is windows × tokens × max_answer_tokens."""
-    length = start_logits.shape[1]
-    end = torch.arange(length)[:, None] + torch.arange(min(max_answer_tokens, length))[None, :]
-    inside = end < length
-    end = end.clamp(max=length - 1)
-    valid = inside[None] & passage_mask[:, :, None] & passage_mask[:, end]
-    window, start, width = torch.nonzero(valid, as_tuple=True)
-    return window, start, start + width, start_logits[window, start] + end_logits[window, start + width]
-
-
-def _merge(score: torch.Tensor, group: torch.Tensor, n_groups: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per group of token spans: the summed softmax probability, the best score, and the first entry
-    holding that score."""
-    probability = torch.zeros(n_groups, dtype=torch.float64).index_add_(
-        0, group, (score - torch.logsumexp(score, dim=0)).double().exp())
-    best_score = torch.full((n_groups,), float("-inf")).scatter_reduce(0, group, score, "amax")
-    is_best = score == best_score[group]
-    best_entry = torch.full((n_groups,), len(score)).scatter_reduce(
-        0, group[is_best], torch.arange(len(score))[is_best], "amin")
-    return probability, best_score, best_entry
-
-
-def _ranked(probability: torch.Tensor, best_score: torch.Tensor, n_best: int) -> list[int]:
-    """The n_best most probable groups; equal probabilities go to the better single span."""
-    threshold = torch.topk(probability, min(n_best, len(probability))).values[-1]
-    candidates = torch.nonzero(probability >= threshold).flatten()  # ties at the threshold included
-    order = candidates[torch.argsort(best_score[candidates], descending=True, stable=True)]
-    return order[torch.argsort(probability[order], descending=True, stable=True)][:n_best].tolist()
-
-
-def _whole_word_span(first: WrittenWord, last: WrittenWord, best: tuple[int, int, int], probability: float,
-                     windows: Windows, passage_tokens: list[list[int]], passage: str,
-                     start_logits: torch.Tensor, end_logits: torch.Tensor) -> Span:
-    start_char, end_char = first.start_char, last.end_char
-    window, start, end = next(
-        ((w, *span) for w in (best[0], *range(len(windows.offsets)))
-         if (span := token_span(windows.offsets[w], passage_tokens[w], start_char, end_char))), best)
-    return Span(text=passage[start_char:end_char], start_char=start_char, end_char=end_char,
-                start_token=start, end_token=end, window=window,
-                start_logit=float(start_logits[window, start]), end_logit=float(end_logits[window, end]),
-                probability=probability)
 
 
 def answer(qa_model: QAModel, passage: str, question: str, n_best: int = N_BEST,

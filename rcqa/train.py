@@ -17,7 +17,8 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from rcqa.qa import token_span, truncate_question
+from rcqa.qa import truncate_question
+from rcqa.spans import token_span
 from rcqa.types import Example
 
 
@@ -94,7 +95,11 @@ def collate(features: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
 
 def train(config: TrainConfig, examples: list[Example], base_model: str | Path) -> Path:
     """Train (or resume) into config.output_dir; returns the folder of the final model."""
-    from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import (
+        AutoModelForQuestionAnswering,
+        AutoTokenizer,
+        get_linear_schedule_with_warmup,
+    )
 
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,8 @@ import math
 import pytest
 import torch
 
-from rcqa.qa import MAX_ANSWER_TOKENS, InputError, Windows, decode, validate
+from rcqa.qa import InputError, Windows, validate
+from rcqa.spans import MAX_ANSWER_TOKENS, decode
 
 PASSAGE = "alpha beta gamma delta"
 # [CLS] q [SEP] alpha beta gamma delta [SEP]
