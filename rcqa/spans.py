@@ -24,7 +24,8 @@ def decode(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Window
 
     A valid token span (start ≤ end, at most max_answer_tokens long, both ends in the passage) answers
     with whole written words: from the word holding its start token to the word holding its end token,
-    less the punctuation and markup words at either end. A span of punctuation only answers nothing and
+    less the punctuation and markup words at either end (so an answer may take a few more tokens than
+    max_answer_tokens, to complete its first and last words). A span of punctuation only answers nothing and
     is left out; every other one has the softmax probability of start+end over all of them, in every
     window, and adds it to the probability of the characters it answers with, so that the answers'
     probabilities sum to 1.

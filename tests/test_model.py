@@ -5,7 +5,8 @@ import torch
 from rcqa import model as model_module
 from rcqa.gallery import GALLERY, gallery_example
 from rcqa.model import ModelLoadError, load_model, pick_device
-from rcqa.qa import answer
+from rcqa.qa import answer_with_windows
+from rcqa.text import written_words
 from tests.tiny_models import ARCHITECTURES, build, build_encoder_without_head
 
 
@@ -15,11 +16,17 @@ def test_every_architecture_loads_and_answers_with_exact_offsets(tiny_model_dirs
     assert not qa_model.model.training
     assert qa_model.device == torch.device("cpu")
     for example in GALLERY[:3] + (gallery_example("canal-long"),):
-        result = answer(qa_model, example.passage, example.question)
+        result, windows = answer_with_windows(qa_model, example.passage, example.question)
         assert result.nbest, architecture
+        words = written_words(example.passage)
         for span in result.nbest:
             assert example.passage[span.start_char:span.end_char] == span.text
-            assert span.start_token <= span.end_token < span.start_token + 30
+            assert span.start_char in {w.start_char for w in words} and span.end_char in {w.end_char for w in words}
+            # its tokens cover its characters in its window (whole words may take a few more than 30 pieces)
+            offsets = windows.offsets[span.window]
+            assert span.start_token <= span.end_token
+            assert offsets[span.start_token][0] <= span.start_char < offsets[span.start_token][1]
+            assert offsets[span.end_token][0] < span.end_char <= offsets[span.end_token][1]
 
 
 def test_a_model_is_loaded_once_per_process(tiny_model_dirs):
