@@ -11,10 +11,12 @@ HandWord = tuple[str, str, list]
 
 
 def handmade(question: list[tuple[str, str]], passage: list[HandWord], explained: tuple[int, int],
-             predicted: tuple[int, int] | None = None, question_text: str | None = None) -> Attribution:
+             predicted: tuple[int, int] | None = None, question_text: str | None = None,
+             passage_text: str | None = None) -> Attribution:
     """A one-target result. explained / predicted: (first, last) passage word index (punctuation included) of
-    the span the target explains and of the model's answer (default: the same span)."""
-    passage_text = " ".join(text for text, _, _ in passage)
+    the span the target explains and of the model's answer (default: the same span). The texts default to the
+    words joined by spaces; a given text must hold the words in order."""
+    passage_text = passage_text or " ".join(text for text, _, _ in passage)
     question_text = question_text or " ".join(text for text, _ in question)
     layers = len(passage[0][2])
     tokens, offsets, segments, words = ["[CLS]"], [(0, 0)], ["special"], []

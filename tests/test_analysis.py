@@ -11,7 +11,7 @@ from rcqa.analysis.report import analyses
 from rcqa.analysis.roles import (category_masks, category_shares, is_quantifier_question, phase_readings,
                                  quantifier_share, top_words, word_categories)
 from rcqa.analysis.similarity import describe, jensen_shannon, jsd_matrix, restrict
-from rcqa.analysis.words import is_empty, passage_distribution, ranks, top_k, word_scores
+from rcqa.analysis.words import distribution, is_empty, passage_distribution, ranks, top_k, word_scores
 from rcqa.types import Word
 from tests.handmade import handmade
 
@@ -208,7 +208,19 @@ def test_the_json_analyses_by_hand(result):
     assert document["phases"][2]["reading"] == "no layer here has any top word."
     three = analyses(result, k=3)
     assert three["k"] == 3 and three["top_k"][0] == ["trees", "pear", "trees"]
-    assert three["categories"]["query"][0] == 100
+    assert three["categories"]["query"][0] == 100 and three["quantifier_share"][:2] == [0, 50]
+    assert three["pos"]["verb"][0] == 0 and three["jsd"]["topk_kept"][0][1] == 1  # disjoint top-3s
+    assert analyses(result, k=1)["categories"]["answer"] == [0, 100, None]
+
+
+def test_the_json_keeps_two_decimals_of_a_percentage_and_six_of_a_divergence():
+    passage = [("a", "DT", [1, 1]), ("b", "NN", [1, 1]), ("c", "NN", [1, 2]), ("10", "CD", [0, 0]),
+               ("20", "CD", [0, 0])]
+    thirds = handmade([("How", "WRB"), ("many", "JJ"), ("b", "NN")], passage, explained=(1, 1))
+    document = analyses(thirds, k=5)
+    assert document["categories"]["answer"] == [33.33, 33.33] and document["pos"]["entity"] == [66.67, 66.67]
+    assert document["jsd"]["full"][0][1] == round(jensenshannon([1, 1, 1, 0, 0], [1, 1, 2, 0, 0], base=2) ** 2, 6)
+    assert document["quantifier_share"] == [0, 0]
 
 
 def test_analysis_defaults_are_the_papers_top_5(result):
@@ -266,3 +278,26 @@ def test_token_groups_colour_the_explained_span_its_sentence_and_the_rest():
     # passage tokens: Farms grow . | It has 600 pears ! | Rain falls, then [SEP]
     assert groups[4:] == ["other", "other", "other", "answer sentence", "answer sentence", "answer",
                           "answer sentence", "answer sentence", "other", "other", "[CLS]/[SEP]"]
+
+
+def test_ties_keep_text_order_however_many_words_tie():
+    flat = np.full((1, 40), 0.025)
+    assert ranks(flat)[0].tolist() == list(range(1, 41))
+    assert top_k(flat, 40)[0].tolist() == list(range(40))
+
+
+def test_a_layer_whose_scores_sum_below_one_is_still_a_distribution():
+    passage = [("small", "JJ", [0.2]), ("scores", "NNS", [0.3]), ("here", "RB", [0.0])]
+    result = handmade([("What", "WP")], passage, explained=(0, 0))
+    assert np.allclose(passage_distribution(result), [[0.4, 0.6, 0.0]])
+    assert np.allclose(distribution(result, [0, 1]), [[0.0, 1.0]])  # the question word "What", and "small"
+    assert np.allclose(word_scores(result)[0], [0.0, 0.2, 0.3, 0.0])
+
+
+def test_a_word_touching_the_span_is_not_inside_it():
+    passage = [("I", "PRP", [1]), ("ran", "VBD", [1]), ("10", "CD", [1]), ("km", "NNS", [1]), ("today", "NN", [1])]
+    ten = handmade([("How", "WRB"), ("far", "RB")], passage, explained=(2, 2), passage_text="I ran 10km today")
+    assert list(category_masks(ten)["answer"]) == [False, False, True, False, False]
+    km = handmade([("How", "WRB"), ("far", "RB")], passage, explained=(3, 3), passage_text="I ran 10km today")
+    assert list(category_masks(km)["answer"]) == [False, False, False, True, False]
+    assert list(category_masks(km)["supporting"]) == [True, True, True, False, True]

@@ -184,3 +184,28 @@ def test_a_passage_without_words_is_refused_before_it_is_answered():
     with pytest.raises(InputError, match="only punctuation or markup"):
         validate("<b> -- </b> !", "what?")
     validate("<b>Eiffel</b>", "what?")
+
+
+def test_every_token_belongs_to_the_written_word_it_starts_in_or_the_next_one():
+    from rcqa.spans import _passage_words
+
+    words = _passage_words("ab cd, ef ")  # ab | cd | , | ef
+    offsets = torch.tensor([[[0, 1], [1, 2], [2, 5], [3, 5], [5, 6], [6, 9], [7, 9], [9, 10]]])
+    # a token starting in the space before a word (as RoBERTa's " cd") belongs to that word; past the
+    # last word, to the last word
+    assert words.of_tokens(offsets).tolist() == [[0, 0, 1, 1, 2, 3, 3, 3]]
+
+
+def test_equal_probabilities_go_to_the_better_single_span():
+    from rcqa.spans import _ranked
+
+    probability = torch.tensor([0.25, 0.5, 0.25], dtype=torch.float64)
+    assert _ranked(probability, torch.tensor([1.0, 2.0, 3.0]), 3) == [1, 2, 0]
+    assert _ranked(probability, torch.tensor([3.0, 2.0, 1.0]), 2) == [1, 0]
+
+
+def test_no_passage_tokens_hold_no_span():
+    from rcqa.spans import token_span
+
+    assert token_span(OFFSETS, [], 0, 5) is None
+    assert token_span(OFFSETS, [3, 4, 5, 6], 6, 16) == (4, 5)
