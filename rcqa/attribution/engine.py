@@ -342,7 +342,9 @@ def _words(windows: Windows, window: int, length: int, passage: str) -> list[Wor
         index = bisect.bisect_right(starts[segment], start) - 1
         if index >= 0:
             pieces.setdefault((segment, index), []).append(token)
-    return [Word(text=w.text, start_char=w.start_char, end_char=w.end_char, segment=segment, tokens=tuple(tokens),
-                 tag=w.tag)
-            for (segment, index), tokens in sorted(pieces.items(), key=lambda item: item[1][0])
-            for w in [written[segment][index]]]
+    words = []
+    for (segment, index), tokens in sorted(pieces.items(), key=lambda item: item[1][0]):
+        word = written[segment][index]
+        words.append(Word(text=word.text, start_char=word.start_char, end_char=word.end_char, segment=segment,
+                          tokens=tuple(tokens), tag=word.tag))
+    return words
