@@ -140,7 +140,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     settings, aggregation = _preset_settings(args)
     job = Job(args.model, settings, aggregation, args.top_k, args.device)
     manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit), Path(args.out),
-                         workers=args.workers, scheduler=args.scheduler)
+                         workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed)
     counts = manifest["counts"]
     print(f"{counts['done']} of {counts['total']} examples in {args.out} ({counts['failed']} failed, "
           f"see manifest.json)", file=sys.stderr)
@@ -232,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--workers", type=int, default=1, help="worker processes of the local cluster")
     reproduce.add_argument("--scheduler", help="address of an existing Dask scheduler (default: "
                                                "$DASK_SCHEDULER_ADDRESS, else a local cluster on 127.0.0.1)")
+    reproduce.add_argument("--retry-failed", action="store_true",
+                           help="explain again the examples an earlier run recorded as failed")
     _ig_options(reproduce)
     reproduce.add_argument("--aggregation", choices=AGGREGATIONS, help="token score (default: the preset's)")
     reproduce.add_argument("--top-k", type=int, default=5)

@@ -3,6 +3,7 @@ resume after finished, deleted and truncated shards, failing examples, and a rea
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -16,7 +17,6 @@ from rcqa.__main__ import main
 from rcqa.analysis.report import analyses
 from rcqa.attribution.engine import IGSettings, explain
 from rcqa.dataset.rows import question_type
-from rcqa.dataset.runner import Job, new_manifest, reproduce
 from rcqa.evaluate import score
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
@@ -26,23 +26,24 @@ ROOT = Path(__file__).resolve().parents[1]
 # a who, how many, how much, which, what and an unanswerable question (no gold: EM and F1 are null)
 CHOSEN = {"lighthouse-who": "who", "orchard-how-many": "how many", "bridge-how-much": "how much",
           "bakery-where": "which", "vaccine-what": "what", "library-unanswerable": "who"}
+UNREADABLE = Example(id="unreadable", passage="!!! ... ???", question="What is it?")  # no word to read
+TEXT_LISTS = {"gold_answers", "layers", "passage_words"}
 VOLATILE = {"seconds"}  # wall time: the one column two runs may not share
 
 
-def squad_json(ids) -> dict:
-    paragraphs = []
-    for example in map(gallery_example, ids):
-        answers = [{"text": a.text, "answer_start": a.start_char} for a in example.answers]
-        paragraphs.append({"context": example.passage, "qas": [
-            {"id": example.id, "question": example.question, "answers": answers,
-             "is_impossible": example.is_impossible}]})
+def squad_json(examples: list[Example]) -> dict:
+    paragraphs = [{"context": e.passage, "qas": [
+        {"id": e.id, "question": e.question, "is_impossible": e.is_impossible,
+         "answers": [{"text": a.text, "answer_start": a.start_char} for a in e.answers]}]} for e in examples]
     return {"version": "v2.0", "data": [{"title": "gallery", "paragraphs": paragraphs}]}
 
 
 @pytest.fixture(scope="module")
 def data_file(tmp_path_factory) -> Path:
+    """The chosen gallery questions with an unreadable passage among them."""
+    examples = [gallery_example(i) for i in CHOSEN]
     path = tmp_path_factory.mktemp("data") / "squad.json"
-    path.write_text(json.dumps(squad_json(CHOSEN)))
+    path.write_text(json.dumps(squad_json(examples[:3] + [UNREADABLE] + examples[3:])))
     return path
 
 
@@ -76,6 +77,14 @@ def shares_of(top_k: list[list[dict]], chosen) -> list:
     return [round(100 * float(np.mean([chosen(w) for w in layer])), 2) if layer else None for layer in top_k]
 
 
+def without_weights(top_k: list[list[dict]]) -> list:
+    return [[{key: value for key, value in w.items() if key != "weight"} for w in layer] for layer in top_k]
+
+
+def weights(top_k: list[list[dict]]) -> list:
+    return [w["weight"] for layer in top_k for w in layer]
+
+
 def test_rows_equal_explain_and_analyses_run_directly(local_run, tiny_model_dirs):
     rows = rows_by_id(local_run)
     assert set(rows) == set(CHOSEN)
@@ -106,7 +115,13 @@ def test_rows_equal_explain_and_analyses_run_directly(local_run, tiny_model_dirs
         for variant, matrix in direct["jsd"].items():
             assert_close(row[f"jsd_{variant}"], matrix)
         assert_close(row["completeness"], [c.relative_error for c in result.completeness])
-    assert manifest(local_run)["counts"] == {"total": 6, "done": 6, "failed": 0}
+    assert manifest(local_run)["counts"] == {"total": 7, "done": 6, "failed": 1}
+
+
+def test_a_failing_example_is_recorded_and_the_others_finish(local_run):
+    [failure] = manifest(local_run)["failed"]
+    assert failure == {"id": "unreadable", "reason": "InputError: the passage has no words, only punctuation or markup"}
+    assert set(rows_by_id(local_run)) == set(CHOSEN)
 
 
 def test_manifest_describes_the_run(local_run, tiny_model_dirs, data_file):
@@ -119,24 +134,29 @@ def test_manifest_describes_the_run(local_run, tiny_model_dirs, data_file):
     assert described["analysis"]["aggregation"] == "l2" and described["rcqa_version"]
 
 
-def test_resume_recomputes_only_missing_and_corrupt_shards(local_run, tmp_path, tiny_model_dirs, data_file):
+def test_resume_recomputes_only_missing_and_corrupt_shards(local_run, scheduler, tmp_path, tiny_model_dirs,
+                                                           data_file):
     out = tmp_path / "run"
     shutil.copytree(local_run, out)
     assert reproduce_cli(data_file, out, tiny_model_dirs["bert"]) == 0
-    assert manifest(out)["runs"][-1]["computed"] == 0  # everything was finished: nothing recomputed
+    assert manifest(out)["runs"][-1]["computed"] == 0  # everything was finished or failed: nothing recomputed
+    assert manifest(out)["counts"] == manifest(local_run)["counts"]
 
     deleted, truncated, *_ = sorted((out / "shards").glob("*.parquet"))
     lost = {*pq.read_table(deleted).column("id").to_pylist(), *pq.read_table(truncated).column("id").to_pylist()}
     deleted.unlink()
     truncated.write_bytes(truncated.read_bytes()[:200])
     before = set((out / "shards").iterdir())
-    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"]) == 0
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--scheduler", scheduler) == 0
 
     new_shards = set((out / "shards").iterdir()) - before
     assert {i for s in new_shards for i in pq.read_table(s).column("id").to_pylist()} == lost
     assert manifest(out)["runs"][-1]["computed"] == len(lost)
     assert [p.name for p in (out / "corrupt").iterdir()] == [truncated.name]
     assert set(rows_by_id(out)) == set(CHOSEN)
+
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--scheduler", scheduler, "--retry-failed") == 0
+    assert manifest(out)["runs"][-1] == {**manifest(out)["runs"][-1], "computed": 0, "failed": 1}
 
 
 def test_another_run_in_the_same_folder_is_refused(local_run, tmp_path, tiny_model_dirs, data_file, capsys):
@@ -145,23 +165,11 @@ def test_another_run_in_the_same_folder_is_refused(local_run, tmp_path, tiny_mod
     assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--preset", "paper-code") == 2
     assert "another settings" in capsys.readouterr().err
     other = tmp_path / "other.json"
-    other.write_text(json.dumps(squad_json(list(CHOSEN)[:2])))
+    other.write_text(json.dumps(squad_json([gallery_example(i) for i in list(CHOSEN)[:2]])))
     assert reproduce_cli(other, out, tiny_model_dirs["bert"]) == 2
     assert "another data file" in capsys.readouterr().err
     assert reproduce_cli(data_file, out, tiny_model_dirs["distilbert"]) == 2
     assert "another model fingerprint" in capsys.readouterr().err
-
-
-def test_a_failing_example_is_recorded_and_the_others_finish(tmp_path, tiny_model_dirs, data_file):
-    good = [gallery_example(i) for i in ("lighthouse-who", "vaccine-what")]
-    bad = Example(id="empty-question", passage=good[0].passage, question="   ")
-    job = Job(tiny_model_dirs["bert"], IGSettings(), "l2", 5)
-    result = reproduce(job, [good[0], bad, good[1]], new_manifest(job, "default", data_file, None), tmp_path,
-                       progress=False)
-    assert result["counts"] == {"total": 3, "done": 2, "failed": 1}
-    [failure] = result["failed"]
-    assert failure["id"] == "empty-question" and "question is empty" in failure["reason"]
-    assert set(rows_by_id(tmp_path)) == {"lighthouse-who", "vaccine-what"}
 
 
 def test_question_types():
@@ -177,8 +185,10 @@ def _start(*argv: str) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def test_a_real_scheduler_and_worker_give_the_local_rows(local_run, tmp_path, tiny_model_dirs, data_file):
-    scheduler_file = tmp_path / "scheduler.json"
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory) -> str:
+    """A real `dask scheduler` and `dask worker`, separate processes on 127.0.0.1; the scheduler's address."""
+    scheduler_file = tmp_path_factory.mktemp("cluster") / "scheduler.json"
     processes = [_start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                         "--scheduler-file", str(scheduler_file))]
     try:
@@ -187,23 +197,28 @@ def test_a_real_scheduler_and_worker_give_the_local_rows(local_run, tmp_path, ti
         deadline = time.monotonic() + 60
         while not scheduler_file.is_file() and time.monotonic() < deadline:
             time.sleep(0.2)
-        address = json.loads(scheduler_file.read_text())["address"]
-        assert address.startswith("tcp://127.0.0.1:")
-        out = tmp_path / "distributed"
-        assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--scheduler", address) == 0
+        yield json.loads(scheduler_file.read_text())["address"]
     finally:
         for process in processes:
-            os.killpg(process.pid, 15)
+            os.killpg(process.pid, signal.SIGTERM)
         for process in processes:
             process.wait(timeout=30)
-    assert manifest(out)["runs"][-1]["scheduler"] == address
+
+
+def test_a_real_scheduler_and_worker_give_the_local_rows(local_run, scheduler, tmp_path, tiny_model_dirs, data_file):
+    assert scheduler.startswith("tcp://127.0.0.1:")
+    out = tmp_path / "distributed"
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--scheduler", scheduler) == 0
+    assert manifest(out)["runs"][-1]["scheduler"] == scheduler
+    assert manifest(out)["failed"] == manifest(local_run)["failed"]
     local, remote = rows_by_id(local_run), rows_by_id(out)
     assert set(remote) == set(local)
     for example_id, row in remote.items():
-        for column, value in row.items():
-            if column in VOLATILE:
-                continue
-            if isinstance(value, (float, list)) and column not in ("gold_answers", "layers", "passage_words", "top_k"):
-                assert_close(value, local[example_id][column])
+        expected = local[example_id]
+        for column in row.keys() - VOLATILE - {"top_k"}:
+            if isinstance(row[column], (float, list)) and column not in TEXT_LISTS:
+                assert_close(row[column], expected[column])
             else:
-                assert value == local[example_id][column], column
+                assert row[column] == expected[column], column
+        assert without_weights(row["top_k"]) == without_weights(expected["top_k"])
+        assert_close(weights(row["top_k"]), weights(expected["top_k"]))

@@ -86,16 +86,18 @@ def _reason(error: BaseException) -> str:
 
 
 def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, workers: int = 1,
-              scheduler: str | None = None, progress: bool = True) -> dict:
-    """Explain the examples not yet in the folder's shards; returns the final manifest. `manifest` describes the
-    run (model, analysis settings, data); a folder holding another run is refused (store.RunMismatch)."""
+              scheduler: str | None = None, retry_failed: bool = False, progress: bool = True) -> dict:
+    """Explain the examples that are neither in the folder's shards nor recorded as failed (unless retry_failed);
+    returns the final manifest. `manifest` describes the run (model, analysis settings, data); a folder holding
+    another run is refused (store.RunMismatch)."""
     selected = {e.id for e in examples}
     if len(selected) != len(examples):
         raise ValueError("the data's question ids are not unique, so finished examples could not be told apart")
     manifest = store.open_run(folder, manifest)
     done = store.finished_ids(folder)
-    todo = [e for e in examples if e.id not in done]
     failed = {f["id"]: f["reason"] for f in manifest["failed"]}
+    skipped = done if retry_failed else done | failed.keys()
+    todo = [e for e in examples if e.id not in skipped]
     run = {"started": _now(), "finished": None, "computed": 0, "failed": 0, "scheduler": scheduler or "local"}
     manifest["runs"].append(run)
     bar = tqdm(total=len(examples), initial=len(examples) - len(todo), unit="example", desc="reproduce",
