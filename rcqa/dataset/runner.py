@@ -90,65 +90,81 @@ def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, w
     """Explain the examples that are neither in the folder's shards nor recorded as failed (unless retry_failed);
     returns the final manifest. `manifest` describes the run (model, analysis settings, data); a folder holding
     another run is refused (store.RunMismatch)."""
-    selected = {e.id for e in examples}
-    if len(selected) != len(examples):
-        raise ValueError("the data's question ids are not unique, so finished examples could not be told apart")
-    manifest = store.open_run(folder, manifest)
-    done = store.finished_ids(folder)
-    failed = {f["id"]: f["reason"] for f in manifest["failed"]}
-    skipped = done if retry_failed else done | failed.keys()
+    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+    run = _Run.open(folder, manifest, examples, address)
+    skipped = run.done if retry_failed else run.done | run.failed.keys()
     todo = [e for e in examples if e.id not in skipped]
-    run = {"started": _now(), "finished": None, "computed": 0, "failed": 0, "scheduler": scheduler or "local"}
-    manifest["runs"].append(run)
-    bar = tqdm(total=len(examples), initial=len(examples) - len(todo), unit="example", desc="reproduce",
-               disable=not progress, smoothing=0.1)
-
-    def record(rows: list[dict], failures: list[dict]) -> None:
-        if rows:
-            store.write_shard(folder, rows)
-            done.update(r["id"] for r in rows)
-        failed.update({f["id"]: f["reason"] for f in failures})
-        for row in rows:
-            failed.pop(row["id"], None)
-        run["computed"] += len(rows)
-        run["failed"] += len(failures)
-        _save(folder, manifest, selected, done, failed)
-        bar.update(len(rows) + len(failures))
-
-    _save(folder, manifest, selected, done, failed)
-    try:
+    with tqdm(total=len(examples), initial=len(examples) - len(todo), unit="example", desc="reproduce",
+              disable=not progress, smoothing=0.1) as bar:
         if todo:
-            with _client(workers, scheduler) as client:
+            with _client(workers, address) as client:
                 for rows, failures in _results(client, job, todo):
-                    record(rows, failures)
-        run["finished"] = _now()
-        _save(folder, manifest, selected, done, failed)
-    finally:
-        bar.close()
-    return manifest
+                    run.record(rows, failures)
+                    bar.update(len(rows) + len(failures))
+    run.this_run["finished"] = _now()
+    run.save()
+    return run.manifest
 
 
-def _save(folder: Path, manifest: dict, selected: set[str], done: set[str], failed: dict[str, str]) -> None:
-    manifest["counts"] = {"total": len(selected), "done": len(selected & done), "failed": len(failed)}
-    manifest["failed"] = [{"id": i, "reason": reason} for i, reason in failed.items()]
-    store.write_manifest(folder, manifest)
+@dataclass
+class _Run:
+    """A run's bookkeeping: which selected examples are done and which failed, saved after every chunk."""
+
+    folder: Path
+    manifest: dict
+    selected: set[str]
+    done: set[str]
+    failed: dict[str, str]
+    this_run: dict
+
+    @classmethod
+    def open(cls, folder: Path, manifest: dict, examples: list[Example], address: str | None) -> _Run:
+        selected = {e.id for e in examples}
+        if len(selected) != len(examples):
+            raise ValueError("the data's question ids are not unique, so finished examples could not be told apart")
+        manifest = store.open_run(folder, manifest)
+        this_run = {"started": _now(), "finished": None, "computed": 0, "failed": 0, "scheduler": address or "local"}
+        manifest["runs"].append(this_run)
+        run = cls(folder, manifest, selected, store.finished_ids(folder),
+                  {f["id"]: f["reason"] for f in manifest["failed"]}, this_run)
+        run.save()
+        return run
+
+    def record(self, rows: list[dict], failures: list[dict]) -> None:
+        """Write a finished chunk's rows as one shard, then the manifest."""
+        if rows:
+            store.write_shard(self.folder, rows)
+        for row in rows:
+            self.done.add(row["id"])
+            self.failed.pop(row["id"], None)
+        self.failed.update({f["id"]: f["reason"] for f in failures})
+        self.this_run["computed"] += len(rows)
+        self.this_run["failed"] += len(failures)
+        self.save()
+
+    def save(self) -> None:
+        self.manifest["counts"] = {"total": len(self.selected), "done": len(self.selected & self.done),
+                                   "failed": len(self.failed)}
+        self.manifest["failed"] = [{"id": i, "reason": reason} for i, reason in self.failed.items()]
+        store.write_manifest(self.folder, self.manifest)
 
 
 @contextmanager
-def _client(workers: int, scheduler: str | None) -> Iterator[Client]:
-    """A client of the given scheduler (or $DASK_SCHEDULER_ADDRESS), else of a local cluster of `workers`
-    processes bound to 127.0.0.1 with no dashboard, so nothing listens beyond this machine."""
-    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+def _client(workers: int, address: str | None) -> Iterator[Client]:
+    """A client of the scheduler at `address`, else of a local cluster of `workers` processes with no dashboard,
+    bound to 127.0.0.1 (scheduler, nanny and worker ports and their small health/metrics HTTP endpoints alike), so
+    nothing listens beyond this machine."""
     if address:
         with Client(address) as client:
-            yield _with_threads(client)
+            yield _share_cores(client)
         return
     with LocalCluster(host="127.0.0.1", n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        yield _with_threads(client)
+        yield _share_cores(client)
 
 
-def _with_threads(client: Client) -> Client:
+def _share_cores(client: Client) -> Client:
+    """Register TorchThreads with how many of the cluster's workers share each host."""
     hosts = [get_address_host(address) for address in client.nthreads()]
     client.register_plugin(TorchThreads({host: hosts.count(host) for host in set(hosts)}), name="rcqa-torch-threads")
     return client
