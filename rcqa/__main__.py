@@ -128,6 +128,25 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    from rcqa.data import load_examples
+    from rcqa.dataset.runner import Job, new_manifest, reproduce
+    from rcqa.resources import squad_file
+
+    if args.workers < 1:
+        raise CliError("--workers must be at least 1")
+    data = squad_file("dev") if args.data == "squad-dev" else Path(args.data)
+    examples = load_examples(data)[: args.limit]
+    settings, aggregation = _preset_settings(args)
+    job = Job(args.model, settings, aggregation, args.top_k, args.device)
+    manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit), Path(args.out),
+                         workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed)
+    counts = manifest["counts"]
+    print(f"{counts['done']} of {counts['total']} examples in {args.out} ({counts['failed']} failed, "
+          f"see manifest.json)", file=sys.stderr)
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
     from rcqa.data import load_examples
     from rcqa.resources import encoder_path, squad_file
@@ -204,6 +223,23 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--limit", type=int, help="first N questions only")
     _model_options(evaluate)
     evaluate.set_defaults(handler=_evaluate)
+
+    reproduce = commands.add_parser("reproduce", help="explain a whole dataset on a Dask cluster into a resumable "
+                                                      "Parquet store (rows of per-layer analyses + manifest.json)")
+    reproduce.add_argument("--data", required=True, help="'squad-dev' (SQuAD v1.1 dev) or a SQuAD/DuoRC file")
+    reproduce.add_argument("--limit", type=int, help="first N questions only")
+    reproduce.add_argument("--out", required=True, help="run folder; rerunning into it resumes the run")
+    reproduce.add_argument("--workers", type=int, default=1, help="worker processes of the local cluster")
+    reproduce.add_argument("--scheduler", help="address of an existing Dask scheduler (default: "
+                                               "$DASK_SCHEDULER_ADDRESS, else a local cluster on 127.0.0.1)")
+    reproduce.add_argument("--retry-failed", action="store_true",
+                           help="explain again the examples an earlier run recorded as failed")
+    _ig_options(reproduce)
+    reproduce.add_argument("--aggregation", choices=AGGREGATIONS, help="token score (default: the preset's)")
+    reproduce.add_argument("--top-k", type=int, default=5)
+    reproduce.add_argument("--model", default="default", help="'default', a local folder or a hub id")
+    reproduce.add_argument("--device", help="cpu, cuda, ... (default: $RCQA_DEVICE, else CUDA if present)")
+    reproduce.set_defaults(handler=_reproduce)
 
     train = commands.add_parser("train", help="fine-tune the default QA model on SQuAD v1.1 train")
     train.add_argument("--output-dir", default="runs/default")

@@ -1,0 +1,2 @@
+"""Whole-dataset runs: explain every example on a Dask cluster into a resumable Parquet store
+(runner.py schedules, rows.py turns one explanation into one row, store.py keeps shards and the manifest)."""

@@ -1,0 +1,96 @@
+"""One explained example as one row of the run's Parquet store: the answer, its score, and per layer what the
+dataset aggregates and the drill-down read. The numbers are those of rcqa.analysis.report.analyses, so a dataset
+average is always an average of values a user can open one by one in Explore."""
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+
+from rcqa.analysis.pos import GROUPS, pos_group
+from rcqa.analysis.report import analyses
+from rcqa.analysis.roles import CATEGORIES, category_masks, is_quantifier_question
+from rcqa.analysis.similarity import VARIANTS
+from rcqa.analysis.words import passage_distribution, top_k
+from rcqa.evaluate import score
+from rcqa.text import NUMBER_TAG
+from rcqa.types import Attribution
+
+QUESTION_TYPES = ("what", "who", "when", "where", "which", "why", "how many", "how much", "how", "other")
+_WH = {"what": "what", "who": "who", "whom": "who", "whose": "who", "when": "when", "where": "where",
+       "which": "which", "why": "why", "how": "how"}
+
+_NUMBER = pa.float64()
+_PER_LAYER = pa.list_(_NUMBER)  # one value per layer (embeddings first); null where undefined
+_MATRIX = pa.list_(pa.list_(_NUMBER))
+TOP_WORD = pa.struct([
+    ("word", pa.string()), ("index", pa.int32()),  # index into passage_words
+    ("weight", _NUMBER),  # the word's share of the layer's distribution
+    *((category, pa.bool_()) for category in CATEGORIES),
+    ("pos", pa.string()), ("is_number", pa.bool_()),
+])
+SCHEMA = pa.schema([
+    ("id", pa.string()), ("title", pa.string()), ("question", pa.string()),
+    ("question_type", pa.string()), ("is_quantifier", pa.bool_()),
+    ("prediction", pa.string()), ("explained_span", pa.string()), ("gold_answers", pa.list_(pa.string())),
+    ("em", _NUMBER), ("f1", _NUMBER), ("probability", _NUMBER), ("n_windows", pa.int32()), ("window", pa.int32()),
+    ("layers", pa.list_(pa.string())), ("passage_words", pa.list_(pa.string())),
+    ("distribution", _MATRIX), ("top_k", pa.list_(pa.list_(TOP_WORD))),
+    *((f"category_{category}", _PER_LAYER) for category in CATEGORIES),
+    *((f"pos_{group}", _PER_LAYER) for group in GROUPS),
+    ("answer_pos", pa.struct([(group, _NUMBER) for group in GROUPS])),
+    ("quantifier_share", _PER_LAYER),
+    *((f"jsd_{variant}", _MATRIX) for variant in VARIANTS),
+    ("completeness", _PER_LAYER), ("steps", pa.list_(pa.int32())), ("seconds", _NUMBER),
+])
+
+
+def question_type(question: str) -> str:
+    """The question's first wh-word ('how many' and 'how much' apart from 'how'), else 'other'."""
+    words = re.findall(r"[a-z]+", question.lower())
+    for i, word in enumerate(words):
+        if word in _WH:
+            following = words[i + 1] if i + 1 < len(words) else ""
+            return f"how {following}" if word == "how" and following in ("many", "much") else _WH[word]
+    return "other"
+
+
+def example_row(result: Attribution, aggregation: str, k: int) -> dict:
+    """The row of one explanation (see SCHEMA and the README's table). EM and F1 are null without gold answers."""
+    example, answer = result.example, result.answer
+    found = analyses(result, aggregation, k)
+    golds = [a.text for a in example.answers]
+    em, f1 = score(answer.text, golds) if golds else (None, None)
+    return {
+        "id": example.id, "title": example.title, "question": example.question,
+        "question_type": question_type(example.question), "is_quantifier": is_quantifier_question(example.question),
+        "prediction": answer.text, "explained_span": result.targets[0]["span"], "gold_answers": golds,
+        "em": em, "f1": f1, "probability": answer.best.probability if answer.best else None,
+        "n_windows": answer.n_windows, "window": result.window,
+        "layers": result.layers, "passage_words": found["passage_words"],
+        "distribution": found["distribution"], "top_k": top_word_records(result, aggregation, k),
+        **{f"category_{c}": found["categories"][c] for c in CATEGORIES},
+        **{f"pos_{g}": found["pos"][g] for g in GROUPS},
+        "answer_pos": found["answer_pos"], "quantifier_share": found["quantifier_share"],
+        **{f"jsd_{v}": found["jsd"][v] for v in VARIANTS},
+        **_completeness(result),
+        "seconds": result.seconds,
+    }
+
+
+def top_word_records(result: Attribution, aggregation: str, k: int) -> list[list[dict]]:
+    """Per layer, its top-k passage words best first, each with its weight, category flags and POS group."""
+    distribution = passage_distribution(result, aggregation)
+    words = result.passage_words()
+    masks = category_masks(result)
+    return [[{"word": words[i].text, "index": int(i), "weight": float(distribution[layer, i]),
+              **{c: bool(masks[c][i]) for c in CATEGORIES},
+              "pos": pos_group(words[i]), "is_number": words[i].tag == NUMBER_TAG}
+             for i in row] for layer, row in enumerate(top_k(distribution, k))]
+
+
+def _completeness(result: Attribution) -> dict:
+    """Per layer, the first target's relative completeness error and the path points it took. The engine lists
+    the checks layer by layer, each layer's targets in order."""
+    checks = result.completeness[::len(result.targets)]
+    return {"completeness": [c.relative_error for c in checks], "steps": [c.steps for c in checks]}

@@ -1,0 +1,210 @@
+"""Explain every example of a dataset on a Dask cluster, writing rows as they arrive.
+
+The client keeps a bounded number of chunks in flight (so memory stays flat however many examples there are),
+writes each finished chunk as one shard, and rewrites the manifest after it: a killed run loses at most the
+chunks in flight. Workers load the model once per process (rcqa.model.load_model keeps it) and split the
+machine's cores between them."""
+from __future__ import annotations
+
+import datetime as dt
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Iterator
+
+from distributed import Client, Future, LocalCluster, WorkerPlugin, as_completed
+from distributed.comm import get_address_host
+from tqdm import tqdm
+
+from rcqa.attribution.engine import IGSettings
+from rcqa.dataset import store
+from rcqa.types import Example
+
+MAX_CHUNK = 8  # examples per task and shard: enough to keep shards few, few enough to balance the workers
+IN_FLIGHT_PER_WORKER = 2  # a queued chunk per worker, so none idles while the client writes
+
+
+@dataclass(frozen=True)
+class Job:
+    """What each example gets: the model and the settings of its explanation and analyses."""
+
+    model: str
+    settings: IGSettings
+    aggregation: str
+    top_k: int
+    device: str | None = None
+
+
+class TorchThreads(WorkerPlugin):
+    """Give each worker process an equal share of its machine's cores for torch (Dask's nanny starts workers
+    with OMP_NUM_THREADS=1, which would leave cores idle when there are fewer workers than cores)."""
+
+    def __init__(self, workers_per_host: dict[str, int]):
+        self.workers_per_host = workers_per_host
+
+    def setup(self, worker) -> None:
+        import torch
+
+        sharing = self.workers_per_host.get(get_address_host(worker.address), 1)
+        torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // sharing))
+
+
+def new_manifest(job: Job, preset: str, data: Path, limit: int | None) -> dict:
+    """The description of a run that decides whether a folder's rows can be resumed (see store.open_run)."""
+    from rcqa.model import load_model
+
+    qa_model = load_model(job.model, job.device)
+    window = {"max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride}
+    return {"rcqa_version": store.rcqa_version(),
+            "model": {"name": job.model, "fingerprint": qa_model.fingerprint},
+            "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
+                         "aggregation": job.aggregation, "top_k": job.top_k},
+            "data": {"path": str(data), "sha256": store.file_sha256(data), "limit": limit},
+            "counts": {}, "failed": [], "runs": []}
+
+
+def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[dict]]:
+    """On a worker: the rows of the examples that could be explained, and {id, reason} for those that could not."""
+    from rcqa.attribution.engine import explain
+    from rcqa.dataset.rows import example_row
+    from rcqa.model import load_model
+
+    qa_model = load_model(job.model, job.device)
+    rows, failures = [], []
+    for example in examples:
+        try:
+            rows.append(example_row(explain(qa_model, example, job.settings), job.aggregation, job.top_k))
+        except Exception as error:  # any example the engine cannot read is recorded and skipped, never fatal
+            failures.append({"id": example.id, "reason": _reason(error)})
+    return rows, failures
+
+
+def _reason(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".strip()
+
+
+def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, workers: int = 1,
+              scheduler: str | None = None, retry_failed: bool = False, progress: bool = True) -> dict:
+    """Explain the examples that are neither in the folder's shards nor recorded as failed (unless retry_failed);
+    returns the final manifest. `manifest` describes the run (model, analysis settings, data); a folder holding
+    another run is refused (store.RunMismatch)."""
+    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+    run = _Run.open(folder, manifest, examples, address)
+    skipped = run.done if retry_failed else run.done | run.failed.keys()
+    todo = [e for e in examples if e.id not in skipped]
+    with tqdm(total=len(examples), initial=len(examples) - len(todo), unit="example", desc="reproduce",
+              disable=not progress, smoothing=0.1) as bar:
+        if todo:
+            with _client(workers, address) as client:
+                for rows, failures in _results(client, job, todo):
+                    run.record(rows, failures)
+                    bar.update(len(rows) + len(failures))
+    run.this_run["finished"] = _now()
+    run.save()
+    return run.manifest
+
+
+@dataclass
+class _Run:
+    """A run's bookkeeping: which selected examples are done and which failed, saved after every chunk."""
+
+    folder: Path
+    manifest: dict
+    selected: set[str]
+    done: set[str]
+    failed: dict[str, str]
+    this_run: dict
+
+    @classmethod
+    def open(cls, folder: Path, manifest: dict, examples: list[Example], address: str | None) -> _Run:
+        selected = {e.id for e in examples}
+        if len(selected) != len(examples):
+            raise ValueError("the data's question ids are not unique, so finished examples could not be told apart")
+        manifest = store.open_run(folder, manifest)
+        this_run = {"started": _now(), "finished": None, "computed": 0, "failed": 0, "scheduler": address or "local"}
+        manifest["runs"].append(this_run)
+        run = cls(folder, manifest, selected, store.finished_ids(folder),
+                  {f["id"]: f["reason"] for f in manifest["failed"]}, this_run)
+        run.save()
+        return run
+
+    def record(self, rows: list[dict], failures: list[dict]) -> None:
+        """Write a finished chunk's rows as one shard, then the manifest."""
+        if rows:
+            store.write_shard(self.folder, rows)
+        for row in rows:
+            self.done.add(row["id"])
+            self.failed.pop(row["id"], None)
+        self.failed.update({f["id"]: f["reason"] for f in failures})
+        self.this_run["computed"] += len(rows)
+        self.this_run["failed"] += len(failures)
+        self.save()
+
+    def save(self) -> None:
+        self.manifest["counts"] = {"total": len(self.selected), "done": len(self.selected & self.done),
+                                   "failed": len(self.failed)}
+        self.manifest["failed"] = [{"id": i, "reason": reason} for i, reason in self.failed.items()]
+        store.write_manifest(self.folder, self.manifest)
+
+
+@contextmanager
+def _client(workers: int, address: str | None) -> Iterator[Client]:
+    """A client of the scheduler at `address`, else of a local cluster of `workers` processes with no dashboard,
+    bound to 127.0.0.1 (scheduler, nanny and worker ports and their small health/metrics HTTP endpoints alike), so
+    nothing listens beyond this machine."""
+    if address:
+        with Client(address) as client:
+            yield _share_cores(client)
+        return
+    with LocalCluster(host="127.0.0.1", n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        yield _share_cores(client)
+
+
+def _share_cores(client: Client) -> Client:
+    """Register TorchThreads with how many of the cluster's workers share each host."""
+    hosts = [get_address_host(address) for address in client.nthreads()]
+    client.register_plugin(TorchThreads({host: hosts.count(host) for host in set(hosts)}), name="rcqa-torch-threads")
+    return client
+
+
+def _results(client: Client, job: Job, examples: list[Example]) -> Iterator[tuple[list[dict], list[dict]]]:
+    """(rows, failures) of every chunk as it finishes, keeping at most IN_FLIGHT_PER_WORKER chunks per worker
+    thread submitted. A chunk whose worker died is reported as failed, example by example."""
+    slots = max(1, sum(client.nthreads().values()))
+    chunks = _chunks(examples, chunk_size(len(examples), slots))
+    chunk_of: dict[Future, list[Example]] = {}
+
+    def submit(chunk: list[Example]) -> Future:
+        future = client.submit(explain_chunk, job, chunk, pure=False)
+        chunk_of[future] = chunk
+        return future
+
+    pending = as_completed([submit(chunk) for chunk in islice(chunks, IN_FLIGHT_PER_WORKER * slots)])
+    for future in pending:
+        chunk = chunk_of.pop(future)
+        if future.status == "finished":
+            yield future.result()
+        else:
+            reason = _reason(future.exception())
+            yield [], [{"id": e.id, "reason": reason} for e in chunk]
+        future.release()
+        following = next(chunks, None)
+        if following:
+            pending.add(submit(following))
+
+
+def chunk_size(n_examples: int, slots: int) -> int:
+    """About four chunks per worker thread, at most MAX_CHUNK examples each, so the last chunks balance out."""
+    return max(1, min(MAX_CHUNK, n_examples // (4 * slots)))
+
+
+def _chunks(examples: list[Example], size: int) -> Iterator[list[Example]]:
+    for start in range(0, len(examples), size):
+        yield examples[start:start + size]
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,107 @@
+"""A run's folder: Parquet shards of rows (shards/part-*.parquet) and manifest.json, both written atomically.
+
+Which examples are done is read from the shards themselves, never from the manifest, so a run killed between a
+shard and its manifest update loses nothing. A shard that cannot be read (a truncated file) is moved to corrupt/
+and its examples count as not done."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rcqa.dataset.rows import SCHEMA
+
+MANIFEST = "manifest.json"
+SHARDS = "shards"
+CORRUPT = "corrupt"
+VERSION_FALLBACK = "rcqa-unreleased"  # outside a git checkout there is no finer version to record
+
+
+class RunMismatch(ValueError):
+    """The folder holds a run of another model, other settings or other data."""
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def rcqa_version() -> str:
+    """`git describe` of the checkout rcqa runs from, else a fixed label."""
+    try:
+        described = subprocess.run(["git", "describe", "--always", "--dirty", "--tags"], capture_output=True,
+                                   text=True, timeout=10, cwd=Path(__file__).parent)
+    except (OSError, subprocess.TimeoutExpired):
+        return VERSION_FALLBACK
+    return described.stdout.strip() if described.returncode == 0 and described.stdout.strip() else VERSION_FALLBACK
+
+
+def _identity(manifest: dict) -> dict:
+    """What must be equal for a resumed run's rows to be comparable with the earlier ones."""
+    return {"model fingerprint": manifest.get("model", {}).get("fingerprint"),
+            "settings": manifest.get("analysis"),
+            "data file (sha256)": manifest.get("data", {}).get("sha256")}
+
+
+def open_run(folder: Path, fresh: dict) -> dict:
+    """The manifest to continue: the folder's own if it is the same run (refused if not), else `fresh`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / SHARDS).mkdir(exist_ok=True)
+    path = folder / MANIFEST
+    if not path.is_file():
+        return fresh
+    existing = json.loads(path.read_text())
+    old, new = _identity(existing), _identity(fresh)
+    for what in new:
+        if old[what] != new[what]:
+            raise RunMismatch(f"{folder} holds a run with another {what} ({_short(old[what])}, now "
+                              f"{_short(new[what])}); give another --out folder")
+    return {**fresh, "failed": existing.get("failed", []), "runs": existing.get("runs", [])}
+
+
+def _short(value) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def write_manifest(folder: Path, manifest: dict) -> None:
+    _write_atomically(folder / MANIFEST, lambda temporary: temporary.write_text(json.dumps(manifest, indent=2)))
+
+
+def finished_ids(folder: Path) -> set[str]:
+    """Ids of every row in the readable shards. Unreadable shards move to corrupt/; leftover temporary files of
+    a killed run are deleted."""
+    shards = folder / SHARDS
+    for leftover in shards.glob(".*.tmp"):
+        leftover.unlink()
+    ids: set[str] = set()
+    for shard in sorted(shards.glob("*.parquet")):
+        try:
+            ids.update(pq.read_table(shard, columns=["id"]).column("id").to_pylist())
+        except (OSError, pa.ArrowException):
+            (folder / CORRUPT).mkdir(exist_ok=True)
+            shard.replace(folder / CORRUPT / shard.name)
+    return ids
+
+
+def write_shard(folder: Path, rows: list[dict]) -> Path:
+    """Write rows as a new shard; it appears under its final name only once complete."""
+    table = pa.Table.from_pylist(rows, schema=SCHEMA)
+    target = folder / SHARDS / f"part-{uuid.uuid4().hex}.parquet"
+    _write_atomically(target, lambda temporary: pq.write_table(table, temporary))
+    return target
+
+
+def _write_atomically(target: Path, write) -> None:
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    write(temporary)
+    temporary.replace(target)

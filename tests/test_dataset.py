@@ -1,0 +1,241 @@
+"""`python -m rcqa reproduce`: rows equal to explain + analyses run directly, EM/F1 equal to the official metric,
+resume after finished, deleted and truncated shards, failing examples, and a real scheduler and worker."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from rcqa.__main__ import main
+from rcqa.analysis.report import analyses
+from rcqa.attribution.engine import IGSettings, explain
+from rcqa.dataset.rows import question_type
+from rcqa.evaluate import score
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
+from rcqa.types import Example
+
+ROOT = Path(__file__).resolve().parents[1]
+# a who, how many, how much, which, what and an unanswerable question (no gold: EM and F1 are null)
+CHOSEN = {"lighthouse-who": "who", "orchard-how-many": "how many", "bridge-how-much": "how much",
+          "bakery-where": "which", "vaccine-what": "what", "library-unanswerable": "who"}
+UNREADABLE = Example(id="unreadable", passage="!!! ... ???", question="What is it?")  # no word to read
+TEXT_LISTS = {"gold_answers", "layers", "passage_words"}
+VOLATILE = {"seconds"}  # wall time: the one column two runs may not share
+
+
+def squad_json(examples: list[Example]) -> dict:
+    paragraphs = [{"context": e.passage, "qas": [
+        {"id": e.id, "question": e.question, "is_impossible": e.is_impossible,
+         "answers": [{"text": a.text, "answer_start": a.start_char} for a in e.answers]}]} for e in examples]
+    return {"version": "v2.0", "data": [{"title": "gallery", "paragraphs": paragraphs}]}
+
+
+@pytest.fixture(scope="module")
+def data_file(tmp_path_factory) -> Path:
+    """The chosen gallery questions with an unreadable passage among them."""
+    examples = [gallery_example(i) for i in CHOSEN]
+    path = tmp_path_factory.mktemp("data") / "squad.json"
+    path.write_text(json.dumps(squad_json(examples[:3] + [UNREADABLE] + examples[3:])))
+    return path
+
+
+# the default preset with a fixed 8-point rule: a random tiny model would refine its paths at length
+FAST = IGSettings(tolerance=None)
+
+
+def reproduce_cli(data: Path, out: Path, model: str, *extra: str) -> int:
+    return main(["reproduce", "--data", str(data), "--out", str(out), "--model", model, "--tolerance", "0", *extra])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """Tiny models run 50x slower with two torch threads on a busy 2-core machine (threads spin waiting for
+    each other), so the direct explanations here use one, as each of the two local workers below does."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory, tiny_model_dirs, data_file) -> Path:
+    """One run through the default path: a local cluster of worker processes."""
+    out = tmp_path_factory.mktemp("run") / "local"
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--workers", "2") == 0
+    return out
+
+
+def rows_by_id(folder: Path) -> dict[str, dict]:
+    return {row["id"]: row for row in pq.read_table(folder / "shards").to_pylist()}
+
+
+def manifest(folder: Path) -> dict:
+    return json.loads((folder / "manifest.json").read_text())
+
+
+def assert_close(actual, expected) -> None:
+    """Nested lists of numbers equal within float noise between processes; None (undefined) only where expected."""
+    as_array = lambda v: np.array(v, dtype=float)  # noqa: E731  None becomes NaN
+    np.testing.assert_allclose(as_array(actual), as_array(expected), rtol=1e-5, atol=2e-6, equal_nan=True)
+
+
+def shares_of(top_k: list[list[dict]], chosen) -> list:
+    return [round(100 * float(np.mean([chosen(w) for w in layer])), 2) if layer else None for layer in top_k]
+
+
+def without_weights(top_k: list[list[dict]]) -> list:
+    return [[{key: value for key, value in w.items() if key != "weight"} for w in layer] for layer in top_k]
+
+
+def weights(top_k: list[list[dict]]) -> list:
+    return [w["weight"] for layer in top_k for w in layer]
+
+
+def test_rows_equal_explain_and_analyses_run_directly(local_run, tiny_model_dirs):
+    rows = rows_by_id(local_run)
+    assert set(rows) == set(CHOSEN)
+    qa_model = load_model(tiny_model_dirs["bert"])
+    for example_id, expected_type in CHOSEN.items():
+        example, row = gallery_example(example_id), rows[example_id]
+        result = explain(qa_model, example, FAST)
+        direct = analyses(result, "l2", 5)
+        assert row["question"] == example.question and row["question_type"] == expected_type
+        assert row["is_quantifier"] == expected_type.startswith("how m")
+        assert row["prediction"] == result.answer.text and row["n_windows"] == result.answer.n_windows
+        assert row["probability"] == pytest.approx(result.answer.best.probability, rel=1e-5)
+        golds = [a.text for a in example.answers]
+        assert row["gold_answers"] == golds
+        assert (row["em"], row["f1"]) == (score(result.answer.text, golds) if golds else (None, None))
+        assert row["layers"] == result.layers and row["passage_words"] == direct["passage_words"]
+        assert_close(row["distribution"], direct["distribution"])
+        assert [[w["word"] for w in layer] for layer in row["top_k"]] == direct["top_k"]
+        # each layer's top words, flagged, give back its shares: the drill-down and the averages agree
+        for category, values in direct["categories"].items():
+            assert_close(row[f"category_{category}"], values)
+            assert_close(shares_of(row["top_k"], lambda w: w[category]), values)
+        for group, values in direct["pos"].items():
+            assert_close(row[f"pos_{group}"], values)
+            assert_close(shares_of(row["top_k"], lambda w: w["pos"] == group), values)
+        assert row["answer_pos"] == direct["answer_pos"]
+        assert_close(row["quantifier_share"], direct["quantifier_share"])
+        for variant, matrix in direct["jsd"].items():
+            assert_close(row[f"jsd_{variant}"], matrix)
+        assert_close(row["completeness"], [c.relative_error for c in result.completeness])
+    assert manifest(local_run)["counts"] == {"total": 7, "done": 6, "failed": 1}
+
+
+def test_a_failing_example_is_recorded_and_the_others_finish(local_run):
+    [failure] = manifest(local_run)["failed"]
+    assert failure == {"id": "unreadable", "reason": "InputError: the passage has no words, only punctuation or markup"}
+    assert set(rows_by_id(local_run)) == set(CHOSEN)
+
+
+def test_manifest_describes_the_run(local_run, tiny_model_dirs, data_file):
+    import hashlib
+
+    described = manifest(local_run)
+    assert described["model"]["fingerprint"] == load_model(tiny_model_dirs["bert"]).fingerprint
+    assert described["data"]["sha256"] == hashlib.sha256(data_file.read_bytes()).hexdigest()
+    qa_model = load_model(tiny_model_dirs["bert"])
+    window = {"max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride}
+    assert described["analysis"]["settings"] == {**FAST.to_dict(), **window}
+    assert described["analysis"]["aggregation"] == "l2" and described["rcqa_version"]
+
+
+def test_resume_recomputes_only_missing_and_corrupt_shards(local_run, scheduler, tmp_path, tiny_model_dirs,
+                                                           data_file):
+    out = tmp_path / "run"
+    shutil.copytree(local_run, out)
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"]) == 0
+    assert manifest(out)["runs"][-1]["computed"] == 0  # everything was finished or failed: nothing recomputed
+    assert manifest(out)["counts"] == manifest(local_run)["counts"]
+
+    deleted, truncated, *_ = sorted((out / "shards").glob("*.parquet"))
+    lost = {*pq.read_table(deleted).column("id").to_pylist(), *pq.read_table(truncated).column("id").to_pylist()}
+    deleted.unlink()
+    truncated.write_bytes(truncated.read_bytes()[:200])
+    before = set((out / "shards").iterdir())
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--scheduler", scheduler) == 0
+
+    new_shards = set((out / "shards").iterdir()) - before
+    assert {i for s in new_shards for i in pq.read_table(s).column("id").to_pylist()} == lost
+    assert manifest(out)["runs"][-1]["computed"] == len(lost)
+    assert [p.name for p in (out / "corrupt").iterdir()] == [truncated.name]
+    assert set(rows_by_id(out)) == set(CHOSEN)
+
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--scheduler", scheduler, "--retry-failed") == 0
+    assert manifest(out)["runs"][-1] == {**manifest(out)["runs"][-1], "computed": 0, "failed": 1}
+
+
+def test_another_run_in_the_same_folder_is_refused(local_run, tmp_path, tiny_model_dirs, data_file, capsys):
+    out = tmp_path / "run"
+    shutil.copytree(local_run, out)
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--preset", "paper-code") == 2
+    assert "another settings" in capsys.readouterr().err
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(squad_json([gallery_example(i) for i in list(CHOSEN)[:2]])))
+    assert reproduce_cli(other, out, tiny_model_dirs["bert"]) == 2
+    assert "another data file" in capsys.readouterr().err
+    assert reproduce_cli(data_file, out, tiny_model_dirs["distilbert"]) == 2
+    assert "another model fingerprint" in capsys.readouterr().err
+
+
+def test_question_types():
+    assert question_type("How many pear trees?") == "how many"
+    assert question_type("In which year, and how much?") == "which"
+    assert question_type("The comet was named after whom?") == "who"
+    assert question_type("Name the river.") == "other"
+
+
+def _start(*argv: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    return subprocess.Popen([sys.executable, "-m", *argv], cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory) -> str:
+    """A real `dask scheduler` and `dask worker`, separate processes on 127.0.0.1; the scheduler's address."""
+    scheduler_file = tmp_path_factory.mktemp("cluster") / "scheduler.json"
+    processes = [_start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                        "--scheduler-file", str(scheduler_file))]
+    try:
+        processes.append(_start("distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
+                                "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"))
+        deadline = time.monotonic() + 60
+        while not scheduler_file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        yield json.loads(scheduler_file.read_text())["address"]
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            process.wait(timeout=30)
+
+
+def test_a_real_scheduler_and_worker_give_the_local_rows(local_run, scheduler, tmp_path, tiny_model_dirs, data_file):
+    assert scheduler.startswith("tcp://127.0.0.1:")
+    out = tmp_path / "distributed"
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--scheduler", scheduler) == 0
+    assert manifest(out)["runs"][-1]["scheduler"] == scheduler
+    assert manifest(out)["failed"] == manifest(local_run)["failed"]
+    local, remote = rows_by_id(local_run), rows_by_id(out)
+    assert set(remote) == set(local)
+    for example_id, row in remote.items():
+        expected = local[example_id]
+        for column in row.keys() - VOLATILE - {"top_k"}:
+            if isinstance(row[column], (float, list)) and column not in TEXT_LISTS:
+                assert_close(row[column], expected[column])
+            else:
+                assert row[column] == expected[column], column
+        assert without_weights(row["top_k"]) == without_weights(expected["top_k"])
+        assert_close(weights(row["top_k"]), weights(expected["top_k"]))
