@@ -1,5 +1,6 @@
 """The per-example analyses on a result built by hand: every expected value below was worked out on paper
 (or by scipy / sklearn), never by the code under test."""
+import itertools
 import math
 
 import numpy as np
@@ -7,11 +8,26 @@ import pytest
 from scipy.spatial.distance import jensenshannon
 
 from rcqa.analysis.pos import answer_pos, pos_group, pos_shares
+from rcqa.analysis.projection import project
 from rcqa.analysis.report import analyses
-from rcqa.analysis.roles import (category_masks, category_shares, is_quantifier_question, phase_readings,
-                                 quantifier_share, top_words, word_categories)
+from rcqa.analysis.roles import (
+    category_masks,
+    category_shares,
+    is_quantifier_question,
+    phase_readings,
+    quantifier_share,
+    top_words,
+    word_categories,
+)
 from rcqa.analysis.similarity import describe, jensen_shannon, jsd_matrix, restrict
-from rcqa.analysis.words import distribution, is_empty, passage_distribution, ranks, top_k, word_scores
+from rcqa.analysis.words import (
+    distribution,
+    is_empty,
+    passage_distribution,
+    ranks,
+    top_k,
+    word_scores,
+)
 from rcqa.types import Word
 from tests.handmade import handmade
 
@@ -243,8 +259,6 @@ def test_the_json_analyses_write_undefined_values_as_null(result):
 def test_tsne_is_sklearns_with_the_seed_and_the_capped_perplexity_it_reports():
     from sklearn.manifold import TSNE
 
-    from rcqa.analysis.projection import project
-
     vectors = np.random.default_rng(0).normal(size=(31, 8))
     projected = project(vectors, "tsne", seed=3)
     assert projected.perplexity == pytest.approx(10.0)  # the paper's 40, capped at (31 − 1) / 3
@@ -301,3 +315,35 @@ def test_a_word_touching_the_span_is_not_inside_it():
     km = handmade([("How", "WRB"), ("far", "RB")], passage, explained=(3, 3), passage_text="I ran 10km today")
     assert list(category_masks(km)["answer"]) == [False, False, False, True, False]
     assert list(category_masks(km)["supporting"]) == [True, True, True, False, True]
+
+
+def test_pca_axes_say_how_much_variance_each_component_holds():
+    corners = np.array(list(itertools.product([-1, 1], repeat=3))) * [1.0, 3.0, 2.0]  # variances 1 : 9 : 4
+    projected = project(corners.astype(int), "pca")
+    assert projected.axes == ("Principal component 1 (64% of variance)", "Principal component 2 (29% of variance)")
+    assert np.allclose(np.abs(projected.points), [3.0, 2.0])
+    assert np.allclose(np.abs(project(corners + 5.0, "pca").points), np.abs(projected.points))  # centred first
+    assert projected.perplexity is None
+
+
+def test_tsne_is_the_default_map_with_seed_0():
+    from sklearn.manifold import TSNE
+
+    vectors = np.random.default_rng(2).normal(size=(16, 5))
+    reference = TSNE(n_components=2, perplexity=5.0, random_state=0, init="pca").fit_transform(vectors)
+    assert np.allclose(project(vectors).points, reference) and project(vectors).axes == ("t-SNE 1", "t-SNE 2")
+
+
+def test_a_second_target_reads_its_own_scores(result):
+    import dataclasses
+
+    two = dataclasses.replace(result, targets=result.targets * 2,
+                              scores=np.concatenate([result.scores, result.scores[:, :, ::-1]]))
+    assert np.allclose(passage_distribution(two, target=1), passage_distribution(result)[::-1])
+    assert np.allclose(word_scores(two, target=1), word_scores(result)[::-1])
+    assert analyses(two, target=1)["categories"]["answer"] == [None, 25, 0]
+
+
+def test_jsd_is_undefined_whichever_side_has_no_distribution(result):
+    distribution = passage_distribution(result)
+    assert math.isnan(jensen_shannon(distribution[2], distribution[0]))

@@ -1,12 +1,11 @@
 """Figures built from real explanations on a tiny model: what they draw, how they label it, what they escape."""
-import itertools
 import json
 
 import numpy as np
 import pytest
 
 from rcqa import figures
-from rcqa.analysis.projection import GROUPS, project, token_groups
+from rcqa.analysis.projection import GROUPS, token_groups
 from rcqa.analysis.roles import category_shares
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.engine import IGSettings, explain
@@ -162,13 +161,6 @@ def test_token_maps_colour_every_token_by_its_group(result, method):
     assert "[CLS]" in shown and "block 1" in chart.figure.layout.title.text
     if method == "tsne":  # the perplexity used: the paper's 40, capped at (tokens − 1) / 3
         assert f"perplexity {min(40, (len(result.tokens) - 1) / 3):.3g}," in chart.figure.layout.title.text
-
-
-def test_pca_axes_say_how_much_variance_each_component_holds():
-    corners = np.array(list(itertools.product([-1, 1], repeat=3))) * [1.0, 3.0, 2.0]  # variances 1 : 9 : 4
-    projected = project(corners, "pca")
-    assert projected.axes == ("Principal component 1 (64% of variance)", "Principal component 2 (29% of variance)")
-    assert np.allclose(np.abs(projected.points), [3.0, 2.0])
 
 
 def test_chart_data_downloads_as_csv_and_json(result):
