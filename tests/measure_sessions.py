@@ -68,7 +68,7 @@ def measure(url: str, sessions: int) -> dict:
             page.locator("[data-testid=stPlotlyChart]").filter(has_text=HEATMAP).first.wait_for(timeout=600_000)
             heatmaps[example] = round(time.monotonic() - pressed, 1)
         browser.close()
-    return {"sessions": sessions, "seconds_to_heatmap": heatmaps, "last_heatmap_seconds": max(heatmaps.values()),
+    return {"sessions": sessions, "seconds_to_heatmap": heatmaps, "last_heatmap_seconds": max(heatmaps.values(), default=None),
             "visitor_answer_seconds": round(visitor_seconds, 2), "cpu_count": os.cpu_count(),
             "workers": os.environ.get("RCQA_EXPLAIN_WORKERS", "default")}
 

@@ -239,7 +239,10 @@ def report(error: Exception) -> None:
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=4)
 def _load(name: str) -> QAModel:
-    return load_model(name)
+    qa_model = load_model(name)
+    for example in GALLERY:  # a visitor's first page is a gallery answer: have them all ready, even under load
+        _answer(qa_model.fingerprint, example.passage, example.question, qa_model)
+    return qa_model
 
 
 def model() -> QAModel | None:
@@ -428,9 +431,10 @@ def await_result(qa_model: QAModel, ticket: Ticket) -> Attribution | None:
         bar = st.progress(0.0, text=f"layer 0/{total} done")
         if ticket.state == "waiting":
             cancel.button("Cancel", key="rcqa.cancel", on_click=cancel_request)
+        shown = None
         while not ticket.wait(POLL_SECONDS):
-            _show_progress(ticket, place, cancel, bar, total)
-        _show_progress(ticket, place, cancel, bar, total)
+            shown = _show_progress(ticket, place, cancel, bar, total, shown)
+        _show_progress(ticket, place, cancel, bar, total, shown)
         try:
             result, hit = ticket.result()
         except ValueError as error:  # InputError included
@@ -446,16 +450,30 @@ def await_result(qa_model: QAModel, ticket: Ticket) -> Attribution | None:
     return result
 
 
-def _show_progress(ticket: Ticket, place, cancel, bar, total: int) -> None:
-    if ticket.state == "waiting":
-        ahead = ticket.ahead()
+def _show_progress(ticket: Ticket, place, cancel, bar, total: int, shown: tuple | None) -> tuple:
+    """Draw the request's place in the queue, or its progress, if it changed since `shown` (what was drawn last):
+    every redraw is a message to the browser, and eight waiting pages redrawing twice a second cost the server
+    and the browsers CPU that a new visitor's page needs."""
+    state = ("waiting", ticket.ahead()) if ticket.state == "waiting" else ("running", ticket.progress)
+    if _unchanged(state, shown):
+        return shown
+    if state[0] == "waiting":
+        ahead = state[1]
         place.info(f"Queued: {ahead} explanation{'s' if ahead != 1 else ''} ahead of yours.")
-        return
+        return state
     place.empty()
     cancel.empty()
     if (done := ticket.progress) is not None:
         bar.progress((done.layer + 1) / total,
                      text=f"layer {done.layer + 1}/{total} done ({done.label}, {done.seconds:.1f} s)")
+    return state
+
+
+def _unchanged(state: tuple, shown: tuple | None) -> bool:
+    """The same place in line, or the same layer result (an object holding arrays: compared by identity)."""
+    if shown is None or state[0] != shown[0]:
+        return False
+    return state[1] == shown[1] if state[0] == "waiting" else state[1] is shown[1]
 
 
 @st.cache_data(max_entries=32, show_spinner="Projecting the token vectors…")
