@@ -200,7 +200,7 @@ class Attribution:
             window=data["window"], tokens=data["tokens"],
             token_offsets=[tuple(o) for o in data["token_offsets"]], token_segments=data["token_segments"],
             words=[Word(**{**w, "tokens": tuple(w["tokens"])}) for w in data["words"]],
-            layers=data["layers"], targets=data["targets"], scores=np.asarray(data["scores"], dtype=np.float32),
+            layers=data["layers"], targets=data["targets"], scores=np.asarray(data["scores"], dtype=np.float64),
             completeness=[Completeness(**{k: c[k] for k in ("layer", "target", "steps", "f_input", "f_baseline",
                                                              "attribution_sum")}) for c in data["completeness"]],
             settings=data["settings"], seconds=data["seconds"],

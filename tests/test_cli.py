@@ -1,6 +1,7 @@
 """The command line: JSON answers, and one clear line (exit 2) for every kind of bad input."""
 import json
 
+import numpy as np
 import pytest
 
 from rcqa.__main__ import main
@@ -113,6 +114,9 @@ def test_explain_presets_and_the_options_that_override_them(capsys, tmp_path, ti
     assert (settings["rule"], settings["steps"], settings["baseline"], settings["targets"],
             document["analyses"]["aggregation"]) == expected
     assert settings["tolerance"] is None
+    # the zero baseline drives this random model's attributions to ~1e24: scores stay finite all the same
+    distribution = np.array(document["analyses"]["distribution"])
+    assert np.isfinite(np.array(document["scores"])).all() and np.allclose(distribution.sum(axis=1), 1)
 
 
 def test_explain_rejects_an_unknown_span(capsys, tmp_path, tiny_model_dirs):

@@ -280,10 +280,12 @@ def _chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb
 
 
 def _aggregate(attribution: torch.Tensor) -> np.ndarray:
-    """tokens × dim → (aggregations × tokens), in the order of AGGREGATIONS."""
+    """tokens × dim → (aggregations × tokens), in the order of AGGREGATIONS. In float64: where a path leaves the
+    model's range (the zero baseline under LayerNorm) attributions reach 1e24, whose squares overflow float32."""
+    attribution = attribution.detach().double()
     norm = attribution.norm(dim=-1)
     by_name = {"l2": norm, "sum": attribution.sum(-1), "abs_sum": attribution.abs().sum(-1), "l2_squared": norm**2}
-    return torch.stack([by_name[name] for name in AGGREGATIONS]).detach().cpu().numpy().astype(np.float32)
+    return torch.stack([by_name[name] for name in AGGREGATIONS]).cpu().numpy()
 
 
 def _span_tokens(span: str, example: Example, answer: Answer, windows: Windows) -> tuple[int, int, int]:
