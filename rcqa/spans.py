@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from rcqa.text import WrittenWord, written_words
+from rcqa.text import WrittenWord, word_at, written_words
 from rcqa.types import Span
 
 if TYPE_CHECKING:
@@ -67,10 +67,7 @@ class _PassageWords:
     def of_tokens(self, offsets: torch.Tensor) -> torch.Tensor:
         """windows × tokens: the word holding each token's first character, or, for a token that starts
         in the space between words, the word after it (the one it overlaps)."""
-        first_char = offsets[..., 0].contiguous()
-        word = (torch.searchsorted(self.start_char, first_char, right=True) - 1).clamp(min=0)
-        between = first_char >= self.end_char[word]
-        return torch.where(between, (word + 1).clamp(max=len(self.words) - 1), word)
+        return word_at(self.start_char, self.end_char, offsets[..., 0].contiguous())
 
 
 @functools.lru_cache(maxsize=512)

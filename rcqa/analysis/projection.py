@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rcqa.types import Attribution
+from rcqa.types import Attribution, overlaps
 
 GROUPS = {"answer": "#d62728", "[CLS]/[SEP]": "#111111", "question": "#2ca02c", "answer sentence": "#c71585",
           "other": "#b0b0b0"}
@@ -52,7 +52,7 @@ def token_groups(result: Attribution) -> list[str]:
             groups.append("[CLS]/[SEP]")
         elif segment == "question":
             groups.append("question")
-        elif start < span_end and span_start < end:
+        elif overlaps(span_start, span_end, start, end):
             groups.append("answer")
         elif sentence[0] <= start < sentence[1]:
             groups.append("answer sentence")

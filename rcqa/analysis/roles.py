@@ -8,7 +8,7 @@ import numpy as np
 
 from rcqa.analysis.words import top_k
 from rcqa.text import NUMBER_TAG
-from rcqa.types import Attribution, Word
+from rcqa.types import Attribution, Word, overlaps
 
 SUPPORT_WINDOW = 5  # words either side of the answer span (the paper's supporting words)
 CATEGORIES = ("answer", "supporting", "query")
@@ -43,7 +43,7 @@ def category_masks(result: Attribution, target: int = 0) -> dict[str, np.ndarray
     an n-best span when those are explained). Punctuation is no word, so it neither counts nor widens the window."""
     passage = result.passage_words()
     span_start, span_end = result.explained_span(target)
-    answer = np.array([span_start < w.end_char and w.start_char < span_end for w in passage], dtype=bool)
+    answer = np.array([overlaps(span_start, span_end, w.start_char, w.end_char) for w in passage], dtype=bool)
     inside = np.flatnonzero(answer)
     supporting = np.zeros(len(passage), dtype=bool)
     if inside.size:

@@ -47,8 +47,8 @@ def jsd_matrix(distribution: np.ndarray, variant: str = "full", k: int = 5) -> n
     restricted = restrict(distribution, variant, k)
     layers = restricted.shape[0]
     matrix = np.zeros((layers, layers))
-    matrix[is_empty(restricted)] = np.nan
-    matrix[:, is_empty(restricted)] = np.nan
+    empty = is_empty(restricted)
+    matrix[empty] = matrix[:, empty] = np.nan
     for i in range(layers):
         for j in range(i + 1, layers):
             matrix[i, j] = matrix[j, i] = jensen_shannon(restricted[i], restricted[j])

@@ -20,14 +20,9 @@ def distribution(result: Attribution, words: list[int], aggregation: str = "l2",
     return np.divide(magnitudes, totals, out=np.zeros_like(magnitudes), where=totals > 0)
 
 
-def passage_indices(result: Attribution) -> list[int]:
-    """Indices into result.words of the passage words (punctuation is no word), in text order."""
-    return [i for i, w in enumerate(result.words) if w.segment == "passage" and not w.is_punctuation]
-
-
 def passage_distribution(result: Attribution, aggregation: str = "l2", target: int = 0) -> np.ndarray:
     """(layers × passage words): the paper's I_l, a distribution over the passage words per layer."""
-    return distribution(result, passage_indices(result), aggregation, target)
+    return distribution(result, result.passage_indices(), aggregation, target)
 
 
 def is_empty(distribution: np.ndarray) -> np.ndarray:

@@ -9,7 +9,6 @@ then by halving) until the layer's relative error is under a tolerance. Results 
 """
 from __future__ import annotations
 
-import bisect
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
@@ -22,7 +21,7 @@ from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
 from rcqa.qa import InputError, Windows, answer_with_windows, char_span_to_tokens
-from rcqa.text import written_words
+from rcqa.text import word_at, written_words
 from rcqa.types import AGGREGATIONS, Answer, Attribution, Completeness, Example, Word
 
 BASELINES = {
@@ -330,23 +329,20 @@ def _to(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torc
 
 
 def _words(windows: Windows, window: int, length: int, passage: str) -> list[Word]:
-    """The question's and the passage's words as written, each with the window tokens mapped onto it: a
-    word-piece belongs to the word that holds its first character. Words the window does not reach are left out."""
-    texts = {"question": windows.question, "passage": passage}
-    written = {segment: written_words(text) for segment, text in texts.items()}
-    starts = {segment: [w.start_char for w in words] for segment, words in written.items()}
-    pieces: dict[tuple[str, int], list[int]] = {}
-    for token in range(length):
-        segment = windows.segments[window][token]
-        start, end = windows.offsets[window][token]
-        if segment == "special" or end <= start:
-            continue
-        index = bisect.bisect_right(starts[segment], start) - 1
-        if index >= 0:
-            pieces.setdefault((segment, index), []).append(token)
+    """The question's and the passage's words as written, each with the window tokens mapped onto it as the
+    answers map them (rcqa.text.word_at). Words the window does not reach are left out."""
+    offsets, segments = windows.offsets[window][:length], windows.segments[window][:length]
     words = []
-    for (segment, index), tokens in sorted(pieces.items(), key=lambda item: item[1][0]):
-        word = written[segment][index]
-        words.append(Word(text=word.text, start_char=word.start_char, end_char=word.end_char, segment=segment,
-                          tokens=tuple(tokens), tag=word.tag))
-    return words
+    for segment, text in (("question", windows.question), ("passage", passage)):
+        written = written_words(text)
+        tokens = [t for t in range(length) if segments[t] == segment and offsets[t][1] > offsets[t][0]]
+        if not written or not tokens:
+            continue
+        held = word_at(torch.tensor([w.start_char for w in written]), torch.tensor([w.end_char for w in written]),
+                       torch.tensor([offsets[t][0] for t in tokens]))
+        pieces: dict[int, list[int]] = {}
+        for token, index in zip(tokens, held.tolist()):
+            pieces.setdefault(index, []).append(token)
+        words += [Word(text=written[i].text, start_char=written[i].start_char, end_char=written[i].end_char,
+                       segment=segment, tokens=tuple(found), tag=written[i].tag) for i, found in pieces.items()]
+    return sorted(words, key=lambda word: word.tokens[0])

@@ -31,7 +31,7 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
     data = pd.concat([_per_layer_table(result, top, exclusive, "exclusive"),
                       _per_layer_table(result, top, category_shares(result, distribution, k, target),
                                        "paper (overlapping)")], ignore_index=True)
-    figure = _stacked_shares(result, data[data.measure == "exclusive"], ROLE_COLOURS, k, "words")
+    figure = _stacked_shares(result, data[data.measure == "exclusive"], ROLE_COLOURS, k)
     figure.update_layout(legend={"title": {"text": "Top-k word is"}})
     apply_layout(figure, f"What each layer's top-{k} passage words are",
             "answer = inside the explained span · supporting = within 5 words of it · query = also in the "
@@ -51,7 +51,7 @@ def pos_mix(result: Attribution, k: int = 5, aggregation: str = "l2", target: in
         data = pd.concat([data, pd.DataFrame([{"layer": -1, "layer_label": "explained span", "measure": "span",
                                                "category": group, "share_pct": share, "top_words": None}
                                               for group, share in span.items()])], ignore_index=True)
-    figure = _stacked_shares(result, data, POS_COLOURS, k, "words", extra_bar="explained span")
+    figure = _stacked_shares(result, data, POS_COLOURS, k, extra_bar="explained span")
     figure.update_layout(legend={"title": {"text": "Part of speech"}})
     apply_layout(figure, f"Parts of speech of each layer's top-{k} passage words",
             "entity: CD NN NNP NNS PRP PRP$ · verb: VB* · adjective: JJ* · adverb: RB* · function: CC DT EX IN LS "
@@ -69,7 +69,7 @@ def _per_layer_table(result: Attribution, top: list[np.ndarray], shares: dict[st
                          for name, values in shares.items() for layer, label in enumerate(result.layers)])
 
 
-def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, str], k: int, noun: str,
+def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, str], k: int,
                     extra_bar: str | None = None) -> go.Figure:
     """Stacked bars of shares per layer (and an extra bar); a layer with fewer than k top words says so above its
     bar, and one with none says that its shares are undefined."""
@@ -82,7 +82,7 @@ def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, 
     for label in result.layers:
         found = counts.get(label)
         if found is not None and found < k:
-            note = "no words with attribution: undefined" if found == 0 else f"only {int(found)} top {noun}"
+            note = "no words with attribution: undefined" if found == 0 else f"only {int(found)} top words"
             figure.add_annotation(x=label, y=100, text=note, showarrow=False, yshift=12, font={"size": 10})
     order = list(result.layers) + ([extra_bar] if extra_bar else [])
     figure.update_layout(barmode="stack")

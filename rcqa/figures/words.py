@@ -9,9 +9,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rcqa.analysis.roles import word_categories
-from rcqa.analysis.words import distribution, passage_indices, ranks, word_scores
+from rcqa.analysis.words import distribution, ranks, word_scores
 from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, settings_line, word_ticks
-from rcqa.types import Attribution
+from rcqa.types import Attribution, overlaps
 
 MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
 
@@ -32,7 +32,7 @@ def word_table(result: Attribution, aggregation: str = "l2", target: int = 0,
     order = _word_order(result, include_question)
     scores = word_scores(result, aggregation, target)[:, order]
     shares = distribution(result, order, aggregation, target)
-    passage_categories = dict(zip(passage_indices(result), word_categories_of(result, target)))
+    passage_categories = dict(zip(result.passage_indices(), word_categories_of(result, target)))
     layer_ranks = ranks(shares)
     rows = []
     for layer, label in enumerate(result.layers):
@@ -96,7 +96,7 @@ def _marked_passage(result: Attribution, marks: dict[int, tuple[int, float]]) ->
     for word in shown:
         pieces.append(html.escape(passage[cursor:word.start_char]))
         text = html.escape(word.text)
-        if span_start < word.end_char and word.start_char < span_end:
+        if overlaps(span_start, span_end, word.start_char, word.end_char):
             text = f'<span style="border-bottom: 2px solid #d62728;">{text}</span>'
         if word_index.get(word.start_char) in marks:
             rank, share = marks[word_index[word.start_char]]
