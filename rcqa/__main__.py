@@ -154,7 +154,8 @@ def _train(args: argparse.Namespace) -> int:
 
     config = TrainConfig(output_dir=args.output_dir, max_len=args.max_len, doc_stride=args.doc_stride,
                          batch_size=args.batch_size, learning_rate=args.learning_rate, epochs=args.epochs,
-                         seed=args.seed, limit=args.limit)
+                         seed=args.seed, limit=args.limit, warmup_fraction=args.warmup_fraction,
+                         first_step=args.first_step)
     examples = load_examples(args.data or squad_file("train"))
     final = train(config, examples, args.base_model or encoder_path())
     print(f"model saved to {final}")
@@ -251,6 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--learning-rate", type=float, default=1e-4)
     train.add_argument("--epochs", type=float, default=1.0)
     train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--warmup-fraction", type=float, default=0.1)
+    train.add_argument("--first-step", type=int, default=0,
+                       help="warm start: the step --base-model's weights reached in this recipe's batch order")
     train.add_argument("--limit", type=int, help="first N questions only")
     train.set_defaults(handler=_train)
 

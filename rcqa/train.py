@@ -35,6 +35,9 @@ class TrainConfig:
     epochs: float = 1.0
     seed: int = 0
     checkpoint_every: int = 50  # optimizer steps
+    # A warm start (base_model = an already fine-tuned model) names the step its weights reached: the
+    # batches before it were trained on and are skipped, and warm-up and decay span only the steps left.
+    first_step: int = 0
     limit: int | None = None  # train on the first N questions only (smoke runs)
 
 
@@ -116,8 +119,9 @@ def train(config: TrainConfig, examples: list[Example], base_model: str | Path) 
         {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
     ]
     optimizer = torch.optim.AdamW(groups, lr=config.learning_rate)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_fraction * total_steps), total_steps)
-    step = _resume(output, model, optimizer, scheduler)
+    planned = max(1, total_steps - config.first_step)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_fraction * planned), planned)
+    step = _resume(output, model, optimizer, scheduler) or config.first_step
     (output / "train_config.json").write_text(json.dumps({**asdict(config), "features": len(features),
                                                            "total_steps": total_steps}, indent=2))
     model.train()

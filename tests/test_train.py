@@ -1,6 +1,7 @@
 """The training recipe end to end on a tiny model: labels, checkpoints, resume, fp16 export."""
 import json
 
+import pytest
 import torch
 from safetensors import safe_open
 
@@ -51,3 +52,19 @@ def test_train_resume_and_export(tmp_path, tiny_model_dirs):
     trained = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["model"]["qa_outputs.weight"]
     assert torch.allclose(qa_model.model.qa_outputs.weight, trained, atol=1e-3)
     assert final.is_dir()
+
+
+def test_warm_start_trains_only_the_remaining_batches_on_a_schedule_of_their_own(tmp_path, tiny_model_dirs):
+    config = TrainConfig(output_dir=str(tmp_path / "warm"), max_len=64, doc_stride=16, batch_size=2,
+                         epochs=2.0, checkpoint_every=100, limit=6, first_step=3, warmup_fraction=0.25,
+                         learning_rate=1e-3)
+    train(config, ANSWERED, tiny_model_dirs["bert"])
+    log = [json.loads(line) for line in (tmp_path / "warm" / "train_log.jsonl").read_text().splitlines()]
+    total = json.loads((tmp_path / "warm" / "train_config.json").read_text())["total_steps"]
+    remaining = total - 3
+    assert [entry["step"] for entry in log] == list(range(4, total + 1))
+    warmup = int(0.25 * remaining)
+    # transformers' linear schedule, counted from the warm start: up to the peak over `warmup` steps, then to 0
+    expected = [1e-3 * (s / warmup if s < warmup else (remaining - s) / (remaining - warmup))
+                for s in range(1, remaining + 1)]
+    assert [entry["lr"] for entry in log] == pytest.approx(expected)
