@@ -1,4 +1,4 @@
-"""Command line: python -m rcqa {answer,evaluate,train} ... (every heavy computation, without the UI)."""
+"""Command line: python -m rcqa <verb> ... (every heavy computation, without the UI; `--help` lists the verbs)."""
 from __future__ import annotations
 
 import argparse
@@ -147,6 +147,14 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from rcqa.dataset.report import write
+
+    summary = write(args.runs, args.out, images=not args.no_images)
+    print(f"report of {summary['n']} examples written to {Path(args.out) / 'report.html'}", file=sys.stderr)
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
     from rcqa.data import load_examples
     from rcqa.resources import encoder_path, squad_file
@@ -241,6 +249,15 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--model", default="default", help="'default', a local folder or a hub id")
     reproduce.add_argument("--device", help="cpu, cuda, ... (default: $RCQA_DEVICE, else CUDA if present)")
     reproduce.set_defaults(handler=_reproduce)
+
+    report = commands.add_parser("report", help="dataset-level analyses of one or more reproduce runs: summary.json, "
+                                                "CSV tables, PNG/SVG figures and an offline HTML page")
+    report.add_argument("runs", nargs="+", help="run folders written by `reproduce`; the first is the report's "
+                                                "subject, the others are compared with it")
+    report.add_argument("--out", required=True, help="folder for the report")
+    report.add_argument("--no-images", action="store_true",
+                        help="skip PNG/SVG export (the HTML then embeds interactive figures)")
+    report.set_defaults(handler=_report)
 
     train = commands.add_parser("train", help="fine-tune the default QA model on SQuAD v1.1 train")
     train.add_argument("--output-dir", default="runs/default")

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Iterator
 
 from distributed import Client, Future, LocalCluster, WorkerPlugin, as_completed
 from distributed.comm import get_address_host
@@ -207,4 +207,4 @@ def _chunks(examples: list[Example], size: int) -> Iterator[list[Example]]:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

@@ -38,8 +38,8 @@ def file_sha256(path: Path) -> str:
 def rcqa_version() -> str:
     """`git describe` of the checkout rcqa runs from, else a fixed label."""
     try:
-        described = subprocess.run(["git", "describe", "--always", "--dirty", "--tags"], capture_output=True,
-                                   text=True, timeout=10, cwd=Path(__file__).parent)
+        described = subprocess.run(["git", "describe", "--always", "--dirty", "--tags"], check=False,
+                                   capture_output=True, text=True, timeout=10, cwd=Path(__file__).parent)
     except (OSError, subprocess.TimeoutExpired):
         return VERSION_FALLBACK
     return described.stdout.strip() if described.returncode == 0 and described.stdout.strip() else VERSION_FALLBACK

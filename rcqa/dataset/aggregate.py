@@ -1,0 +1,218 @@
+"""Dataset-level numbers of a run: averages over its rows with 95 % bootstrap intervals, per layer.
+
+Every number here is a mean of per-example numbers that rcqa.analysis computed (and Explore shows one by one):
+an undefined per-example value (a layer with no top words, a JSD involving no distribution) is left out of its
+mean, never counted as 0. Intervals are scipy's percentile bootstrap over examples, seeded.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from scipy import stats
+
+from rcqa.analysis.pos import GROUPS
+from rcqa.analysis.roles import CATEGORIES
+from rcqa.analysis.similarity import VARIANTS
+from rcqa.dataset import store
+from rcqa.dataset.rows import QUESTION_TYPES
+
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+# the columns the aggregates read; the drill-down columns (words, distributions, top-k) stay on disk
+SUMMARY_COLUMNS = ("id", "question", "question_type", "is_quantifier", "prediction", "gold_answers", "em", "f1",
+                   "probability", "layers", "answer_pos", "quantifier_share", "completeness", "steps", "seconds",
+                   *(f"category_{c}" for c in CATEGORIES), *(f"pos_{g}" for g in GROUPS),
+                   *(f"jsd_{v}" for v in VARIANTS))
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run folder's manifest and its rows (the summary columns only)."""
+
+    folder: Path
+    manifest: dict
+    rows: pa.Table
+
+    @property
+    def name(self) -> str:
+        preset = self.manifest.get("analysis", {}).get("preset") or "custom"
+        return f"{self.folder.name} ({preset})"
+
+
+def load_run(folder: str | Path) -> Run:
+    """Read a run written by `python -m rcqa reproduce`; unreadable shards are skipped (the runner recomputes them)."""
+    folder = Path(folder)
+    manifest_path = folder / store.MANIFEST
+    if not manifest_path.is_file():
+        raise FileNotFoundError(f"{folder} holds no {store.MANIFEST}: not a run folder")
+    tables = []
+    for shard in sorted((folder / store.SHARDS).glob("*.parquet")):
+        try:
+            tables.append(pq.read_table(shard, columns=list(SUMMARY_COLUMNS)))
+        except (OSError, pa.ArrowException):
+            continue
+    rows = pa.concat_tables(tables) if tables else _empty_rows()
+    return Run(folder, json.loads(manifest_path.read_text()), rows.sort_by("id"))
+
+
+def _empty_rows() -> pa.Table:
+    from rcqa.dataset.rows import SCHEMA
+
+    return SCHEMA.empty_table().select(list(SUMMARY_COLUMNS))
+
+
+def select(rows: pa.Table, question_type: str | None = None, correct: bool | None = None,
+           quantifier: bool | None = None) -> pa.Table:
+    """The rows of one question type, of right (EM = 1) or wrong answers, of quantifier questions or not."""
+    mask = pa.array([True] * rows.num_rows)
+    if question_type is not None:
+        mask = pc.and_(mask, pc.equal(rows["question_type"], question_type))
+    if correct is not None:
+        mask = pc.and_(mask, pc.equal(rows["em"], 1.0 if correct else 0.0))
+    if quantifier is not None:
+        mask = pc.and_(mask, pc.equal(rows["is_quantifier"], quantifier))
+    return rows.filter(pc.fill_null(mask, False))
+
+
+def per_layer(rows: pa.Table, column: str, n_layers: int | None = None) -> np.ndarray:
+    """(examples × layers) values of a per-layer column, NaN where undefined; rows without the column's value
+    (a non-quantifier question's quantifier share) are dropped. n_layers shapes the result when no row is left."""
+    values = [v for v in rows[column].to_pylist() if v is not None]
+    if not values:
+        return np.empty((0, _layer_count(rows) if n_layers is None else n_layers))
+    return np.array([[np.nan if x is None else x for x in v] for v in values], dtype=float)
+
+
+def matrices(rows: pa.Table, column: str) -> np.ndarray:
+    """(examples × layers × layers) of a matrix column, NaN where undefined."""
+    values = rows[column].to_pylist()
+    layers = _layer_count(rows)
+    if not values:
+        return np.empty((0, layers, layers))
+    return np.array([[[np.nan if x is None else x for x in line] for line in m] for m in values], dtype=float)
+
+
+def _layer_count(rows: pa.Table) -> int:
+    layers = rows["layers"].to_pylist()
+    return len(layers[0]) if layers else 0
+
+
+def mean_with_interval(values: np.ndarray, seed: int = 0, resamples: int = RESAMPLES) -> dict:
+    """Mean of the defined values with its 95 % percentile-bootstrap interval; the interval is null below two
+    values, and collapses to the mean when every value is the same."""
+    defined = values[~np.isnan(values)]
+    if not defined.size:
+        return {"mean": None, "low": None, "high": None, "n": 0}
+    mean = float(defined.mean())
+    if defined.size < 2:
+        return {"mean": mean, "low": None, "high": None, "n": 1}
+    if np.ptp(defined) == 0:
+        return {"mean": mean, "low": mean, "high": mean, "n": int(defined.size)}
+    interval = stats.bootstrap((defined,), np.mean, confidence_level=CONFIDENCE, n_resamples=resamples,
+                               method="percentile", rng=np.random.default_rng(seed)).confidence_interval
+    return {"mean": mean, "low": float(interval.low), "high": float(interval.high), "n": int(defined.size)}
+
+
+def layer_means(table: np.ndarray, seed: int = 0) -> list[dict]:
+    """Per layer (column), the mean of its defined values with an interval."""
+    return [mean_with_interval(table[:, layer], seed + layer) for layer in range(table.shape[1])]
+
+
+def mean_matrix(stack: np.ndarray) -> np.ndarray:
+    """The element-wise mean over examples of the defined entries; NaN where no example defines one."""
+    counts = (~np.isnan(stack)).sum(axis=0)
+    total = np.nansum(stack, axis=0)
+    return np.divide(total, counts, out=np.full(total.shape, np.nan), where=counts > 0)
+
+
+def off_diagonal_range(matrix: np.ndarray) -> dict:
+    """The smallest and largest defined entry off the diagonal (the paper quotes these for its JSD maps)."""
+    off = matrix[~np.eye(len(matrix), dtype=bool)] if len(matrix) else np.array([])
+    off = off[~np.isnan(off)]
+    return {"min": float(off.min()), "max": float(off.max())} if off.size else {"min": None, "max": None}
+
+
+def scores(rows: pa.Table) -> dict:
+    """EM and F1 (in %) over the rows that have gold answers."""
+    em = np.array([x for x in rows["em"].to_pylist() if x is not None], dtype=float)
+    f1 = np.array([x for x in rows["f1"].to_pylist() if x is not None], dtype=float)
+    return {"n": int(em.size), "exact_match": 100 * float(em.mean()) if em.size else None,
+            "f1": 100 * float(f1.mean()) if f1.size else None}
+
+
+def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
+    """Every dataset-level analysis of the paper over a run's rows (all of them unless a selection is given)."""
+    rows = run.rows if rows is None else rows
+    layers = rows["layers"][0].as_py() if rows.num_rows else []
+    roles = {c: layer_means(per_layer(rows, f"category_{c}"), seed) for c in CATEGORIES}
+    pos = {g: layer_means(per_layer(rows, f"pos_{g}"), seed) for g in GROUPS}
+    jsd = {v: mean_matrix(matrices(rows, f"jsd_{v}")) for v in VARIANTS}
+    overall = scores(rows)
+    return {
+        "n": rows.num_rows, "n_failed": len(run.manifest.get("failed", [])),
+        "exact_match": overall["exact_match"], "f1": overall["f1"], "layers": layers,
+        "roles": {c: [m["mean"] for m in means] for c, means in roles.items()},
+        "roles_ci": {c: [[m["low"], m["high"]] for m in means] for c, means in roles.items()},
+        "jsd": {v: _nulls(m) for v, m in jsd.items()},
+        "jsd_range": {v: off_diagonal_range(m) for v, m in jsd.items()},
+        "pos": {g: [m["mean"] for m in means] for g, means in pos.items()},
+        "pos_ci": {g: [[m["low"], m["high"]] for m in means] for g, means in pos.items()},
+        "answer_pos": _answer_pos(rows),
+        "quantifier": _quantifier(rows, len(layers), seed),
+        "question_types": {t: scores(select(rows, question_type=t)) for t in QUESTION_TYPES
+                           if select(rows, question_type=t).num_rows},
+        "completeness": _completeness(rows),
+        "settings": run.manifest.get("analysis", {}),
+        "model": run.manifest.get("model", {}).get("name"),
+        "fingerprint": run.manifest.get("model", {}).get("fingerprint"),
+        "data": run.manifest.get("data", {}),
+        **_throughput(run),
+    }
+
+
+def _answer_pos(rows: pa.Table) -> dict:
+    """Per group, the mean % of the explained spans' words in it (spans holding no word are left out)."""
+    spans = [s for s in rows["answer_pos"].to_pylist() if s is not None]
+    return {g: float(np.mean([s[g] for s in spans])) if spans else None for g in GROUPS}
+
+
+def _quantifier(rows: pa.Table, n_layers: int, seed: int) -> dict:
+    """The paper's quantifier analysis: its questions' scores and confidence, and the ratio per layer."""
+    questions = select(rows, quantifier=True)
+    ratio = layer_means(per_layer(questions, "quantifier_share", n_layers), seed)
+    confidence = [p for p in questions["probability"].to_pylist() if p is not None]
+    return {"n_questions": questions.num_rows, **{k: v for k, v in scores(questions).items() if k != "n"},
+            "confidence": 100 * float(np.mean(confidence)) if confidence else None,
+            "n_with_ratio": ratio[0]["n"] if ratio else 0,
+            "ratio": [m["mean"] for m in ratio], "ratio_ci": [[m["low"], m["high"]] for m in ratio]}
+
+
+def _completeness(rows: pa.Table) -> dict:
+    """Per layer, the median and largest relative completeness error, and the median path points."""
+    errors, steps = per_layer(rows, "completeness"), per_layer(rows, "steps")
+    if not errors.size:
+        return {"median": [], "max": [], "median_steps": []}
+    return {"median": np.nanmedian(errors, axis=0).tolist(), "max": np.nanmax(errors, axis=0).tolist(),
+            "median_steps": np.median(steps, axis=0).tolist()}
+
+
+def _throughput(run: Run) -> dict:
+    """Wall-clock seconds the run's sessions took and the examples per hour they computed."""
+    seconds, computed = 0.0, 0
+    for session in run.manifest.get("runs", []):
+        if session.get("finished"):
+            seconds += (dt.datetime.fromisoformat(session["finished"])
+                        - dt.datetime.fromisoformat(session["started"])).total_seconds()
+            computed += session.get("computed", 0) + session.get("failed", 0)
+    return {"seconds": seconds, "examples_per_hour": 3600 * computed / seconds if seconds else None}
+
+
+def _nulls(matrix: np.ndarray) -> list:
+    return np.where(np.isnan(matrix), None, matrix).tolist()

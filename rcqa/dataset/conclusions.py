@@ -1,0 +1,71 @@
+"""The paper's dataset-level conclusions as checks on a run's summary, so two runs (say the paper's code settings
+and a baseline whose completeness error is under 1 %) can be asked the same questions.
+
+Early and late are the first and last third of the layers (as in the per-example phase reading), which compares
+models of different depth at equal relative depth.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: str
+    holds: bool | None  # None: the run cannot tell (no defined values)
+    evidence: str
+
+
+def thirds(values: list) -> tuple[float, float]:
+    """Means of the defined values in the first and last third of the layers (NaN where none is defined)."""
+    array = np.array([np.nan if v is None else v for v in values], dtype=float)
+    parts = np.array_split(array, 3)
+    return tuple(float(np.nanmean(p)) if p.size and (~np.isnan(p)).any() else float("nan")
+                 for p in (parts[0], parts[-1]))
+
+
+def _trend(claim: str, values: list, rises: bool, unit: str = "%") -> Verdict:
+    early, late = thirds(values)
+    if np.isnan(early) or np.isnan(late):
+        return Verdict(claim, None, "undefined in this run")
+    return Verdict(claim, bool(late > early if rises else late < early),
+                   f"early layers {early:.1f}{unit}, late layers {late:.1f}{unit}")
+
+
+def _query_falls(summary: dict) -> Verdict:
+    return _trend("Early layers look at the question's words (query share falls with depth)",
+                  summary["roles"]["query"], rises=False)
+
+
+def _answer_rises(summary: dict) -> Verdict:
+    return _trend("Later layers settle on the answer (answer share rises with depth)",
+                  summary["roles"]["answer"], rises=True)
+
+
+def _agree_beyond_top(summary: dict) -> Verdict:
+    claim = "Layers differ in their top words but agree on the rest (max JSD: top-k removed < top-k kept)"
+    removed, kept = summary["jsd_range"]["topk_removed"]["max"], summary["jsd_range"]["topk_kept"]["max"]
+    if removed is None or kept is None:
+        return Verdict(claim, None, "undefined in this run")
+    return Verdict(claim, removed < kept, f"top-k removed {removed:.3f}, top-k kept {kept:.3f}")
+
+
+def _numbers_later(summary: dict) -> Verdict:
+    return _trend("On quantifier questions, later layers look at the passage's numbers (the ratio rises)",
+                  summary["quantifier"]["ratio"], rises=True)
+
+
+CHECKS: tuple[Callable[[dict], Verdict], ...] = (_query_falls, _answer_rises, _agree_beyond_top, _numbers_later)
+
+
+def verdicts(summary: dict) -> list[Verdict]:
+    return [check(summary) for check in CHECKS]
+
+
+def worst_completeness(summary: dict) -> float | None:
+    """The largest per-layer median relative completeness error of the run (the faithfulness of its numbers)."""
+    medians = [m for m in summary["completeness"]["median"] if m is not None and not np.isnan(m)]
+    return max(medians) if medians else None

@@ -1,0 +1,208 @@
+"""`python -m rcqa report`: one or more runs' dataset-level analyses as summary.json, CSV tables, PNG and SVG
+figures and one self-contained HTML page that opens offline.
+
+The first run is the report's subject; every further run is set beside it (same figures, its own line style)
+and asked the same questions (rcqa.dataset.conclusions), so a user sees whether the paper's conclusions hold
+under both, for example the paper's code settings and a baseline whose completeness error is under 1 %.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+import plotly.io as pio
+
+from rcqa.analysis.similarity import VARIANTS
+from rcqa.dataset import published
+from rcqa.dataset.aggregate import Run, load_run, summarize
+from rcqa.dataset.conclusions import verdicts, worst_completeness
+from rcqa.figures import dataset as figures
+from rcqa.figures.common import Chart, image_export_available
+
+
+def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
+    """The report's summary (the first run's, with every run's verdicts and the other runs' summaries) and charts."""
+    runs = [load_run(folder) for folder in folders]
+    names = _unique_names(runs)
+    summaries = {name: summarize(run) for name, run in zip(names, runs)}
+    subject = summaries[names[0]]
+    summary = {**subject, "run": names[0],
+               "conclusions": {name: [vars(v) for v in verdicts(s)] for name, s in summaries.items()},
+               "worst_median_completeness": {name: worst_completeness(s) for name, s in summaries.items()},
+               "compared_runs": {name: s for name, s in summaries.items() if name != names[0]}}
+    charts = [figures.roles_by_depth(summaries), figures.quantifier_by_depth(summaries),
+              *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
+              figures.pos_by_layer(subject), figures.scores_by_type(subject), figures.completeness_by_layer(summaries)]
+    return summary, _unique_charts(charts)
+
+
+def write(folders: list[str | Path], out: str | Path, images: bool = True) -> dict:
+    """Write the report into `out`; returns the summary. Images need kaleido and a local Chromium; without them
+    (or with images=False) the HTML embeds the interactive figures instead, with plotly.js inline."""
+    out = Path(out)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    (out / "tables").mkdir(exist_ok=True)
+    summary, charts = build(folders)
+    (out / "summary.json").write_text(json.dumps(_json_safe(summary), indent=1) + "\n")
+    for chart in charts:
+        (out / "tables" / f"{chart.name}.csv").write_bytes(chart.csv())
+    _comparison_table(summary).to_csv(out / "tables" / "published-comparison.csv", index=False)
+    _conclusion_table(summary).to_csv(out / "tables" / "conclusions.csv", index=False)
+    svgs = _export_images(charts, out / "figures") if images and image_export_available() else None
+    (out / "report.html").write_text(_html(summary, charts, svgs))
+    return summary
+
+
+def _export_images(charts: list[Chart], folder: Path) -> dict[str, str]:
+    """Write each chart as PNG and SVG; returns the SVG text per chart for the HTML."""
+    svgs = {}
+    with _image_server():
+        for chart in charts:
+            (folder / f"{chart.name}.png").write_bytes(chart.image("png"))
+            svg = chart.image("svg")
+            (folder / f"{chart.name}.svg").write_bytes(svg)
+            svgs[chart.name] = svg.decode()
+    return svgs
+
+
+@contextmanager
+def _image_server() -> Iterator[None]:
+    """One Chromium for every export (kaleido otherwise starts one per image). Plotly then warns that kaleido's
+    browser options are ignored: they are the server's, set here."""
+    import kaleido
+
+    kaleido.start_sync_server(silence_warnings=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "The kopts argument is ignored", UserWarning)
+            yield
+    finally:
+        kaleido.stop_sync_server(silence_warnings=True)
+
+
+def _unique_names(runs: list[Run]) -> list[str]:
+    names = [run.name for run in runs]
+    return [name if names.count(name) == 1 else f"{name} #{i + 1}" for i, name in enumerate(names)]
+
+
+def _unique_charts(charts: list[Chart]) -> list[Chart]:
+    """Chart names become file names: a second JSD map of the same variant (another run) is numbered."""
+    seen: dict[str, int] = {}
+    unique = []
+    for chart in charts:
+        seen[chart.name] = seen.get(chart.name, 0) + 1
+        unique.append(chart if seen[chart.name] == 1 else
+                      Chart(f"{chart.name}-{seen[chart.name]}", chart.data, chart.figure, chart.html))
+    return unique
+
+
+def _comparison_table(summary: dict) -> pd.DataFrame:
+    """Our numbers beside each published one at the same relative depth (the nearest of our layers)."""
+    layers = len(summary["layers"])
+
+    def at_depth(values: list, depth: float):
+        if not values:
+            return None
+        return values[min(range(layers), key=lambda i: abs(published.depth(i, layers) - depth))]
+
+    rows = [(f"{p.measure} share of top-k at depth {p.depth:g}", at_depth(summary["roles"][p.measure], p.depth), p)
+            for p in published.ROLE_SHARES]
+    rows += [(f"quantifier ratio at depth {p.depth:.2f}", at_depth(summary["quantifier"]["ratio"], p.depth), p)
+             for p in published.QUANTIFIER_RATIO]
+    rows += [(f"JSD {variant.replace('_', ' ')}, {end} off the diagonal", summary["jsd_range"][variant][end], p)
+             for variant, ends in published.JSD_RANGES.items() for end, p in ends.items()]
+    rows += [(p.measure, summary["quantifier"][key], p) for key, p in published.QUANTIFIER.items()]
+    rows += [(p.measure, summary[key], p) for key, p in published.SCORES.items()]
+    return pd.DataFrame([{"measure": measure, "ours": ours, "published": p.value, "source": p.source}
+                         for measure, ours, p in rows])
+
+
+def _type_table(summary: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"question type": kind, **scores} for kind, scores in summary["question_types"].items()])
+
+
+def _conclusion_table(summary: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"run": run, "claim": v["claim"], "holds": v["holds"], "evidence": v["evidence"]}
+                         for run, found in summary["conclusions"].items() for v in found])
+
+
+def _json_safe(value):
+    """NaN (undefined) as null, which JSON has."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _html(summary: dict, charts: list[Chart], svgs: dict[str, str] | None) -> str:
+    settings = summary["settings"]
+    facts = {
+        "model": f"{summary['model']} (fingerprint {summary['fingerprint']})",
+        "data": f"{summary['data'].get('path')} (first {summary['data'].get('limit') or 'all'} questions, sha256 "
+                f"{str(summary['data'].get('sha256'))[:12]}…)",
+        "explained": f"{summary['n']} questions ({summary['n_failed']} failed and left out)",
+        "settings": f"preset {settings.get('preset')}: {json.dumps(settings.get('settings'))}, token score "
+                    f"{settings.get('aggregation')}, top-{settings.get('top_k')} words",
+        "scores": f"EM {_fmt(summary['exact_match'])}, F1 {_fmt(summary['f1'])}",
+        "speed": f"{_fmt(summary['examples_per_hour'], 0)} examples per hour ({_fmt(summary['seconds'], 0)} s)",
+    }
+    figures_html = []
+    for i, chart in enumerate(charts):
+        if svgs is not None:
+            figures_html.append(f'<figure>{svgs[chart.name]}</figure>')
+        else:
+            figures_html.append(pio.to_html(chart.figure, include_plotlyjs=(i == 0), full_html=False))
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>rcqa dataset report: {html.escape(summary['run'])}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}}
+table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}
+figure{{margin:1.5em 0}}svg{{max-width:100%;height:auto}}.no{{color:#b00}}.yes{{color:#070}}</style></head><body>
+<h1>How the model finds its answer, over a dataset</h1>
+<p>Layer-wise Integrated Gradients over a dataset, reproducing the dataset-level analyses of Ramnath et al.,
+“Towards Interpreting BERT for Reading Comprehension Based QA” (EMNLP 2020). Written by
+<code>python -m rcqa report</code>.</p>
+{_dl(facts)}
+<h2>Do the paper's conclusions hold?</h2>
+{_table(_conclusion_table(summary))}
+<p>Worst per-layer median completeness error: {', '.join(f'{html.escape(n)} {_fmt(100 * v, 2) if v is not None else "–"} %'
+                                                         for n, v in summary['worst_median_completeness'].items())}.
+Early and late layers are the first and last third of the layers.</p>
+<h2>Beside the published numbers</h2>
+<p>The published model is BERT-base (12 blocks); ours may have fewer, so layers are compared at equal relative
+depth (0 = embeddings, 1 = last block), never by index. Protocols differ as the source column says.</p>
+{_table(_comparison_table(summary))}
+<h2>Scores per question type</h2>
+{_table(_type_table(summary))}
+<h2>Figures</h2>
+{''.join(figures_html)}
+</body></html>
+"""
+
+
+def _fmt(value, decimals: int = 1) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:,.{decimals}f}"
+
+
+def _dl(facts: dict) -> str:
+    return "<dl>" + "".join(f"<dt><b>{html.escape(k)}</b></dt><dd>{html.escape(v)}</dd>" for k, v in facts.items()) + "</dl>"
+
+
+def _table(frame: pd.DataFrame) -> str:
+    def cell(value) -> str:
+        if value is True or value is False:
+            return f'<td class="{"yes" if value else "no"}">{"yes" if value else "no"}</td>'
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "<td>–</td>"
+        return f"<td>{html.escape(_fmt(value, 2) if isinstance(value, float) else str(value))}</td>"
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    body = "".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in frame.itertuples(index=False))
+    return f"<table><tr>{head}</tr>{body}</table>"

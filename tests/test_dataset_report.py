@@ -1,0 +1,189 @@
+"""Dataset aggregates and the report, on runs written row by row with values worked out by hand."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from rcqa.__main__ import main
+from rcqa.analysis.pos import GROUPS
+from rcqa.dataset import store
+from rcqa.dataset.aggregate import (
+    load_run,
+    mean_matrix,
+    mean_with_interval,
+    select,
+    summarize,
+)
+from rcqa.dataset.conclusions import thirds, verdicts
+from rcqa.dataset.report import build, write
+from rcqa.figures import image_export_available
+
+LAYERS = ["embeddings", "block 0", "block 1"]
+NAN = float("nan")
+JSD_A = [[0, .2, .4], [.2, 0, .3], [.4, .3, 0]]
+JSD_B = [[0, None, .6], [None, None, None], [.6, None, 0]]
+
+
+def row(id, question_type="what", quantifier=False, em=1.0, f1=1.0, probability=0.5, answer=(0, 0, 0),
+        supporting=(0, 0, 0), query=(0, 0, 0), quantifier_share=None, jsd=JSD_A, removed=None, kept=None,
+        completeness=(0.001, 0.002, 0.003), answer_pos=None) -> dict:
+    """A row as the runner writes it (rcqa.dataset.rows.SCHEMA), with only what the test sets being meaningful."""
+    return {"id": id, "title": "t", "question": f"question {id}", "question_type": question_type,
+            "is_quantifier": quantifier, "prediction": "p", "explained_span": "p", "gold_answers": ["g"],
+            "em": em, "f1": f1, "probability": probability, "n_windows": 1, "window": 0, "layers": LAYERS,
+            "passage_words": ["a", "b"], "distribution": [[.5, .5]] * 3, "top_k": [[], [], []],
+            "category_answer": list(answer), "category_supporting": list(supporting), "category_query": list(query),
+            **{f"pos_{g}": [100.0 if g == "entity" else 0.0] * 3 for g in GROUPS},
+            "answer_pos": answer_pos, "quantifier_share": quantifier_share,
+            "jsd_full": jsd, "jsd_topk_removed": removed or jsd, "jsd_topk_kept": kept or jsd,
+            "completeness": list(completeness), "steps": [8, 8, 16], "seconds": 10.0}
+
+
+HAND_ROWS = [
+    row("a", answer=(0, 20, 60), supporting=(40, 40, 20), query=(60, 20, 0), em=1, f1=1, probability=.9,
+        removed=[[0, .1, .05], [.1, 0, .1], [.05, .1, 0]], kept=[[0, .5, .3], [.5, 0, .2], [.3, .2, 0]],
+        answer_pos={g: (100.0 if g == "entity" else 0.0) for g in GROUPS}),
+    row("b", question_type="how many", quantifier=True, answer=(20, None, 80), supporting=(20, None, 20),
+        query=(40, None, 20), em=0, f1=.5, probability=.3, quantifier_share=[10, 30, 50], jsd=JSD_B,
+        completeness=(0.004, 0.02, 0.001),
+        answer_pos={g: (50.0 if g in ("entity", "verb") else 0.0) for g in GROUPS}),
+    row("c", question_type="who", answer=(10, 40, 70), supporting=(30, 30, 30), query=(50, 10, 10), em=0, f1=0,
+        probability=.6),
+]
+MANIFEST = {"model": {"name": "default", "fingerprint": "abc"},
+            "analysis": {"preset": "default", "settings": {"steps": 8}, "aggregation": "l2", "top_k": 5},
+            "data": {"path": "dev.json", "sha256": "0" * 64, "limit": 3},
+            "failed": [{"id": "d", "reason": "too long"}],
+            "runs": [{"started": "2026-11-30T10:00:00+00:00", "finished": "2026-11-30T10:00:30+00:00", "computed": 2,
+                      "failed": 1},
+                     {"started": "2026-11-30T11:00:00+00:00", "finished": "2026-11-30T11:00:10+00:00", "computed": 1,
+                      "failed": 0},
+                     {"started": "2026-11-30T12:00:00+00:00", "finished": None, "computed": 0, "failed": 0}]}
+
+
+def write_run(folder, rows, manifest=MANIFEST):
+    folder.mkdir(parents=True)
+    (folder / store.SHARDS).mkdir()
+    store.write_shard(folder, rows[:2])
+    store.write_shard(folder, rows[2:])
+    store.write_manifest(folder, manifest)
+    return folder
+
+
+@pytest.fixture
+def hand_run(tmp_path):
+    return write_run(tmp_path / "hand", HAND_ROWS)
+
+
+def test_summary_averages_defined_values_only(hand_run):
+    summary = summarize(load_run(hand_run))
+    assert summary["n"] == 3 and summary["n_failed"] == 1
+    assert summary["exact_match"] == pytest.approx(100 / 3) and summary["f1"] == pytest.approx(50)
+    # layer "block 0": b is undefined there, so the mean is over a and c only
+    assert summary["roles"]["answer"] == pytest.approx([10, 30, 70])
+    assert summary["roles"]["query"] == pytest.approx([50, 15, 10])
+    assert summary["roles"]["supporting"] == pytest.approx([30, 35, 70 / 3])
+    assert summary["pos"]["entity"] == pytest.approx([100] * 3) and summary["pos"]["verb"] == pytest.approx([0] * 3)
+    assert summary["answer_pos"]["entity"] == pytest.approx(75) and summary["answer_pos"]["verb"] == pytest.approx(25)
+    full = np.array([[np.nan if x is None else x for x in line] for line in summary["jsd"]["full"]])
+    assert full[0, 2] == pytest.approx((.4 + .6 + .4) / 3) and full[0, 1] == pytest.approx(.2)
+    assert full[1, 1] == pytest.approx(0)  # a and c define it
+    assert summary["jsd_range"]["full"] == {"min": pytest.approx(.2), "max": pytest.approx(1.4 / 3)}
+    assert summary["question_types"] == {"what": {"n": 1, "exact_match": 100, "f1": 100},
+                                         "how many": {"n": 1, "exact_match": 0, "f1": 50},
+                                         "who": {"n": 1, "exact_match": 0, "f1": 0}}
+    quantifier = summary["quantifier"]
+    assert quantifier["n_questions"] == 1 and quantifier["exact_match"] == 0 and quantifier["f1"] == 50
+    assert quantifier["confidence"] == pytest.approx(30)
+    assert quantifier["ratio"] == pytest.approx([10, 30, 50]) and quantifier["ratio_ci"] == [[None, None]] * 3
+    assert summary["completeness"]["median"] == pytest.approx([.001, .002, .003])
+    assert summary["completeness"]["max"] == pytest.approx([.004, .02, .003])
+    # two finished sessions: 40 s for 4 examples (the failure counts as work done); the unfinished one is left out
+    assert summary["seconds"] == 40 and summary["examples_per_hour"] == pytest.approx(360)
+    assert summary["fingerprint"] == "abc" and summary["settings"]["top_k"] == 5
+
+
+def test_intervals_bracket_the_mean_and_degenerate_cases():
+    found = mean_with_interval(np.array([0.0, 20, 10, 5, 15, np.nan]))
+    assert found["mean"] == pytest.approx(10) and found["n"] == 5
+    assert 0 <= found["low"] < 10 < found["high"] <= 20
+    # the standard error of this mean is 7.07/sqrt(5) = 3.16, so a 95 % interval is roughly +-6
+    assert 3 < found["high"] - found["low"] < 20
+    assert mean_with_interval(np.array([4.0, 4.0, 4.0])) == {"mean": 4, "low": 4, "high": 4, "n": 3}
+    assert mean_with_interval(np.array([4.0, np.nan]))["low"] is None
+    assert mean_with_interval(np.array([np.nan]))["mean"] is None
+    assert mean_with_interval(np.array([1.0, 5, 9]), seed=3) == mean_with_interval(np.array([1.0, 5, 9]), seed=3)
+
+
+def test_mean_matrix_leaves_undefined_entries_out():
+    stack = np.array([[[0, 1], [1, np.nan]], [[0, 3], [3, np.nan]]])
+    assert np.allclose(mean_matrix(stack), [[0, 2], [2, np.nan]], equal_nan=True)
+
+
+def test_selection_by_type_correctness_and_quantifier(hand_run):
+    rows = load_run(hand_run).rows
+    assert select(rows, question_type="who")["id"].to_pylist() == ["c"]
+    assert select(rows, correct=True)["id"].to_pylist() == ["a"]
+    assert select(rows, correct=False)["id"].to_pylist() == ["b", "c"]
+    assert select(rows, quantifier=True, correct=False)["id"].to_pylist() == ["b"]
+    assert select(rows, question_type="when").num_rows == 0
+
+
+def test_conclusions_on_the_hand_run(hand_run):
+    found = {v.claim.split(" (")[0]: v for v in verdicts(summarize(load_run(hand_run)))}
+    assert thirds([50, 15, 10]) == (50, 10)
+    assert thirds([None, 4, 1, 2, 3, None]) == (4, 3)  # undefined layers are left out of a third
+    assert found["Early layers look at the question's words"].holds is True
+    assert found["Later layers settle on the answer"].holds is True
+    # max JSD with top-k removed: a's .1 (b's full .6 is only in full); kept: mean of .5, .6 (b), .5 (c)
+    assert found["Layers differ in their top words but agree on the rest"].holds is True
+    assert found["On quantifier questions, later layers look at the passage's numbers"].holds is True
+
+
+def test_conclusions_say_when_a_run_cannot_tell(tmp_path):
+    rows = [row("x", answer=(None, None, None), supporting=(None,) * 3, query=(None,) * 3)]
+    found = verdicts(summarize(load_run(write_run(tmp_path / "empty", rows * 1 + [row("y")]))))
+    assert found[3].holds is None and found[3].evidence == "undefined in this run"  # no quantifier questions
+
+
+def test_report_compares_two_runs_and_opens_offline(hand_run, tmp_path):
+    reversed_rows = [row(r["id"], answer=r["category_query"], query=r["category_answer"],
+                         supporting=r["category_supporting"]) for r in HAND_ROWS]
+    other = write_run(tmp_path / "other", reversed_rows,
+                      {**MANIFEST, "analysis": {**MANIFEST["analysis"], "preset": "paper-code"}})
+    out = tmp_path / "report"
+    summary = write([hand_run, other], out, images=False)
+    stored = json.loads((out / "summary.json").read_text())
+    for key in ("n", "n_failed", "exact_match", "f1", "layers", "roles", "roles_ci", "jsd", "pos",
+                "quantifier", "settings", "model", "fingerprint", "seconds", "examples_per_hour"):
+        assert key in stored
+    assert stored["quantifier"]["ratio_ci"] == [[None, None]] * 3  # NaN never reaches the JSON
+    verdict = {run: {v["claim"].split(" (")[0]: v["holds"] for v in found}
+               for run, found in stored["conclusions"].items()}
+    assert verdict["hand (default)"]["Later layers settle on the answer"] is True
+    assert verdict["other (paper-code)"]["Later layers settle on the answer"] is False  # its answer share falls
+    assert list(stored["compared_runs"]) == ["other (paper-code)"]
+    comparison = (out / "tables" / "published-comparison.csv").read_text()
+    assert "query share of top-k at depth 0,50.0,22.46" in comparison  # ours at the embeddings beside MLRC's
+    assert {p.name for p in (out / "tables").iterdir()} >= {"dataset-roles.csv", "dataset-jsd-full.csv",
+                                                            "dataset-jsd-full-2.csv", "conclusions.csv"}
+    page = (out / "report.html").read_text()
+    assert "<script src" not in page and "Plotly.newPlot" in page and len(page) > 3_000_000  # plotly.js inline
+    assert "Do the paper's conclusions hold?" in page and summary["n"] == 3
+
+
+@pytest.mark.skipif(not image_export_available(), reason="kaleido finds no Chromium")
+def test_report_figures_as_png_and_svg(hand_run, tmp_path):
+    write([hand_run], tmp_path / "report")
+    png = (tmp_path / "report" / "figures" / "dataset-roles.png").read_bytes()
+    assert png.startswith(b"\x89PNG")
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert page.count("<svg") >= 7 and "<script" not in page
+
+
+def test_report_cli(hand_run, tmp_path, capsys):
+    assert main(["report", str(hand_run), "--out", str(tmp_path / "r"), "--no-images"]) == 0
+    assert "report of 3 examples" in capsys.readouterr().err
+    charts = build([hand_run])[1]
+    assert all(not math.isnan(float(v)) for v in charts[0].data["mean"].dropna())
