@@ -139,7 +139,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     examples = load_examples(data)[: args.limit]
     settings, aggregation = _preset_settings(args)
     job = Job(args.model, settings, aggregation, args.top_k, args.device)
-    manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit), Path(args.out),
+    manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data), Path(args.out),
                          workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed)
     counts = manifest["counts"]
     print(f"{counts['done']} of {counts['total']} examples in {args.out} ({counts['failed']} failed, "

@@ -16,7 +16,9 @@ import torch
 
 from rcqa.__main__ import main
 from rcqa.analysis.report import analyses
+from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.engine import IGSettings, explain
+from rcqa.dataset import store
 from rcqa.dataset.rows import question_type
 from rcqa.evaluate import score
 from rcqa.gallery import gallery_example
@@ -133,6 +135,21 @@ def test_rows_equal_explain_and_analyses_run_directly(local_run, tiny_model_dirs
     assert manifest(local_run)["counts"] == {"total": 7, "done": 6, "failed": 1}
 
 
+def test_the_run_keeps_each_explanation_for_explore(local_run, tiny_model_dirs):
+    qa_model = load_model(tiny_model_dirs["bert"])
+    kept = store.results(local_run)
+    for example_id in CHOSEN:
+        example = gallery_example(example_id)
+        stored = kept.get(ResultCache.key(qa_model.fingerprint, example, FAST))
+        direct = explain(qa_model, example, FAST)
+        assert stored.hidden_states is None
+        assert (stored.example.id, stored.example.passage, stored.example.question) == (example_id, example.passage,
+                                                                                  example.question)
+        assert [(w.text, w.tag) for w in stored.words] == [(w.text, w.tag) for w in direct.words]
+        np.testing.assert_allclose(stored.scores, direct.scores, rtol=1e-4, atol=1e-9)
+    assert len(list((local_run / store.RESULTS).glob("*.npz"))) == len(CHOSEN)
+
+
 def test_a_failing_example_is_recorded_and_the_others_finish(local_run):
     [failure] = manifest(local_run)["failed"]
     assert failure == {"id": "unreadable", "reason": "InputError: the passage has no words, only punctuation or markup"}
@@ -145,6 +162,7 @@ def test_manifest_describes_the_run(local_run, tiny_model_dirs, data_file):
     described = manifest(local_run)
     assert described["model"]["fingerprint"] == load_model(tiny_model_dirs["bert"]).fingerprint
     assert described["data"]["sha256"] == hashlib.sha256(data_file.read_bytes()).hexdigest()
+    assert described["data"]["source"] == str(data_file)
     qa_model = load_model(tiny_model_dirs["bert"])
     window = {"max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride}
     assert described["analysis"]["settings"] == {**FAST.to_dict(), **window}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import zipfile
 from pathlib import Path
@@ -28,7 +29,7 @@ class ResultCache:
     def __init__(self, folder: str | Path | None = None, max_mb: float | None = None):
         self.folder = Path(folder or os.environ.get("RCQA_RESULT_CACHE") or cache_dir() / "results")
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.max_bytes = int((max_mb or float(os.environ.get("RCQA_CACHE_MAX_MB", 1024))) * 2**20)
+        self.max_bytes = (max_mb or float(os.environ.get("RCQA_CACHE_MAX_MB", 1024))) * 2**20  # inf: never evict
 
     @staticmethod
     def key(fingerprint: str, example: Example, settings: IGSettings) -> str:
@@ -68,7 +69,8 @@ class ResultCache:
         partial = self._path(key).with_suffix(f".{os.getpid()}.part")
         partial.write_bytes(buffer.getvalue())
         partial.replace(self._path(key))
-        self._evict()
+        if math.isfinite(self.max_bytes):
+            self._evict()
 
     def _evict(self) -> None:
         entries = []

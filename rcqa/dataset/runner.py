@@ -10,7 +10,7 @@ import datetime as dt
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from rcqa.attribution.engine import IGSettings
 from rcqa.dataset import store
-from rcqa.types import Example
+from rcqa.types import Attribution, Example
 
 MAX_CHUNK = 8  # examples per task and shard: enough to keep shards few, few enough to balance the workers
 IN_FLIGHT_PER_WORKER = 2  # a queued chunk per worker, so none idles while the client writes
@@ -51,7 +51,7 @@ class TorchThreads(WorkerPlugin):
         torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // sharing))
 
 
-def new_manifest(job: Job, preset: str, data: Path, limit: int | None) -> dict:
+def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: str | None = None) -> dict:
     """The description of a run that decides whether a folder's rows can be resumed (see store.open_run)."""
     from rcqa.model import load_model
 
@@ -61,24 +61,32 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None) -> dict:
             "model": {"name": job.model, "fingerprint": qa_model.fingerprint},
             "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
                          "aggregation": job.aggregation, "top_k": job.top_k},
-            "data": {"path": str(data), "sha256": store.file_sha256(data), "limit": limit},
+            "data": {"source": source or str(data), "path": str(data), "sha256": store.file_sha256(data),
+                     "limit": limit},
             "counts": {}, "failed": [], "runs": []}
 
 
-def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[dict]]:
-    """On a worker: the rows of the examples that could be explained, and {id, reason} for those that could not."""
+def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[dict], list[tuple[str, Attribution]]]:
+    """On a worker: the rows of the examples that could be explained, {id, reason} for those that could not, and
+    each explanation under its result-cache key (without the layer outputs, which only the t-SNE map reads and
+    which would be most of its size), so Explore can open it from the run instead of computing it again."""
+    from rcqa.attribution.cache import ResultCache
     from rcqa.attribution.engine import explain
     from rcqa.dataset.rows import example_row
     from rcqa.model import load_model
 
     qa_model = load_model(job.model, job.device)
-    rows, failures = [], []
+    rows, failures, results = [], [], []
     for example in examples:
         try:
-            rows.append(example_row(explain(qa_model, example, job.settings), job.aggregation, job.top_k))
+            result = explain(qa_model, example, job.settings)
+            rows.append(example_row(result, job.aggregation, job.top_k))
         except Exception as error:  # any example the engine cannot read is recorded and skipped, never fatal
             failures.append({"id": example.id, "reason": _reason(error)})
-    return rows, failures
+            continue
+        results.append((ResultCache.key(qa_model.fingerprint, example, job.settings),
+                        replace(result, hidden_states=None)))
+    return rows, failures, results
 
 
 def _reason(error: BaseException) -> str:
@@ -98,8 +106,8 @@ def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, w
               disable=not progress, smoothing=0.1) as bar:
         if todo:
             with _client(workers, address) as client:
-                for rows, failures in _results(client, job, todo):
-                    run.record(rows, failures)
+                for rows, failures, results in _results(client, job, todo):
+                    run.record(rows, failures, results)
                     bar.update(len(rows) + len(failures))
     run.this_run["finished"] = _now()
     run.save()
@@ -130,8 +138,10 @@ class _Run:
         run.save()
         return run
 
-    def record(self, rows: list[dict], failures: list[dict]) -> None:
-        """Write a finished chunk's rows as one shard, then the manifest."""
+    def record(self, rows: list[dict], failures: list[dict], results: list[tuple[str, Attribution]]) -> None:
+        """Write a finished chunk's explanations and its rows as one shard, then the manifest."""
+        for key, result in results:
+            store.results(self.folder).put(key, result)
         if rows:
             store.write_shard(self.folder, rows)
         for row in rows:
@@ -170,8 +180,8 @@ def _share_cores(client: Client) -> Client:
     return client
 
 
-def _results(client: Client, job: Job, examples: list[Example]) -> Iterator[tuple[list[dict], list[dict]]]:
-    """(rows, failures) of every chunk as it finishes, keeping at most IN_FLIGHT_PER_WORKER chunks per worker
+def _results(client: Client, job: Job, examples: list[Example]) -> Iterator[tuple[list[dict], list[dict], list]]:
+    """(rows, failures, results) of every chunk as it finishes, keeping at most IN_FLIGHT_PER_WORKER chunks per worker
     thread submitted. A chunk whose worker died is reported as failed, example by example."""
     slots = max(1, sum(client.nthreads().values()))
     chunks = _chunks(examples, chunk_size(len(examples), slots))
@@ -189,7 +199,7 @@ def _results(client: Client, job: Job, examples: list[Example]) -> Iterator[tupl
             yield future.result()
         else:
             reason = _reason(future.exception())
-            yield [], [{"id": e.id, "reason": reason} for e in chunk]
+            yield [], [{"id": e.id, "reason": reason} for e in chunk], []
         future.release()
         following = next(chunks, None)
         if following:

@@ -15,11 +15,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rcqa.attribution.cache import ResultCache
 from rcqa.dataset.rows import SCHEMA
 
 MANIFEST = "manifest.json"
 SHARDS = "shards"
 CORRUPT = "corrupt"
+RESULTS = "results"  # every explanation, as a result cache (rcqa.attribution.cache) that is never evicted
 VERSION_FALLBACK = "rcqa-unreleased"  # outside a git checkout there is no finer version to record
 
 
@@ -91,6 +93,11 @@ def finished_ids(folder: Path) -> set[str]:
             (folder / CORRUPT).mkdir(exist_ok=True)
             shard.replace(folder / CORRUPT / shard.name)
     return ids
+
+
+def results(folder: Path) -> ResultCache:
+    """The run's explanations, by result-cache key."""
+    return ResultCache(folder / RESULTS, max_mb=float("inf"))
 
 
 def write_shard(folder: Path, rows: list[dict]) -> Path:
