@@ -166,8 +166,8 @@ def test_report_compares_two_runs_and_opens_offline(hand_run, tmp_path):
     assert list(stored["compared_runs"]) == ["other (paper-code)"]
     comparison = (out / "tables" / "published-comparison.csv").read_text()
     assert "query share of top-k at depth 0,50.0,22.46" in comparison  # ours at the embeddings beside MLRC's
-    assert {p.name for p in (out / "tables").iterdir()} >= {"dataset-roles.csv", "dataset-jsd-full.csv",
-                                                            "dataset-jsd-full-2.csv", "conclusions.csv"}
+    assert {p.name for p in (out / "tables").iterdir()} >= {"dataset-roles.csv", "dataset-jsd-full-hand-default.csv",
+                                                            "dataset-jsd-full-other-paper-code.csv", "conclusions.csv"}
     page = (out / "report.html").read_text()
     assert "<script src" not in page and "Plotly.newPlot" in page and len(page) > 3_000_000  # plotly.js inline
     assert "Do the paper's conclusions hold?" in page and summary["n"] == 3

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -69,3 +70,9 @@ def worst_completeness(summary: dict) -> float | None:
     """The largest per-layer median relative completeness error of the run (the faithfulness of its numbers)."""
     medians = [m for m in summary["completeness"]["median"] if m is not None and not np.isnan(m)]
     return max(medians) if medians else None
+
+
+def conclusion_table(summary: dict) -> pd.DataFrame:
+    """One row per run and claim, from a report summary's `conclusions`."""
+    return pd.DataFrame([{"run": run, "claim": v["claim"], "holds": v["holds"], "evidence": v["evidence"]}
+                         for run, found in summary["conclusions"].items() for v in found])

@@ -21,7 +21,7 @@ import plotly.io as pio
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import published
 from rcqa.dataset.aggregate import Run, load_run, summarize
-from rcqa.dataset.conclusions import verdicts, worst_completeness
+from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
 from rcqa.figures import dataset as figures
 from rcqa.figures.common import Chart, image_export_available
 
@@ -39,7 +39,7 @@ def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
     charts = [figures.roles_by_depth(summaries), figures.quantifier_by_depth(summaries),
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
               figures.pos_by_layer(subject), figures.scores_by_type(subject), figures.completeness_by_layer(summaries)]
-    return summary, _unique_charts(charts)
+    return summary, charts
 
 
 def write(folders: list[str | Path], out: str | Path, images: bool = True) -> dict:
@@ -52,8 +52,8 @@ def write(folders: list[str | Path], out: str | Path, images: bool = True) -> di
     (out / "summary.json").write_text(json.dumps(_json_safe(summary), indent=1) + "\n")
     for chart in charts:
         (out / "tables" / f"{chart.name}.csv").write_bytes(chart.csv())
-    _comparison_table(summary).to_csv(out / "tables" / "published-comparison.csv", index=False)
-    _conclusion_table(summary).to_csv(out / "tables" / "conclusions.csv", index=False)
+    published.comparison(summary).to_csv(out / "tables" / "published-comparison.csv", index=False)
+    conclusion_table(summary).to_csv(out / "tables" / "conclusions.csv", index=False)
     svgs = _export_images(charts, out / "figures") if images and image_export_available() else None
     (out / "report.html").write_text(_html(summary, charts, svgs))
     return summary
@@ -91,45 +91,8 @@ def _unique_names(runs: list[Run]) -> list[str]:
     return [name if names.count(name) == 1 else f"{name} #{i + 1}" for i, name in enumerate(names)]
 
 
-def _unique_charts(charts: list[Chart]) -> list[Chart]:
-    """Chart names become file names: a second JSD map of the same variant (another run) is numbered."""
-    seen: dict[str, int] = {}
-    unique = []
-    for chart in charts:
-        seen[chart.name] = seen.get(chart.name, 0) + 1
-        unique.append(chart if seen[chart.name] == 1 else
-                      Chart(f"{chart.name}-{seen[chart.name]}", chart.data, chart.figure, chart.html))
-    return unique
-
-
-def _comparison_table(summary: dict) -> pd.DataFrame:
-    """Our numbers beside each published one at the same relative depth (the nearest of our layers)."""
-    layers = len(summary["layers"])
-
-    def at_depth(values: list, depth: float):
-        if not values:
-            return None
-        return values[min(range(layers), key=lambda i: abs(published.depth(i, layers) - depth))]
-
-    rows = [(f"{p.measure} share of top-k at depth {p.depth:g}", at_depth(summary["roles"][p.measure], p.depth), p)
-            for p in published.ROLE_SHARES]
-    rows += [(f"quantifier ratio at depth {p.depth:.2f}", at_depth(summary["quantifier"]["ratio"], p.depth), p)
-             for p in published.QUANTIFIER_RATIO]
-    rows += [(f"JSD {variant.replace('_', ' ')}, {end} off the diagonal", summary["jsd_range"][variant][end], p)
-             for variant, ends in published.JSD_RANGES.items() for end, p in ends.items()]
-    rows += [(p.measure, summary["quantifier"][key], p) for key, p in published.QUANTIFIER.items()]
-    rows += [(p.measure, summary[key], p) for key, p in published.SCORES.items()]
-    return pd.DataFrame([{"measure": measure, "ours": ours, "published": p.value, "source": p.source}
-                         for measure, ours, p in rows])
-
-
 def _type_table(summary: dict) -> pd.DataFrame:
     return pd.DataFrame([{"question type": kind, **scores} for kind, scores in summary["question_types"].items()])
-
-
-def _conclusion_table(summary: dict) -> pd.DataFrame:
-    return pd.DataFrame([{"run": run, "claim": v["claim"], "holds": v["holds"], "evidence": v["evidence"]}
-                         for run, found in summary["conclusions"].items() for v in found])
 
 
 def _json_safe(value):
@@ -172,14 +135,14 @@ figure{{margin:1.5em 0}}svg{{max-width:100%;height:auto}}.no{{color:#b00}}.yes{{
 <code>python -m rcqa report</code>.</p>
 {_dl(facts)}
 <h2>Do the paper's conclusions hold?</h2>
-{_table(_conclusion_table(summary))}
+{_table(conclusion_table(summary))}
 <p>Worst per-layer median completeness error: {', '.join(f'{html.escape(n)} {_fmt(100 * v, 2) if v is not None else "–"} %'
                                                          for n, v in summary['worst_median_completeness'].items())}.
 Early and late layers are the first and last third of the layers.</p>
 <h2>Beside the published numbers</h2>
 <p>The published model is BERT-base (12 blocks); ours may have fewer, so layers are compared at equal relative
 depth (0 = embeddings, 1 = last block), never by index. Protocols differ as the source column says.</p>
-{_table(_comparison_table(summary))}
+{_table(published.comparison(summary))}
 <h2>Scores per question type</h2>
 {_table(_type_table(summary))}
 <h2>Figures</h2>

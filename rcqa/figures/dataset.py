@@ -3,6 +3,8 @@ numbers it reproduces. Several runs share one chart where they answer the same q
 layers are placed at relative depth so a 6-block model and BERT-base's 12 blocks line up."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -118,7 +120,7 @@ def jsd_map(summary: dict, variant: str, name: str = "") -> Chart:
     apply_layout(figure, f"Mean JSD between layers ({describe(variant, k)}){' · ' + name if name else ''}",
                  f"off the diagonal: ours {span}{paper}", "Layer (output of)", "Layer (output of)",
                  height=max(420, 40 * len(layers) + 200))
-    return Chart(f"dataset-jsd-{variant}", data, figure)
+    return Chart(f"dataset-jsd-{variant}" + (f"-{_slug(name)}" if name else ""), data, figure)
 
 
 def pos_by_layer(summary: dict) -> Chart:
@@ -182,6 +184,10 @@ def completeness_by_layer(runs: dict[str, dict]) -> Chart:
 
 def _k(runs: dict[str, dict]) -> int:
     return next(iter(runs.values()))["settings"].get("top_k", 5)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def _number(value: float | None) -> str:

@@ -301,6 +301,17 @@ def uploaded() -> tuple[str, list[Example]] | None:
     return st.session_state.get(_UPLOAD)
 
 
+def offer_questions(name: str, examples: list[Example]) -> None:
+    """Offer a file's questions as an uploaded file's (the Dataset page opens a run's example this way)."""
+    st.session_state[_UPLOAD] = (name, examples)
+    st.session_state.pop(_UPLOAD_ERROR, None)
+
+
+def keep_result(key: str, result: Attribution) -> None:
+    """Show this result for its key without computing it (a dataset run's own explanation)."""
+    st.session_state[_RESULT] = (key, result)
+
+
 def source_example(current: View) -> Example | None:
     """The example the view's source points at, with its own question; None if there is none yet."""
     if current.source == "gallery":

@@ -1,0 +1,121 @@
+"""Does it hold over a dataset? The paper's dataset-level analyses of a `reproduce` run, filtered, beside the
+published numbers; any example opens in Explore with the run's own explanation."""
+from pathlib import Path
+
+import streamlit as st
+
+from rcqa.analysis.similarity import VARIANTS, describe
+from rcqa.dataset import published
+from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
+from rcqa.dataset.rows import QUESTION_TYPES
+from rcqa.figures import dataset as figures
+from rcqa.ui import runs, state
+
+ANY = "any"
+CORRECTNESS = {ANY: None, "right (exact match)": True, "wrong": False}
+QUANTIFIER = {ANY: None, "quantifier questions (how many / much)": True, "other questions": False}
+
+
+def run_label(folder) -> str:
+    found = runs.run(folder)
+    return f"{found.name}: {found.rows.num_rows:,} examples, model {found.manifest['model']['name']}"
+
+
+def choose_filter() -> runs.Filter:
+    kind, correct, quantifier = st.columns(3)
+    chosen_type = kind.selectbox("Question type", [ANY, *QUESTION_TYPES], key="rcqa.dataset.type")
+    chosen_correct = correct.selectbox("Answers", list(CORRECTNESS), key="rcqa.dataset.correct")
+    chosen_quantifier = quantifier.selectbox("Questions", list(QUANTIFIER), key="rcqa.dataset.quantifier")
+    return runs.Filter(None if chosen_type == ANY else chosen_type, CORRECTNESS[chosen_correct],
+                       QUANTIFIER[chosen_quantifier])
+
+
+def show_facts(summary: dict) -> None:
+    columns = st.columns(5)
+    columns[0].metric("Examples", f"{summary['n']:,}", help=f"{summary['n_failed']} failed in the run and are left out")
+    columns[1].metric("Exact match", "–" if summary["exact_match"] is None else f"{summary['exact_match']:.1f}")
+    columns[2].metric("F1", "–" if summary["f1"] is None else f"{summary['f1']:.1f}",
+                      help=f"BERT-base: {published.SCORES['f1'].value} ({published.SCORES['f1'].source})")
+    columns[3].metric("Quantifier questions", summary["quantifier"]["n_questions"])
+    worst = worst_completeness(summary)
+    columns[4].metric("Worst median completeness error", "–" if worst is None else f"{100 * worst:.2f} %",
+                      help="the largest per-layer median of |Σ attributions − ΔF| / |ΔF|: how far the "
+                           "attributions add up")
+    settings = summary["settings"]
+    st.caption(f"Preset {settings.get('preset')} · token score {settings.get('aggregation')} · top-"
+               f"{settings.get('top_k')} words · settings {settings.get('settings')} · model fingerprint "
+               f"{summary['fingerprint']}")
+
+
+def show_examples(folder, chosen: runs.Filter) -> None:
+    st.subheader("The examples")
+    table = runs.examples_table(folder, chosen)
+    picked = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row",
+                          key="rcqa.dataset.examples", height=320,
+                          column_config={"probability": st.column_config.NumberColumn(format="percent")})
+    rows = picked.selection.rows
+    if not rows:
+        st.caption("Select a row to open that example in Explore with the run's settings and explanation.")
+        return
+    example_id = table.id.iloc[rows[0]]
+    if st.button(f"Open {example_id} in Explore", type="primary", key="rcqa.dataset.open"):
+        problem = runs.open_in_explore(runs.run(folder), example_id)
+        if problem:
+            st.error(problem)
+        else:
+            st.switch_page("pages/explore.py")
+
+
+def main() -> None:
+    st.title("Does it hold over a dataset?")
+    st.caption("The dataset-level analyses of Ramnath et al. (EMNLP 2020) over a `python -m rcqa reproduce` run, "
+               "beside the published numbers. Layers are compared at equal relative depth: the published model "
+               "(BERT-base) has 12 blocks.")
+    folders = runs.run_folders()
+    if not folders:
+        st.info("No run found. Make one with `python -m rcqa reproduce --data squad-dev --limit 100 --out runs/mine` "
+                f"and start the app with `{runs.RUNS_ENV}=runs`.")
+        return
+    labels = {str(f): run_label(f) for f in folders}
+    chosen_run = st.selectbox("Run", list(labels), format_func=labels.get, key="rcqa.dataset.run")
+    others = [f for f in labels if f != chosen_run]
+    compared = st.selectbox("Compare with", [None, *others], format_func=lambda f: "nothing" if f is None
+                            else labels[f], key="rcqa.dataset.compare",
+                            help="another run (say the paper's code settings) asked the same questions")
+    chosen = choose_filter()
+    shown = [Path(f) for f in (chosen_run, compared) if f is not None]
+    summaries = {runs.run(f).name: runs.summary(f, chosen) for f in shown}
+    subject = summaries[runs.run(shown[0]).name]
+    if subject is None:
+        st.warning("No example of this run matches the filter.")
+        return
+    summaries = {name: s for name, s in summaries.items() if s is not None}
+    show_facts(subject)
+
+    st.subheader("Do the paper's conclusions hold?")
+    st.dataframe(conclusion_table({"conclusions": {name: [vars(v) for v in verdicts(s)]
+                                                   for name, s in summaries.items()}}), hide_index=True)
+    roles, quantifiers, jsd, pos, scores, check = st.tabs(
+        ["Layer roles", "Quantifier questions", "Layers compared (JSD)", "Parts of speech", "Scores",
+         "Completeness"])
+    with roles:
+        state.show(figures.roles_by_depth(summaries))
+    with quantifiers:
+        state.show(figures.quantifier_by_depth(summaries))
+    with jsd:
+        variant = st.radio("Distributions", list(VARIANTS), format_func=lambda v: describe(v, 5), horizontal=True,
+                           key="rcqa.dataset.variant")
+        for name, found in summaries.items():
+            state.show(figures.jsd_map(found, variant, name))
+    with pos:
+        state.show(figures.pos_by_layer(subject))
+    with scores:
+        state.show(figures.scores_by_type(subject))
+    with check:
+        state.show(figures.completeness_by_layer(summaries))
+    with st.expander("Beside the published numbers (table)"):
+        st.dataframe(published.comparison(subject), hide_index=True)
+    show_examples(shown[0], chosen)
+
+
+main()

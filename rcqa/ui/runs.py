@@ -1,0 +1,115 @@
+"""The Dataset page's bridge: which runs it can show, their summaries under a filter (cached per run state), and
+opening one of a run's examples in Explore with the run's own explanation, never recomputed.
+
+Runs are the committed ones (reports/runs/) and any folder in $RCQA_RUNS (os.pathsep-separated: run folders, or
+folders holding run folders).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import streamlit as st
+
+from rcqa.attribution.cache import ResultCache
+from rcqa.attribution.engine import IGSettings
+from rcqa.data import load_examples
+from rcqa.dataset import store
+from rcqa.dataset.aggregate import Run, load_run, select, summarize
+from rcqa.resources import squad_file
+from rcqa.types import Example
+from rcqa.ui import state
+
+RUNS_ENV = "RCQA_RUNS"
+COMMITTED = Path(__file__).resolve().parents[2] / "reports" / "runs"
+EXAMPLE_COLUMNS = ["id", "question_type", "question", "prediction", "gold_answers", "em", "f1", "probability"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Filter:
+    question_type: str | None = None
+    correct: bool | None = None
+    quantifier: bool | None = None
+
+    def apply(self, rows: pa.Table) -> pa.Table:
+        return select(rows, self.question_type, self.correct, self.quantifier)
+
+
+def run_folders() -> list[Path]:
+    """The committed runs first, then those under $RCQA_RUNS, each once."""
+    roots = [COMMITTED, *(Path(p) for p in os.environ.get(RUNS_ENV, "").split(os.pathsep) if p)]
+    found: list[Path] = []
+    for root in roots:
+        candidates = [root] if (root / store.MANIFEST).is_file() else sorted(root.glob("*")) if root.is_dir() else []
+        found += [c.resolve() for c in candidates if (c / store.MANIFEST).is_file() and c.resolve() not in found]
+    return found
+
+
+def _stamp(folder: Path) -> float:
+    """Changes whenever the run does (the runner rewrites its manifest after every chunk)."""
+    return (folder / store.MANIFEST).stat().st_mtime
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _run(folder: str, stamp: float) -> Run:
+    return load_run(folder)
+
+
+def run(folder: Path) -> Run:
+    return _run(str(folder), _stamp(folder))
+
+
+@st.cache_data(max_entries=64, show_spinner="Averaging over the run's examples…")
+def _summary(folder: str, stamp: float, chosen: Filter) -> dict | None:
+    found = _run(folder, stamp)
+    rows = chosen.apply(found.rows)
+    return summarize(found, rows) if rows.num_rows else None
+
+
+def summary(folder: Path, chosen: Filter) -> dict | None:
+    """The run's summary over the chosen rows; None when no row is chosen."""
+    return _summary(str(folder), _stamp(folder), chosen)
+
+
+def examples_table(folder: Path, chosen: Filter):
+    return chosen.apply(run(folder).rows).select(EXAMPLE_COLUMNS).to_pandas()
+
+
+@st.cache_resource(max_entries=4, show_spinner="Reading the run's questions…")
+def _examples(path: str) -> list[Example]:
+    return load_examples(path)
+
+
+def data_file(found: Run) -> Path:
+    """The run's data file on this machine: SQuAD v1.1 dev from rcqa's cache, else the path the run read."""
+    data = found.manifest.get("data", {})
+    return squad_file("dev") if data.get("source") == "squad-dev" else Path(data.get("path", ""))
+
+
+def open_in_explore(found: Run, example_id: str) -> str | None:
+    """Point Explore at one of the run's examples with the run's settings and, when the run kept it and the
+    loaded model is the run's, the run's own explanation. Returns what went wrong, else None."""
+    path = data_file(found)
+    if not path.is_file():
+        return f"The run's data file {path} is not on this machine, so its passages cannot be shown."
+    examples = _examples(str(path))
+    example = next((e for e in examples if e.id == example_id), None)
+    if example is None:
+        return f"{path.name} holds no question {example_id!r}: it changed since the run."
+    analysis = found.manifest["analysis"]
+    stored = {f.name: analysis["settings"][f.name] for f in dataclasses.fields(IGSettings)
+              if f.name in analysis["settings"]}
+    settings = IGSettings(**{**stored, "targets": tuple(stored["targets"])})
+    state.offer_questions(f"{path.name} (run {found.folder.name})", examples)
+    state.update(model=found.manifest["model"]["name"], source="upload", example_id=example.id,
+                 question=example.question, target=settings.targets[0], span=settings.span,
+                 baseline=settings.baseline, rule=settings.rule, steps=settings.steps, tolerance=settings.tolerance,
+                 aggregation=analysis["aggregation"], top_k=analysis["top_k"])
+    fingerprint = found.manifest["model"]["fingerprint"]
+    result = store.results(found.folder).get(ResultCache.key(fingerprint, example, settings))
+    qa_model = state.model()
+    if result is not None and qa_model is not None and qa_model.fingerprint == fingerprint:
+        state.keep_result(state.result_key(qa_model, example, state.view().settings()), result)
+    return None

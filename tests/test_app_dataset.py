@@ -1,0 +1,97 @@
+"""The Dataset page: a run's aggregates under filters, two runs compared, and an example opened in Explore with
+the run's own explanation (nothing recomputed)."""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rcqa.__main__ import main
+from rcqa.gallery import gallery_example
+from tests.app_harness import (  # noqa: F401
+    app_env,
+    open_app,
+    plotly_specs,
+    spec_titled,
+    texts,
+    values,
+)
+from tests.test_dataset import squad_json
+from tests.test_dataset_report import HAND_ROWS, write_run
+
+pytestmark = pytest.mark.usefixtures("app_env")
+PAGE = "pages/dataset.py"
+
+
+@pytest.fixture(scope="module")
+def runs_folder(tmp_path_factory, tiny_model_dirs):
+    """A hand-made run (values worked out by hand in test_dataset_report) and a real run of the tiny model."""
+    root = tmp_path_factory.mktemp("runs")
+    write_run(root / "hand", HAND_ROWS)
+    data = root / "gallery.json"
+    data.write_text(json.dumps(squad_json([gallery_example("lighthouse-who"), gallery_example("orchard-how-many")])))
+    assert main(["reproduce", "--data", str(data), "--out", str(root / "tiny"), "--model", tiny_model_dirs["bert"],
+                 "--tolerance", "0", "--workers", "1"]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RCQA_RUNS", str(root))
+        yield root
+
+
+def metrics(app) -> dict[str, str]:
+    return {m.label: m.value for m in app.metric}
+
+
+def choose_run(app, folder):
+    app.selectbox(key="rcqa.dataset.run").set_value(str(folder.resolve())).run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app
+
+
+def test_a_run_with_its_numbers_and_filters(runs_folder):
+    app = choose_run(open_app(PAGE), runs_folder / "hand")
+    assert metrics(app) == {"Examples": "3", "Exact match": "33.3", "F1": "50.0", "Quantifier questions": "1",
+                            "Worst median completeness error": "0.30 %"}
+    titles = [s["layout"]["title"]["text"] for s in plotly_specs(app)]
+    assert titles[0] == "What the top-5 words of each layer are, over the dataset"
+    roles = plotly_specs(app)[0]
+    answer = next(t for t in roles["data"] if t.get("name") == "answer: hand (default)")
+    assert values(answer["y"]) == pytest.approx([10, 30, 70])  # b is undefined at block 0: mean of a and c
+    conclusions = app.dataframe[0].value
+    assert conclusions.holds.tolist() == [True, True, True, True]
+
+    app.selectbox(key="rcqa.dataset.type").set_value("who").run()
+    assert metrics(app)["Examples"] == "1" and metrics(app)["Exact match"] == "0.0"
+    app.selectbox(key="rcqa.dataset.type").set_value("any").run()
+    app.selectbox(key="rcqa.dataset.correct").set_value("right (exact match)").run()
+    assert metrics(app)["Examples"] == "1" and metrics(app)["Exact match"] == "100.0"
+    app.selectbox(key="rcqa.dataset.quantifier").set_value("quantifier questions (how many / much)").run()
+    assert "No example of this run matches the filter." in texts(app.warning)
+
+
+def test_two_runs_compared(runs_folder):
+    app = choose_run(open_app(PAGE), runs_folder / "hand")
+    app.selectbox(key="rcqa.dataset.compare").set_value(str((runs_folder / "tiny").resolve())).run()
+    assert not app.exception
+    assert set(app.dataframe[0].value.run) == {"hand (default)", "tiny (default)"}
+    names = {t.get("name") for t in plotly_specs(app)[0]["data"]}
+    assert {"answer: hand (default)", "answer: tiny (default)"} <= names
+
+
+def test_an_example_opens_in_explore_with_the_runs_explanation(runs_folder):
+    app = choose_run(open_app(PAGE), runs_folder / "tiny")
+    table = app.dataframe[-1].value
+    assert sorted(table.id) == ["lighthouse-who", "orchard-how-many"]
+    app.session_state["rcqa.dataset.examples"] = {"selection": {"rows": [table.id.tolist().index("orchard-how-many")],
+                                                                "columns": [], "cells": []}}
+    app.run()
+    app.button(key="rcqa.dataset.open").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    view = app.session_state["rcqa.view"]
+    assert (view.source, view.example_id, view.question) == ("upload", "orchard-how-many",
+                                                             gallery_example("orchard-how-many").question)
+    assert (view.rule, view.steps, view.tolerance, view.baseline) == ("gausslegendre", 8, None, "pad")
+    # shown from the run: no button to press, and nothing was computed into the app's result cache
+    assert "rcqa.explain" not in [button.key for button in app.button]
+    assert not list(Path(os.environ["RCQA_RESULT_CACHE"]).glob("*.npz"))
+    heatmap = spec_titled(app, "Where each layer's attribution goes")["data"][0]
+    assert heatmap["y"] == ["embeddings", "block 0", "block 1", "block 2"]
