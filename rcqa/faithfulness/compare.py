@@ -72,8 +72,8 @@ class Protocol:
 
 @dataclass(frozen=True)
 class Deletions:
-    """One ranking of the passage words (indices, best first) and the window re-answered with its top c words
-    deleted (without_top[c]) and with every passage word deleted but its top c (only_top[c])."""
+    """One ranking of the deletable passage words (indices, best first) and the window re-answered with its top c
+    words deleted (without_top[c]) and with every deletable word deleted but its top c (only_top[c])."""
 
     ranking: tuple[int, ...]
     without_top: dict[int, Reanswer]
@@ -138,33 +138,41 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
     delete each ranking's top words and re-answer, against `protocol.draws` random rankings."""
     protocol, settings = protocol or Protocol(), settings or IGSettings()
     case = Case.of(qa_model, example, settings.targets[0], settings.span)
-    words = case.passage_words()
     names = [*dict.fromkeys(m for m in methods if m != RandomBaseline.name), RandomBaseline.name]
+    scores, seconds = _scores(case, names, protocol, settings)
+    words = case.passage_words()
+    per_word = {name: [word_scores(s, words) for s in draws] for name, draws in scores.items()}
+    span = case.window.offsets[case.target.start_token][0], case.window.offsets[case.target.end_token][1]
+    deletable = [i for i, w in enumerate(words)
+                 if not (protocol.spare_answer and overlaps(*span, w.start_char, w.end_char))]
+    started = time.perf_counter()
+    (original,) = reanswer(case, [()], protocol.operator)
+    deletions = iter(delete_top_words(case, [_ranking(w, deletable) for name in names for w in per_word[name]],
+                                      protocol, original))
+    seconds["deletion"] = time.perf_counter() - started
+    return Comparison(
+        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=case.window.answer,
+        window=case.window.window,
+        tokens=qa_model.tokenizer.convert_ids_to_tokens(case.window.inputs["input_ids"][0].tolist()),
+        token_segments=case.window.segments, words=words, deletable=deletable,
+        target={"name": case.target.name, "description": case.target.description, "start_token": case.target.start_token,
+                "end_token": case.target.end_token, "span": case.window.span_text(example.passage),
+                "start_char": span[0], "end_char": span[1]},
+        protocol=protocol, original=original, seconds=seconds,
+        methods={name: MethodResult(name, METHODS[name].description, scores[name], per_word[name],
+                                    [next(deletions) for _ in scores[name]]) for name in names})
+
+
+def _scores(case: Case, names: list[str], protocol: Protocol,
+            settings: IGSettings) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
+    """Per method, its normalised token scores (one per random draw) and the seconds they took."""
     scores, seconds = {}, {}
     for name in names:
         started = time.perf_counter()
         seeds = protocol.seeds() if name == RandomBaseline.name else [protocol.seed]
         scores[name] = [normalised(make_method(name, settings, seed).attribute(case), case.special) for seed in seeds]
         seconds[name] = time.perf_counter() - started
-    per_word = {name: [word_scores(s, words) for s in draws] for name, draws in scores.items()}
-    span = case.window.offsets[case.target.start_token][0], case.window.offsets[case.target.end_token][1]
-    deletable = [i for i, w in enumerate(words) if not (protocol.spare_answer and overlaps(*span, w.start_char,
-                                                                                           w.end_char))]
-    started = time.perf_counter()
-    (original,) = reanswer(case, [()], protocol.operator)
-    deletions = iter(delete_top_words(case, [_ranking(w, deletable) for name in names for w in per_word[name]],
-                                      protocol, original))
-    seconds["deletion"] = time.perf_counter() - started
-    results = {name: MethodResult(name, METHODS[name].description, scores[name], per_word[name],
-                                  [next(deletions) for _ in scores[name]]) for name in names}
-    return Comparison(
-        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=case.window.answer,
-        window=case.window.window, tokens=qa_model.tokenizer.convert_ids_to_tokens(case.window.inputs["input_ids"][0]),
-        token_segments=case.window.segments, words=words, deletable=deletable,
-        target={"name": case.target.name, "description": case.target.description, "start_token": case.target.start_token,
-                "end_token": case.target.end_token, "span": case.window.span_text(example.passage),
-                "start_char": span[0], "end_char": span[1]},
-        protocol=protocol, original=original, methods=results, seconds=seconds)
+    return scores, seconds
 
 
 def _ranking(scores: np.ndarray, deletable: list[int]) -> np.ndarray:
