@@ -26,7 +26,8 @@ def test_the_heatmap_shows_every_method_and_random_over_the_passage_words(compar
 def test_the_passages_are_shaded_by_score_ranked_and_escaped(comparison):
     chart = methods.method_passages(comparison, k=2)
     tags, text = read_html(chart.html)
-    assert "5<6" in text and "5<6" not in chart.html  # the passage's text, escaped
+    assert "5<6" in text and "5<6" not in chart.html  # the passage's text, escaped: no tag comes from it
+    assert tags == {"div", "table", "tr", "td", "strong", "mark", "sup", "span", "p"}
     assert text.count(PASSAGE.replace("5<6", "").split()[0]) == 3  # once per method and random
     # the gradient's top two words carry ranks 1 and 2, and its top word is the darkest
     assert 'rgba(230, 126, 34, 1.00); padding: 1px 2px; border-radius: 3px;"><span' in chart.html
