@@ -12,18 +12,9 @@ _METHOD_NAMES = {"tsne": "t-SNE (the paper)", "pca": "PCA (fast, linear)"}
 
 def main() -> None:
     st.title("Compare layers")
-    state.show_url_problems()
-    qa_model, current = state.model(), state.example()
-    if qa_model is None or current is None:
-        st.info("Choose a model and an example first.")
-        st.page_link("pages/explore.py", label="Choose an example", icon=":material/search:")
+    if (inputs := state.page_inputs()) is None:
         return
-    st.html(figures.example_heading(current, qa_model.name))
-    try:
-        settings = view.settings()
-    except ValueError as error:
-        state.report(error)
-        return
+    qa_model, current, settings = inputs
     result = state.stored_result(qa_model, current, settings) or state.compute_result(qa_model, current, settings)
     if result is None:
         return

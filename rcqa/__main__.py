@@ -69,6 +69,30 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _faithfulness(args: argparse.Namespace) -> int:
+    from rcqa.faithfulness.compare import Protocol
+    from rcqa.faithfulness.report import example_faithfulness
+    from rcqa.model import load_model
+    from rcqa.types import Example
+
+    example = Example(id="cli", passage=_read_text(args.passage_file), question=args.question)
+    protocol = Protocol(k=args.k, draws=args.draws, seed=args.seed, operator=args.operator,
+                        spare_answer=args.spare_answer)
+    document = example_faithfulness(load_model(args.model, args.device), example, args.methods, protocol,
+                                    _preset_settings(args)[0])
+    Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
+    random = document["random"]
+    print(f"answer {document['original']['answer']!r} (p = {document['original']['span_probability']:.3f}); "
+          f"random over {args.draws} draws: comprehensiveness {random['comprehensiveness']['mean']:.3f}, "
+          f"sufficiency {random['sufficiency']['mean']:.3f}, AOPC {random['aopc']['mean']:.3f}", file=sys.stderr)
+    for name, method in document["methods"].items():
+        print(f"{name:>22}: comprehensiveness {method['comprehensiveness']:.3f}, sufficiency "
+              f"{method['sufficiency']:.3f}, AOPC {method['aopc']:.3f}. {method['versus_random']['reading']}",
+              file=sys.stderr)
+    print(f"-> {args.json}", file=sys.stderr)
+    return 0
+
+
 _IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule": "rule", "steps": "steps",
               "tolerance": "tolerance", "max_steps": "max_steps"}
 
@@ -191,6 +215,9 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from rcqa.attribution.methods import COMPARED
+    from rcqa.faithfulness.deletion import OPERATORS
+
     parser = argparse.ArgumentParser(prog="python -m rcqa", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -214,6 +241,25 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--cache-dir", help="result cache folder (default: $RCQA_RESULT_CACHE or ~/.cache/rcqa)")
     explain.add_argument("--no-cache", action="store_true")
     explain.set_defaults(handler=_explain)
+
+    faithfulness = commands.add_parser(
+        "faithfulness", help="compare attribution methods by deleting their top words against random deletion")
+    faithfulness.add_argument("--passage-file", required=True)
+    faithfulness.add_argument("--question", required=True)
+    faithfulness.add_argument("--json", required=True, metavar="OUT", help="where to write the comparison")
+    faithfulness.add_argument("--methods", nargs="+", choices=COMPARED, default=list(COMPARED),
+                              help="the methods compared with random (default: all)")
+    faithfulness.add_argument("--k", type=int, default=10, help="the deletion curve deletes k = 0 … K top words")
+    faithfulness.add_argument("--draws", type=int, default=5, help="random rankings (seeded) averaged over")
+    faithfulness.add_argument("--seed", type=int, default=0, help="the first random draw's seed")
+    faithfulness.add_argument("--operator", choices=OPERATORS, default="pad",
+                              help="; ".join(f"{name}: {text}" for name, text in OPERATORS.items()))
+    faithfulness.add_argument("--spare-answer", action="store_true",
+                              help="never delete the explained span's own words (test the context a method finds)")
+    _ig_options(faithfulness)
+    faithfulness.add_argument("--model", default="default", help="'default', a local folder or a hub id")
+    faithfulness.add_argument("--device", help="cpu, cuda, ... (default: $RCQA_DEVICE, else CUDA if present)")
+    faithfulness.set_defaults(handler=_faithfulness, aggregation=None)
 
     bench = commands.add_parser("bench", help="time the engine against the Captum loop")
     bench.add_argument("--tokens", type=int, default=256)

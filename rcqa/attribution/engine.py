@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -80,30 +80,66 @@ class LayerResult:
     seconds: float
 
 
+@dataclass(frozen=True)
+class ExplainedWindow:
+    """The window an explanation is taken at, as the model reads it, and the token span its targets explain."""
+
+    answer: Answer
+    windows: Windows
+    window: int
+    start_token: int
+    end_token: int
+    inputs: dict[str, torch.Tensor]  # the window's model inputs without padding (1 × tokens), on the CPU
+
+    @property
+    def length(self) -> int:
+        return self.inputs["input_ids"].shape[1]
+
+    @property
+    def offsets(self) -> list[tuple[int, int]]:
+        """Per token: its characters in the question or the passage."""
+        return self.windows.offsets[self.window][:self.length]
+
+    @property
+    def segments(self) -> list[str]:
+        """Per token: 'question', 'passage' or 'special'."""
+        return self.windows.segments[self.window][:self.length]
+
+    def span_text(self, passage: str) -> str:
+        return passage[self.offsets[self.start_token][0]:self.offsets[self.end_token][1]]
+
+    def words(self, passage: str) -> list[Word]:
+        """The question's and the passage's words as written, with the window's tokens mapped onto them."""
+        return _words(self.windows, self.window, self.length, passage)
+
+
+def explained_window(qa_model: QAModel, example: Example, span: str = "predicted") -> ExplainedWindow:
+    """Answer the example and find the window and tokens of the span to explain ('predicted', 'gold', 'nbest:K')."""
+    answer, windows = answer_with_windows(qa_model, example.passage, example.question)
+    window, start_token, end_token = _span_tokens(span, example, answer, windows)
+    return ExplainedWindow(answer, windows, window, start_token, end_token, window_inputs(windows, window))
+
+
 def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
             on_layer: Callable[[LayerResult], None] | None = None) -> Attribution:
     """Answer the example, then attribute the chosen targets at every layer of the answer's window."""
     started = time.perf_counter()
-    answer, windows = answer_with_windows(qa_model, example.passage, example.question)
-    window, start_token, end_token = _span_tokens(settings.span, example, answer, windows)
-    inputs = window_inputs(windows, window)
-    targets = [Target(name, start_token, end_token) for name in settings.targets]
+    explained = explained_window(qa_model, example, settings.span)
+    inputs = explained.inputs
+    targets = [Target(name, explained.start_token, explained.end_token) for name in settings.targets]
     stack = LayerStack(qa_model.model, _to(inputs, qa_model.device))
     layer_results = []
     for result in iter_layers(qa_model, stack, inputs, targets, settings):
         layer_results.append(result)
         if on_layer:
             on_layer(result)
-    length = inputs["input_ids"].shape[1]
-    span_text = example.passage[windows.offsets[window][start_token][0]:windows.offsets[window][end_token][1]]
     return Attribution(
-        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=answer, window=window,
-        tokens=qa_model.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()),
-        token_offsets=windows.offsets[window][:length], token_segments=windows.segments[window][:length],
-        words=_words(windows, window, length, example.passage),
+        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=explained.answer,
+        window=explained.window, tokens=qa_model.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()),
+        token_offsets=explained.offsets, token_segments=explained.segments, words=explained.words(example.passage),
         layers=layer_labels(stack.num_layers),
         targets=[{"name": t.name, "description": t.description, "start_token": t.start_token,
-                  "end_token": t.end_token, "span": span_text} for t in targets],
+                  "end_token": t.end_token, "span": explained.span_text(example.passage)} for t in targets],
         scores=np.stack([r.scores for r in layer_results], axis=2),
         completeness=[c for r in layer_results for c in r.completeness],
         settings={**settings.to_dict(), "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride},
@@ -113,14 +149,14 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
 
 
 def iter_layers(qa_model: QAModel, stack: LayerStack, inputs: dict[str, torch.Tensor], targets: list[Target],
-                settings: IGSettings) -> Iterator[LayerResult]:
-    """Attribute every layer, from the embeddings up, yielding each as soon as it is done."""
+                settings: IGSettings, layers: Sequence[int] | None = None) -> Iterator[LayerResult]:
+    """Attribute every layer (or only `layers`), from the embeddings up, yielding each as soon as it is done."""
     baseline_stack = None
     if settings.baseline != "zero":
         baseline_stack = LayerStack(qa_model.model, _to(_baseline_inputs(qa_model, inputs, settings.baseline),
                                                         qa_model.device))
     labels = layer_labels(stack.num_layers)
-    for layer in range(stack.num_layers + 1):
+    for layer in range(stack.num_layers + 1) if layers is None else layers:
         started = time.perf_counter()
         x = stack.hidden[layer]
         x_base = baseline_stack.hidden[layer] if baseline_stack else torch.zeros_like(x)

@@ -26,7 +26,8 @@ from rcqa.attribution.engine import BASELINES, IGSettings, LayerResult
 from rcqa.attribution.quadrature import PAPER_STEPS, RULES
 from rcqa.attribution.targets import TARGETS
 from rcqa.data import DataError, load_examples
-from rcqa.figures import Chart, image_export_available, projection
+from rcqa.faithfulness.compare import Comparison, Protocol, compare
+from rcqa.figures import Chart, example_heading, image_export_available, projection
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.jobs import Busy, JobQueue, Ticket, default_workers, limit_torch_threads
 from rcqa.model import DEFAULT_MODEL, ModelLoadError, QAModel, load_model
@@ -45,6 +46,7 @@ UPLOAD_WIDGET = "rcqa.upload_file"
 _VIEW, _URL_PROBLEMS, _RESULT = "rcqa.view", "rcqa.url_problems", "rcqa.result"
 _UPLOAD, _UPLOAD_ERROR = "rcqa.upload", "rcqa.upload_error"
 _TICKET = "rcqa.ticket"
+_COMPARISON = "rcqa.comparison"
 POLL_SECONDS = 0.5  # how often a waiting page refreshes its place in the queue and the running job's progress
 
 
@@ -485,6 +487,56 @@ def _unchanged(state: tuple, shown: tuple | None) -> bool:
     if shown is None or state[0] != shown[0]:
         return False
     return state[1] == shown[1] if state[0] == "waiting" else state[1] is shown[1]
+
+
+def page_inputs() -> tuple[QAModel, Example, IGSettings] | None:
+    """For a page that reads the example chosen on Explore: the model, the example and the settings, with the
+    example named at the top; None (with a message and a link to Explore) when one of them is missing."""
+    show_url_problems()
+    qa_model, current = model(), example()
+    if qa_model is None or current is None:
+        st.info("Choose a model and an example first.")
+        st.page_link("pages/explore.py", label="Choose an example", icon=":material/search:")
+        return None
+    st.html(example_heading(current, qa_model.name))
+    try:
+        return qa_model, current, view().settings()
+    except ValueError as error:
+        report(error)
+        return None
+
+
+def comparison_key(qa_model: QAModel, current: Example, settings: IGSettings, protocol: Protocol) -> str:
+    return f"methods-{protocol.operator}-{protocol.spare_answer}-{result_key(qa_model, current, settings)}"
+
+
+def stored_comparison(qa_model: QAModel, current: Example, settings: IGSettings,
+                      protocol: Protocol) -> Comparison | None:
+    """The methods' comparison on this example, if this session computed it."""
+    kept = st.session_state.get(_COMPARISON)
+    return kept[1] if kept and kept[0] == comparison_key(qa_model, current, settings, protocol) else None
+
+
+def compute_comparison(qa_model: QAModel, current: Example, settings: IGSettings,
+                       protocol: Protocol) -> Comparison | None:
+    """Compare the attribution methods through the explanation queue (it is as heavy as an explanation); None,
+    with a message shown, when the queue is full or the comparison fails."""
+    key = comparison_key(qa_model, current, settings, protocol)
+    session, alive = _session()
+    try:
+        ticket = job_queue().submit(key, session, lambda _: compare(qa_model, current, protocol=protocol,
+                                                                    settings=settings), alive)
+    except Busy as busy:
+        st.warning(f"The server is busy: {busy.waiting} jobs are waiting, the most it queues. Try again in a minute.")
+        return None
+    with st.spinner("Scoring the words with every method, then re-answering with each method's top words deleted…"):
+        try:
+            comparison = ticket.result()
+        except ValueError as error:  # InputError included
+            report(error)
+            return None
+    st.session_state[_COMPARISON] = (key, comparison)
+    return comparison
 
 
 @st.cache_data(max_entries=32, show_spinner="Projecting the token vectors…")

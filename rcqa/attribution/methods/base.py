@@ -1,0 +1,100 @@
+"""The interface every attribution method shares, as Captum's single-purpose attribution classes do: a method
+reads a Case (one explained input) and returns one raw score per token of its window.
+
+Every method explains the same target F, the one the engine explains (rcqa.attribution.targets: by default
+log p(start) + log p(end) of the explained span), so their scores can be compared token by token once each is
+normalised as Wu & Ong do: over the example's max |score|, special tokens excluded.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from functools import cached_property
+from typing import ClassVar
+
+import numpy as np
+import torch
+
+from rcqa.attribution.engine import ExplainedWindow, explained_window
+from rcqa.attribution.methods.attention import attention_maps
+from rcqa.attribution.stack import LayerStack
+from rcqa.attribution.targets import Target
+from rcqa.model import QAModel
+from rcqa.types import Example, Word
+
+
+class Case:
+    """One explained input: the window that holds the explained span, as the model reads it, and the target at
+    that span. What several methods need is computed once, on first use: the cached layer outputs, the target's
+    gradient at the embeddings (gradient and gradient × input), the attention maps (tracing and rollout)."""
+
+    def __init__(self, qa_model: QAModel, example: Example, window: ExplainedWindow,
+                 target: str = "span_log_prob"):
+        self.qa_model, self.example, self.window = qa_model, example, window
+        self.target = Target(target, window.start_token, window.end_token)
+        self.words = window.words(example.passage)
+        self.special = np.array([segment == "special" for segment in window.segments])
+
+    @classmethod
+    def of(cls, qa_model: QAModel, example: Example, target: str = "span_log_prob",
+           span: str = "predicted") -> Case:
+        """Answer the example and take the window of the span to explain ('predicted', 'gold' or 'nbest:K')."""
+        return cls(qa_model, example, explained_window(qa_model, example, span), target)
+
+    @property
+    def length(self) -> int:
+        return self.window.length
+
+    @property
+    def target_positions(self) -> tuple[int, int]:
+        return self.target.start_token, self.target.end_token
+
+    def passage_words(self) -> list[Word]:
+        """The passage's words in the window, in text order; punctuation is no word (as in rcqa.types)."""
+        return [w for w in self.words if w.segment == "passage" and not w.is_punctuation]
+
+    @cached_property
+    def device_inputs(self) -> dict[str, torch.Tensor]:
+        return {name: values.to(self.qa_model.device) for name, values in self.window.inputs.items()}
+
+    @cached_property
+    def stack(self) -> LayerStack:
+        """The window's layer outputs, and the model above each of them (recorded on a private copy)."""
+        return LayerStack(self.qa_model.model, self.device_inputs)
+
+    @cached_property
+    def embedding_gradient(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(E, ∂F/∂E), each tokens × dim: the embeddings' output (layer 0 of the engine) and F's gradient there."""
+        embeddings = self.stack.hidden[0].detach().clone().requires_grad_(True)
+        with torch.enable_grad():
+            start, end = self.stack.run_from(0, embeddings)
+            (gradient,) = torch.autograd.grad(self.target(start, end).sum(), embeddings)
+        return embeddings.detach()[0], gradient[0]
+
+    @cached_property
+    def attentions(self) -> np.ndarray:
+        """layers × heads × tokens × tokens: every block's attention probabilities (rows: the attending token)."""
+        return attention_maps(self.qa_model.model, self.device_inputs)
+
+
+class AttributionMethod(ABC):
+    """One way of scoring the tokens of a Case for the target F."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    @abstractmethod
+    def attribute(self, case: Case) -> np.ndarray:
+        """One raw score per token of the case's window (float64, unnormalised)."""
+
+
+def normalised(scores: np.ndarray, special: np.ndarray) -> np.ndarray:
+    """Scores over the max |score| of the non-special tokens (Wu & Ong's per-example normalisation); the special
+    tokens ([CLS], [SEP]) get 0, so attention methods' large [CLS]/[SEP] mass cannot shrink the rest."""
+    scores = np.where(special, 0.0, np.asarray(scores, dtype=np.float64))
+    largest = np.abs(scores).max(initial=0.0)
+    return scores / largest if largest > 0 else scores
+
+
+def word_scores(token_scores: np.ndarray, words: list[Word]) -> np.ndarray:
+    """Per word, the sum of its word-pieces' scores (the merge rcqa.analysis.words uses)."""
+    return np.array([token_scores[list(word.tokens)].sum() for word in words], dtype=np.float64)

@@ -1,0 +1,15 @@
+"""Gradient sensitivity (Wu & Ong): how fast F changes with each token's embedding."""
+from __future__ import annotations
+
+import numpy as np
+
+from rcqa.attribution.methods.base import AttributionMethod, Case
+
+
+class GradientSensitivity(AttributionMethod):
+    name = "gradient"
+    description = "gradient sensitivity: squared L2 norm of ∂F/∂E at the embeddings' output (Wu & Ong)"
+
+    def attribute(self, case: Case) -> np.ndarray:
+        _, gradient = case.embedding_gradient
+        return (gradient.double() ** 2).sum(-1).cpu().numpy()

@@ -1,0 +1,27 @@
+"""Integrated Gradients at the embeddings' output, computed by rcqa's engine (its layer 0)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from rcqa.attribution.engine import IGSettings, iter_layers
+from rcqa.attribution.methods.base import AttributionMethod, Case
+from rcqa.types import AGGREGATIONS
+
+
+class IntegratedGradients(AttributionMethod):
+    name = "integrated_gradients"
+    description = ("Integrated Gradients at the embeddings' output with rcqa's engine (its baseline and rule, "
+                   "checked for completeness): squared L2 norm of each token's attribution")
+
+    def __init__(self, settings: IGSettings | None = None):
+        self.settings = settings or IGSettings()
+
+    def attribute(self, case: Case) -> np.ndarray:
+        # the case fixes the target and its span; the settings give the baseline and the integration rule
+        settings = replace(self.settings, targets=(case.target.name,))
+        (embeddings,) = iter_layers(case.qa_model, case.stack, case.window.inputs, [case.target], settings,
+                                    layers=[0])
+        # the squared norm, as for the two gradient methods; it ranks tokens as the L2 norm Explore shows does
+        return embeddings.scores[0, AGGREGATIONS.index("l2_squared")]

@@ -1,0 +1,195 @@
+"""Which explanation to trust: every method's word ranking put to the deletion test, against random rankings.
+
+For one example: each method scores the window's tokens for the same target (rcqa.attribution.methods); the
+scores are normalised and summed into passage-word scores (words are what users see); the words are ranked; and
+the window is re-answered with the ranking's top words deleted, for every count the protocol asks for, in one
+batched forward per method (rcqa.faithfulness.deletion). Random rankings go through the same test, several seeded
+draws in one batch.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.methods import (
+    COMPARED,
+    METHODS,
+    Case,
+    make_method,
+    normalised,
+    word_scores,
+)
+from rcqa.attribution.methods.random_baseline import RandomBaseline
+from rcqa.evaluate import f1
+from rcqa.faithfulness.deletion import OPERATORS, Reanswer, reanswer
+from rcqa.faithfulness.metrics import fraction_count
+from rcqa.model import QAModel
+from rcqa.types import Answer, Example, Word, overlaps
+
+FRACTIONS = (0.01, 0.02, 0.05, 0.10, 0.20)  # of the passage's words, deleted from the top
+ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)  # ERASER's rationale sizes for comprehensiveness and sufficiency
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What is deleted, and how: the top k = 0..k words and the top fractions of the deletable passage words;
+    ERASER's bins for comprehensiveness and sufficiency; random draws and their first seed; the deletion operator;
+    and whether the explained span's own words may be deleted (by default they may, as any passage word)."""
+
+    k: int = 10
+    fractions: tuple[float, ...] = FRACTIONS
+    bins: tuple[float, ...] = ERASER_BINS
+    draws: int = 5
+    seed: int = 0
+    operator: str = "pad"
+    spare_answer: bool = False  # never delete the explained span's own words: test the context a method finds
+
+    def __post_init__(self):
+        if self.k < 0 or self.draws < 1:
+            raise ValueError("k must be 0 or more and draws 1 or more")
+        if not all(0 < f <= 1 for f in (*self.fractions, *self.bins)):
+            raise ValueError("fractions and bins are shares of the passage, in (0, 1]")
+        if self.operator not in OPERATORS:
+            raise ValueError(f"unknown deletion operator {self.operator!r}; choose one of {', '.join(OPERATORS)}")
+
+    def ks(self, words: int) -> list[int]:
+        """The deletion curve's k: 0 … k, or up to the passage's word count if it has fewer words."""
+        return list(range(min(self.k, words) + 1))
+
+    def fraction_ks(self, words: int) -> list[int]:
+        return [fraction_count(f, words) for f in self.fractions]
+
+    def bin_ks(self, words: int) -> list[int]:
+        return [fraction_count(b, words) for b in self.bins]
+
+    def seeds(self) -> list[int]:
+        return [self.seed + draw for draw in range(self.draws)]
+
+
+@dataclass(frozen=True)
+class Deletions:
+    """One ranking of the deletable passage words (indices, best first) and the window re-answered with its top c
+    words deleted (without_top[c]) and with every deletable word deleted but its top c (only_top[c])."""
+
+    ranking: tuple[int, ...]
+    without_top: dict[int, Reanswer]
+    only_top: dict[int, Reanswer]
+
+
+@dataclass
+class MethodResult:
+    """One method's normalised token scores, passage-word scores and deletions: one draw for a method, several
+    for random."""
+
+    name: str
+    description: str
+    scores: list[np.ndarray]  # per draw, per token of the window
+    word_scores: list[np.ndarray]  # per draw, per passage word
+    deletions: list[Deletions]  # per draw
+
+
+@dataclass
+class Comparison:
+    """Every method's faithfulness on one example, with what the figures and the JSON need of the example."""
+
+    example: Example
+    model: str
+    fingerprint: str
+    answer: Answer
+    window: int
+    tokens: list[str]
+    token_segments: list[str]
+    words: list[Word]  # the passage's words in the window (no punctuation): what is scored and ranked
+    deletable: list[int]  # indices into words that may be deleted (all, or all but the explained span's)
+    target: dict  # name, description, start_token, end_token, span, start_char, end_char
+    protocol: Protocol
+    original: Reanswer  # the window answered with nothing deleted
+    methods: dict[str, MethodResult]  # random last
+    seconds: dict[str, float] = field(default_factory=dict)  # per method its attribution; "deletion": all deletions
+
+    @property
+    def random(self) -> MethodResult:
+        return self.methods[RandomBaseline.name]
+
+    def compared(self) -> list[MethodResult]:
+        return [result for name, result in self.methods.items() if name != RandomBaseline.name]
+
+    def probabilities(self, result: MethodResult, counts: Sequence[int], kept: bool = False) -> np.ndarray:
+        """draws × counts: the explained span's probability with the top c words deleted (or all but them)."""
+        return np.array([[(d.only_top if kept else d.without_top)[c].span_probability for c in counts]
+                         for d in result.deletions])
+
+    def flips(self, result: MethodResult, counts: Sequence[int]) -> np.ndarray:
+        """draws × counts: whether the answer moved when the top c words were deleted."""
+        return np.array([[d.without_top[c].answer != self.original.answer for c in counts] for d in result.deletions])
+
+    def f1s(self, result: MethodResult, counts: Sequence[int]) -> np.ndarray:
+        """draws × counts: SQuAD F1 of the answer with the top c words deleted against the original answer."""
+        return np.array([[f1(d.without_top[c].text, self.original.text) for c in counts] for d in result.deletions])
+
+
+def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED, protocol: Protocol | None = None,
+            settings: IGSettings | None = None) -> Comparison:
+    """Score the example with each method (the target and span of `settings`; IG with its baseline and rule), then
+    delete each ranking's top words and re-answer, against `protocol.draws` random rankings."""
+    protocol, settings = protocol or Protocol(), settings or IGSettings()
+    case = Case.of(qa_model, example, settings.targets[0], settings.span)
+    names = [*dict.fromkeys(m for m in methods if m != RandomBaseline.name), RandomBaseline.name]
+    scores, seconds = _scores(case, names, protocol, settings)
+    words = case.passage_words()
+    per_word = {name: [word_scores(s, words) for s in draws] for name, draws in scores.items()}
+    span = case.window.offsets[case.target.start_token][0], case.window.offsets[case.target.end_token][1]
+    deletable = [i for i, w in enumerate(words)
+                 if not (protocol.spare_answer and overlaps(*span, w.start_char, w.end_char))]
+    started = time.perf_counter()
+    (original,) = reanswer(case, [()], protocol.operator)
+    deletions = iter(delete_top_words(case, [_ranking(w, deletable) for name in names for w in per_word[name]],
+                                      protocol, original))
+    seconds["deletion"] = time.perf_counter() - started
+    return Comparison(
+        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=case.window.answer,
+        window=case.window.window,
+        tokens=qa_model.tokenizer.convert_ids_to_tokens(case.window.inputs["input_ids"][0].tolist()),
+        token_segments=case.window.segments, words=words, deletable=deletable,
+        target={"name": case.target.name, "description": case.target.description, "start_token": case.target.start_token,
+                "end_token": case.target.end_token, "span": case.window.span_text(example.passage),
+                "start_char": span[0], "end_char": span[1]},
+        protocol=protocol, original=original, seconds=seconds,
+        methods={name: MethodResult(name, METHODS[name].description, scores[name], per_word[name],
+                                    [next(deletions) for _ in scores[name]]) for name in names})
+
+
+def _scores(case: Case, names: list[str], protocol: Protocol,
+            settings: IGSettings) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
+    """Per method, its normalised token scores (one per random draw) and the seconds they took."""
+    scores, seconds = {}, {}
+    for name in names:
+        started = time.perf_counter()
+        seeds = protocol.seeds() if name == RandomBaseline.name else [protocol.seed]
+        scores[name] = [normalised(make_method(name, settings, seed).attribute(case), case.special) for seed in seeds]
+        seconds[name] = time.perf_counter() - started
+    return scores, seconds
+
+
+def _ranking(scores: np.ndarray, deletable: list[int]) -> np.ndarray:
+    """The deletable words, best first (a tie keeps text order)."""
+    return np.array(deletable, dtype=int)[np.argsort(-scores[deletable], kind="stable")]
+
+
+def delete_top_words(case: Case, rankings: list[np.ndarray], protocol: Protocol, original: Reanswer) -> list[Deletions]:
+    """Each ranking's deletions (every count of the protocol's curve, fractions and bins, and ERASER's keep-only
+    variants), rankings being of the same deletable words. A set of words asked for more than once, by one ranking
+    or several, is answered once; the empty set is the original answer; the rest go through the model in batches."""
+    words = len(rankings[0])
+    deleted_counts = sorted({*protocol.ks(words), *protocol.fraction_ks(words), *protocol.bin_ks(words)})
+    kept_counts = sorted(set(protocol.bin_ks(words)))
+    wanted = dict.fromkeys(frozenset(chosen.tolist()) for ranking in rankings
+                           for chosen in [*(ranking[:c] for c in deleted_counts), *(ranking[c:] for c in kept_counts)])
+    wanted.pop(frozenset(), None)
+    answers = {frozenset(): original, **dict(zip(wanted, reanswer(case, list(wanted), protocol.operator)))}
+    return [Deletions(tuple(ranking.tolist()), {c: answers[frozenset(ranking[:c].tolist())] for c in deleted_counts},
+                      {c: answers[frozenset(ranking[c:].tolist())] for c in kept_counts}) for ranking in rankings]

@@ -1,0 +1,99 @@
+"""Faithfulness numbers from span probabilities: area over the deletion curve, ERASER's comprehensiveness and
+sufficiency, the spread of random draws, the methods' rank agreement, and a plain-words reading of a curve.
+
+Pure numbers in, numbers (or a sentence) out, so that each can be checked by hand.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+from scipy.stats import ConstantInputWarning, kendalltau, spearmanr
+
+
+def aopc(original: float, probabilities: np.ndarray) -> float:
+    """Area over the perturbation curve (Samek et al., 2017): 1/(K+1) Σ_{k=0..K} (p(x) − p(x without its top-k
+    words)), `probabilities` running over k = 0..K (its k = 0 term is 0 when nothing is deleted)."""
+    return float(np.mean(original - np.asarray(probabilities, dtype=np.float64)))
+
+
+def comprehensiveness(original: float, without_top: np.ndarray) -> float:
+    """ERASER's comprehensiveness (DeYoung et al., ACL 2020, §4.2): m(x)_j − m(x \\ r)_j, how much the model's
+    score for its prediction j falls when the rationale r is deleted. For soft scores ERASER takes r as the top
+    k % of the tokens for k in the bins B = {1, 5, 10, 20, 50} and averages over the bins (their AOPC, computed
+    so in the released rationale_benchmark/metrics.py). Here m is the explained span's probability and
+    `without_top` holds m with the top words of each bin deleted."""
+    return float(np.mean(original - np.asarray(without_top, dtype=np.float64)))
+
+
+def sufficiency(original: float, only_top: np.ndarray) -> float:
+    """ERASER's sufficiency (same paper and bins): m(x)_j − m(r)_j, how much the score falls when only the rationale
+    is kept; lower is better (the rationale alone suffices). `only_top` holds m with every passage word deleted
+    but the top words of each bin (the question and the special tokens are always kept)."""
+    return float(np.mean(original - np.asarray(only_top, dtype=np.float64)))
+
+
+def fraction_count(fraction: float, words: int) -> int:
+    """Words in `fraction` of a passage of `words` words: rounded up, so every bin deletes at least one word
+    (rounded first to 9 decimals, so that 0.07 × 100 is 7, not 8)."""
+    return min(words, math.ceil(round(fraction * words, 9)))
+
+
+def spread(draws: np.ndarray) -> dict:
+    """Mean, standard deviation (ddof 1) and range over the first axis (the random draws), as JSON lists."""
+    draws = np.asarray(draws, dtype=np.float64)
+    std = draws.std(axis=0, ddof=1) if len(draws) > 1 else np.zeros_like(draws[0])
+    return {"mean": _plain(draws.mean(axis=0)), "std": _plain(std), "min": _plain(draws.min(axis=0)),
+            "max": _plain(draws.max(axis=0))}
+
+
+def _plain(values: np.ndarray):
+    return values.tolist() if np.ndim(values) else float(values)
+
+
+def rank_correlations(word_scores: dict[str, np.ndarray]) -> dict:
+    """Spearman's ρ and Kendall's τ (b) between every two methods' word scores: do they rank the words alike?
+    A method whose scores are all equal ranks nothing: its correlations are None."""
+    names = list(word_scores)
+    matrices = {"spearman": np.eye(len(names)), "kendall": np.eye(len(names))}
+    for (i, a), (j, b) in itertools.combinations(enumerate(names), 2):
+        for kind, test in (("spearman", spearmanr), ("kendall", kendalltau)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConstantInputWarning)  # its NaN is the None below
+                value = float(test(word_scores[a], word_scores[b]).statistic)
+            matrices[kind][i, j] = matrices[kind][j, i] = value
+    return {"methods": names, **{kind: [[None if math.isnan(v) else v for v in row] for row in matrix.tolist()]
+                                  for kind, matrix in matrices.items()}}
+
+
+def drop_ratio(original: float, method: float, random: float) -> float | None:
+    """How many times the method's deletion lowers the probability more than random deletion does (None when random
+    deletion does not lower it, where no ratio means anything)."""
+    random_drop = original - random
+    return (original - method) / random_drop if random_drop > 0 else None
+
+
+def reading(k: int, original: float, method: float, random_draws: np.ndarray) -> str:
+    """One sentence on what deleting a method's top-k words does to the answer's probability, against random
+    deletion of k words (the mean and the range over the draws)."""
+    draws = np.asarray(random_draws, dtype=np.float64)
+    mean, low, high = float(draws.mean()), float(draws.min()), float(draws.max())
+    random_text = f"random deletion of {k} words takes it to {_percent(mean)} on average over {len(draws)} draws"
+    words = f"its top-{k} word{'s' * (k != 1)}"
+    if method >= original:
+        return f"Deleting {words} does not lower the answer's probability ({_percent(original)} → " \
+               f"{_percent(method)}); {random_text}."
+    ratio = drop_ratio(original, method, mean)
+    change = f"Deleting {words} lowers the answer's probability from {_percent(original)} to {_percent(method)}"
+    if ratio is None:
+        return f"{change}, while random deletion does not lower it ({_percent(mean)} on average over {len(draws)} draws)."
+    verdict = ("lower than every random draw" if method < low else
+               f"within the random draws' range ({_percent(low)}–{_percent(high)}), so no better than random here")
+    return f"{change}: {ratio:.1f}× the drop of random deletion ({random_text}); {verdict}."
+
+
+def _percent(probability: float) -> str:
+    """Two significant digits, so that small probabilities do not all read 0 %; under 0.01 % as such."""
+    return "under 0.01%" if probability < 1e-4 else f"{100 * probability:.2g}%"

@@ -1,0 +1,130 @@
+"""One example's faithfulness comparison as one JSON-ready dictionary: what `python -m rcqa faithfulness` writes
+and what a dataset run stores per example (see the README's "Which explanation to trust")."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.methods import COMPARED
+from rcqa.faithfulness.compare import Comparison, MethodResult, Protocol, compare
+from rcqa.faithfulness.deletion import OPERATORS
+from rcqa.faithfulness.metrics import (
+    aopc,
+    comprehensiveness,
+    drop_ratio,
+    rank_correlations,
+    reading,
+    spread,
+    sufficiency,
+)
+from rcqa.model import QAModel
+from rcqa.types import Example
+
+READING_K = 5  # the words deleted in the one-sentence reading of each method's curve
+
+
+def example_faithfulness(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED,
+                         protocol: Protocol | None = None, settings: IGSettings | None = None) -> dict:
+    """Compare the methods on one example and return the JSON document (no file is written)."""
+    return faithfulness_document(compare(qa_model, example, methods, protocol, settings))
+
+
+def faithfulness_document(comparison: Comparison) -> dict:
+    """Every method's scores, deletion curves, comprehensiveness, sufficiency and AOPC, each against random's mean
+    and spread over its draws, and the methods' rank correlations."""
+    protocol, words, original = comparison.protocol, comparison.words, comparison.original
+    random = measures(comparison, comparison.random)
+    methods = {}
+    for result in comparison.compared():
+        own = measures(comparison, result)
+        methods[result.name] = {**_single(result, own), "versus_random": versus_random(comparison, own, random)}
+    return {
+        "example": comparison.example.to_dict(), "model": comparison.model, "fingerprint": comparison.fingerprint,
+        "answer": comparison.answer.to_dict(), "window": comparison.window, "tokens": comparison.tokens,
+        "token_segments": comparison.token_segments, "target": comparison.target,
+        "passage_words": [w.text for w in words], "passage_word_tokens": [list(w.tokens) for w in words],
+        "protocol": {"operator": protocol.operator, "operator_description": OPERATORS[protocol.operator],
+                     "k": protocol.k, "fractions": list(protocol.fractions), "eraser_bins": list(protocol.bins),
+                     "draws": protocol.draws, "seeds": protocol.seeds(), "spare_answer": protocol.spare_answer,
+                     "deletable_words": comparison.deletable, "reading_k": reading_k(comparison)},
+        "original": {"answer": original.text, "characters": list(original.answer) if original.answer else None,
+                     "span_probability": original.span_probability},
+        "methods": methods,
+        "random": _spread(comparison.random, random),
+        "rank_correlation": rank_correlations({r.name: r.word_scores[0] for r in comparison.compared()}),
+        "seconds": comparison.seconds,
+    }
+
+
+def measures(comparison: Comparison, result: MethodResult) -> dict:
+    """Per draw (first axis): the deletion curve over k, the curve over the passage fractions, and ERASER's and
+    Samek's summaries, all from the explained span's probability p and the re-answers."""
+    protocol, words, p0 = comparison.protocol, len(comparison.deletable), comparison.original.span_probability
+    ks, fraction_ks, bin_ks = protocol.ks(words), protocol.fraction_ks(words), protocol.bin_ks(words)
+
+    def curve(counts: list[int]) -> dict:
+        return {"span_probability": comparison.probabilities(result, counts),
+                "flipped": comparison.flips(result, counts), "f1": comparison.f1s(result, counts)}
+
+    without_top, only_top = comparison.probabilities(result, bin_ks), comparison.probabilities(result, bin_ks, True)
+    return {
+        "deletion": {"k": ks, **curve(ks)},
+        "deletion_by_fraction": {"fraction": list(protocol.fractions), "k": fraction_ks, **curve(fraction_ks)},
+        "comprehensiveness": np.array([comprehensiveness(p0, row) for row in without_top]),
+        "sufficiency": np.array([sufficiency(p0, row) for row in only_top]),
+        "aopc": np.array([aopc(p0, row) for row in comparison.probabilities(result, ks)]),
+    }
+
+
+def reading_k(comparison: Comparison) -> int:
+    return min(READING_K, comparison.protocol.ks(len(comparison.deletable))[-1])
+
+
+def versus_random(comparison: Comparison, method: dict, random: dict) -> dict:
+    """A method's measures against random's: per k, how many times more the method lowers p than random's mean
+    does (null where random does not lower it) and whether it lowers p below every random draw; the AOPC
+    difference and random's AOPC range; and a one-sentence reading at k = reading_k."""
+    p0 = comparison.original.span_probability
+    curve, random_curve = method["deletion"]["span_probability"][0], random["deletion"]["span_probability"]
+    k = reading_k(comparison)
+    return {
+        "drop_ratio": [drop_ratio(p0, m, r) for m, r in zip(curve, random_curve.mean(axis=0))],
+        "below_every_random_draw": (curve < random_curve.min(axis=0)).tolist(),
+        "aopc_minus_random": float(method["aopc"][0] - random["aopc"].mean()),
+        "random_aopc_range": [float(random["aopc"].min()), float(random["aopc"].max())],
+        "reading": reading(k, p0, curve[k], random_curve[:, k]),
+    }
+
+
+def readings(comparison: Comparison) -> dict[str, str]:
+    """Per compared method, the sentence saying what its deletion curve shows against random."""
+    random = measures(comparison, comparison.random)
+    return {result.name: versus_random(comparison, measures(comparison, result), random)["reading"]
+            for result in comparison.compared()}
+
+
+_SUMMARIES = ("comprehensiveness", "sufficiency", "aopc")
+
+
+def _single(result: MethodResult, values: dict) -> dict:
+    """A method's fields: its one draw."""
+    return {"description": result.description, "scores": result.scores[0].tolist(),
+            "word_scores": result.word_scores[0].tolist(), "ranking": list(result.deletions[0].ranking),
+            **{name: _curve(values[name], lambda v: v[0].tolist()) for name in ("deletion", "deletion_by_fraction")},
+            **{name: float(values[name][0]) for name in _SUMMARIES}}
+
+
+def _spread(result: MethodResult, values: dict) -> dict:
+    """Random's fields: mean, std, min and max over the draws (of a flip: the share of draws whose answer moved),
+    and each draw's summaries."""
+    return {"description": result.description, "scores": [s.tolist() for s in result.scores],
+            "rankings": [list(d.ranking) for d in result.deletions],
+            **{name: _curve(values[name], spread) for name in ("deletion", "deletion_by_fraction")},
+            **{name: {**spread(values[name]), "draws": values[name].tolist()} for name in _SUMMARIES}}
+
+
+def _curve(curve: dict, summary) -> dict:
+    """A curve's axes (lists) as they are, its measures (arrays: draws × points) through summary."""
+    return {name: summary(values) if isinstance(values, np.ndarray) else values for name, values in curve.items()}

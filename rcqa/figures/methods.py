@@ -1,0 +1,173 @@
+"""Which explanation to trust: the methods' word scores side by side on the passage, their deletion curves against
+random deletion, the summary numbers, and how alike the methods rank the words."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from rcqa.faithfulness.compare import Comparison, MethodResult
+from rcqa.faithfulness.metrics import rank_correlations
+from rcqa.faithfulness.report import measures, readings
+from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, word_ticks
+from rcqa.figures.words import MARK
+from rcqa.types import overlaps
+
+METHOD_NAMES = {"gradient": "Gradient sensitivity", "gradient_x_input": "Gradient × input",
+                "integrated_gradients": "Integrated Gradients", "attention_tracing": "Attention tracing",
+                "attention_rollout": "Attention rollout", "random": "Random"}
+COLOURS = {"gradient": "#1f77b4", "gradient_x_input": "#17becf", "integrated_gradients": "#d62728",
+           "attention_tracing": "#9467bd", "attention_rollout": "#ff7f0e", "random": "#7f7f7f"}
+
+
+def method_name(name: str) -> str:
+    return METHOD_NAMES.get(name, name)
+
+
+def _shown(comparison: Comparison) -> list[MethodResult]:
+    """The compared methods, then random's first draw (what a random explanation looks like)."""
+    return [*comparison.compared(), comparison.random]
+
+
+def word_score_table(comparison: Comparison) -> pd.DataFrame:
+    """One row per method and passage word: its score over the method's largest word score, and its rank among the
+    deletable words (empty for the explained span's words when they are spared)."""
+    rows = []
+    for result in _shown(comparison):
+        scores = result.word_scores[0]
+        largest = np.abs(scores).max(initial=0.0)
+        rank = {int(word): position + 1 for position, word in enumerate(result.deletions[0].ranking)}
+        rows += [{"method": method_name(result.name), "position": i, "word": word.text, "start_char": word.start_char,
+                  "end_char": word.end_char, "score": float(scores[i]),
+                  "relative_score": float(scores[i] / largest) if largest > 0 else 0.0, "rank": rank.get(i)}
+                 for i, word in enumerate(comparison.words)]
+    return pd.DataFrame(rows).astype({"rank": "Int64"})
+
+
+def method_heatmap(comparison: Comparison) -> Chart:
+    """Methods × passage words: each word's score relative to the method's top word."""
+    table = word_score_table(comparison)
+    names = list(dict.fromkeys(table.method))
+    shape = (len(names), len(comparison.words))
+    ranks = table["rank"].astype(str).replace("<NA>", "– (spared)")
+    hover = np.stack([np.asarray(column).reshape(shape) for column in
+                      ([escape_label(w) for w in table.word], ranks, np.round(table.score, 5))], axis=-1)
+    figure = go.Figure(go.Heatmap(
+        z=table.relative_score.to_numpy().reshape(shape), x=list(range(shape[1])), y=names, customdata=hover,
+        colorscale="Blues", zmin=0, zmax=1, colorbar={"title": {"text": "Score over<br>the top word's"}},
+        hovertemplate=("<b>%{customdata[0]}</b> · %{y}<br>%{z:.2f} of the top word's score · rank "
+                       "%{customdata[1]}<br>score %{customdata[2]}<extra></extra>")))
+    word_ticks(figure, [escape_label(w.text) for w in comparison.words])
+    figure.update_yaxes(autorange="reversed", type="category")
+    apply_layout(figure, "What each method says matters: passage words by score",
+                 f"{_target_line(comparison)} · scores normalised per method (Wu & Ong), words sum their pieces",
+                 "Passage words of the analysed window (in text order)", "Method",
+                 height=max(320, 40 * len(names) + 220))
+    return Chart(f"methods-heatmap-{comparison.example.id}", table, figure)
+
+
+def method_passages(comparison: Comparison, k: int = 5) -> Chart:
+    """The passage once per method, every word shaded by its score relative to the method's top word, the top k
+    numbered by rank, the explained span underlined."""
+    table = word_score_table(comparison)
+    rows = "".join(
+        f'<tr><td style="vertical-align: top; padding: 6px 10px 6px 0; white-space: nowrap;"><strong>'
+        f'{html.escape(name)}</strong></td><td style="padding: 6px 0; font-size: 0.9em; border-top: 1px solid '
+        f'#eee;">{_shaded_passage(comparison, part, k)}</td></tr>'
+        for name, part in table.groupby("method", sort=False))
+    legend = (f'<p style="font-size: 0.85em; color: #555;">Shading: the word\'s score over the method\'s top word\'s '
+              f"(darker = more important); numbers: the top-{k} ranks. Underlined: the explained span "
+              f"({html.escape(comparison.target['span'])}). Random shows its first draw.</p>")
+    page = f'<div style="{FONT}"><table style="border-collapse: collapse;">{rows}</table>{legend}</div>'
+    return Chart(f"methods-passages-{comparison.example.id}", table, html=page)
+
+
+def _shaded_passage(comparison: Comparison, rows: pd.DataFrame, k: int) -> str:
+    passage, span = comparison.example.passage, (comparison.target["start_char"], comparison.target["end_char"])
+    pieces = ["… " if comparison.words and comparison.words[0].start_char > 0 else ""]
+    cursor = comparison.words[0].start_char if comparison.words else 0
+    for word, score, rank in zip(comparison.words, rows.relative_score, rows["rank"]):
+        pieces.append(html.escape(passage[cursor:word.start_char]))
+        text = html.escape(word.text)
+        if overlaps(*span, word.start_char, word.end_char):
+            text = f'<span style="border-bottom: 2px solid #d62728;">{text}</span>'
+        ranked = not pd.isna(rank)
+        mark = f"<sup>{rank}</sup>" if ranked and rank <= k else ""
+        title = f"rank {rank}" if ranked else "never deleted (the explained span)"
+        pieces.append(f'<mark title="{title} · {score:.2f} of the top word" style="background: rgba({MARK}, '
+                      f'{max(score, 0.0):.2f}); padding: 1px 2px; border-radius: 3px;">{text}{mark}</mark>')
+        cursor = word.end_char
+    pieces.append(" …" if comparison.words and cursor < len(passage.rstrip()) else "")
+    return "".join(pieces)
+
+
+def deletion_curves(comparison: Comparison) -> Chart:
+    """The explained span's probability as each method's top-k words are deleted, with random deletion's mean and
+    the range of its draws as a band."""
+    random = measures(comparison, comparison.random)["deletion"]
+    ks, draws = random["k"], random["span_probability"]
+    low, mean, high = draws.min(axis=0), draws.mean(axis=0), draws.max(axis=0)
+    figure = go.Figure()
+    figure.add_scatter(x=[*ks, *ks[::-1]], y=100 * np.concatenate([high, low[::-1]]), fill="toself",
+                       line={"width": 0}, fillcolor="rgba(127, 127, 127, 0.25)", hoverinfo="skip",
+                       name=f"random: range of {len(draws)} draws")
+    figure.add_scatter(x=ks, y=100 * mean, mode="lines+markers", line={"color": COLOURS["random"], "dash": "dash"},
+                       name="random: mean", hovertemplate="random, k = %{x}: %{y:.3g}%<extra></extra>")
+    rows = [{"method": "random (mean)", "k": k, "span_probability": m, "random_min": lo, "random_max": hi}
+            for k, m, lo, hi in zip(ks, mean, low, high)]
+    for result in comparison.compared():
+        curve = measures(comparison, result)["deletion"]["span_probability"][0]
+        figure.add_scatter(x=ks, y=100 * curve, mode="lines+markers", name=method_name(result.name),
+                           line={"color": COLOURS.get(result.name)},
+                           hovertemplate=f"{method_name(result.name)}, k = %{{x}}: %{{y:.3g}}%<extra></extra>")
+        rows += [{"method": method_name(result.name), "k": k, "span_probability": p} for k, p in zip(ks, curve)]
+    apply_layout(figure, "Deleting each method's top-k passage words: the answer's probability",
+                 f"{_target_line(comparison)} · deleted words: {comparison.protocol.operator} "
+                 "(see the README) · a faithful method falls faster than random", "Words deleted (k)",
+                 "Probability of the explained span (%)", height=440)
+    figure.update_xaxes(dtick=1)
+    return Chart(f"deletion-curves-{comparison.example.id}", pd.DataFrame(rows), figure)
+
+
+def method_readings(comparison: Comparison) -> list[tuple[str, str]]:
+    """(method name, one sentence on what its deletion curve shows against random), per compared method."""
+    return [(method_name(name), sentence) for name, sentence in readings(comparison).items()]
+
+
+def faithfulness_table(comparison: Comparison) -> pd.DataFrame:
+    """Per method: ERASER's comprehensiveness (higher is more faithful) and sufficiency (lower is), the area over
+    the deletion curve, and random's mean and range for each."""
+    random = measures(comparison, comparison.random)
+    rows = []
+    for result in comparison.compared():
+        own = measures(comparison, result)
+        rows.append({"method": method_name(result.name),
+                     **{name: float(own[name][0]) for name in ("comprehensiveness", "sufficiency", "aopc")}})
+    rows.append({"method": f"random (mean of {len(random['aopc'])} draws)",
+                 **{name: float(random[name].mean()) for name in ("comprehensiveness", "sufficiency", "aopc")}})
+    rows.append({"method": "random (range)", **{name: f"{random[name].min():.3f} – {random[name].max():.3f}"
+                                                for name in ("comprehensiveness", "sufficiency", "aopc")}})
+    return pd.DataFrame(rows).rename(columns={"aopc": "AOPC"})
+
+
+def rank_correlation(comparison: Comparison, kind: str = "spearman") -> Chart:
+    """How alike two methods rank the passage words: Spearman's ρ or Kendall's τ between their word scores."""
+    found = rank_correlations({r.name: r.word_scores[0] for r in comparison.compared()})
+    names = [method_name(n) for n in found["methods"]]
+    matrix = np.array(found[kind], dtype=float)
+    data = pd.DataFrame([{"method_a": a, "method_b": b, kind: matrix[i, j]}
+                         for i, a in enumerate(names) for j, b in enumerate(names)])
+    figure = go.Figure(go.Heatmap(z=matrix, x=names, y=names, zmin=-1, zmax=1, colorscale="RdBu",
+                                  text=np.where(np.isnan(matrix), "undefined", np.char.mod("%.2f", np.nan_to_num(matrix))),
+                                  texttemplate="%{text}", hovertemplate="%{y} · %{x}: %{text}<extra></extra>"))
+    figure.update_yaxes(autorange="reversed")
+    symbol = {"spearman": "Spearman's ρ", "kendall": "Kendall's τ"}[kind]
+    apply_layout(figure, f"Do the methods rank the words alike? {symbol}",
+                 "Between the methods' passage-word scores; 1 = the same order, 0 = unrelated", "", "", height=420)
+    return Chart(f"rank-correlation-{kind}-{comparison.example.id}", data, figure)
+
+
+def _target_line(comparison: Comparison) -> str:
+    return f"Target: {comparison.target['description']} ({escape_label(comparison.target['span'])})"

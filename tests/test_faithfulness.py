@@ -1,0 +1,211 @@
+"""Faithfulness: ERASER's and Samek's numbers worked out by hand on a handmade comparison, the deletion operators
+against independent forwards of hand-built inputs, and the properties a deletion test must have."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rcqa.attribution.methods import Case, make_method, word_scores
+from rcqa.faithfulness.compare import Protocol, compare
+from rcqa.faithfulness.deletion import reanswer
+from rcqa.faithfulness.metrics import (
+    aopc,
+    comprehensiveness,
+    fraction_count,
+    rank_correlations,
+    reading,
+    spread,
+    sufficiency,
+)
+from rcqa.faithfulness.report import faithfulness_document, readings
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
+from tests.handmade_comparison import handmade_comparison
+
+# --- the numbers, by hand --------------------------------------------------------------------------------------
+
+
+def test_aopc_comprehensiveness_and_sufficiency_by_hand():
+    # the curve over k = 0..3: drops 0, .3, .5, .7 → AOPC = 1.5 / 4
+    assert aopc(0.8, [0.8, 0.5, 0.3, 0.1]) == pytest.approx(0.375)
+    # ERASER: the top 1, 5, 10, 20, 50 % deleted → drops .1, .3, .5, .6, .7 → 2.2 / 5
+    assert comprehensiveness(0.8, [0.7, 0.5, 0.3, 0.2, 0.1]) == pytest.approx(0.44)
+    # only those kept → drops .6, .4, .2, .1, 0 → 1.3 / 5
+    assert sufficiency(0.8, [0.2, 0.4, 0.6, 0.7, 0.8]) == pytest.approx(0.26)
+
+
+@pytest.mark.parametrize("fraction, words, count", [(0.01, 217, 3), (0.07, 100, 7), (0.5, 1, 1), (0.01, 10, 1),
+                                                    (0.2, 10, 2), (0.5, 217, 109)])
+def test_a_fraction_of_the_passage_is_rounded_up_to_whole_words(fraction, words, count):
+    assert fraction_count(fraction, words) == count
+
+
+def test_spread_of_the_draws_by_hand():
+    found = spread(np.array([[1.0, 2.0], [3.0, 6.0]]))
+    assert found["mean"] == [2.0, 4.0] and found["min"] == [1.0, 2.0] and found["max"] == [3.0, 6.0]
+    assert np.allclose(found["std"], [math.sqrt(2), math.sqrt(8)])  # ddof 1: ((1−2)² + (3−2)²) / 1 = 2
+
+
+def test_rank_correlations_by_hand():
+    found = rank_correlations({"a": np.array([1.0, 2, 3, 4]), "b": np.array([1.0, 3, 2, 4]),
+                               "flat": np.zeros(4)})
+    # one swap of neighbours: Σd² = 2 → ρ = 1 − 6·2 / (4·15) = 0.8; 5 concordant and 1 discordant pairs → τ = 4/6
+    assert found["spearman"][0][1] == pytest.approx(0.8) and found["kendall"][1][0] == pytest.approx(4 / 6)
+    assert found["spearman"][0][0] == 1.0 and found["spearman"][0][2] is None  # a flat score ranks nothing
+
+
+def test_the_reading_says_what_the_numbers_say():
+    # p 80 % → 20 % for the method; random draws end at 70 %, 60 %, 80 % (mean 70 %): drops .6 and .1 → 6.0×
+    text = reading(5, 0.8, 0.2, np.array([0.7, 0.6, 0.8]))
+    assert text == ("Deleting its top-5 words lowers the answer's probability from 80% to 20%: 6.0× the drop of "
+                    "random deletion (random deletion of 5 words takes it to 70% on average over 3 draws); lower "
+                    "than every random draw.")
+    within = reading(1, 0.8, 0.65, np.array([0.7, 0.6]))  # .15 over .15: 1.0×, and 65 % is inside 60–70 %
+    assert "1.0× the drop" in within and "within the random draws' range (60%–70%), so no better than random" in within
+    assert reading(2, 0.5, 0.6, np.array([0.4, 0.4])).startswith(
+        "Deleting its top-2 words does not lower the answer's probability (50% → 60%)")
+    assert "while random deletion does not lower it (55% on average over 2 draws)" in reading(
+        3, 0.5, 0.1, np.array([0.5, 0.6]))
+    assert "to under 0.01%" in reading(3, 0.5, 1e-7, np.array([0.4, 0.3]))
+
+
+# --- a comparison built by hand (tests/handmade_comparison.py) --------------------------------------------
+
+
+def test_the_document_of_a_handmade_comparison_holds_the_numbers_worked_out_by_hand():
+    document = faithfulness_document(handmade_comparison())
+    method = document["methods"]["gradient"]
+    assert method["deletion"]["k"] == [0, 1, 2, 3]
+    assert method["deletion"]["span_probability"] == pytest.approx([0.8, 0.5, 0.3, 0.2])
+    assert method["deletion"]["flipped"] == [False, True, True, True]
+    assert method["deletion"]["f1"] == [1.0, 0.0, 0.0, 0.0]
+    assert method["deletion_by_fraction"]["k"] == [2] and method["deletion_by_fraction"]["span_probability"] == [0.3]
+    assert method["aopc"] == pytest.approx((0 + 0.3 + 0.5 + 0.6) / 4)
+    assert method["comprehensiveness"] == pytest.approx((0.3 + 0.7) / 2)  # top 1 and top 5 deleted: .5 and .1
+    assert method["sufficiency"] == pytest.approx((0.2 + 0.1) / 2)  # only they kept: .6 and .7
+    random = document["random"]
+    assert random["deletion"]["span_probability"]["mean"] == pytest.approx([0.8, 0.7, 0.6, 0.5])
+    assert random["deletion"]["span_probability"]["min"] == pytest.approx([0.8, 0.6, 0.5, 0.4])
+    assert random["deletion"]["flipped"]["mean"] == [0, 0, 0, 0.5]  # one draw of two moved the answer at k = 3
+    assert random["deletion"]["f1"]["mean"] == pytest.approx([1, 1, 1, (2 / 3 + 1) / 2])  # "w3 w4" against "w3"
+    assert random["aopc"]["draws"] == pytest.approx([0.075, 0.225])  # (0 + 0 + .1 + .2) / 4, (0 + .2 + .3 + .4) / 4
+    assert random["aopc"]["std"] == pytest.approx(0.15 / math.sqrt(2))
+    assert random["comprehensiveness"]["mean"] == pytest.approx(((0 + 0.3) / 2 + (0.2 + 0.5) / 2) / 2)
+    assert random["sufficiency"]["mean"] == pytest.approx(((0.6 + 0.4) / 2 + (0.7 + 0.5) / 2) / 2)
+    versus = method["versus_random"]
+    assert versus["drop_ratio"] == pytest.approx([None, 3.0, 2.5, 2.0])  # .3/.1, .5/.2, .6/.3; none at k = 0
+    assert versus["below_every_random_draw"] == [False, True, True, True]
+    assert versus["aopc_minus_random"] == pytest.approx(0.35 - 0.15)
+    assert versus["reading"].startswith("Deleting its top-3 words lowers the answer's probability from 80% to 20%: "
+                                        "2.0× the drop")
+    assert document["rank_correlation"]["spearman"][0][1] == pytest.approx(-1.0)
+    assert document["rank_correlation"]["kendall"][0][1] == pytest.approx(-1.0)
+    assert readings(handmade_comparison())["gradient"] == versus["reading"]
+
+
+# --- the deletion operators, on a real (tiny) model ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tiny_model_dirs):
+    return load_model(tiny_model_dirs["bert"])
+
+
+@pytest.fixture(scope="module")
+def case(tiny_bert):
+    return Case.of(tiny_bert, gallery_example("lighthouse-when"))
+
+
+def span_probability(case, inputs: dict, start: int, end: int) -> float:
+    """p(start) · p(end) from one unpadded forward of the model: the reference the batched re-answers must meet."""
+    with torch.no_grad():
+        output = case.qa_model.model(**inputs)
+    return float(output.start_logits[0].softmax(-1)[start] * output.end_logits[0].softmax(-1)[end])
+
+
+def tokens_of(case, words) -> list[int]:
+    return [t for index in words for t in case.passage_words()[index].tokens]
+
+
+@pytest.mark.parametrize("operator", ["pad", "remove"])
+def test_deleting_nothing_leaves_the_probability_unchanged(case, operator):
+    (nothing,) = reanswer(case, [()], operator)
+    assert nothing.span_probability == pytest.approx(span_probability(case, case.window.inputs, *case.target_positions),
+                                                     rel=1e-5)
+    assert nothing.answer == (case.window.answer.best.start_char, case.window.answer.best.end_char)
+
+
+def test_pad_deletion_equals_a_forward_with_pad_ids_in_place(case):
+    chosen = (0, 2, 5)
+    ids = case.window.inputs["input_ids"].clone()
+    ids[0, tokens_of(case, chosen)] = case.qa_model.tokenizer.pad_token_id
+    expected = span_probability(case, {**case.window.inputs, "input_ids": ids}, *case.target_positions)
+    _, padded = reanswer(case, [(), chosen], "pad")
+    assert padded.span_probability == pytest.approx(expected, rel=1e-5)
+
+
+def test_removal_equals_a_forward_of_the_shorter_input_however_the_batch_is_padded(case):
+    chosen = (0, 2, 5)  # before the span: it moves up by the removed tokens
+    gone = tokens_of(case, chosen)
+    keep = [t for t in range(case.length) if t not in gone]
+    shorter = {name: values[:, keep] for name, values in case.window.inputs.items()}
+    start, end = (keep.index(t) for t in case.target_positions)
+    _, removed = reanswer(case, [(), chosen], "remove")  # the first variant is longer: the second is padded
+    assert removed.span_probability == pytest.approx(span_probability(case, shorter, start, end), rel=1e-5)
+
+
+@pytest.mark.parametrize("operator", ["pad", "remove"])
+def test_deleting_every_passage_word_leaves_no_answer(case, operator):
+    (everything,) = reanswer(case, [range(len(case.passage_words()))], operator)
+    assert everything.answer is None and everything.text == ""
+    if operator == "remove":
+        assert everything.span_probability == 0.0  # the span's tokens are gone
+
+
+def test_a_deleted_answer_word_is_not_answered_with(case):
+    span = [i for i, w in enumerate(case.passage_words()) if set(w.tokens) & set(case.target_positions)]
+    (without_answer,) = reanswer(case, [span], "pad")
+    assert without_answer.answer != (case.window.answer.best.start_char, case.window.answer.best.end_char)
+
+
+def test_protocol_is_checked():
+    with pytest.raises(ValueError, match="operator"):
+        Protocol(operator="mask")
+    with pytest.raises(ValueError, match="draws"):
+        Protocol(draws=0)
+    with pytest.raises(ValueError, match="fractions"):
+        Protocol(bins=(0.0, 0.5))
+
+
+@pytest.fixture(scope="module")
+def comparison(tiny_bert):
+    return compare(tiny_bert, gallery_example("lighthouse-when"), protocol=Protocol(k=4, draws=3, seed=7))
+
+
+def test_random_rankings_come_from_the_seeded_draws_and_repeat(comparison, tiny_bert, case):
+    for draw, seed in enumerate((7, 8, 9)):
+        scores = word_scores(make_method("random", seed=seed).attribute(case), case.passage_words())
+        assert comparison.random.deletions[draw].ranking == tuple(np.argsort(-scores, kind="stable").tolist())
+    again = compare(tiny_bert, gallery_example("lighthouse-when"), ["gradient"], Protocol(k=4, draws=3, seed=7))
+    assert [d.ranking for d in again.random.deletions] == [d.ranking for d in comparison.random.deletions]
+    assert len({d.ranking for d in comparison.random.deletions}) == 3
+
+
+def test_every_curve_starts_at_the_original_answer_and_deletes_each_rankings_top_words(comparison, case):
+    p0 = comparison.original.span_probability
+    for result in comparison.methods.values():
+        for deletion in result.deletions:
+            assert deletion.without_top[0].span_probability == p0
+            chosen = deletion.ranking[:3]
+            (expected,) = reanswer(case, [chosen], "pad")
+            assert deletion.without_top[3] == expected
+
+
+def test_sparing_the_answer_never_deletes_its_words(tiny_bert):
+    spared = compare(tiny_bert, gallery_example("lighthouse-when"), ["gradient"],
+                     Protocol(k=3, draws=2, spare_answer=True))
+    start, end = spared.target["start_char"], spared.target["end_char"]
+    answer_words = {i for i, w in enumerate(spared.words) if w.start_char < end and start < w.end_char}
+    assert answer_words and not answer_words & set(spared.deletable)
+    assert all(not answer_words & set(d.ranking) for r in spared.methods.values() for d in r.deletions)

@@ -1,0 +1,83 @@
+"""`python -m rcqa faithfulness`: the JSON it writes, field by field, and its errors."""
+import json
+
+import pytest
+
+from rcqa.__main__ import main
+from rcqa.attribution.methods import COMPARED
+from rcqa.gallery import gallery_example
+
+CURVE = {"span_probability", "flipped", "f1"}
+SPREAD = {"mean", "std", "min", "max"}
+
+
+@pytest.fixture(scope="module")
+def document(tiny_model_dirs, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("faithfulness")
+    example = gallery_example("comet-who")
+    (folder / "passage.txt").write_text(example.passage)
+    status = main(["faithfulness", "--passage-file", str(folder / "passage.txt"), "--question", example.question,
+                   "--json", str(folder / "out.json"), "--k", "4", "--draws", "3", "--model", tiny_model_dirs["bert"]])
+    assert status == 0
+    return json.loads((folder / "out.json").read_text())
+
+
+def test_every_method_has_its_scores_curves_and_summaries(document):
+    tokens, words = len(document["tokens"]), len(document["passage_words"])
+    assert list(document["methods"]) == list(COMPARED)
+    for method in document["methods"].values():
+        assert len(method["scores"]) == tokens and len(method["word_scores"]) == words
+        assert max(abs(s) for s in method["scores"]) == pytest.approx(1.0)
+        deletion = method["deletion"]
+        assert deletion["k"] == [0, 1, 2, 3, 4] and CURVE <= deletion.keys()
+        assert all(len(deletion[name]) == 5 for name in CURVE)
+        assert all(isinstance(f, bool) for f in deletion["flipped"]) and all(0 <= f <= 1 for f in deletion["f1"])
+        # nothing deleted: the original probability, the original answer
+        assert deletion["span_probability"][0] == document["original"]["span_probability"]
+        assert deletion["flipped"][0] is False and deletion["f1"][0] == 1.0
+        by_fraction = method["deletion_by_fraction"]
+        assert by_fraction["fraction"] == [0.01, 0.02, 0.05, 0.1, 0.2] and len(by_fraction["span_probability"]) == 5
+        assert all(isinstance(method[name], float) for name in ("comprehensiveness", "sufficiency", "aopc"))
+        versus = method["versus_random"]
+        assert len(versus["drop_ratio"]) == 5 and versus["drop_ratio"][0] is None and versus["reading"]
+
+
+def test_random_has_the_same_fields_as_mean_and_spread_over_its_draws(document):
+    random = document["random"]
+    assert len(random["scores"]) == 3 and len(random["rankings"]) == 3
+    assert random["deletion"]["k"] == [0, 1, 2, 3, 4]
+    for name in CURVE:
+        assert random["deletion"][name].keys() == SPREAD and len(random["deletion"][name]["mean"]) == 5
+    for name in ("comprehensiveness", "sufficiency", "aopc"):
+        assert random[name].keys() == SPREAD | {"draws"} and len(random[name]["draws"]) == 3
+        assert random[name]["min"] <= random[name]["mean"] <= random[name]["max"]
+    assert document["protocol"]["seeds"] == [0, 1, 2] and document["protocol"]["operator"] == "pad"
+
+
+def test_the_rank_correlations_are_square_over_the_methods(document):
+    correlation = document["rank_correlation"]
+    assert correlation["methods"] == list(COMPARED)
+    for kind in ("spearman", "kendall"):
+        matrix = correlation[kind]
+        assert len(matrix) == len(COMPARED) and all(row[i] == 1.0 for i, row in enumerate(matrix))
+        assert all(matrix[i][j] == matrix[j][i] for i in range(len(matrix)) for j in range(len(matrix)))
+
+
+def test_a_subset_of_methods_and_the_remove_operator(tiny_model_dirs, tmp_path, capsys):
+    example = gallery_example("river-where")
+    (tmp_path / "passage.txt").write_text(example.passage)
+    status = main(["faithfulness", "--passage-file", str(tmp_path / "passage.txt"), "--question", example.question,
+                   "--json", str(tmp_path / "out.json"), "--methods", "gradient", "attention_rollout", "--k", "2",
+                   "--draws", "2", "--operator", "remove", "--spare-answer", "--model", tiny_model_dirs["bert"]])
+    document = json.loads((tmp_path / "out.json").read_text())
+    assert status == 0 and list(document["methods"]) == ["gradient", "attention_rollout"]
+    assert document["protocol"]["operator"] == "remove" and document["protocol"]["spare_answer"] is True
+    assert "attention_rollout: comprehensiveness" in capsys.readouterr().err
+
+
+def test_an_unknown_method_is_refused(tiny_model_dirs, tmp_path, capsys):
+    (tmp_path / "passage.txt").write_text("The tower was built in 1872.")
+    with pytest.raises(SystemExit):
+        main(["faithfulness", "--passage-file", str(tmp_path / "passage.txt"), "--question", "When?", "--json",
+              str(tmp_path / "out.json"), "--methods", "lrp", "--model", tiny_model_dirs["bert"]])
+    assert "invalid choice: 'lrp'" in capsys.readouterr().err
