@@ -113,6 +113,10 @@ def main() -> None:
         state.show(figures.scores_by_type(subject))
     with check:
         state.show(figures.completeness_by_layer(summaries))
+    if (methods := figures.faithfulness_curves(subject)) is not None:
+        with st.expander("Which explanation to trust: the methods' deletion tests over the run", expanded=True):
+            state.show(methods)
+            st.dataframe(figures.faithfulness_table(subject), hide_index=True)
     with st.expander("Beside the published numbers (table)"):
         st.dataframe(published.comparison(subject), hide_index=True)
     show_examples(shown[0], chosen)

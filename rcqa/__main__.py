@@ -155,6 +155,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     from rcqa.data import load_examples
     from rcqa.dataset.runner import Job, new_manifest, reproduce
+    from rcqa.faithfulness.compare import Protocol
     from rcqa.resources import squad_file
 
     if args.workers < 1:
@@ -162,7 +163,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     data = squad_file("dev") if args.data == "squad-dev" else Path(args.data)
     examples = load_examples(data)[: args.limit]
     settings, aggregation = _preset_settings(args)
-    job = Job(args.model, settings, aggregation, args.top_k, args.device)
+    job = Job(args.model, settings, aggregation, args.top_k, args.device,
+              Protocol(draws=args.faithfulness_draws) if args.faithfulness else None)
     manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data), Path(args.out),
                          workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed)
     counts = manifest["counts"]
@@ -292,6 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
     _ig_options(reproduce)
     reproduce.add_argument("--aggregation", choices=AGGREGATIONS, help="token score (default: the preset's)")
     reproduce.add_argument("--top-k", type=int, default=5)
+    reproduce.add_argument("--faithfulness", action="store_true",
+                           help="also compare the attribution methods by deleting their top words, against random")
+    reproduce.add_argument("--faithfulness-draws", type=int, default=5, help="random deletions per example")
     reproduce.add_argument("--model", default="default", help="'default', a local folder or a hub id")
     reproduce.add_argument("--device", help="cpu, cuda, ... (default: $RCQA_DEVICE, else CUDA if present)")
     reproduce.set_defaults(handler=_reproduce)

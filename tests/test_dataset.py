@@ -257,3 +257,24 @@ def test_a_real_scheduler_and_worker_give_the_local_rows(local_run, scheduler, t
                 assert row[column] == expected[column], column
         assert without_weights(row["top_k"]) == without_weights(expected["top_k"])
         assert_close(weights(row["top_k"]), weights(expected["top_k"]))
+
+
+def test_faithfulness_through_the_runner(tmp_path, tiny_model_dirs, data_file):
+    from rcqa.dataset.faithfulness import record
+    from rcqa.faithfulness.compare import Protocol
+    from rcqa.faithfulness.report import example_faithfulness
+
+    out = tmp_path / "methods"
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--workers", "1", "--limit", "2",
+                         "--faithfulness", "--faithfulness-draws", "2") == 0
+    qa_model = load_model(tiny_model_dirs["bert"])
+    rows = rows_by_id(out)
+    assert set(rows) == {"lighthouse-who", "orchard-how-many"}
+    for example_id, row in rows.items():
+        direct = example_faithfulness(qa_model, gallery_example(example_id), protocol=Protocol(draws=2), settings=FAST)
+        stored, expected = json.loads(row["faithfulness"]), json.loads(record(direct))
+        assert stored["k"] == expected["k"] and set(stored["methods"]) == set(expected["methods"]) >= {"random"}
+        for name, values in expected["methods"].items():
+            for measure, value in values.items():
+                assert_close(stored["methods"][name][measure], value)
+    assert manifest(out)["analysis"]["faithfulness"]["draws"] == 2

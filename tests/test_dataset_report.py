@@ -187,3 +187,38 @@ def test_report_cli(hand_run, tmp_path, capsys):
     assert "report of 3 examples" in capsys.readouterr().err
     charts = build([hand_run])[1]
     assert all(not math.isnan(float(v)) for v in charts[0].data["mean"].dropna())
+
+
+def faithfulness_cell(gradient: dict, random: dict, k: list[int]) -> str:
+    return json.dumps({"k": k, "original_probability": gradient["span_probability"][0], "operator": "pad",
+                       "methods": {"gradient": gradient, "random": random}})
+
+
+def test_faithfulness_over_the_run_method_against_random(tmp_path):
+    cells = [
+        faithfulness_cell({"aopc": .5, "comprehensiveness": .4, "sufficiency": .1, "span_probability": [.8, .4, .2],
+                           "flipped": [0, 1, 1]},
+                          {"aopc": .1, "comprehensiveness": .2, "sufficiency": .3, "span_probability": [.8, .7, .6],
+                           "flipped": [0, 0, .2]}, [0, 1, 2]),
+        faithfulness_cell({"aopc": .2, "comprehensiveness": .3, "sufficiency": .2, "span_probability": [.6, .5],
+                           "flipped": [0, 0]},
+                          {"aopc": .3, "comprehensiveness": .1, "sufficiency": .1, "span_probability": [.6, .55],
+                           "flipped": [0, .4]}, [0, 1]),
+    ]
+    rows = [{**row(i), "faithfulness": cell} for i, cell in zip("xy", cells)] + [row("z")]  # z: not compared
+    folder = write_run(tmp_path / "f", rows)
+    found = summarize(load_run(folder))["faithfulness"]
+    assert found["n"] == 2 and found["k"] == [0, 1, 2] and found["original_probability"] == pytest.approx(.7)
+    gradient, random = found["methods"]["gradient"], found["methods"]["random"]
+    assert gradient["aopc"]["mean"] == pytest.approx(.35) and random["sufficiency"]["mean"] == pytest.approx(.2)
+    assert gradient["beats_random"] == 50 and random["beats_random"] is None
+    assert gradient["span_probability"] == pytest.approx([.7, .45, .2])  # k = 2: only x reaches it
+    assert gradient["flip_rate"] == pytest.approx([0, 50, 100]) and random["flip_rate"] == pytest.approx([0, 20, 20])
+    assert summarize(load_run(write_run(tmp_path / "none", HAND_ROWS)))["faithfulness"] is None
+    write([folder], tmp_path / "report", images=False)
+    assert "Which explanation to trust?" in (tmp_path / "report" / "report.html").read_text()
+    table = (tmp_path / "report" / "tables" / "faithfulness.csv").read_text().splitlines()
+    method, comprehensiveness, sufficiency, aopc, interval, beats = table[1].split(",")
+    assert (method, float(comprehensiveness), float(sufficiency), float(aopc), beats) == (
+        "gradient", pytest.approx(.35), pytest.approx(.15), pytest.approx(.35), "50.0")
+    assert interval == "0.200 – 0.500"  # the bootstrap of two values: their range

@@ -15,21 +15,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from scipy import stats
 
 from rcqa.analysis.pos import GROUPS
 from rcqa.analysis.roles import CATEGORIES
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import store
+from rcqa.dataset.faithfulness import summarize_faithfulness
+from rcqa.dataset.intervals import mean_with_interval
 from rcqa.dataset.rows import QUESTION_TYPES
 
-CONFIDENCE = 0.95
-RESAMPLES = 2000
 # the columns the aggregates read; the drill-down columns (words, distributions, top-k) stay on disk
 SUMMARY_COLUMNS = ("id", "question", "question_type", "is_quantifier", "prediction", "gold_answers", "em", "f1",
                    "probability", "layers", "answer_pos", "quantifier_share", "completeness", "steps", "seconds",
                    *(f"category_{c}" for c in CATEGORIES), *(f"pos_{g}" for g in GROUPS),
                    *(f"jsd_{v}" for v in VARIANTS))
+OPTIONAL_COLUMNS = ("faithfulness",)  # analyses a run may have added (reproduce --faithfulness)
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,11 @@ def load_run(folder: str | Path) -> Run:
     tables = []
     for shard in sorted((folder / store.SHARDS).glob("*.parquet")):
         try:
-            tables.append(pq.read_table(shard, columns=list(SUMMARY_COLUMNS)))
+            tables.append(pq.read_table(shard, columns=[c for c in (*SUMMARY_COLUMNS, *OPTIONAL_COLUMNS)
+                                                        if c in pq.read_schema(shard).names]))
         except (OSError, pa.ArrowException):
             continue
-    rows = pa.concat_tables(tables) if tables else _empty_rows()
+    rows = pa.concat_tables(tables, promote_options="default") if tables else _empty_rows()
     return Run(folder, json.loads(manifest_path.read_text()), rows.sort_by("id"))
 
 
@@ -102,22 +103,6 @@ def matrices(rows: pa.Table, column: str) -> np.ndarray:
 def _layer_count(rows: pa.Table) -> int:
     layers = rows["layers"].to_pylist()
     return len(layers[0]) if layers else 0
-
-
-def mean_with_interval(values: np.ndarray, seed: int = 0, resamples: int = RESAMPLES) -> dict:
-    """Mean of the defined values with its 95 % percentile-bootstrap interval; the interval is null below two
-    values, and collapses to the mean when every value is the same."""
-    defined = values[~np.isnan(values)]
-    if not defined.size:
-        return {"mean": None, "low": None, "high": None, "n": 0}
-    mean = float(defined.mean())
-    if defined.size < 2:
-        return {"mean": mean, "low": None, "high": None, "n": 1}
-    if np.ptp(defined) == 0:
-        return {"mean": mean, "low": mean, "high": mean, "n": int(defined.size)}
-    interval = stats.bootstrap((defined,), np.mean, confidence_level=CONFIDENCE, n_resamples=resamples,
-                               method="percentile", rng=np.random.default_rng(seed)).confidence_interval
-    return {"mean": mean, "low": float(interval.low), "high": float(interval.high), "n": int(defined.size)}
 
 
 def layer_means(table: np.ndarray, seed: int = 0) -> list[dict]:
@@ -169,6 +154,7 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
         "question_types": {t: scores(select(rows, question_type=t)) for t in QUESTION_TYPES
                            if select(rows, question_type=t).num_rows},
         "completeness": _completeness(rows),
+        "faithfulness": summarize_faithfulness(rows, seed),
         "settings": run.manifest.get("analysis", {}),
         "model": run.manifest.get("model", {}).get("name"),
         "fingerprint": run.manifest.get("model", {}).get("fingerprint"),

@@ -39,6 +39,7 @@ def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
     charts = [figures.roles_by_depth(summaries), figures.quantifier_by_depth(summaries),
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
               figures.pos_by_layer(subject), figures.scores_by_type(subject), figures.completeness_by_layer(summaries)]
+    charts += [c for c in [figures.faithfulness_curves(subject)] if c is not None]
     return summary, charts
 
 
@@ -54,6 +55,8 @@ def write(folders: list[str | Path], out: str | Path, images: bool = True) -> di
         (out / "tables" / f"{chart.name}.csv").write_bytes(chart.csv())
     published.comparison(summary).to_csv(out / "tables" / "published-comparison.csv", index=False)
     conclusion_table(summary).to_csv(out / "tables" / "conclusions.csv", index=False)
+    if (methods := figures.faithfulness_table(summary)) is not None:
+        methods.to_csv(out / "tables" / "faithfulness.csv", index=False)
     svgs = _export_images(charts, out / "figures") if images and image_export_available() else None
     (out / "report.html").write_text(_html(summary, charts, svgs))
     return summary
@@ -89,6 +92,17 @@ def _image_server() -> Iterator[None]:
 def _unique_names(runs: list[Run]) -> list[str]:
     names = [run.name for run in runs]
     return [name if names.count(name) == 1 else f"{name} #{i + 1}" for i, name in enumerate(names)]
+
+
+def _faithfulness_section(summary: dict) -> str:
+    table = figures.faithfulness_table(summary)
+    if table is None:
+        return ""
+    return f"""<h2>Which explanation to trust?</h2>
+<p>Each method's top words deleted and the question answered again, against deleting random words
+(Wu &amp; Ong; ERASER's comprehensiveness and sufficiency, Samek's AOPC; higher comprehensiveness and AOPC and lower
+sufficiency are more faithful).</p>
+{_table(table)}"""
 
 
 def _type_table(summary: dict) -> pd.DataFrame:
@@ -143,6 +157,7 @@ Early and late layers are the first and last third of the layers.</p>
 <p>The published model is BERT-base (12 blocks); ours may have fewer, so layers are compared at equal relative
 depth (0 = embeddings, 1 = last block), never by index. Protocols differ as the source column says.</p>
 {_table(published.comparison(summary))}
+{_faithfulness_section(summary)}
 <h2>Scores per question type</h2>
 {_table(_type_table(summary))}
 <h2>Figures</h2>

@@ -42,6 +42,7 @@ SCHEMA = pa.schema([
     ("quantifier_share", _PER_LAYER),
     *((f"jsd_{variant}", _MATRIX) for variant in VARIANTS),
     ("completeness", _PER_LAYER), ("steps", pa.list_(pa.int32())), ("seconds", _NUMBER),
+    ("faithfulness", pa.string()),  # JSON (rcqa.dataset.faithfulness.record); null unless the run compared methods
 ])
 
 
@@ -55,7 +56,7 @@ def question_type(question: str) -> str:
     return "other"
 
 
-def example_row(result: Attribution, aggregation: str, k: int) -> dict:
+def example_row(result: Attribution, aggregation: str, k: int, faithfulness: str | None = None) -> dict:
     """The row of one explanation (see SCHEMA and the README's table). EM and F1 are null without gold answers."""
     example, answer = result.example, result.answer
     found = analyses(result, aggregation, k)
@@ -74,7 +75,7 @@ def example_row(result: Attribution, aggregation: str, k: int) -> dict:
         "answer_pos": found["answer_pos"], "quantifier_share": found["quantifier_share"],
         **{f"jsd_{v}": found["jsd"][v] for v in VARIANTS},
         **_completeness(result),
-        "seconds": result.seconds,
+        "seconds": result.seconds, "faithfulness": faithfulness,
     }
 
 

@@ -10,7 +10,7 @@ import datetime as dt
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from itertools import islice
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from rcqa.attribution.engine import IGSettings
 from rcqa.dataset import store
+from rcqa.faithfulness.compare import Protocol
 from rcqa.types import Attribution, Example
 
 MAX_CHUNK = 8  # examples per task and shard: enough to keep shards few, few enough to balance the workers
@@ -35,6 +36,7 @@ class Job:
     aggregation: str
     top_k: int
     device: str | None = None
+    faithfulness: Protocol | None = None  # also compare the attribution methods by deletion (issue: methods)
 
 
 class TorchThreads(WorkerPlugin):
@@ -60,7 +62,8 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: s
     return {"rcqa_version": store.rcqa_version(),
             "model": {"name": job.model, "fingerprint": qa_model.fingerprint},
             "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
-                         "aggregation": job.aggregation, "top_k": job.top_k},
+                         "aggregation": job.aggregation, "top_k": job.top_k,
+                         "faithfulness": asdict(job.faithfulness) if job.faithfulness else None},
             "data": {"source": source or str(data), "path": str(data), "sha256": store.file_sha256(data),
                      "limit": limit},
             "counts": {}, "failed": [], "runs": []}
@@ -72,7 +75,9 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
     which would be most of its size), so Explore can open it from the run instead of computing it again."""
     from rcqa.attribution.cache import ResultCache
     from rcqa.attribution.engine import explain
+    from rcqa.dataset.faithfulness import record
     from rcqa.dataset.rows import example_row
+    from rcqa.faithfulness.report import example_faithfulness
     from rcqa.model import load_model
 
     qa_model = load_model(job.model, job.device)
@@ -80,7 +85,9 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
     for example in examples:
         try:
             result = explain(qa_model, example, job.settings)
-            rows.append(example_row(result, job.aggregation, job.top_k))
+            methods = (record(example_faithfulness(qa_model, example, protocol=job.faithfulness,
+                                                   settings=job.settings)) if job.faithfulness else None)
+            rows.append(example_row(result, job.aggregation, job.top_k, methods))
         except Exception as error:  # any example the engine cannot read is recorded and skipped, never fatal
             failures.append({"id": example.id, "reason": _reason(error)})
             continue

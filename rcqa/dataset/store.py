@@ -48,10 +48,11 @@ def rcqa_version() -> str:
 
 
 def _identity(manifest: dict) -> dict:
-    """What must be equal for a resumed run's rows to be comparable with the earlier ones."""
-    return {"model fingerprint": manifest.get("model", {}).get("fingerprint"),
-            "settings": manifest.get("analysis"),
-            "data file (sha256)": manifest.get("data", {}).get("sha256")}
+    """What must be equal for a resumed run's rows to be comparable with the earlier ones (as JSON reads it back,
+    so a tuple and the list it was written as are equal)."""
+    return json.loads(json.dumps({"model fingerprint": manifest.get("model", {}).get("fingerprint"),
+                                  "settings": manifest.get("analysis"),
+                                  "data file (sha256)": manifest.get("data", {}).get("sha256")}))
 
 
 def open_run(folder: Path, fresh: dict) -> dict:

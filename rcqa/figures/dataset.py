@@ -192,3 +192,39 @@ def _slug(text: str) -> str:
 
 def _number(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
+
+
+def faithfulness_curves(summary: dict) -> Chart | None:
+    """Each method's mean deletion curve (the explained span's probability as its top-k words are deleted) beside
+    random deletion's; None when the run did not compare the methods."""
+    found = summary.get("faithfulness")
+    if not found:
+        return None
+    data = pd.DataFrame([{"method": name, "k": k, "span_probability": p, "flip_rate_pct": flips}
+                         for name, method in found["methods"].items()
+                         for k, p, flips in zip(found["k"], method["span_probability"], method["flip_rate"])])
+    figure = go.Figure()
+    for name in found["methods"]:
+        part = data[data.method == name]
+        figure.add_scatter(x=part.k, y=part.span_probability, mode="lines+markers", name=name,
+                           line={"dash": "dash" if name == "random" else "solid", "width": 3 if name == "random" else 2},
+                           hovertemplate=f"{name}: %{{y:.3f}} after deleting %{{x}} words<extra></extra>")
+    apply_layout(figure, "Deleting each method's top words, over the dataset",
+                 f"mean probability of the explained span after deleting the top-k passage words ({found['n']} "
+                 f"examples, operator {found['operator']}); the dashed line deletes random words",
+                 "Words deleted (k)", "Probability of the explained span")
+    return Chart("dataset-faithfulness", data, figure)
+
+
+def faithfulness_table(summary: dict) -> pd.DataFrame | None:
+    """Per method: comprehensiveness, sufficiency and AOPC with 95 % intervals, and how often it beats random."""
+    found = summary.get("faithfulness")
+    if not found:
+        return None
+    return pd.DataFrame([{"method": name, **{f"{s}": m[s]["mean"] for s in ("comprehensiveness", "sufficiency", "aopc")},
+                          "aopc 95 % interval": _interval(m["aopc"]), "AOPC beats random (% of examples)":
+                          m["beats_random"]} for name, m in found["methods"].items()])
+
+
+def _interval(found: dict) -> str:
+    return "–" if found["low"] is None else f"{found['low']:.3f} – {found['high']:.3f}"

@@ -1,0 +1,69 @@
+"""The methods' faithfulness over a dataset: what a run stores per example (a compact record of the document
+`python -m rcqa faithfulness` writes) and its averages, each method against random deletion.
+
+A per-example record keeps, per method, the deletion curve (the explained span's probability and whether the
+answer flipped, for k = 0 … K deleted words), comprehensiveness, sufficiency and AOPC; for random deletion the mean
+over its draws. Passages with fewer than K deletable words have shorter curves: a mean at k is over the examples
+that reach k.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+
+from rcqa.dataset.intervals import mean_with_interval
+
+SUMMARIES = ("comprehensiveness", "sufficiency", "aopc")
+RANDOM = "random"
+
+
+def record(document: dict) -> str:
+    """The row's `faithfulness` cell (JSON) from a faithfulness document."""
+    methods = {name: {**{s: found[s] for s in SUMMARIES},
+                      "span_probability": found["deletion"]["span_probability"],
+                      "flipped": [float(f) for f in found["deletion"]["flipped"]]}
+               for name, found in document["methods"].items()}
+    random = document["random"]
+    methods[RANDOM] = {**{s: random[s]["mean"] for s in SUMMARIES},
+                       "span_probability": random["deletion"]["span_probability"]["mean"],
+                       "flipped": random["deletion"]["flipped"]["mean"]}
+    return json.dumps({"k": document["methods"][next(iter(document["methods"]))]["deletion"]["k"],
+                       "original_probability": document["original"]["span_probability"],
+                       "operator": document["protocol"]["operator"], "methods": methods})
+
+
+def _padded(curves: list[list[float]], length: int) -> np.ndarray:
+    return np.array([list(c) + [np.nan] * (length - len(c)) for c in curves], dtype=float)
+
+
+def summarize_faithfulness(rows: pa.Table, seed: int = 0) -> dict | None:
+    """Per method: the mean of each summary with its interval, the share of examples where its AOPC beats random's,
+    and the mean deletion and flip curves over k; None when the run stored no faithfulness."""
+    if "faithfulness" not in rows.column_names:
+        return None
+    records = [json.loads(cell) for cell in rows["faithfulness"].to_pylist() if cell]
+    if not records:
+        return None
+    length = max(len(r["k"]) for r in records)
+    methods = {}
+    for name in records[0]["methods"]:
+        found = [r["methods"][name] for r in records]
+        beats = [f["aopc"] > r["methods"][RANDOM]["aopc"] for f, r in zip(found, records)]
+        curve, flips = (_padded([f[key] for f in found], length) for key in ("span_probability", "flipped"))
+        methods[name] = {
+            **{s: mean_with_interval(np.array([f[s] for f in found], dtype=float), seed) for s in SUMMARIES},
+            "beats_random": None if name == RANDOM else 100 * float(np.mean(beats)),
+            "span_probability": _nan_means(curve), "flip_rate": [None if v is None else 100 * v
+                                                                 for v in _nan_means(flips)],
+        }
+    return {"n": len(records), "k": list(range(length)), "operator": records[0]["operator"],
+            "original_probability": float(np.mean([r["original_probability"] for r in records])),
+            "methods": methods}
+
+
+def _nan_means(table: np.ndarray) -> list[float | None]:
+    counts = (~np.isnan(table)).sum(axis=0)
+    means = np.divide(np.nansum(table, axis=0), counts, out=np.full(table.shape[1], np.nan), where=counts > 0)
+    return [None if np.isnan(v) else float(v) for v in means]

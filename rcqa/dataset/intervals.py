@@ -1,0 +1,24 @@
+"""Means with 95 % bootstrap intervals over examples (scipy's percentile bootstrap, seeded)."""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+
+
+def mean_with_interval(values: np.ndarray, seed: int = 0, resamples: int = RESAMPLES) -> dict:
+    """Mean of the defined values with its 95 % percentile-bootstrap interval; the interval is null below two
+    values, and collapses to the mean when every value is the same."""
+    defined = values[~np.isnan(values)]
+    if not defined.size:
+        return {"mean": None, "low": None, "high": None, "n": 0}
+    mean = float(defined.mean())
+    if defined.size < 2:
+        return {"mean": mean, "low": None, "high": None, "n": 1}
+    if np.ptp(defined) == 0:
+        return {"mean": mean, "low": mean, "high": mean, "n": int(defined.size)}
+    interval = stats.bootstrap((defined,), np.mean, confidence_level=CONFIDENCE, n_resamples=resamples,
+                               method="percentile", rng=np.random.default_rng(seed)).confidence_interval
+    return {"mean": mean, "low": float(interval.low), "high": float(interval.high), "n": int(defined.size)}
