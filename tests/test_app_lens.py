@@ -11,12 +11,13 @@ pytestmark = pytest.mark.usefixtures("app_env")
 LAYERS = ["embeddings", "block 0", "block 1", "block 2"]
 
 
-def test_the_answer_lens_tab_shows_what_each_layer_would_answer(app_env):
+def test_the_answer_lens_tab_shows_what_each_layer_would_answer(tiny_model_dirs):
     app = explain(open_app())
     assert {"Answer lens", "Interventions"} <= {tab.label for tab in app.tabs}
     traces = {trace["name"]: trace for trace in spec_titled(app, "What each layer would answer")["data"]}
     assert set(traces) == {"head: its own best span", "head: the final answer"}  # the tiny model has no probes
-    own = answer(load_model(app_env["bert"]), *(lambda e: (e.passage, e.question))(gallery_example("lighthouse-who")))
+    example = gallery_example("lighthouse-who")
+    own = answer(load_model(tiny_model_dirs["bert"]), example.passage, example.question)
     for trace in traces.values():
         assert list(values(trace["x"])) == LAYERS
         assert values(trace["y"])[-1] == pytest.approx(100 * own.best.probability)  # the head's last layer

@@ -9,11 +9,23 @@ import torch
 
 from rcqa.__main__ import main
 from rcqa.gallery import gallery_example
-from rcqa.lens import Probes, ProbesUnavailable, answer_lens, find_probes, lens_row, read_layers
+from rcqa.lens import (
+    Probes,
+    ProbesUnavailable,
+    answer_lens,
+    find_probes,
+    lens_row,
+    read_layers,
+)
 from rcqa.lens.probes import fit_probe
 from rcqa.model import load_model
 from rcqa.qa import answer
-from tests.lens_reference import answer_probabilities, hidden_states, one_window, standing
+from tests.lens_reference import (
+    answer_probabilities,
+    hidden_states,
+    one_window,
+    standing,
+)
 
 READING_KEYS = {"span", "start_char", "end_char", "probability", "final_answer_rank", "final_answer_probability",
                 "em", "f1"}
@@ -44,13 +56,21 @@ def test_the_head_at_the_last_layer_reads_the_models_own_answer_exactly(tiny_mod
     assert len(lens.readings["head"]) == len(lens.readings["probe"]) == qa_model.num_layers + 1
 
 
-def test_the_head_at_the_last_layer_reads_the_default_models_answer_exactly():
+def test_the_default_model_ships_its_probes_and_their_dev_scores_and_its_head_reads_its_answer():
     qa_model = load_model()
+    probes = find_probes(qa_model)  # trained for exactly this model: the fingerprints match
+    dev, layers = probes.report["dev"], qa_model.num_layers + 1
+    assert dev["questions"] == 500 and probes.report["command"].startswith("python -m rcqa probes --model default")
+    for reader in ("head", "probe"):
+        assert len(dev[reader]["exact_match"]) == len(dev[reader]["f1"]) == layers
+    assert dev["head"]["exact_match"][-1] == dev["model"]["exact_match"]  # the head's last layer is the model
     example = gallery_example("lighthouse-who")
-    last = read_layers(qa_model, example).readings["head"][-1]
+    lens = answer_lens(qa_model, example)
+    last = lens.readings["head"][-1]
     own = answer(qa_model, example.passage, example.question).best
     assert last.span == own and last.span.text == "Margaret Ellison"
     assert last.final_answer_rank == 1 and (last.em, last.f1) == (1.0, 1.0)
+    assert len(lens.readings["probe"]) == layers and lens.note == ""
 
 
 @pytest.mark.parametrize("reader", ["head", "probe"])

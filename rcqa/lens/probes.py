@@ -45,8 +45,8 @@ class ProbeSettings:
 
     examples: int = 3000  # SQuAD train questions, drawn with the seed
     seed: int = 0
-    l2: float = 0.01  # weight on the squared norm of each probe vector, beside the mean cross-entropy: the best
-    # held-out cross-entropy of 1e-4 … 0.1 on the default model (1,500 training and 300 held-out windows)
+    l2: float = 0.01  # weight on the squared norm of each probe vector, beside the mean cross-entropy: of 1e-4 … 0.1
+    # on the default model (1,500 training, 300 held-out windows), within 0.6 % of the best held-out loss at every layer
     max_iterations: int = 300  # L-BFGS iterations per layer
 
 
