@@ -69,7 +69,7 @@ class Interventions:
     explained_span: str
     unchanged: Outcome  # the model's own reading of the window, nothing replaced
     layers: list[LayerKnockouts]
-    settings: dict  # k, draws, seed, baseline, aggregation
+    settings: dict  # k, draws, seed, baseline, aggregation, target
 
     def to_dict(self) -> dict:
         p = self.unchanged.span_probability
@@ -131,25 +131,29 @@ def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5
     words = result.passage_words()
     layers = []
     for layer, label in enumerate(result.layers):
-        states = stack.hidden[layer]
-        base = baselines.hidden[layer] if baselines else torch.zeros_like(states)
-        chosen = [top[layer], bottom_k(distribution[layer], k),
-                  *random_words(len(words), k, draws, seed, layer)]
-        batch = states.repeat(len(chosen), 1, 1)
-        for row, indices in enumerate(chosen):
-            tokens = [token for i in indices for token in words[i].tokens]
-            batch[row, tokens] = base[0, tokens]
-        with torch.no_grad():
-            start, end = stack.run_from(layer, batch)
-            skipped = stack.run_from(layer, stack.hidden[layer - 1]) if layer else None
-        outcomes = [reader.outcome(start[row:row + 1], end[row:row + 1], tuple(words[i].text for i in indices))
-                    for row, indices in enumerate(chosen)]
-        layers.append(LayerKnockouts(layer, label, outcomes[0], outcomes[1], tuple(outcomes[2:]),
-                                     reader.outcome(*skipped, ()) if skipped else None))
+        chosen = [top[layer], bottom_k(distribution[layer], k), *random_words(len(words), k, draws, seed, layer)]
+        base = baselines.hidden[layer] if baselines else torch.zeros_like(stack.hidden[layer])
+        outcomes = _knock_out(stack, layer, base, [[t for i in indices for t in words[i].tokens] for indices in chosen],
+                              reader, [tuple(words[i].text for i in indices) for indices in chosen])
+        with torch.no_grad():  # block l − 1 skipped: its input goes to the block above it
+            skipped = reader.outcome(*stack.run_from(layer, stack.hidden[layer - 1]), ()) if layer else None
+        layers.append(LayerKnockouts(layer, label, outcomes[0], outcomes[1], tuple(outcomes[2:]), skipped))
     return Interventions(model=qa_model.name, fingerprint=qa_model.fingerprint, question=example.question,
                          explained_span=result.targets[0]["span"], unchanged=reader.unchanged, layers=layers,
                          settings={"k": k, "draws": draws, "seed": seed, "baseline": baseline,
                                    "aggregation": aggregation, "target": result.targets[0]["name"]})
+
+
+def _knock_out(stack: LayerStack, layer: int, base: torch.Tensor, tokens: list[list[int]], reader: _WindowReader,
+               words: list[tuple[str, ...]]) -> list[Outcome]:
+    """One outcome per set of tokens: the layer's states with those tokens' replaced by the baseline's, run through
+    the blocks above and the head, all sets in one batch."""
+    batch = stack.hidden[layer].repeat(len(tokens), 1, 1)
+    for row, chosen in enumerate(tokens):
+        batch[row, chosen] = base[0, chosen]
+    with torch.no_grad():
+        start, end = stack.run_from(layer, batch)
+    return [reader.outcome(start[row:row + 1], end[row:row + 1], words[row]) for row in range(len(tokens))]
 
 
 class _WindowReader:
@@ -190,17 +194,16 @@ def intervention_row(interventions: Interventions) -> dict:
     knockout_<kind>_probability and knockout_<kind>_flipped for topk and bottomk; knockout_random_probability_mean,
     _std and knockout_random_flip_rate; skip_block_probability and skip_block_flipped (None at the embeddings);
     and the unchanged probability and settings."""
-    layers = interventions.layers
-    row = {"knockout_unchanged_probability": interventions.unchanged.span_probability,
-           "knockout_k": interventions.settings["k"], "knockout_draws": interventions.settings["draws"],
-           "knockout_baseline": interventions.settings["baseline"]}
+    settings, layers = interventions.settings, interventions.to_dict()["layers"]
+    row = {"knockout_unchanged_probability": interventions.unchanged.span_probability, "knockout_k": settings["k"],
+           "knockout_draws": settings["draws"], "knockout_baseline": settings["baseline"]}
     for kind in ("topk", "bottomk"):
-        row[f"knockout_{kind}_probability"] = [getattr(x, kind).span_probability for x in layers]
-        row[f"knockout_{kind}_flipped"] = [getattr(x, kind).flipped for x in layers]
-    summaries = [_summary(x.random, 0.0) for x in layers]
-    row["knockout_random_probability_mean"] = [s["span_probability_mean"] for s in summaries]
-    row["knockout_random_probability_std"] = [s["span_probability_std"] for s in summaries]
-    row["knockout_random_flip_rate"] = [s["flip_rate"] for s in summaries]
-    row["skip_block_probability"] = [x.skip_block.span_probability if x.skip_block else None for x in layers]
-    row["skip_block_flipped"] = [x.skip_block.flipped if x.skip_block else None for x in layers]
+        row[f"knockout_{kind}_probability"] = [layer[kind]["span_probability"] for layer in layers]
+        row[f"knockout_{kind}_flipped"] = [layer[kind]["flipped"] for layer in layers]
+    for column, name in (("probability_mean", "span_probability_mean"), ("probability_std", "span_probability_std"),
+                         ("flip_rate", "flip_rate")):
+        row[f"knockout_random_{column}"] = [layer["random"][name] for layer in layers]
+    skips = [layer["skip_block"] for layer in layers]
+    row["skip_block_probability"] = [skip["span_probability"] if skip else None for skip in skips]
+    row["skip_block_flipped"] = [skip["flipped"] if skip else None for skip in skips]
     return row

@@ -2,6 +2,7 @@
 by hand; probes that learn a known rule; probes kept per model fingerprint; the lens and probes verbs' JSON."""
 import json
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -44,10 +45,14 @@ def random_probes(qa_model, seed: int = 0) -> Probes:
     return Probes(torch.randn(shape, generator=generator), qa_model.fingerprint)
 
 
-@pytest.mark.parametrize("example_id", ["comet-who", "canal-long"])  # one window; nine windows
-def test_the_head_at_the_last_layer_reads_the_models_own_answer_exactly(tiny_model_dirs, example_id):
+def doubled(example):
+    return replace(example, passage=f"{example.passage} {example.passage}")
+
+
+@pytest.mark.parametrize("example", [gallery_example("comet-who"), gallery_example("canal-long"),
+                                     doubled(gallery_example("canal-long"))], ids=["1", "9", "18"])  # windows
+def test_the_head_at_the_last_layer_reads_the_models_own_answer_exactly(tiny_model_dirs, example):
     qa_model = load_model(tiny_model_dirs["bert"])
-    example = gallery_example(example_id)
     lens = read_layers(qa_model, example, random_probes(qa_model))
     own = answer(qa_model, example.passage, example.question)
     last = lens.readings["head"][-1]

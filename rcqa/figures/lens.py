@@ -49,24 +49,21 @@ def layer_answers(lens: AnswerLens) -> Chart:
 
 
 def knockouts_table(found: Interventions) -> pd.DataFrame:
-    """One row per layer and intervention: the explained span's probability after it, the drop from the unchanged
-    probability, the spread over random draws (0 for the others), whether the answer flipped (the share of draws
-    for random), and the words knocked out."""
-    unchanged = found.unchanged.span_probability
+    """One row per layer and intervention, as in the JSON: the explained span's probability after it, the drop from
+    the unchanged probability, the spread over random draws (0 for the others), whether the answer flipped (the
+    share of draws for random), and the words knocked out."""
     rows = []
-    for layer in found.layers:
-        draws = [d.span_probability for d in layer.random]
-        kinds = {"top-k": ([layer.topk], layer.topk.words), "random": (layer.random, ()),
-                 "bottom-k": ([layer.bottomk], layer.bottomk.words),
-                 "skip block": ([layer.skip_block] if layer.skip_block else [], ())}
-        for kind, (outcomes, words) in kinds.items():
-            if not outcomes:
-                continue
-            probability = sum(o.span_probability for o in outcomes) / len(outcomes)
-            rows.append({"layer": layer.layer, "layer_label": layer.label, "intervention": kind,
-                         "span_probability": probability, "probability_drop": unchanged - probability,
-                         "probability_drop_std": float(pd.Series(draws).std(ddof=0)) if kind == "random" else 0.0,
-                         "flipped": sum(o.flipped for o in outcomes) / len(outcomes), "words": ", ".join(words)})
+    for layer in found.to_dict()["layers"]:
+        random = layer["random"]
+        kinds = {"top-k": layer["topk"], "bottom-k": layer["bottomk"], "skip block": layer["skip_block"],
+                 "random": {"span_probability": random["span_probability_mean"], "drop": random["drop_mean"],
+                            "flipped": random["flip_rate"], "words": []}}
+        for kind, outcome in kinds.items():
+            if outcome is not None:
+                rows.append({"layer": layer["layer"], "layer_label": layer["label"], "intervention": kind,
+                             "span_probability": outcome["span_probability"], "probability_drop": outcome["drop"],
+                             "probability_drop_std": random["span_probability_std"] if kind == "random" else 0.0,
+                             "flipped": float(outcome["flipped"]), "words": ", ".join(outcome["words"])})
     return pd.DataFrame(rows)
 
 

@@ -100,10 +100,10 @@ def read_layers(qa_model: QAModel, example: Example, probes: Probes | None = Non
     readings = {name: [] for name in readers}
     with torch.no_grad():
         for layer in range(top + 1):
-            states = torch.cat([stack.hidden[layer] for stack in stacks])
-            for name, reader in readers.items():
-                start, end = reader(layer, states)
-                readings[name].append(_reading(start.float().cpu(), end.float().cpu(), windows, example, answer))
+            for name, reader in readers.items():  # batch by batch, as the answer's logits were computed
+                start, end = (torch.cat(part).float().cpu()
+                              for part in zip(*(reader(layer, stack.hidden[layer]) for stack in stacks)))
+                readings[name].append(_reading(start, end, windows, example, answer))
     return AnswerLens(example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=answer,
                       layers=layer_labels(top), readings=readings,
                       probes=probes.report if probes is not None else None, note=note)
