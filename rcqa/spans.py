@@ -79,7 +79,7 @@ def _passage_words(passage: str) -> _PassageWords:
 
 def answer_standing(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Windows, passage: str,
                     span: tuple[int, int, int], max_answer_tokens: int = MAX_ANSWER_TOKENS) -> tuple[int | None, float]:
-    """(rank, probability) among the answers decode weighs of the whole-word answer that the token span
+    """(rank, probability) among the answers decode weighs of the whole-word answer that the passage token span
     (window, start token, end token) gives: rank 1 is the most probable, and an answer's rank is 1 + the number of
     answers strictly more probable. (None, 0.0) when no valid token span gives that answer."""
     words = _passage_words(passage)
