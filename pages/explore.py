@@ -6,6 +6,7 @@ from rcqa.attribution.engine import BASELINES
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
+from rcqa.interventions import KNOCKOUT_BASELINES
 from rcqa.presets import PRESETS
 from rcqa.types import AGGREGATIONS
 from rcqa.ui import state
@@ -103,15 +104,42 @@ def show_answer(qa_model, current) -> bool:
     return True
 
 
-def show_result(result) -> None:
+def show_lens(qa_model, current) -> None:
+    lens = state.lens(qa_model, current)
+    if lens is None:
+        return
+    state.show(figures.layer_answers(lens))
+    if lens.note:
+        st.caption(f"Only the QA head reads the layers: {lens.note}.")
+    percent = st.column_config.NumberColumn(format="percent")
+    st.dataframe(figures.layer_answers_table(lens).drop(columns="layer"), hide_index=True,
+                 column_config={"probability": percent, "final_answer_probability": percent})
+
+
+def show_knockouts(qa_model, result, key: str) -> None:
+    state.bind(st.radio, "knockout", "Replace a knocked-out word's states by", options=list(KNOCKOUT_BASELINES),
+               format_func=KNOCKOUT_BASELINES.get, horizontal=True)
+    request = (key, view.top_k, view.knockout, view.aggregation)
+    if not state.knockouts_asked(request):
+        st.button("Knock out each layer's words", key="rcqa.knockout", on_click=state.ask_knockouts, args=(request,))
+        st.caption(f"At every layer, replaces the states of its top-{view.top_k} words, of {view.top_k} random "
+                   f"passage words ({state.KNOCKOUT_DRAWS} draws) and of its bottom-{view.top_k} words, and skips "
+                   "each block, then runs the layers above: a few forward passes.")
+        return
+    if found := state.knockouts(qa_model, result, request):
+        state.show(figures.knockouts(found))
+
+
+def show_result(result, qa_model, key: str) -> None:
     state.fit_layers(len(result.layers))
     k, aggregation = view.top_k, view.aggregation
     if incomplete := figures.incomplete_layers(result):
         st.warning(f"At {', '.join(incomplete)} the attributions do not add up to F(input) − F(baseline) (relative "
                    f"error above {figures.COMPLETENESS_WARNING:.0%}): raise the steps or set an adaptive tolerance "
                    "before reading those layers. See the Completeness tab.")
-    heatmap, top, roles, word, check = st.tabs(
-        ["Heatmap", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness"])
+    heatmap, top, roles, word, check, lens, knockouts = st.tabs(
+        ["Heatmap", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness", "Answer lens",
+         "Interventions"])
     with heatmap:
         include = st.toggle("Include the question's words", key="rcqa.include_question")
         state.show(figures.heatmap(result, aggregation, include_question=include))
@@ -135,6 +163,10 @@ def show_result(result) -> None:
         state.show(figures.word_across_layers(result, chosen, aggregation))
     with check:
         state.show(figures.completeness(result))
+    with lens:
+        show_lens(qa_model, result.example)
+    with knockouts:
+        show_knockouts(qa_model, result, key)
 
 
 def main() -> None:
@@ -172,7 +204,7 @@ def main() -> None:
             slot.empty()
         result = state.compute_result(qa_model, current, settings)
     if result is not None:
-        show_result(result)
+        show_result(result, qa_model, state.result_key(qa_model, current, settings))
 
 
 main()

@@ -93,6 +93,85 @@ def _faithfulness(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lens(args: argparse.Namespace) -> int:
+    from rcqa.lens import answer_lens
+    from rcqa.model import load_model
+    from rcqa.types import Example, GoldAnswer
+
+    passage = _read_text(args.passage_file)
+    gold = tuple(GoldAnswer(text=text, start_char=passage.find(text)) for text in args.gold or ())
+    lens = answer_lens(load_model(args.model, args.device),
+                       Example(id="cli", passage=passage, question=args.question, answers=gold))
+    if lens.note:
+        print(f"note: {lens.note}", file=sys.stderr)
+    Path(args.json).write_text(json.dumps(lens.to_dict(), ensure_ascii=False))
+    for label, *readings in zip(lens.layers, *lens.readings.values()):
+        said = "; ".join(f"{reader} {r.span.text if r.span else '(none)'!r} p={r.probability:.3f}, final answer "
+                         f"rank {r.final_answer_rank}" for reader, r in zip(lens.readings, readings))
+        print(f"{label:>12}: {said}", file=sys.stderr)
+    return 0
+
+
+def _intervene(args: argparse.Namespace) -> int:
+    from rcqa.attribution.cache import ResultCache, cached_explain
+    from rcqa.attribution.engine import explain
+    from rcqa.interventions import intervene
+    from rcqa.model import load_model
+    from rcqa.presets import PRESETS
+    from rcqa.types import Example
+
+    preset = PRESETS[args.preset]
+    example = Example(id="cli", passage=_read_text(args.passage_file), question=args.question)
+    qa_model = load_model(args.model, args.device)
+    if args.no_cache:
+        result = explain(qa_model, example, preset.settings)
+    else:
+        result, _ = cached_explain(qa_model, example, preset.settings, ResultCache(args.cache_dir))
+    found = intervene(qa_model, result, k=args.k, draws=args.draws, baseline=args.baseline,
+                      aggregation=args.aggregation or preset.aggregation, seed=args.seed)
+    Path(args.json).write_text(json.dumps(found.to_dict(), ensure_ascii=False))
+    print(f"explained span {found.explained_span!r}, p={found.unchanged.span_probability:.3f} unchanged",
+          file=sys.stderr)
+    for layer in found.layers:
+        random = sum(d.span_probability for d in layer.random) / len(layer.random)
+        skip = f", block skipped {layer.skip_block.span_probability:.3f}" if layer.skip_block else ""
+        print(f"{layer.label:>12}: top-{args.k} out {layer.topk.span_probability:.3f}, random {random:.3f}, "
+              f"bottom-{args.k} {layer.bottomk.span_probability:.3f}{skip}", file=sys.stderr)
+    return 0
+
+
+def _probes(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from rcqa.data import load_examples
+    from rcqa.lens import ProbeSettings, layer_scores, train_probes
+    from rcqa.lens.probes import home
+    from rcqa.model import load_model
+    from rcqa.resources import squad_file
+
+    qa_model = load_model(args.model, args.device)
+    settings = ProbeSettings(examples=args.examples, seed=args.seed)
+    probes = train_probes(qa_model, load_examples(args.data or squad_file("train")), settings,
+                          progress=lambda items: tqdm(items, desc="reading training windows", mininterval=10))
+    dev = load_examples(args.dev_data or squad_file("dev"))[: args.dev]
+    scores = layer_scores(qa_model, dev, probes, progress=lambda items: tqdm(items, desc="scoring on dev",
+                                                                             mininterval=10))
+    command = (f"python -m rcqa probes --model {args.model} --examples {args.examples} --seed {args.seed} "
+               f"--dev {args.dev}")
+    probes = replace(probes, report={**probes.report, "command": command, "training_data": args.data or
+                                     "SQuAD v1.1 train", "dev": {"data": args.dev_data or "SQuAD v1.1 dev",
+                                                                 "first": args.dev, **scores}})
+    path = probes.save(Path(args.out) if args.out else home(qa_model))
+    print(f"{'layer':>12}  head EM / F1    probe EM / F1   (first {scores['questions']} dev questions)")
+    for layer, label in enumerate(probes.report["layers"]):
+        print(f"{label:>12}  " + "   ".join(f"{scores[r]['exact_match'][layer]:6.2f} / {scores[r]['f1'][layer]:6.2f}"
+                                          for r in ("head", "probe")))
+    print(f"probes saved to {path}")
+    return 0
+
+
 _IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule": "rule", "steps": "steps",
               "tolerance": "tolerance", "max_steps": "max_steps"}
 
@@ -219,6 +298,9 @@ def _export(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from rcqa.attribution.methods import COMPARED
     from rcqa.faithfulness.deletion import OPERATORS
+    from rcqa.interventions import KNOCKOUT_BASELINES
+    from rcqa.lens import ProbeSettings
+    from rcqa.presets import PRESETS
 
     parser = argparse.ArgumentParser(prog="python -m rcqa", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -310,6 +392,42 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip PNG/SVG export (the HTML then embeds interactive figures)")
     report.set_defaults(handler=_report)
 
+    lens = commands.add_parser("lens", help="the answer lens: the answer each layer's states hold, read by the QA "
+                                            "head and by the trained probes, as JSON")
+    _question_options(lens)
+    lens.add_argument("--gold", action="append", help="a gold answer, for EM / F1 per layer (repeatable)")
+    lens.set_defaults(handler=_lens)
+
+    intervene = commands.add_parser("intervene", help="knock out each layer's top-k / random / bottom-k words (by IG) "
+                                                      "and skip each block; the explained span's probability, as JSON")
+    _question_options(intervene)
+    intervene.add_argument("--k", type=int, default=5, help="words knocked out per layer")
+    intervene.add_argument("--draws", type=int, default=5, help="draws of k random passage words per layer")
+    intervene.add_argument("--seed", type=int, default=0, help="seed of the random draws")
+    intervene.add_argument("--baseline", choices=KNOCKOUT_BASELINES, default="pad",
+                           help="what replaces a word's states: " + "; ".join(
+                               f"{name}: {text}" for name, text in KNOCKOUT_BASELINES.items()))
+    intervene.add_argument("--preset", choices=PRESETS, default="default",
+                           help="the IG settings that rank the words (see explain)")
+    intervene.add_argument("--aggregation", choices=AGGREGATIONS, help="token score (default: the preset's)")
+    intervene.add_argument("--cache-dir", help="result cache folder (default: $RCQA_RESULT_CACHE or ~/.cache/rcqa)")
+    intervene.add_argument("--no-cache", action="store_true")
+    intervene.set_defaults(handler=_intervene)
+
+    probes = commands.add_parser("probes", help="train the answer lens's per-layer probes on SQuAD v1.1 train (model "
+                                                "frozen), score every layer on dev, save them beside the model")
+    probes.add_argument("--examples", type=int, default=ProbeSettings.examples,
+                        help="training questions, drawn with the seed")
+    probes.add_argument("--seed", type=int, default=ProbeSettings.seed)
+    probes.add_argument("--dev", type=int, default=500, help="score on the first N dev questions")
+    probes.add_argument("--data", help="SQuAD-format training file (default: SQuAD v1.1 train)")
+    probes.add_argument("--dev-data", help="SQuAD-format file to score on (default: SQuAD v1.1 dev)")
+    probes.add_argument("--out", help="folder to write probes.safetensors and probes.json to (default: the embedded "
+                                      "model's own folder for 'default', else the cache: ~/.cache/rcqa/probes/<fingerprint>)")
+    probes.add_argument("--model", default="default", help="'default', a local folder or a hub id")
+    probes.add_argument("--device", help="cpu, cuda, ... (default: $RCQA_DEVICE, else CUDA if present)")
+    probes.set_defaults(handler=_probes)
+
     train = commands.add_parser("train", help="fine-tune the default QA model on SQuAD v1.1 train")
     train.add_argument("--output-dir", default="runs/default")
     train.add_argument("--data", help="SQuAD-format training file (default: SQuAD v1.1 train)")
@@ -355,6 +473,15 @@ def _ig_options(command: argparse.ArgumentParser) -> None:
                          help="Gauss–Legendre: refine the worst panel (Kronrod's extension, then halving) until every "
                               "layer's completeness error is under it (0: off; default 0.01)")
     command.add_argument("--max-steps", type=int, help="the most gradients a layer may spend (default 128)")
+
+
+def _question_options(command: argparse.ArgumentParser) -> None:
+    """A passage, a question, where to write the JSON result, and the model that reads them."""
+    command.add_argument("--passage-file", required=True)
+    command.add_argument("--question", required=True)
+    command.add_argument("--json", required=True, metavar="OUT", help="where to write the result")
+    command.add_argument("--model", default="default", help="'default', a local folder or a hub id")
+    command.add_argument("--device", help="cpu, cuda, ... (default: $RCQA_DEVICE, else CUDA if present)")
 
 
 def _model_options(command: argparse.ArgumentParser) -> None:

@@ -13,6 +13,7 @@ from rcqa.types import Answer
 
 MAX_PASSAGE_WORDS = 10_000
 MAX_QUESTION_WORDS = 200
+WINDOW_BATCH = 16  # windows per forward pass
 
 
 class InputError(ValueError):
@@ -96,7 +97,7 @@ def truncate_question(tokenizer, question: str, max_query_len: int) -> str:
 
 
 @torch.inference_mode()
-def logits(qa_model: QAModel, windows: Windows, batch_size: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
+def logits(qa_model: QAModel, windows: Windows, batch_size: int = WINDOW_BATCH) -> tuple[torch.Tensor, torch.Tensor]:
     """Start and end logits for every window (windows × tokens), computed in batches."""
     starts, ends = [], []
     for begin in range(0, len(windows), batch_size):

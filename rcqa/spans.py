@@ -36,15 +36,10 @@ def decode(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Window
     is taken; if none does, the best token span itself (the text is still the whole-word answer).
     """
     words = _passage_words(passage)
-    window, start, end, score = _valid_token_spans(start_logits, end_logits, windows.passage_mask,
-                                                   max_answer_tokens)
-    token_word = words.of_tokens(torch.tensor(windows.offsets))
-    first, last = words.next_content[token_word[window, start]], words.previous_content[token_word[window, end]]
-    answered = first <= last
-    window, start, end, score, first, last = (t[answered] for t in (window, start, end, score, first, last))
+    window, start, end, score, key = _answering_spans(start_logits, end_logits, windows, words, max_answer_tokens)
     if not len(score):
         return []
-    answers, group = torch.unique(first * len(words.words) + last, return_inverse=True)
+    answers, group = torch.unique(key, return_inverse=True)
     probability, best_score, best_entry = _merge(score, group, len(answers))
     passage_tokens = [torch.nonzero(row).flatten().tolist() for row in windows.passage_mask]
     return [_whole_word_span(words.words[int(answers[a]) // len(words.words)],
@@ -80,6 +75,38 @@ def _passage_words(passage: str) -> _PassageWords:
         end_char=torch.tensor([w.end_char for w in words]),
         next_content=torch.where(content, index, len(words)).flip(0).cummin(0).values.flip(0),
         previous_content=torch.where(content, index, -1).cummax(0).values)
+
+
+def answer_standing(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Windows, passage: str,
+                    span: tuple[int, int, int], max_answer_tokens: int = MAX_ANSWER_TOKENS) -> tuple[int | None, float]:
+    """(rank, probability) among the answers decode weighs of the whole-word answer that the passage token span
+    (window, start token, end token) gives: rank 1 is the most probable, and an answer's rank is 1 + the number of
+    answers strictly more probable. (None, 0.0) when no valid token span gives that answer."""
+    words = _passage_words(passage)
+    _, _, _, score, key = _answering_spans(start_logits, end_logits, windows, words, max_answer_tokens)
+    window, start, end = span
+    token_word = words.of_tokens(torch.tensor(windows.offsets[window]))
+    wanted = words.next_content[token_word[start]] * len(words.words) + words.previous_content[token_word[end]]
+    answers, group = torch.unique(key, return_inverse=True)
+    found = torch.nonzero(answers == wanted).flatten()
+    if not len(found):
+        return None, 0.0
+    probability = _merge(score, group, len(answers))[0]
+    chosen = probability[found[0]]
+    return int((probability > chosen).sum()) + 1, float(chosen)
+
+
+def _answering_spans(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Windows, words: _PassageWords,
+                     max_answer_tokens: int) -> tuple[torch.Tensor, ...]:
+    """(window, start, end, score, answer key) of every valid token span that answers with at least one word; the
+    key of the whole-word answer it gives is first word × words + last word, punctuation at either end left out."""
+    window, start, end, score = _valid_token_spans(start_logits, end_logits, windows.passage_mask,
+                                                   max_answer_tokens)
+    token_word = words.of_tokens(torch.tensor(windows.offsets))
+    first, last = words.next_content[token_word[window, start]], words.previous_content[token_word[window, end]]
+    answered = first <= last
+    key = first * len(words.words) + last
+    return tuple(t[answered] for t in (window, start, end, score, key))
 
 
 def _valid_token_spans(start_logits: torch.Tensor, end_logits: torch.Tensor, passage_mask: torch.Tensor,

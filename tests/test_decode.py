@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from rcqa.qa import InputError, Windows, validate
-from rcqa.spans import MAX_ANSWER_TOKENS, decode
+from rcqa.spans import MAX_ANSWER_TOKENS, answer_standing, decode
 
 PASSAGE = "alpha beta gamma delta"
 # [CLS] q [SEP] alpha beta gamma delta [SEP]
@@ -209,3 +209,16 @@ def test_no_passage_tokens_hold_no_span():
 
     assert token_span(OFFSETS, [], 0, 5) is None
     assert token_span(OFFSETS, [3, 4, 5, 6], 6, 16) == (4, 5)
+
+
+def test_an_answers_standing_is_its_rank_and_probability_among_every_answer_by_hand():
+    start = torch.tensor([[0.0, 9.0, 0.0, 1.0, 2.0, 0.0, 0.5, 0.0]])  # the question token's 9 never counts
+    end = torch.tensor([[0.0, 9.0, 0.0, 0.0, 1.0, 3.0, 0.2, 0.0]])
+    pairs = [(s, e) for s in range(3, 7) for e in range(s, 7)]  # one token per word: every pair is its own answer
+    total = sum(math.exp(start[0, s] + end[0, e]) for s, e in pairs)
+    probability = {pair: math.exp(start[0, pair[0]] + end[0, pair[1]]) / total for pair in pairs}
+    for pair, p in probability.items():
+        rank, found = answer_standing(start, end, windows(), PASSAGE, (0, *pair))
+        assert found == pytest.approx(p) and rank == 1 + sum(q > p for q in probability.values())
+    assert answer_standing(start, end, windows(), PASSAGE, (0, 4, 5))[0] == 1  # "beta gamma": 2 + 3
+    assert answer_standing(start, end, windows(), PASSAGE, (0, 3, 4), max_answer_tokens=1) == (None, 0.0)

@@ -1,4 +1,6 @@
 """Model loading through the real from_pretrained path, for every supported architecture."""
+import shutil
+
 import pytest
 import torch
 
@@ -39,6 +41,8 @@ def test_fingerprint_is_stable_and_tells_weights_apart(tmp_path, tiny_model_dirs
     assert load_model(tiny_model_dirs["bert"]).fingerprint == first
     other = build("bert", tmp_path / "other-seed", seed=1)
     assert load_model(str(other)).fingerprint != first
+    moved = shutil.copytree(tiny_model_dirs["bert"], tmp_path / "elsewhere")  # another checkout of the same model
+    assert load_model(str(moved)).fingerprint == first
 
 
 def test_an_encoder_without_a_qa_head_is_refused(tmp_path):

@@ -151,18 +151,23 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
 def iter_layers(qa_model: QAModel, stack: LayerStack, inputs: dict[str, torch.Tensor], targets: list[Target],
                 settings: IGSettings, layers: Sequence[int] | None = None) -> Iterator[LayerResult]:
     """Attribute every layer (or only `layers`), from the embeddings up, yielding each as soon as it is done."""
-    baseline_stack = None
-    if settings.baseline != "zero":
-        baseline_stack = LayerStack(qa_model.model, _to(_baseline_inputs(qa_model, inputs, settings.baseline),
-                                                        qa_model.device))
+    baselines = baseline_stack(qa_model, inputs, settings.baseline)
     labels = layer_labels(stack.num_layers)
     for layer in range(stack.num_layers + 1) if layers is None else layers:
         started = time.perf_counter()
         x = stack.hidden[layer]
-        x_base = baseline_stack.hidden[layer] if baseline_stack else torch.zeros_like(x)
+        x_base = baselines.hidden[layer] if baselines else torch.zeros_like(x)
         attributions, completeness = _attribute_layer(stack, layer, x, x_base, targets, settings)
         scores = np.stack([_aggregate(a) for a in attributions])
         yield LayerResult(layer, labels[layer], scores, completeness, time.perf_counter() - started)
+
+
+def baseline_stack(qa_model: QAModel, inputs: dict[str, torch.Tensor], kind: str) -> LayerStack | None:
+    """The layer states of an input baseline ("pad", "mask": every token but [CLS]/[SEP] replaced), or None for the
+    zero baseline, which has no input."""
+    if kind == "zero":
+        return None
+    return LayerStack(qa_model.model, _to(_baseline_inputs(qa_model, inputs, kind), qa_model.device))
 
 
 def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor,

@@ -29,7 +29,9 @@ from rcqa.data import DataError, load_examples
 from rcqa.faithfulness.compare import Comparison, Protocol, compare
 from rcqa.figures import Chart, example_heading, image_export_available, projection
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
+from rcqa.interventions import KNOCKOUT_BASELINES, Interventions, intervene
 from rcqa.jobs import Busy, JobQueue, Ticket, default_workers, limit_torch_threads
+from rcqa.lens import AnswerLens, answer_lens
 from rcqa.model import DEFAULT_MODEL, ModelLoadError, QAModel, load_model
 from rcqa.presets import PRESETS
 from rcqa.qa import InputError
@@ -47,6 +49,8 @@ _VIEW, _URL_PROBLEMS, _RESULT = "rcqa.view", "rcqa.url_problems", "rcqa.result"
 _UPLOAD, _UPLOAD_ERROR = "rcqa.upload", "rcqa.upload_error"
 _TICKET = "rcqa.ticket"
 _COMPARISON = "rcqa.comparison"
+_KNOCKOUTS = "rcqa.knockouts"  # the interventions this session asked for
+KNOCKOUT_DRAWS = 5  # random draws per layer on the Explore page
 POLL_SECONDS = 0.5  # how often a waiting page refreshes its place in the queue and the running job's progress
 
 
@@ -77,6 +81,7 @@ class View:
     second_layer: int = -1
     projection: str = "tsne"
     projection_layer: int = -1
+    knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.interventions)
 
     def settings(self) -> IGSettings:
         """The engine's settings (ValueError if they are invalid)."""
@@ -91,7 +96,7 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "agg": ("aggregation", AGGREGATIONS), "k": ("top_k", (int, 1, MAX_TOP_K)), "layer": ("layer", (int, 0, 100)),
     "jsd": ("variant", tuple(VARIANTS)), "first": ("first_layer", (int, -1, 100)),
     "second": ("second_layer", (int, -1, 100)), "map": ("projection", METHODS),
-    "maplayer": ("projection_layer", (int, -1, 100)),
+    "maplayer": ("projection_layer", (int, -1, 100)), "ko": ("knockout", tuple(KNOCKOUT_BASELINES)),
 }
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
@@ -501,6 +506,49 @@ def page_inputs() -> tuple[QAModel, Example, IGSettings] | None:
     st.html(example_heading(current, qa_model.name))
     try:
         return qa_model, current, view().settings()
+    except ValueError as error:
+        report(error)
+        return None
+
+
+# --- what each layer knows and does ------------------------------------------------------------------------
+
+@st.cache_data(max_entries=64, show_spinner="Reading the answer out of every layer…")
+def _lens(fingerprint: str, passage: str, question: str, golds: tuple[str, ...], _qa_model: QAModel,
+          _example: Example) -> AnswerLens:
+    return answer_lens(_qa_model, _example)
+
+
+def lens(qa_model: QAModel, current: Example) -> AnswerLens | None:
+    """The answer lens of the example: one forward pass, so computed on demand and kept per model and text."""
+    try:
+        return _lens(qa_model.fingerprint, current.passage, current.question,
+                     tuple(a.text for a in current.answers), qa_model, current)
+    except InputError as error:
+        report(error)
+        return None
+
+
+def knockouts_asked(request: tuple) -> bool:
+    """Whether this session asked for the interventions of (result key, k, baseline, aggregation)."""
+    return request in st.session_state.get(_KNOCKOUTS, set())
+
+
+def ask_knockouts(request: tuple) -> None:
+    st.session_state.setdefault(_KNOCKOUTS, set()).add(request)
+
+
+@st.cache_data(max_entries=32, show_spinner="Knocking out each layer's words…")
+def _knockouts(key: str, k: int, baseline: str, aggregation: str, _qa_model: QAModel,
+               _result: Attribution) -> Interventions:
+    return intervene(_qa_model, _result, k=k, draws=KNOCKOUT_DRAWS, baseline=baseline, aggregation=aggregation)
+
+
+def knockouts(qa_model: QAModel, result: Attribution, request: tuple) -> Interventions | None:
+    """The interventions asked for (knockouts_asked's request), kept per result and settings; None, with the error
+    shown, when they cannot run."""
+    try:
+        return _knockouts(*request, qa_model, result)
     except ValueError as error:
         report(error)
         return None

@@ -1,0 +1,209 @@
+"""Whether a layer's top words matter at that layer: knock them out there and see what the model answers.
+
+At layer l (the output of block l − 1; layer 0 the embeddings), the states of the layer's top-k passage words by
+their IG word scores (every word-piece of each word) are replaced by a baseline: the layer's own states for the
+input with every token but [CLS]/[SEP] replaced by [PAD], or the zero vector (the paper's released code). The
+blocks above l and the QA head then run on the changed states (LayerStack.run_from, one batch per layer), and the
+probability of the explained span and the answer are read again. The same is done for k random passage words
+(seeded draws) and for the bottom-k words, and each whole block is skipped in turn (replaced by the identity).
+
+Probabilities are those of whole-word answers in the analysed window, decoded as the model's answers are
+(rcqa.spans); for a passage read in one window they are the answer's own probabilities. An answer flips when the
+window's best answer after the change is another text span than before it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from rcqa.analysis.words import passage_distribution, top_k
+from rcqa.attribution.engine import baseline_stack, window_inputs
+from rcqa.attribution.stack import LayerStack
+from rcqa.model import QAModel
+from rcqa.qa import Windows, encode
+from rcqa.spans import answer_standing, decode
+from rcqa.types import Attribution, Span
+
+KNOCKOUT_BASELINES = {
+    "pad": "the layer's states for the input with every token but [CLS]/[SEP] replaced by [PAD]",
+    "zero": "the zero vector (the paper's released code)",
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the model answers after one change: the passage words whose states were replaced (none for a skipped
+    block), the explained span's probability, the window's best answer, and whether that answer changed."""
+
+    words: tuple[str, ...]
+    span_probability: float
+    answer: str
+    flipped: bool
+
+    def to_dict(self, unchanged: float) -> dict:
+        return {"words": list(self.words), "span_probability": self.span_probability,
+                "drop": unchanged - self.span_probability, "flipped": self.flipped, "answer": self.answer}
+
+
+@dataclass(frozen=True)
+class LayerKnockouts:
+    """One layer's interventions; skip_block is None at the embeddings, which no block outputs."""
+
+    layer: int
+    label: str
+    topk: Outcome
+    bottomk: Outcome
+    random: tuple[Outcome, ...]
+    skip_block: Outcome | None
+
+
+@dataclass
+class Interventions:
+    """Every layer's interventions on one explained example, and the settings that produced them."""
+
+    model: str
+    fingerprint: str
+    question: str
+    explained_span: str
+    unchanged: Outcome  # the model's own reading of the window, nothing replaced
+    layers: list[LayerKnockouts]
+    settings: dict  # k, draws, seed, baseline, aggregation, target
+
+    def to_dict(self) -> dict:
+        p = self.unchanged.span_probability
+        return {
+            "model": self.model, "fingerprint": self.fingerprint, "question": self.question,
+            "explained_span": self.explained_span, "settings": self.settings,
+            "unchanged": {"span_probability": p, "answer": self.unchanged.answer},
+            "layers": [{"layer": knockouts.layer, "label": knockouts.label,
+                        "topk": knockouts.topk.to_dict(p), "bottomk": knockouts.bottomk.to_dict(p),
+                        "random": _summary(knockouts.random, p),
+                        "skip_block": knockouts.skip_block.to_dict(p) if knockouts.skip_block else None}
+                       for knockouts in self.layers],
+        }
+
+
+def _summary(draws: tuple[Outcome, ...], unchanged: float) -> dict:
+    """Mean and spread (population standard deviation, min, max) over the random draws, and each draw."""
+    probabilities = np.array([d.span_probability for d in draws])
+    return {"span_probability_mean": float(probabilities.mean()), "span_probability_std": float(probabilities.std()),
+            "span_probability_min": float(probabilities.min()), "span_probability_max": float(probabilities.max()),
+            "drop_mean": float(unchanged - probabilities.mean()),
+            "flip_rate": float(np.mean([d.flipped for d in draws])),
+            "draws": [d.to_dict(unchanged) for d in draws]}
+
+
+def random_words(passage_words: int, k: int, draws: int, seed: int, layer: int) -> list[np.ndarray]:
+    """draws sets of k distinct passage-word indices (all of them if there are fewer), from a generator seeded by
+    (seed, layer): the same seed gives the same words, and one layer's draws do not depend on another's."""
+    generator = np.random.default_rng((seed, layer))
+    return [generator.choice(passage_words, size=min(k, passage_words), replace=False) for _ in range(draws)]
+
+
+def bottom_k(distribution: np.ndarray, k: int) -> np.ndarray:
+    """The k passage words with the smallest share of one layer's distribution, least first."""
+    return np.argsort(distribution, kind="stable")[:k]
+
+
+def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5, baseline: str = "pad",
+              aggregation: str = "l2", seed: int = 0) -> Interventions:
+    """Knock out each layer's top-k, bottom-k and k random passage words, and skip each block, for the span the
+    result's first target explains, ranking words by that target's IG word scores under aggregation."""
+    if baseline not in KNOCKOUT_BASELINES:
+        raise ValueError(f"unknown knock-out baseline {baseline!r}; choose one of {', '.join(KNOCKOUT_BASELINES)}")
+    if k < 0 or draws < 1:
+        raise ValueError("k must be at least 0 and draws at least 1")
+    if result.fingerprint != qa_model.fingerprint:
+        raise ValueError(f"the result was computed with model {result.fingerprint}, not with {qa_model.name} "
+                         f"({qa_model.fingerprint}); explain it with this model first")
+    example = result.example
+    windows = encode(qa_model, example.question, example.passage)
+    inputs = window_inputs(windows, result.window)
+    stack = LayerStack(qa_model.model, {key: value.to(qa_model.device) for key, value in inputs.items()})
+    baselines = baseline_stack(qa_model, inputs, baseline)
+    reader = _WindowReader(_one_window(windows, result.window, inputs["input_ids"].shape[1]), example.passage,
+                           (0, result.targets[0]["start_token"], result.targets[0]["end_token"]),
+                           stack.start_logits, stack.end_logits)
+    distribution = passage_distribution(result, aggregation)
+    top = top_k(distribution, k)
+    words = result.passage_words()
+    layers = []
+    for layer, label in enumerate(result.layers):
+        chosen = [top[layer], bottom_k(distribution[layer], k), *random_words(len(words), k, draws, seed, layer)]
+        base = baselines.hidden[layer] if baselines else torch.zeros_like(stack.hidden[layer])
+        outcomes = _knock_out(stack, layer, base, [[t for i in indices for t in words[i].tokens] for indices in chosen],
+                              reader, [tuple(words[i].text for i in indices) for indices in chosen])
+        with torch.no_grad():  # block l − 1 skipped: its input goes to the block above it
+            skipped = reader.outcome(*stack.run_from(layer, stack.hidden[layer - 1]), ()) if layer else None
+        layers.append(LayerKnockouts(layer, label, outcomes[0], outcomes[1], tuple(outcomes[2:]), skipped))
+    return Interventions(model=qa_model.name, fingerprint=qa_model.fingerprint, question=example.question,
+                         explained_span=result.targets[0]["span"], unchanged=reader.unchanged, layers=layers,
+                         settings={"k": k, "draws": draws, "seed": seed, "baseline": baseline,
+                                   "aggregation": aggregation, "target": result.targets[0]["name"]})
+
+
+def _knock_out(stack: LayerStack, layer: int, base: torch.Tensor, tokens: list[list[int]], reader: _WindowReader,
+               words: list[tuple[str, ...]]) -> list[Outcome]:
+    """One outcome per set of tokens: the layer's states with those tokens' replaced by the baseline's, run through
+    the blocks above and the head, all sets in one batch."""
+    batch = stack.hidden[layer].repeat(len(tokens), 1, 1)
+    for row, chosen in enumerate(tokens):
+        batch[row, chosen] = base[0, chosen]
+    with torch.no_grad():
+        start, end = stack.run_from(layer, batch)
+    return [reader.outcome(start[row:row + 1], end[row:row + 1], words[row]) for row in range(len(tokens))]
+
+
+class _WindowReader:
+    """Reads the analysed window's logits as the model's answers are read: the explained span's probability and
+    the best answer, which has flipped when its characters differ from those of the unchanged answer."""
+
+    def __init__(self, window: Windows, passage: str, explained: tuple[int, int, int], start: torch.Tensor,
+                 end: torch.Tensor):
+        self.window, self.passage, self.explained = window, passage, explained
+        probability, best = self._read(start, end)
+        self.reference = _characters(best)
+        self.unchanged = Outcome((), probability, best.text if best else "", False)
+
+    def _read(self, start: torch.Tensor, end: torch.Tensor) -> tuple[float, Span | None]:
+        start, end = start.float().cpu(), end.float().cpu()
+        spans = decode(start, end, self.window, self.passage, n_best=1)
+        _, probability = answer_standing(start, end, self.window, self.passage, self.explained)
+        return probability, spans[0] if spans else None
+
+    def outcome(self, start: torch.Tensor, end: torch.Tensor, words: tuple[str, ...]) -> Outcome:
+        probability, best = self._read(start, end)
+        return Outcome(words, probability, best.text if best else "", _characters(best) != self.reference)
+
+
+def _characters(span: Span | None) -> tuple[int, int] | None:
+    return (span.start_char, span.end_char) if span else None
+
+
+def _one_window(windows: Windows, window: int, length: int) -> Windows:
+    """The analysed window alone, without padding, as decode reads it."""
+    return replace(windows, inputs={k: v[window:window + 1, :length] for k, v in windows.inputs.items()},
+                   offsets=[windows.offsets[window][:length]], passage_mask=windows.passage_mask[window:window + 1, :length],
+                   segments=[windows.segments[window][:length]], word_ids=[windows.word_ids[window][:length]])
+
+
+def intervention_row(interventions: Interventions) -> dict:
+    """The interventions as columns of a dataset row, each a list over layers (embeddings first):
+    knockout_<kind>_probability and knockout_<kind>_flipped for topk and bottomk; knockout_random_probability_mean,
+    _std and knockout_random_flip_rate; skip_block_probability and skip_block_flipped (None at the embeddings);
+    and the unchanged probability and settings."""
+    settings, layers = interventions.settings, interventions.to_dict()["layers"]
+    row = {"knockout_unchanged_probability": interventions.unchanged.span_probability, "knockout_k": settings["k"],
+           "knockout_draws": settings["draws"], "knockout_baseline": settings["baseline"]}
+    for kind in ("topk", "bottomk"):
+        row[f"knockout_{kind}_probability"] = [layer[kind]["span_probability"] for layer in layers]
+        row[f"knockout_{kind}_flipped"] = [layer[kind]["flipped"] for layer in layers]
+    for column, name in (("probability_mean", "span_probability_mean"), ("probability_std", "span_probability_std"),
+                         ("flip_rate", "flip_rate")):
+        row[f"knockout_random_{column}"] = [layer["random"][name] for layer in layers]
+    skips = [layer["skip_block"] for layer in layers]
+    row["skip_block_probability"] = [skip["span_probability"] if skip else None for skip in skips]
+    row["skip_block_flipped"] = [skip["flipped"] if skip else None for skip in skips]
+    return row

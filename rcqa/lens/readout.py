@@ -1,0 +1,149 @@
+"""The answer lens: the answer each layer's hidden states already hold, read by the model's own QA head and by the
+trained probes, and decoded exactly as the model's answers are (rcqa.spans: whole-word n-best over every window).
+
+Layer l is the output of encoder block l − 1 (layer 0: the embeddings), as everywhere in rcqa. Read by the head,
+the last layer gives the model's own answer, bit for bit: the states come from the same forward passes, in the
+same batches of windows, as the answer's logits.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from rcqa.attribution.stack import LayerStack, layer_labels
+from rcqa.evaluate import score
+from rcqa.lens.probes import Probes, ProbesUnavailable, find_probes
+from rcqa.model import QAModel
+from rcqa.qa import WINDOW_BATCH, Windows, answer_with_windows
+from rcqa.spans import answer_standing, decode
+from rcqa.types import Answer, Example, Span
+
+READERS = {"head": "the model's own QA head applied to the layer's states",
+           "probe": "linear start/end probes trained on the layer's states, the model frozen"}
+READING_FIELDS = ("span", "probability", "final_answer_rank", "final_answer_probability", "em", "f1")
+
+
+@dataclass(frozen=True)
+class LayerReading:
+    """What one reader answers from one layer: its best whole-word span (None when no span answers with a word),
+    the rank (1 = best) and probability there of the model's final answer, and EM / F1 of the span against the
+    gold answers (None without gold)."""
+
+    span: Span | None
+    final_answer_rank: int | None
+    final_answer_probability: float
+    em: float | None = None
+    f1: float | None = None
+
+    @property
+    def probability(self) -> float:
+        return self.span.probability if self.span else 0.0
+
+    def to_dict(self) -> dict:
+        span = self.span
+        return {"span": span.text if span else None, "start_char": span.start_char if span else None,
+                "end_char": span.end_char if span else None, "probability": self.probability,
+                "final_answer_rank": self.final_answer_rank,
+                "final_answer_probability": self.final_answer_probability, "em": self.em, "f1": self.f1}
+
+
+@dataclass
+class AnswerLens:
+    """Per reader ("head", "probe") and layer, what the layer's states answer; the model's own answer beside."""
+
+    example: Example
+    model: str
+    fingerprint: str
+    answer: Answer
+    layers: list[str]
+    readings: dict[str, list[LayerReading]]
+    probes: dict | None = None  # the probes' report (training, dev scores) when they were read
+    note: str = ""  # why the probes were not read
+
+    def to_dict(self) -> dict:
+        best = self.answer.best
+        return {
+            "example": self.example.to_dict(), "model": self.model, "fingerprint": self.fingerprint,
+            "final_answer": {"span": best.text, "start_char": best.start_char, "end_char": best.end_char,
+                             "probability": best.probability} if best else None,
+            "readers": READERS, "probes": self.probes, "probe_note": self.note or None,
+            "layers": [{"layer": layer, "label": label,
+                        **{reader: self.readings[reader][layer].to_dict() if reader in self.readings else None
+                           for reader in READERS}}
+                       for layer, label in enumerate(self.layers)],
+        }
+
+
+def answer_lens(qa_model: QAModel, example: Example) -> AnswerLens:
+    """The lens with every reader the model has: its head, and its probes when some were trained for it."""
+    try:
+        probes = find_probes(qa_model)
+    except ProbesUnavailable as missing:
+        return read_layers(qa_model, example, note=str(missing))
+    return read_layers(qa_model, example, probes)
+
+
+def read_layers(qa_model: QAModel, example: Example, probes: Probes | None = None, note: str = "") -> AnswerLens:
+    """Read the answer out of every layer of every window: with the head, and with probes if given."""
+    answer, windows = answer_with_windows(qa_model, example.passage, example.question)
+    stacks = [LayerStack(qa_model.model, {k: v[begin:begin + WINDOW_BATCH].to(qa_model.device)
+                                          for k, v in windows.inputs.items()})
+              for begin in range(0, len(windows), WINDOW_BATCH)]
+    top = stacks[0].num_layers
+    readers: dict[str, Callable[[int, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]] = {
+        "head": lambda layer, states: stacks[0].run_from(top, states)}  # above the top layer: the head alone
+    if probes is not None:
+        readers["probe"] = probes.logits
+    readings = {name: [] for name in readers}
+    with torch.no_grad():
+        for layer in range(top + 1):
+            for name, reader in readers.items():  # batch by batch, as the answer's logits were computed
+                start, end = (torch.cat(part).float().cpu()
+                              for part in zip(*(reader(layer, stack.hidden[layer]) for stack in stacks)))
+                readings[name].append(_reading(start, end, windows, example, answer))
+    return AnswerLens(example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=answer,
+                      layers=layer_labels(top), readings=readings,
+                      probes=probes.report if probes is not None else None, note=note)
+
+
+def _reading(start: torch.Tensor, end: torch.Tensor, windows: Windows, example: Example,
+             answer: Answer) -> LayerReading:
+    spans = decode(start, end, windows, example.passage, n_best=1)
+    best, final = (spans[0] if spans else None), answer.best
+    rank, probability = (answer_standing(start, end, windows, example.passage,
+                                         (final.window, final.start_token, final.end_token))
+                         if final else (None, 0.0))
+    golds = [a.text for a in example.answers]
+    em, f1 = score(best.text if best else "", golds) if golds else (None, None)
+    return LayerReading(best, rank, probability, em, f1)
+
+
+def lens_row(lens: AnswerLens) -> dict:
+    """The lens as columns of a dataset row: lens_<reader>_<field>, each a list over layers (embeddings first), or
+    None for a reader the model lacks; fields as in LayerReading.to_dict ('span' is the span's text)."""
+    return {f"lens_{reader}_{name}": ([reading.to_dict()[name] for reading in lens.readings[reader]]
+                                      if reader in lens.readings else None)
+            for reader in READERS for name in READING_FIELDS}
+
+
+def layer_scores(qa_model: QAModel, examples: list[Example], probes: Probes | None = None,
+                 progress: Callable[[Iterable], Iterable] = iter) -> dict:
+    """Per reader and layer, percent EM and F1 of the layer's answer over the answerable examples (the official
+    SQuAD v1.1 metrics), and the model's own, which the head's last layer equals."""
+    answerable = [e for e in examples if e.answers and not e.is_impossible]
+    totals: dict[str, np.ndarray] = {}
+    for example in progress(answerable):
+        lens = read_layers(qa_model, example, probes)
+        for reader, readings in lens.readings.items():
+            found = np.array([[r.em, r.f1] for r in readings])
+            totals[reader] = totals.get(reader, 0) + found
+        totals["model"] = totals.get("model", 0) + np.array(score(lens.answer.text, [a.text for a in example.answers]))
+    count = max(len(answerable), 1)
+    result = {"questions": len(answerable)}
+    for reader, total in totals.items():
+        mean = np.round(100 * total / count, 2)
+        result[reader] = {"exact_match": mean[..., 0].tolist(), "f1": mean[..., 1].tolist()}
+    return result

@@ -1,0 +1,44 @@
+"""The Explore page's "Answer lens" and "Interventions" tabs."""
+import numpy as np
+import pytest
+
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
+from rcqa.qa import answer
+from tests.app_harness import app_env, explain, open_app, spec_titled, texts, values  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("app_env")
+LAYERS = ["embeddings", "block 0", "block 1", "block 2"]
+
+
+def test_the_answer_lens_tab_shows_what_each_layer_would_answer(tiny_model_dirs):
+    app = explain(open_app())
+    assert {"Answer lens", "Interventions"} <= {tab.label for tab in app.tabs}
+    traces = {trace["name"]: trace for trace in spec_titled(app, "What each layer would answer")["data"]}
+    assert set(traces) == {"head: its own best span", "head: the final answer"}  # the tiny model has no probes
+    example = gallery_example("lighthouse-who")
+    own = answer(load_model(tiny_model_dirs["bert"]), example.passage, example.question)
+    for trace in traces.values():
+        assert list(values(trace["x"])) == LAYERS
+        assert values(trace["y"])[-1] == pytest.approx(100 * own.best.probability)  # the head's last layer
+    assert "Only the QA head reads the layers: no probes for" in texts(app.caption)
+    (table,) = [frame.value for frame in app.dataframe if "reader" in frame.value.columns]
+    assert table.layer_label.tolist() == LAYERS and table.span.iloc[-1] == own.text
+
+
+def test_the_interventions_tab_knocks_out_words_on_request_with_either_baseline():
+    app = explain(open_app())
+    app.button(key="rcqa.knockout").click().run()
+    chart = spec_titled(app, "How much the explained span's probability drops")
+    bars = {trace["name"]: trace for trace in chart["data"]}
+    assert list(bars) == ["top-k", "random", "bottom-k", "skip block"]
+    assert list(values(bars["top-k"]["x"])) == LAYERS and list(values(bars["skip block"]["x"])) == LAYERS[1:]
+    assert bars["random"]["error_y"]["visible"] and not bars["top-k"]["error_y"]["visible"]
+    assert np.all(np.abs(values(bars["top-k"]["y"])) <= 100)
+    assert "5 draws" in chart["layout"]["title"]["subtitle"]["text"]
+
+    app.radio(key="rcqa.widget.knockout").set_value("zero").run()
+    assert app.query_params["ko"] == "zero"
+    app.button(key="rcqa.knockout").click().run()  # another baseline: asked for anew
+    subtitle = spec_titled(app, "How much the explained")["layout"]["title"]["subtitle"]["text"]
+    assert "the zero vector" in subtitle
