@@ -113,6 +113,9 @@ def main() -> None:
         state.show(figures.scores_by_type(subject))
     with check:
         state.show(figures.completeness_by_layer(summaries))
+    for chart in (figures.lens_by_layer(subject), figures.interventions_by_layer(subject)):
+        if chart is not None:
+            state.show(chart)
     if (methods := figures.faithfulness_curves(subject)) is not None:
         with st.expander("Which explanation to trust: the methods' deletion tests over the run", expanded=True):
             state.show(methods)

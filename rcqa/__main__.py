@@ -233,8 +233,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _reproduce(args: argparse.Namespace) -> int:
     from rcqa.data import load_examples
+    from rcqa.dataset.extras import EXTRAS
     from rcqa.dataset.runner import Job, new_manifest, reproduce
-    from rcqa.faithfulness.compare import Protocol
     from rcqa.resources import squad_file
 
     if args.workers < 1:
@@ -243,7 +243,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     examples = load_examples(data)[: args.limit]
     settings, aggregation = _preset_settings(args)
     job = Job(args.model, settings, aggregation, args.top_k, args.device,
-              Protocol(draws=args.faithfulness_draws) if args.faithfulness else None)
+              tuple(name for name in EXTRAS if getattr(args, name)), args.draws)
     manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data), Path(args.out),
                          workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed)
     counts = manifest["counts"]
@@ -297,6 +297,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from rcqa.attribution.methods import COMPARED
+    from rcqa.dataset.extras import EXTRAS
     from rcqa.faithfulness.deletion import OPERATORS
     from rcqa.interventions import KNOCKOUT_BASELINES
     from rcqa.lens import ProbeSettings
@@ -376,9 +377,10 @@ def build_parser() -> argparse.ArgumentParser:
     _ig_options(reproduce)
     reproduce.add_argument("--aggregation", choices=AGGREGATIONS, help="token score (default: the preset's)")
     reproduce.add_argument("--top-k", type=int, default=5)
-    reproduce.add_argument("--faithfulness", action="store_true",
-                           help="also compare the attribution methods by deleting their top words, against random")
-    reproduce.add_argument("--faithfulness-draws", type=int, default=5, help="random deletions per example")
+    for name, description in EXTRAS.items():
+        reproduce.add_argument(f"--{name}", action="store_true", help=f"also add {description}")
+    reproduce.add_argument("--draws", type=int, default=5,
+                           help="random draws per example of --faithfulness and --interventions")
     reproduce.add_argument("--model", default="default", help="'default', a local folder or a hub id")
     reproduce.add_argument("--device", help="cpu, cuda, ... (default: $RCQA_DEVICE, else CUDA if present)")
     reproduce.set_defaults(handler=_reproduce)

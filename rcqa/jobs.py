@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
-WORKERS_ENV, THREADS_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS"
+WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
 QUEUE_LIMIT = 32
+JOB_NICENESS = 10  # heavy work yields the cores to page scripts: a new visitor's page is drawn first
 
 Report = Callable[[Any], None]  # what a job calls with its progress, e.g. each finished layer
 Work = Callable[[Report], Any]
@@ -51,6 +53,18 @@ def limit_torch_threads(workers: int) -> int:
     threads = int(os.environ.get(THREADS_ENV) or max(1, (os.cpu_count() or 1) // (workers + 1)))
     torch.set_num_threads(threads)
     return threads
+
+
+def lower_priority(niceness: int | None = None) -> None:
+    """Raise the calling thread's niceness ($RCQA_JOB_NICE, default JOB_NICENESS; Linux schedules each thread on
+    its own). With one torch thread (a 2-core machine) an explanation computes in the thread that runs it, so page
+    scripts come first; torch's intra-op pool, where it has more threads, keeps its own priority."""
+    wanted = int(os.environ.get(NICE_ENV, JOB_NICENESS)) if niceness is None else niceness
+    try:
+        current = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), max(current, wanted))
+    except (OSError, AttributeError):  # not Linux-like: leave the priority as it is
+        pass
 
 
 class Job:
@@ -182,6 +196,7 @@ class JobQueue:
             thread.start()
 
     def _serve(self) -> None:
+        lower_priority()
         while True:
             with self._changed:
                 self._prune()

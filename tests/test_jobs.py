@@ -164,3 +164,18 @@ def test_a_failing_job_hands_its_error_to_every_asker_and_the_queue_goes_on(orde
             ticket.result()
     (after,) = gates(order, "after")
     assert after.finish(queue.submit("after", "s1", after)) == "result of after"
+
+
+def test_jobs_run_at_a_lower_priority_than_the_page_scripts(monkeypatch):
+    import os
+
+    def own_niceness(report):
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    ticket = JobQueue(1).submit("nice", "s", own_niceness)
+    assert ticket.wait(WAIT) and ticket.result() == max(base, 10)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base  # the caller's thread keeps its own
+    monkeypatch.setenv("RCQA_JOB_NICE", "15")
+    ticket = JobQueue(1).submit("nicer", "s", own_niceness)
+    assert ticket.wait(WAIT) and ticket.result() == max(base, 15)

@@ -41,6 +41,11 @@ def test_train_resume_and_export(tmp_path, tiny_model_dirs):
     train(config, ANSWERED, tiny_model_dirs["bert"])  # resuming a finished run trains no more steps
     assert len((tmp_path / "run" / "train_log.jsonl").read_text().splitlines()) == total
 
+    (tmp_path / "exported").mkdir()
+    probes = {"fingerprint": "f", "command": "python -m rcqa probes --model M", "layers": ["embeddings", "block 0"],
+              "dev": {"questions": 4, "head": {"exact_match": [0, 25], "f1": [10, 37.5]},
+                      "probe": {"exact_match": [50, 75], "f1": [60, 80.25]}, "model": {"exact_match": 25, "f1": 37.5}}}
+    (tmp_path / "exported" / "probes.json").write_text(json.dumps(probes))
     target = export(tmp_path / "run", tmp_path / "exported", {"max_len": 64, "doc_stride": 16, "max_query_len": 64},
                     {"exact_match": 1.0, "f1": 2.0, "n": 3})
     with safe_open(str(target / "model.safetensors"), "pt") as weights:
@@ -48,7 +53,10 @@ def test_train_resume_and_export(tmp_path, tiny_model_dirs):
     qa_model = load_model(str(target))
     assert next(qa_model.model.parameters()).dtype == torch.float32
     assert (qa_model.max_len, qa_model.doc_stride) == (64, 16)
-    assert "F1 2.00" in (target / "README.md").read_text()
+    card_text = (target / "README.md").read_text()
+    assert "F1 2.00" in card_text
+    assert "| head | 0.0 / 10.0 | 25.0 / 37.5 |" in card_text and "| probe | 50.0 / 60.0 | 75.0 / 80.2 |" in card_text
+    assert json.loads((target / "rcqa_card.json").read_text())["probes"]["dev"]["probe"]["f1"] == [60, 80.25]
     trained = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["model"]["qa_outputs.weight"]
     assert torch.allclose(qa_model.model.qa_outputs.weight, trained, atol=1e-3)
     assert final.is_dir()

@@ -20,8 +20,10 @@ from rcqa.analysis.pos import GROUPS
 from rcqa.analysis.roles import CATEGORIES
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import store
+from rcqa.dataset.extras import EXTRAS
 from rcqa.dataset.faithfulness import summarize_faithfulness
 from rcqa.dataset.intervals import mean_with_interval
+from rcqa.dataset.layers import summarize_interventions, summarize_lens
 from rcqa.dataset.rows import QUESTION_TYPES
 
 # the columns the aggregates read; the drill-down columns (words, distributions, top-k) stay on disk
@@ -29,7 +31,7 @@ SUMMARY_COLUMNS = ("id", "question", "question_type", "is_quantifier", "predicti
                    "probability", "layers", "answer_pos", "quantifier_share", "completeness", "steps", "seconds",
                    *(f"category_{c}" for c in CATEGORIES), *(f"pos_{g}" for g in GROUPS),
                    *(f"jsd_{v}" for v in VARIANTS))
-OPTIONAL_COLUMNS = ("faithfulness",)  # analyses a run may have added (reproduce --faithfulness)
+OPTIONAL_COLUMNS = tuple(EXTRAS)  # analyses a run may have added (reproduce --faithfulness --lens --interventions)
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,8 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
                            if select(rows, question_type=t).num_rows},
         "completeness": _completeness(rows),
         "faithfulness": summarize_faithfulness(rows, seed),
+        "lens": summarize_lens(rows),
+        "interventions": summarize_interventions(rows),
         "settings": run.manifest.get("analysis", {}),
         "model": run.manifest.get("model", {}).get("name"),
         "fingerprint": run.manifest.get("model", {}).get("fingerprint"),

@@ -39,7 +39,8 @@ def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
     charts = [figures.roles_by_depth(summaries), figures.quantifier_by_depth(summaries),
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
               figures.pos_by_layer(subject), figures.scores_by_type(subject), figures.completeness_by_layer(summaries)]
-    charts += [c for c in [figures.faithfulness_curves(subject)] if c is not None]
+    extras = (figures.faithfulness_curves(subject), figures.lens_by_layer(subject), figures.interventions_by_layer(subject))
+    charts += [chart for chart in extras if chart is not None]
     return summary, charts
 
 

@@ -42,7 +42,8 @@ SCHEMA = pa.schema([
     ("quantifier_share", _PER_LAYER),
     *((f"jsd_{variant}", _MATRIX) for variant in VARIANTS),
     ("completeness", _PER_LAYER), ("steps", pa.list_(pa.int32())), ("seconds", _NUMBER),
-    ("faithfulness", pa.string()),  # JSON (rcqa.dataset.faithfulness.record); null unless the run compared methods
+    # JSON of the analyses a run may add (rcqa.dataset.extras); null where the run did not add them
+    ("faithfulness", pa.string()), ("lens", pa.string()), ("interventions", pa.string()),
 ])
 
 
@@ -56,8 +57,9 @@ def question_type(question: str) -> str:
     return "other"
 
 
-def example_row(result: Attribution, aggregation: str, k: int, faithfulness: str | None = None) -> dict:
-    """The row of one explanation (see SCHEMA and the README's table). EM and F1 are null without gold answers."""
+def example_row(result: Attribution, aggregation: str, k: int, extras: dict[str, str | None] | None = None) -> dict:
+    """The row of one explanation (see SCHEMA and the README's table), with the extra analyses' JSON if given. EM and
+    F1 are null without gold answers."""
     example, answer = result.example, result.answer
     found = analyses(result, aggregation, k)
     golds = [a.text for a in example.answers]
@@ -75,7 +77,7 @@ def example_row(result: Attribution, aggregation: str, k: int, faithfulness: str
         "answer_pos": found["answer_pos"], "quantifier_share": found["quantifier_share"],
         **{f"jsd_{v}": found["jsd"][v] for v in VARIANTS},
         **_completeness(result),
-        "seconds": result.seconds, "faithfulness": faithfulness,
+        "seconds": result.seconds, **(extras or {}),
     }
 
 

@@ -10,7 +10,7 @@ import datetime as dt
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 
@@ -20,7 +20,6 @@ from tqdm import tqdm
 
 from rcqa.attribution.engine import IGSettings
 from rcqa.dataset import store
-from rcqa.faithfulness.compare import Protocol
 from rcqa.types import Attribution, Example
 
 MAX_CHUNK = 8  # examples per task and shard: enough to keep shards few, few enough to balance the workers
@@ -36,7 +35,8 @@ class Job:
     aggregation: str
     top_k: int
     device: str | None = None
-    faithfulness: Protocol | None = None  # also compare the attribution methods by deletion (issue: methods)
+    extras: tuple[str, ...] = ()  # analyses added to every example (rcqa.dataset.extras)
+    draws: int = 5  # random draws of the faithfulness and intervention analyses
 
 
 class TorchThreads(WorkerPlugin):
@@ -63,7 +63,7 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: s
             "model": {"name": job.model, "fingerprint": qa_model.fingerprint},
             "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
                          "aggregation": job.aggregation, "top_k": job.top_k,
-                         "faithfulness": asdict(job.faithfulness) if job.faithfulness else None},
+                         "extras": list(job.extras), "draws": job.draws},
             "data": {"source": source or str(data), "path": str(data), "sha256": store.file_sha256(data),
                      "limit": limit},
             "counts": {}, "failed": [], "runs": []}
@@ -75,9 +75,8 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
     which would be most of its size), so Explore can open it from the run instead of computing it again."""
     from rcqa.attribution.cache import ResultCache
     from rcqa.attribution.engine import explain
-    from rcqa.dataset.faithfulness import record
+    from rcqa.dataset.extras import extra_cells
     from rcqa.dataset.rows import example_row
-    from rcqa.faithfulness.report import example_faithfulness
     from rcqa.model import load_model
 
     qa_model = load_model(job.model, job.device)
@@ -85,9 +84,7 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
     for example in examples:
         try:
             result = explain(qa_model, example, job.settings)
-            methods = (record(example_faithfulness(qa_model, example, protocol=job.faithfulness,
-                                                   settings=job.settings)) if job.faithfulness else None)
-            rows.append(example_row(result, job.aggregation, job.top_k, methods))
+            rows.append(example_row(result, job.aggregation, job.top_k, extra_cells(qa_model, example, result, job)))
         except Exception as error:  # any example the engine cannot read is recorded and skipped, never fatal
             failures.append({"id": example.id, "reason": _reason(error)})
             continue

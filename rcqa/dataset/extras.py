@@ -1,0 +1,50 @@
+"""Analyses a run may add to every example beside the layer-wise IG (`reproduce --faithfulness --lens
+--interventions`). Each fills one JSON column of the row with the numbers its own CLI verb reports, trimmed to what
+the dataset aggregates read."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the analyses load torch models; the aggregates that read EXTRAS do not need them
+    from rcqa.model import QAModel
+    from rcqa.types import Attribution, Example
+
+# what the column holds, for --help and the README
+EXTRAS = {
+    "faithfulness": "the attribution methods' deletion tests against random (see `python -m rcqa faithfulness`)",
+    "lens": "the answer read out of every layer by the QA head and the probes (see `python -m rcqa lens`)",
+    "interventions": "each layer's top-k, bottom-k and random words knocked out, and each block skipped "
+                     "(see `python -m rcqa intervene`)",
+}
+
+
+def _faithfulness(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
+    from rcqa.dataset.faithfulness import record
+    from rcqa.faithfulness.compare import Protocol
+    from rcqa.faithfulness.report import example_faithfulness
+
+    return record(example_faithfulness(qa_model, example, protocol=Protocol(draws=job.draws), settings=job.settings))
+
+
+def _lens(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
+    from rcqa.lens import answer_lens, lens_row
+
+    return json.dumps(lens_row(answer_lens(qa_model, example)))
+
+
+def _interventions(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
+    from rcqa.interventions import intervene, intervention_row
+
+    return json.dumps(intervention_row(intervene(qa_model, result, k=job.top_k, draws=job.draws,
+                                                 aggregation=job.aggregation)))
+
+
+COMPUTE: dict[str, Callable[..., str]] = {"faithfulness": _faithfulness, "lens": _lens,
+                                          "interventions": _interventions}
+
+
+def extra_cells(qa_model: QAModel, example: Example, result: Attribution, job) -> dict[str, str | None]:
+    """The row's extra columns: the chosen analyses' JSON, null for the others."""
+    return {name: COMPUTE[name](qa_model, example, result, job) if name in job.extras else None for name in EXTRAS}
