@@ -2,6 +2,8 @@
 output_hidden_states=True, and whole-word answer probabilities worked out by hand (loops and scipy's softmax)."""
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import torch
 from scipy.special import softmax
@@ -21,9 +23,10 @@ def one_window(qa_model, example) -> tuple[dict, list[tuple[int, int]], list[int
 
 
 def hidden_states(model, inputs: dict) -> list[np.ndarray]:
-    """Every layer's states (tokens × dim) from the model's own output_hidden_states."""
+    """Every layer's states (tokens × dim) from the model's own output_hidden_states, on a copy: transformers records
+    them with hooks it leaves on the modules, and the tests' models are shared between tests like the app's."""
     with torch.no_grad():
-        output = model(**inputs, output_hidden_states=True)
+        output = copy.deepcopy(model)(**inputs, output_hidden_states=True)
     return [h[0].double().numpy() for h in output.hidden_states]
 
 

@@ -16,6 +16,7 @@ from rcqa.dataset.aggregate import (
     summarize,
 )
 from rcqa.dataset.conclusions import thirds, verdicts
+from rcqa.dataset.faithfulness import record
 from rcqa.dataset.layers import decided_at
 from rcqa.dataset.report import build, write
 from rcqa.figures import image_export_available
@@ -103,6 +104,36 @@ def test_summary_averages_defined_values_only(hand_run):
     # two finished sessions: 40 s for 4 examples (the failure counts as work done); the unfinished one is left out
     assert summary["seconds"] == 40 and summary["examples_per_hour"] == pytest.approx(360)
     assert summary["fingerprint"] == "abc" and summary["settings"]["top_k"] == 5
+    assert summary["model"] == "default" and summary["data"] == MANIFEST["data"] and summary["layers"] == LAYERS
+    assert summary["completeness"]["median_steps"] == [8, 8, 16]
+    assert summary["roles_ci"]["answer"][1] == [20, 40]  # two values: the bootstrap's range is theirs
+    assert summary["pos_ci"]["entity"] == [[100, 100]] * 3
+
+
+def test_a_run_with_no_rows_yet(tmp_path):
+    folder = tmp_path / "empty"
+    (folder / store.SHARDS).mkdir(parents=True)
+    store.write_manifest(folder, {**MANIFEST, "runs": [], "failed": []})
+    summary = summarize(load_run(folder))
+    assert (summary["n"], summary["exact_match"], summary["layers"]) == (0, None, [])
+    assert summary["completeness"] == {"median": [], "max": [], "median_steps": []}
+    assert (summary["seconds"], summary["examples_per_hour"]) == (0, None)
+    with pytest.raises(FileNotFoundError, match="not a run folder"):
+        load_run(tmp_path / "nothing")
+
+
+def test_a_faithfulness_document_becomes_one_cell():
+    curve = {"k": [0, 1], "span_probability": [.9, .3], "flipped": [False, True], "f1": [1, 0]}
+    document = {"protocol": {"operator": "pad"}, "original": {"span_probability": .9},
+                "methods": {"gradient": {"comprehensiveness": .5, "sufficiency": .2, "aopc": .3, "deletion": curve}},
+                "random": {"comprehensiveness": {"mean": .1}, "sufficiency": {"mean": .4}, "aopc": {"mean": .05},
+                           "deletion": {"span_probability": {"mean": [.9, .85]}, "flipped": {"mean": [0, .2]}}}}
+    assert json.loads(record(document)) == {
+        "k": [0, 1], "original_probability": .9, "operator": "pad",
+        "methods": {"gradient": {"comprehensiveness": .5, "sufficiency": .2, "aopc": .3, "span_probability": [.9, .3],
+                                 "flipped": [0.0, 1.0]},
+                    "random": {"comprehensiveness": .1, "sufficiency": .4, "aopc": .05, "span_probability": [.9, .85],
+                               "flipped": [0, .2]}}}
 
 
 def test_intervals_bracket_the_mean_and_degenerate_cases():

@@ -74,7 +74,7 @@ def _empty_rows() -> pa.Table:
 def select(rows: pa.Table, question_type: str | None = None, correct: bool | None = None,
            quantifier: bool | None = None) -> pa.Table:
     """The rows of one question type, of right (EM = 1) or wrong answers, of quantifier questions or not."""
-    mask = pa.array([True] * rows.num_rows)
+    mask = pa.array([True] * rows.num_rows, type=pa.bool_())
     if question_type is not None:
         mask = pc.and_(mask, pc.equal(rows["question_type"], question_type))
     if correct is not None:
