@@ -7,7 +7,7 @@ import pytest
 
 from rcqa.__main__ import main
 from rcqa.analysis.pos import GROUPS
-from rcqa.dataset import store
+from rcqa.dataset import published, store
 from rcqa.dataset.aggregate import (
     load_run,
     mean_matrix,
@@ -298,3 +298,33 @@ def test_what_layers_know_and_do_over_the_run(tmp_path):
     assert decided_at([None, 10.0, 95.0, 100.0]) == 2 and decided_at([0.0, 0.0]) is None
     charts = {chart.name for chart in build([folder])[1]}
     assert {"dataset-lens", "dataset-interventions"} <= charts
+
+
+def test_published_numbers_set_beside_ours_at_equal_depth(hand_run):
+    from rcqa.dataset.published import comparison, depth
+
+    assert [depth(i, 7) for i in (0, 3, 6)] == [0, .5, 1] and depth(0, 1) == 0
+    assert depth(1, 3) == .5  # the hand run's three outputs: embeddings, block 0, block 1
+    summary = summarize(load_run(hand_run))
+    table = comparison(summary).set_index("measure")
+    assert table.loc["answer share of top-k at depth 1", "ours"] == pytest.approx(70)  # the last layer's
+    assert table.loc["answer share of top-k at depth 1", "published"] == 42.94
+    assert table.loc["query share of top-k at depth 0", "ours"] == pytest.approx(50)
+    assert table.loc["quantifier ratio at depth 0.92", "ours"] == pytest.approx(50)  # the paper's layer 10 of 12
+    assert table.loc["JSD topk kept, max off the diagonal", "ours"] == pytest.approx(summary["jsd_range"]["topk_kept"]["max"])
+    assert table.loc["JSD topk removed, min off the diagonal", "published"] == .09
+    assert table.loc["EM on quantifier questions", "ours"] == 0 and table.loc["SQuAD v1.1 dev F1", "ours"] == 50
+    assert set(table.source) == {published.PAPER, published.MLRC}
+
+
+def test_layers_agree_beyond_their_top_words_only_when_strictly_closer():
+    from rcqa.dataset.conclusions import _agree_beyond_top
+
+    def summary(removed, kept):
+        return {"jsd_range": {"topk_removed": {"max": removed}, "topk_kept": {"max": kept}}}
+    assert _agree_beyond_top(summary(.1, .2)).holds is True
+    assert _agree_beyond_top(summary(.2, .2)).holds is False
+    assert _agree_beyond_top(summary(.2, .2)).evidence == "top-k removed 0.200, top-k kept 0.200"
+    for undefined in (summary(None, .2), summary(.1, None)):
+        assert (_agree_beyond_top(undefined).holds, _agree_beyond_top(undefined).evidence) == (
+            None, "undefined in this run")
