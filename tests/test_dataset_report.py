@@ -8,15 +8,10 @@ import pytest
 from rcqa.__main__ import main
 from rcqa.analysis.pos import GROUPS
 from rcqa.dataset import published, store
-from rcqa.dataset.aggregate import (
-    load_run,
-    mean_matrix,
-    mean_with_interval,
-    select,
-    summarize,
-)
+from rcqa.dataset.aggregate import load_run, select, summarize
 from rcqa.dataset.conclusions import thirds, verdicts
 from rcqa.dataset.faithfulness import record
+from rcqa.dataset.intervals import defined_means, mean_with_interval
 from rcqa.dataset.layers import decided_at
 from rcqa.dataset.report import build, write
 from rcqa.figures import image_export_available
@@ -150,7 +145,7 @@ def test_intervals_bracket_the_mean_and_degenerate_cases():
 
 def test_mean_matrix_leaves_undefined_entries_out():
     stack = np.array([[[0, 1], [1, np.nan]], [[0, 3], [3, np.nan]]])
-    assert np.allclose(mean_matrix(stack), [[0, 2], [2, np.nan]], equal_nan=True)
+    assert np.allclose(defined_means(stack), [[0, 2], [2, np.nan]], equal_nan=True)
 
 
 def test_selection_by_type_correctness_and_quantifier(hand_run):

@@ -22,7 +22,7 @@ from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import store
 from rcqa.dataset.extras import EXTRAS
 from rcqa.dataset.faithfulness import summarize_faithfulness
-from rcqa.dataset.intervals import mean_with_interval
+from rcqa.dataset.intervals import defined_means, mean_with_interval, nullable
 from rcqa.dataset.layers import summarize_interventions, summarize_lens
 from rcqa.dataset.rows import QUESTION_TYPES
 
@@ -112,13 +112,6 @@ def layer_means(table: np.ndarray, seed: int = 0) -> list[dict]:
     return [mean_with_interval(table[:, layer], seed + layer) for layer in range(table.shape[1])]
 
 
-def mean_matrix(stack: np.ndarray) -> np.ndarray:
-    """The element-wise mean over examples of the defined entries; NaN where no example defines one."""
-    counts = (~np.isnan(stack)).sum(axis=0)
-    total = np.nansum(stack, axis=0)
-    return np.divide(total, counts, out=np.full(total.shape, np.nan), where=counts > 0)
-
-
 def off_diagonal_range(matrix: np.ndarray) -> dict:
     """The smallest and largest defined entry off the diagonal (the paper quotes these for its JSD maps)."""
     off = matrix[~np.eye(len(matrix), dtype=bool)] if len(matrix) else np.array([])
@@ -140,21 +133,20 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
     layers = rows["layers"][0].as_py() if rows.num_rows else []
     roles = {c: layer_means(per_layer(rows, f"category_{c}"), seed) for c in CATEGORIES}
     pos = {g: layer_means(per_layer(rows, f"pos_{g}"), seed) for g in GROUPS}
-    jsd = {v: mean_matrix(matrices(rows, f"jsd_{v}")) for v in VARIANTS}
+    jsd = {v: defined_means(matrices(rows, f"jsd_{v}")) for v in VARIANTS}
     overall = scores(rows)
     return {
         "n": rows.num_rows, "n_failed": len(run.manifest.get("failed", [])),
         "exact_match": overall["exact_match"], "f1": overall["f1"], "layers": layers,
         "roles": {c: [m["mean"] for m in means] for c, means in roles.items()},
         "roles_ci": {c: [[m["low"], m["high"]] for m in means] for c, means in roles.items()},
-        "jsd": {v: _nulls(m) for v, m in jsd.items()},
+        "jsd": {v: nullable(m) for v, m in jsd.items()},
         "jsd_range": {v: off_diagonal_range(m) for v, m in jsd.items()},
         "pos": {g: [m["mean"] for m in means] for g, means in pos.items()},
         "pos_ci": {g: [[m["low"], m["high"]] for m in means] for g, means in pos.items()},
         "answer_pos": _answer_pos(rows),
         "quantifier": _quantifier(rows, len(layers), seed),
-        "question_types": {t: scores(select(rows, question_type=t)) for t in QUESTION_TYPES
-                           if select(rows, question_type=t).num_rows},
+        "question_types": _per_question_type(rows),
         "completeness": _completeness(rows),
         "faithfulness": summarize_faithfulness(rows, seed),
         "lens": summarize_lens(rows),
@@ -165,6 +157,12 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
         "data": run.manifest.get("data", {}),
         **_throughput(run),
     }
+
+
+def _per_question_type(rows: pa.Table) -> dict:
+    """EM and F1 of each question type the rows hold."""
+    chosen = {kind: select(rows, question_type=kind) for kind in QUESTION_TYPES}
+    return {kind: scores(found) for kind, found in chosen.items() if found.num_rows}
 
 
 def _answer_pos(rows: pa.Table) -> dict:
@@ -202,7 +200,3 @@ def _throughput(run: Run) -> dict:
                         - dt.datetime.fromisoformat(session["started"])).total_seconds()
             computed += session.get("computed", 0) + session.get("failed", 0)
     return {"seconds": seconds, "examples_per_hour": 3600 * computed / seconds if seconds else None}
-
-
-def _nulls(matrix: np.ndarray) -> list:
-    return np.where(np.isnan(matrix), None, matrix).tolist()

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from rcqa.dataset.intervals import mean_with_interval
+from rcqa.dataset.intervals import defined_means, mean_with_interval, nullable
 
 SUMMARIES = ("comprehensiveness", "sufficiency", "aopc")
 RANDOM = "random"
@@ -55,15 +55,8 @@ def summarize_faithfulness(rows: pa.Table, seed: int = 0) -> dict | None:
         methods[name] = {
             **{s: mean_with_interval(np.array([f[s] for f in found], dtype=float), seed) for s in SUMMARIES},
             "beats_random": None if name == RANDOM else 100 * float(np.mean(beats)),
-            "span_probability": _nan_means(curve), "flip_rate": [None if v is None else 100 * v
-                                                                 for v in _nan_means(flips)],
+            "span_probability": nullable(defined_means(curve)), "flip_rate": nullable(100 * defined_means(flips)),
         }
     return {"n": len(records), "k": list(range(length)), "operator": records[0]["operator"],
             "original_probability": float(np.mean([r["original_probability"] for r in records])),
             "methods": methods}
-
-
-def _nan_means(table: np.ndarray) -> list[float | None]:
-    counts = (~np.isnan(table)).sum(axis=0)
-    means = np.divide(np.nansum(table, axis=0), counts, out=np.full(table.shape[1], np.nan), where=counts > 0)
-    return [None if np.isnan(v) else float(v) for v in means]

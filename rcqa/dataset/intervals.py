@@ -1,4 +1,5 @@
-"""Means with 95 % bootstrap intervals over examples (scipy's percentile bootstrap, seeded)."""
+"""Means over examples of the values they define: element-wise, and with 95 % bootstrap intervals (scipy's
+percentile bootstrap, seeded). Undefined values are NaN in, and null (None) on the way to JSON."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,3 +23,15 @@ def mean_with_interval(values: np.ndarray, seed: int = 0, resamples: int = RESAM
     interval = stats.bootstrap((defined,), np.mean, confidence_level=CONFIDENCE, n_resamples=resamples,
                                method="percentile", rng=np.random.default_rng(seed)).confidence_interval
     return {"mean": mean, "low": float(interval.low), "high": float(interval.high), "n": int(defined.size)}
+
+
+def defined_means(stack: np.ndarray) -> np.ndarray:
+    """The element-wise mean over examples (the first axis) of the defined entries; NaN where none defines one."""
+    counts = (~np.isnan(stack)).sum(axis=0)
+    total = np.nansum(stack, axis=0)
+    return np.divide(total, counts, out=np.full(total.shape, np.nan), where=counts > 0)
+
+
+def nullable(values: np.ndarray) -> list:
+    """An array as nested lists for JSON, NaN (undefined) as None."""
+    return np.where(np.isnan(values), None, values).tolist()

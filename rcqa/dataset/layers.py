@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
+from rcqa.dataset.intervals import defined_means, nullable
 from rcqa.lens.readout import READERS
 
 DECIDED = 0.9  # a reader has decided the answer at the first layer reaching this share of its last layer's F1
@@ -19,11 +20,10 @@ def _cells(rows: pa.Table, column: str) -> list[dict]:
     return [json.loads(cell) for cell in rows[column].to_pylist() if cell]
 
 
-def _mean_per_layer(lists: list[list]) -> list[float | None]:
+def _mean_per_layer(lists: list[list], scale: float = 1.0) -> list[float | None]:
+    """Per layer, the mean of the examples' defined values (times scale: 100 for %); None where none is defined."""
     table = np.array([[np.nan if v is None else float(v) for v in values] for values in lists], dtype=float)
-    counts = (~np.isnan(table)).sum(axis=0)
-    means = np.divide(np.nansum(table, axis=0), counts, out=np.full(table.shape[1], np.nan), where=counts > 0)
-    return [None if np.isnan(m) else float(m) for m in means]
+    return nullable(scale * defined_means(table))
 
 
 def decided_at(f1: list[float | None]) -> int | None:
@@ -44,14 +44,13 @@ def summarize_lens(rows: pa.Table) -> dict | None:
         present = [c for c in cells if c.get(f"lens_{reader}_span") is not None]
         if not present:
             continue
-        f1 = [None if v is None else 100 * v for v in _mean_per_layer([c[f"lens_{reader}_f1"] for c in present])]
+        f1 = _mean_per_layer([c[f"lens_{reader}_f1"] for c in present], 100)
         found[reader] = {
             "n": len(present),
-            "exact_match": [None if v is None else 100 * v
-                            for v in _mean_per_layer([c[f"lens_{reader}_em"] for c in present])],
+            "exact_match": _mean_per_layer([c[f"lens_{reader}_em"] for c in present], 100),
             "f1": f1,
-            "final_answer_first": [100 * v for v in _mean_per_layer(
-                [[rank == 1 for rank in c[f"lens_{reader}_final_answer_rank"]] for c in present])],
+            "final_answer_first": _mean_per_layer(
+                [[rank == 1 for rank in c[f"lens_{reader}_final_answer_rank"]] for c in present], 100),
             "decided_at": decided_at(f1),
         }
     return found
@@ -65,7 +64,7 @@ def summarize_interventions(rows: pa.Table) -> dict | None:
         return None
 
     def percent(key: str) -> list[float | None]:
-        return [None if v is None else 100 * v for v in _mean_per_layer([c[key] for c in cells])]
+        return _mean_per_layer([c[key] for c in cells], 100)
 
     return {
         "n": len(cells), "k": cells[0]["knockout_k"], "baseline": cells[0]["knockout_baseline"],

@@ -144,8 +144,9 @@ class _Run:
 
     def record(self, rows: list[dict], failures: list[dict], results: list[tuple[str, Attribution]]) -> None:
         """Write a finished chunk's explanations and its rows as one shard, then the manifest."""
+        kept = store.results(self.folder)
         for key, result in results:
-            store.results(self.folder).put(key, result)
+            kept.put(key, result)
         if rows:
             store.write_shard(self.folder, rows)
         for row in rows:
