@@ -130,8 +130,8 @@ def _html(summary: dict, charts: list[Chart], svgs: dict[str, str] | None) -> st
         "explained": f"{summary['n']} questions ({summary['n_failed']} failed and left out)",
         "settings": f"preset {settings.get('preset')}: {json.dumps(settings.get('settings'))}, token score "
                     f"{settings.get('aggregation')}, top-{settings.get('top_k')} words",
-        "scores": f"EM {_fmt(summary['exact_match'])}, F1 {_fmt(summary['f1'])}",
-        "speed": f"{_fmt(summary['examples_per_hour'], 0)} examples per hour ({_fmt(summary['seconds'], 0)} s)",
+        "scores": f"EM {figures.number_text(summary['exact_match'])}, F1 {figures.number_text(summary['f1'])}",
+        "speed": f"{figures.number_text(summary['examples_per_hour'], 0)} examples per hour ({figures.number_text(summary['seconds'], 0)} s)",
     }
     figures_html = []
     for i, chart in enumerate(charts):
@@ -151,7 +151,7 @@ figure{{margin:1.5em 0}}svg{{max-width:100%;height:auto}}.no{{color:#b00}}.yes{{
 {_dl(facts)}
 <h2>Do the paper's conclusions hold?</h2>
 {_table(conclusion_table(summary))}
-<p>Worst per-layer median completeness error: {', '.join(f'{html.escape(n)} {_fmt(100 * v, 2) if v is not None else "–"} %'
+<p>Worst per-layer median completeness error: {', '.join(f'{html.escape(n)} {figures.number_text(100 * v, 2) if v is not None else "–"} %'
                                                          for n, v in summary['worst_median_completeness'].items())}.
 Early and late layers are the first and last third of the layers.</p>
 <h2>Beside the published numbers</h2>
@@ -167,10 +167,6 @@ depth (0 = embeddings, 1 = last block), never by index. Protocols differ as the 
 """
 
 
-def _fmt(value, decimals: int = 1) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:,.{decimals}f}"
-
-
 def _dl(facts: dict) -> str:
     return "<dl>" + "".join(f"<dt><b>{html.escape(k)}</b></dt><dd>{html.escape(v)}</dd>" for k, v in facts.items()) + "</dl>"
 
@@ -181,7 +177,7 @@ def _table(frame: pd.DataFrame) -> str:
             return f'<td class="{"yes" if value else "no"}">{"yes" if value else "no"}</td>'
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return "<td>–</td>"
-        return f"<td>{html.escape(_fmt(value, 2) if isinstance(value, float) else str(value))}</td>"
+        return f"<td>{html.escape(figures.number_text(value, 2) if isinstance(value, float) else str(value))}</td>"
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = "".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in frame.itertuples(index=False))
     return f"<table><tr>{head}</tr>{body}</table>"

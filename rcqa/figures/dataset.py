@@ -3,6 +3,7 @@ numbers it reproduces. Several runs share one chart where they answer the same q
 layers are placed at relative depth so a 6-block model and BERT-base's 12 blocks line up."""
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -154,8 +155,8 @@ def scores_by_type(summary: dict) -> Chart:
                        name=measure.replace("_", " "), marker_color=colour,
                        hovertemplate=f"%{{x}}: {measure} %{{y:.1f}}<extra></extra>")
     apply_layout(figure, "Exact match and F1 per question type",
-                 f"all {summary['n']} explained questions: EM {_number(summary['exact_match'])}, F1 "
-                 f"{_number(summary['f1'])} · BERT-base (MLRC): F1 {published.SCORES['f1'].value}",
+                 f"all {summary['n']} explained questions: EM {number_text(summary['exact_match'])}, F1 "
+                 f"{number_text(summary['f1'])} · BERT-base (MLRC): F1 {published.SCORES['f1'].value}",
                  "Question type (questions)", "Score (%)")
     return Chart("dataset-scores", data, figure)
 
@@ -191,8 +192,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def _number(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f}"
+def number_text(value: float | None, decimals: int = 1) -> str:
+    """A number for a label or a table cell; an undefined one (None, NaN) as a dash."""
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:,.{decimals}f}"
 
 
 def faithfulness_curves(summary: dict) -> Chart | None:
