@@ -93,8 +93,10 @@ def main() -> None:
     show_facts(subject)
 
     st.subheader("Do the paper's conclusions hold?")
-    st.dataframe(conclusion_table({"conclusions": {name: [vars(v) for v in verdicts(s)]
-                                                   for name, s in summaries.items()}}), hide_index=True)
+    conclusions = conclusion_table({"conclusions": {name: [vars(v) for v in verdicts(s)]
+                                                    for name, s in summaries.items()}})
+    # the verdict first: the claims are long, and a narrow page would hide it off to the right
+    st.dataframe(conclusions[["holds", "claim", "evidence", "run"]], hide_index=True)
     roles, quantifiers, jsd, pos, scores, check = st.tabs(
         ["Layer roles", "Quantifier questions", "Layers compared (JSD)", "Parts of speech", "Scores",
          "Completeness"])
