@@ -21,6 +21,8 @@ from rcqa.faithfulness.metrics import (
 from rcqa.faithfulness.report import faithfulness_document, readings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
+from rcqa.qa import Windows
+from rcqa.spans import decode
 from tests.handmade_comparison import handmade_comparison
 
 # --- the numbers, by hand --------------------------------------------------------------------------------------
@@ -153,6 +155,24 @@ def test_removal_equals_a_forward_of_the_shorter_input_however_the_batch_is_padd
     start, end = (keep.index(t) for t in case.target_positions)
     _, removed = reanswer(case, [(), chosen], "remove")  # the first variant is longer: the second is padded
     assert removed.span_probability == pytest.approx(span_probability(case, shorter, start, end), rel=1e-5)
+
+
+@pytest.mark.parametrize("operator", ["pad", "remove"])
+def test_the_reanswer_is_the_best_answer_decoded_from_a_forward_of_the_variant_alone(case, operator):
+    chosen = (0, 2, 5)  # before the span, so that its words stay whole
+    gone = set(tokens_of(case, chosen))
+    keep = [t for t in range(case.length) if operator == "pad" or t not in gone]
+    ids = case.window.inputs["input_ids"].clone()
+    ids[0, sorted(gone)] = case.qa_model.tokenizer.pad_token_id
+    variant = {name: values[:, keep] for name, values in {**case.window.inputs, "input_ids": ids}.items()}
+    with torch.no_grad():
+        output = case.qa_model.model(**variant)
+    answerable = [case.window.segments[t] == "passage" and t not in gone for t in keep]
+    windows = Windows(inputs={}, offsets=[[case.window.offsets[t] for t in keep]],
+                      passage_mask=torch.tensor([answerable]))
+    best = decode(output.start_logits, output.end_logits, windows, case.example.passage)[0]
+    _, reanswered = reanswer(case, [(), chosen], operator)
+    assert reanswered.answer == (best.start_char, best.end_char)
 
 
 @pytest.mark.parametrize("operator", ["pad", "remove"])

@@ -100,16 +100,15 @@ def _variants(inputs: dict[str, torch.Tensor], deleted: np.ndarray, pad_id: int,
 def _best_answer(case: Case, start: torch.Tensor, end: torch.Tensor, positions: np.ndarray, deleted: np.ndarray,
                  gone: list[Word]) -> tuple[int, int] | None:
     """Passage characters of the best whole-word answer that starts and ends on words left (of the 20 best)."""
-    kept = np.flatnonzero(positions >= 0)
+    kept = positions >= 0
     width = int(positions.max()) + 1
-    offsets = [(0, 0)] * width
-    answerable = torch.zeros((1, width), dtype=torch.bool)
-    segments = case.window.segments
-    for token in kept:
-        offsets[positions[token]] = case.window.offsets[token]
-        answerable[0, positions[token]] = segments[token] == "passage" and not deleted[token]
-    spans = decode(start[None, :width], end[None, :width], Windows(inputs={}, offsets=[offsets], passage_mask=answerable),
-                   case.example.passage)
+    offsets = np.zeros((width, 2), dtype=int)
+    offsets[positions[kept]] = np.asarray(case.window.offsets)[kept]
+    answerable = np.zeros((1, width), dtype=bool)
+    answerable[0, positions[kept]] = (np.asarray(case.window.segments) == "passage")[kept] & ~deleted[kept]
+    spans = decode(start[None, :width], end[None, :width],
+                   Windows(inputs={}, offsets=[list(map(tuple, offsets.tolist()))],
+                           passage_mask=torch.from_numpy(answerable)), case.example.passage)
     # a whole-word answer grows from its tokens to whole words, which may reach over punctuation onto deleted words
     starts, ends = {w.start_char for w in gone}, {w.end_char for w in gone}
     return next(((span.start_char, span.end_char) for span in spans
