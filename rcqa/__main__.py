@@ -150,6 +150,7 @@ def _probes(args: argparse.Namespace) -> int:
     from rcqa.lens.probes import home
     from rcqa.model import load_model
     from rcqa.resources import squad_file
+    from rcqa.train import refresh_probes_on_card
 
     qa_model = load_model(args.model, args.device)
     settings = ProbeSettings(examples=args.examples, seed=args.seed)
@@ -164,6 +165,8 @@ def _probes(args: argparse.Namespace) -> int:
                                      "SQuAD v1.1 train", "dev": {"data": args.dev_data or "SQuAD v1.1 dev",
                                                                  "first": args.dev, **scores}})
     path = probes.save(Path(args.out) if args.out else home(qa_model))
+    if refresh_probes_on_card(path.parent):
+        print(f"the model card in {path.parent} now quotes these probes")
     print(f"{'layer':>12}  head EM / F1    probe EM / F1   (first {scores['questions']} dev questions)")
     for layer, label in enumerate(probes.report["layers"]):
         print(f"{label:>12}  " + "   ".join(f"{scores[r]['exact_match'][layer]:6.2f} / {scores[r]['f1'][layer]:6.2f}"

@@ -218,12 +218,26 @@ def write_card(run_dir: str | Path, target: str | Path, window: dict, metrics: d
         previous = json.loads(base.read_text())
         card["warm_start"] = {key: previous[key] for key in ("recipe", "recipe_notes", "squad_v1.1_dev", "warm_start")
                               if key in previous}
-    probes = Path(target) / "probes.json"
+    _write_card(Path(target), card)
+
+
+def refresh_probes_on_card(target: str | Path) -> bool:
+    """Put the probes.json beside a model's card on its card (after `python -m rcqa probes` retrained them);
+    False where the folder has no card to update."""
+    path = Path(target) / "rcqa_card.json"
+    if not path.is_file():
+        return False
+    _write_card(Path(target), json.loads(path.read_text()))
+    return True
+
+
+def _write_card(target: Path, card: dict) -> None:
+    probes = target / "probes.json"
     if probes.is_file():  # only if they were trained for these weights (`python -m rcqa probes` after export)
         card["probes"] = probe_card(json.loads(probes.read_text()))
-    (Path(target) / "rcqa_card.json").write_text(json.dumps(card, indent=2) + "\n")
-    (Path(target) / "README.md").write_text(_model_card(card) + (probes_section(card["probes"]) if "probes" in card
-                                                                  else ""))
+    (target / "rcqa_card.json").write_text(json.dumps(card, indent=2) + "\n")
+    (target / "README.md").write_text(_model_card(card) + (probes_section(card["probes"]) if "probes" in card
+                                                          else ""))
 
 
 def probe_card(report: dict) -> dict:

@@ -7,7 +7,14 @@ from safetensors import safe_open
 
 from rcqa.gallery import GALLERY
 from rcqa.model import load_model
-from rcqa.train import TrainConfig, export, featurize, length_grouped_batches, train
+from rcqa.train import (
+    TrainConfig,
+    export,
+    featurize,
+    length_grouped_batches,
+    refresh_probes_on_card,
+    train,
+)
 from tests.tiny_models import wordpiece_tokenizer
 
 ANSWERED = [e for e in GALLERY if e.answers]
@@ -57,6 +64,11 @@ def test_train_resume_and_export(tmp_path, tiny_model_dirs):
     assert "F1 2.00" in card_text
     assert "| head | 0.0 / 10.0 | 25.0 / 37.5 |" in card_text and "| probe | 50.0 / 60.0 | 75.0 / 80.2 |" in card_text
     assert json.loads((target / "rcqa_card.json").read_text())["probes"]["dev"]["probe"]["f1"] == [60, 80.25]
+    probes["dev"]["probe"]["f1"] = [61, 81.5]  # retrained probes: the card follows without a new export
+    (tmp_path / "exported" / "probes.json").write_text(json.dumps(probes))
+    assert refresh_probes_on_card(target) and not refresh_probes_on_card(tmp_path)
+    assert "| probe | 50.0 / 61.0 | 75.0 / 81.5 |" in (target / "README.md").read_text()
+    assert "F1 2.00" in (target / "README.md").read_text()
     trained = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["model"]["qa_outputs.weight"]
     assert torch.allclose(qa_model.model.qa_outputs.weight, trained, atol=1e-3)
     assert final.is_dir()
