@@ -5,7 +5,9 @@
 N browser sessions open N different gallery examples and press "Explain every layer" together, with an
 empty result cache. Reported: seconds from the first press until each session shows its heatmap, and the
 page times of more visitors who arrive one after another once every request is in: until the gallery answer is
-drawn, and until its n-best table is. The N sessions' browser runs at `--load-nice` (default 15): it stands in for browsers on the visitors' own
+drawn, and until its n-best table is; and the two parts of the first: until the visitor's browser has loaded the
+app and opened its websocket (browser work), and from there until the server's message with the answer arrives
+(the server's share). The N sessions' browser runs at `--load-nice` (default 15): it stands in for browsers on the visitors' own
 machines, which a 2-core server would otherwise share with 9 Chromiums; the visitors' browser runs at normal
 priority, and both the server and the visitors' browser are as they would be."""
 from __future__ import annotations
@@ -31,6 +33,7 @@ from tests.test_browser import (
 )
 
 HEATMAP = "Where each layer's attribution goes"
+ANSWER_TEXT = "among every valid span of the passage"
 
 
 def start_server(folder: Path) -> tuple[subprocess.Popen, str]:
@@ -49,10 +52,28 @@ def start_server(folder: Path) -> tuple[subprocess.Popen, str]:
 
 def answer_shown(page) -> float:
     """Wait until the answer and then its n-best table are drawn; returns when the answer was (monotonic time)."""
-    page.get_by_text("among every valid span of the passage").first.wait_for(timeout=300_000)
+    page.get_by_text(ANSWER_TEXT).first.wait_for(timeout=300_000)
     answered = time.monotonic()
     page.locator("[data-testid=stDataFrame]").first.wait_for(timeout=300_000)
     return answered
+
+
+class ServerTimes:
+    """When the page's browser had loaded the app far enough to open its websocket to the server, and when the
+    server's message carrying the answer arrived on it: the server's own share of a visitor's page time."""
+
+    def __init__(self, page):
+        self.opened = self.answered = float("nan")
+        page.on("websocket", self._opened)
+
+    def _opened(self, socket) -> None:
+        self.opened = time.monotonic()
+        socket.on("framereceived", self._received)
+
+    def _received(self, payload) -> None:
+        data = payload if isinstance(payload, bytes) else payload.encode()
+        if ANSWER_TEXT.encode() in data and self.answered != self.answered:  # the first such frame (nan != nan)
+            self.answered = time.monotonic()
 
 
 def niced_chromium(folder: Path, niceness: int) -> Path:
@@ -78,14 +99,17 @@ def measure(url: str, sessions: int, load_browser: Path, visitors: int = 3) -> d
         pressed = time.monotonic()
         for page in pages.values():
             page.get_by_role("button", name="Explain every layer").click()
-        visitor_seconds, visitor_table_seconds = [], []
+        visitor_seconds, visitor_table_seconds, server_seconds, connected_seconds = [], [], [], []
         for example in GALLERY[-visitors:]:
             visitor = own.new_context().new_page()
+            server = ServerTimes(visitor)
             arrived = time.monotonic()
             visitor.goto(f"{url}/?ex={example.id}")
             answered = answer_shown(visitor)
             visitor_seconds.append(round(answered - arrived, 2))
             visitor_table_seconds.append(round(time.monotonic() - arrived, 2))
+            connected_seconds.append(round(server.opened - arrived, 2))
+            server_seconds.append(round(server.answered - server.opened, 2))
             visitor.context.close()
         heatmaps = {}
         for example, page in pages.items():
@@ -96,6 +120,7 @@ def measure(url: str, sessions: int, load_browser: Path, visitors: int = 3) -> d
     return {"sessions": sessions, "seconds_to_heatmap": heatmaps,
             "last_heatmap_seconds": max(heatmaps.values(), default=None),
             "visitor_answer_seconds": visitor_seconds, "visitor_nbest_table_seconds": visitor_table_seconds,
+            "visitor_connected_seconds": connected_seconds, "visitor_server_answer_seconds": server_seconds,
             "cpu_count": os.cpu_count(),
             "workers": os.environ.get("RCQA_EXPLAIN_WORKERS", "default")}
 
