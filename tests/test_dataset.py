@@ -295,3 +295,17 @@ def test_added_analyses_through_the_runner(tmp_path, tiny_model_dirs, data_file)
                 assert_close(value, knocked[column])
     assert (manifest(out)["analysis"]["extras"], manifest(out)["analysis"]["draws"]) == (
         ["faithfulness", "lens", "interventions"], 2)
+
+
+def _worker_environment() -> dict:
+    return {name: os.environ.get(name) for name in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_local_workers_get_their_share_of_the_cores_and_glibcs_own_malloc_tuning(workers):
+    from rcqa.dataset.runner import _client
+
+    with _client(workers, None) as client:
+        environments = list(client.run(_worker_environment).values())
+    share = str(max(1, len(os.sched_getaffinity(0)) // workers))
+    assert environments == [{"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": share, "MKL_NUM_THREADS": share}] * workers
