@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import torch
 
+from rcqa.attribution.engine import IGSettings, explain
 from rcqa.attribution.methods import Case, make_method, word_scores
+from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.faithfulness.deletion import reanswer
 from rcqa.faithfulness.metrics import (
@@ -229,3 +231,15 @@ def test_sparing_the_answer_never_deletes_its_words(tiny_bert):
     answer_words = {i for i, w in enumerate(spared.words) if w.start_char < end and start < w.end_char}
     assert answer_words and not answer_words & set(spared.deletable)
     assert all(not answer_words & set(d.ranking) for r in spared.methods.values() for d in r.deletions)
+
+
+def test_igs_scores_from_the_layer_wise_explanation_are_those_the_method_computes(tiny_bert, monkeypatch):
+    example, settings = gallery_example("lighthouse-when"), IGSettings()
+    embeddings = explain(tiny_bert, example, settings).layer_scores("l2_squared")[0]
+    protocol = Protocol(k=3, draws=2)
+    ig = "integrated_gradients"
+    computed = compare(tiny_bert, example, [ig], protocol, settings)
+    monkeypatch.setattr(IntegratedGradients, "attribute", lambda self, case: pytest.fail("IG was computed again"))
+    reused = compare(tiny_bert, example, [ig], protocol, settings, known={ig: embeddings})
+    assert np.allclose(reused.methods[ig].scores[0], computed.methods[ig].scores[0], rtol=1e-5, atol=1e-7)
+    assert reused.methods[ig].deletions == computed.methods[ig].deletions

@@ -21,11 +21,17 @@ EXTRAS = {
 
 
 def _faithfulness(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
+    from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
     from rcqa.dataset.faithfulness import record
     from rcqa.faithfulness.compare import Protocol
     from rcqa.faithfulness.report import example_faithfulness
 
-    return record(example_faithfulness(qa_model, example, protocol=Protocol(draws=job.draws), settings=job.settings))
+    # IG at the embeddings is the explanation's layer 0, for the same window and target. With several targets the
+    # adaptive rule refines its panels for all of them at once, so IG's scores are taken only from a one-target run.
+    known = ({IntegratedGradients.name: result.layer_scores(IntegratedGradients.aggregation)[0]}
+             if len(result.targets) == 1 else {})
+    return record(example_faithfulness(qa_model, example, protocol=Protocol(draws=job.draws), settings=job.settings,
+                                       known=known))
 
 
 def _lens(qa_model: QAModel, example: Example, result: Attribution, job) -> str:

@@ -9,7 +9,7 @@ draws in one batch.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -133,13 +133,15 @@ class Comparison:
 
 
 def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED, protocol: Protocol | None = None,
-            settings: IGSettings | None = None) -> Comparison:
+            settings: IGSettings | None = None, known: Mapping[str, np.ndarray] | None = None) -> Comparison:
     """Score the example with each method (the target and span of `settings`; IG with its baseline and rule), then
-    delete each ranking's top words and re-answer, against `protocol.draws` random rankings."""
+    delete each ranking's top words and re-answer, against `protocol.draws` random rankings. `known` holds token
+    scores some methods already gave for this same window and target (the dataset runner passes IG's, from the
+    layer-wise explanation's embeddings layer), which are used instead of computing them again."""
     protocol, settings = protocol or Protocol(), settings or IGSettings()
     case = Case.of(qa_model, example, settings.targets[0], settings.span)
     names = [*dict.fromkeys(m for m in methods if m != RandomBaseline.name), RandomBaseline.name]
-    scores, seconds = _scores(case, names, protocol, settings)
+    scores, seconds = _scores(case, names, protocol, settings, known or {})
     words = case.passage_words()
     per_word = {name: [word_scores(s, words) for s in draws] for name, draws in scores.items()}
     span = case.window.offsets[case.target.start_token][0], case.window.offsets[case.target.end_token][1]
@@ -163,14 +165,15 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
                                     [next(deletions) for _ in scores[name]]) for name in names})
 
 
-def _scores(case: Case, names: list[str], protocol: Protocol,
-            settings: IGSettings) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
-    """Per method, its normalised token scores (one per random draw) and the seconds they took."""
+def _scores(case: Case, names: list[str], protocol: Protocol, settings: IGSettings,
+            known: Mapping[str, np.ndarray]) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
+    """Per method, its normalised token scores (one per random draw) and the seconds they took (0 if known)."""
     scores, seconds = {}, {}
     for name in names:
         started = time.perf_counter()
         seeds = protocol.seeds() if name == RandomBaseline.name else [protocol.seed]
-        scores[name] = [normalised(make_method(name, settings, seed).attribute(case), case.special) for seed in seeds]
+        raw = [known[name]] if name in known else [make_method(name, settings, seed).attribute(case) for seed in seeds]
+        scores[name] = [normalised(draw, case.special) for draw in raw]
         seconds[name] = time.perf_counter() - started
     return scores, seconds
 

@@ -2,7 +2,7 @@
 and what a dataset run stores per example (see the README's "Which explanation to trust")."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -26,9 +26,11 @@ READING_K = 5  # the words deleted in the one-sentence reading of each method's 
 
 
 def example_faithfulness(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED,
-                         protocol: Protocol | None = None, settings: IGSettings | None = None) -> dict:
-    """Compare the methods on one example and return the JSON document (no file is written)."""
-    return faithfulness_document(compare(qa_model, example, methods, protocol, settings))
+                         protocol: Protocol | None = None, settings: IGSettings | None = None,
+                         known: Mapping[str, np.ndarray] | None = None) -> dict:
+    """Compare the methods on one example and return the JSON document (no file is written); `known`: scores
+    already computed (see compare)."""
+    return faithfulness_document(compare(qa_model, example, methods, protocol, settings, known))
 
 
 def faithfulness_document(comparison: Comparison) -> dict:

@@ -12,6 +12,7 @@ from rcqa.types import AGGREGATIONS
 
 class IntegratedGradients(AttributionMethod):
     name = "integrated_gradients"
+    aggregation = "l2_squared"  # as for the two gradient methods; it ranks tokens as the L2 norm Explore shows does
     description = ("Integrated Gradients at the embeddings' output with rcqa's engine (its baseline and rule, "
                    "checked for completeness): squared L2 norm of each token's attribution")
 
@@ -23,5 +24,4 @@ class IntegratedGradients(AttributionMethod):
         settings = replace(self.settings, targets=(case.target.name,))
         (embeddings,) = iter_layers(case.qa_model, case.stack, case.window.inputs, [case.target], settings,
                                     layers=[0])
-        # the squared norm, as for the two gradient methods; it ranks tokens as the L2 norm Explore shows does
-        return embeddings.scores[0, AGGREGATIONS.index("l2_squared")]
+        return embeddings.scores[0, AGGREGATIONS.index(self.aggregation)]
