@@ -45,7 +45,8 @@ def main() -> None:
     protocol = Protocol(operator=operator, spare_answer=spare)
     comparison = state.stored_comparison(qa_model, current, settings, protocol)
     if comparison is None:
-        if not st.button("Compare the methods", type="primary", key="rcqa.compare_methods"):
+        asked = state.pending_comparison(qa_model, current, settings, protocol)  # then: its place in line, or result
+        if not asked and not st.button("Compare the methods", type="primary", key="rcqa.compare_methods"):
             st.caption(f"Scores the words with every method, then answers again {protocol.k} times and more per "
                        f"method with words deleted, and as often for {protocol.draws} random draws.")
             return

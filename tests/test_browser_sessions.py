@@ -55,3 +55,28 @@ def test_concurrent_sessions_each_get_their_own_answer_and_heatmap(server, brows
     finally:
         for context in contexts:
             context.close()
+
+
+def test_a_methods_comparison_waits_in_the_same_queue_says_where_and_can_be_cancelled(server, browser):
+    explaining, comparing = (browser.new_context(viewport={"width": 1400, "height": 2000}) for _ in range(2))
+    try:
+        busy = explaining.new_page()
+        busy.goto(f"{server}/?ex=canal-long")  # the longest explanation: the comparison must wait for it
+        settle(busy, after_action=False)
+        page = comparing.new_page()
+        page.goto(f"{server}/methods?ex=comet-who")
+        settle(page, after_action=False)
+        busy.get_by_role("button", name="Explain every layer").click()
+        busy.get_by_text("layer 1/").first.wait_for(timeout=60_000)  # running: the queue's one worker is taken
+        page.get_by_role("button", name="Compare the methods").click()
+        page.get_by_text("1 explanation or comparison ahead of yours").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Cancel").click()
+        page.get_by_role("button", name="Compare the methods").wait_for(timeout=60_000)
+        settle(page)
+        assert page.get_by_text("ahead of yours").count() == 0
+        assert page.locator("[data-testid=stException]").count() == 0
+        heatmap_words(busy)  # the explanation ahead was not disturbed
+        assert busy.locator("[data-testid=stException]").count() == 0
+    finally:
+        explaining.close()
+        comparing.close()

@@ -49,6 +49,7 @@ _VIEW, _URL_PROBLEMS, _RESULT = "rcqa.view", "rcqa.url_problems", "rcqa.result"
 _UPLOAD, _UPLOAD_ERROR = "rcqa.upload", "rcqa.upload_error"
 _TICKET = "rcqa.ticket"
 _COMPARISON = "rcqa.comparison"
+_COMPARISON_TICKET = "rcqa.comparison_ticket"
 _KNOCKOUTS = "rcqa.knockouts"  # the interventions this session asked for
 KNOCKOUT_DRAWS = 5  # random draws per layer on the Explore page
 POLL_SECONDS = 0.5  # how often a waiting page refreshes its place in the queue and the running job's progress
@@ -404,10 +405,12 @@ def _session() -> tuple[str, Callable[[], bool]]:
 
 def pending_request(qa_model: QAModel, current: Example, settings: IGSettings) -> Ticket | None:
     """This session's request for this result, if it made one that is still queued, running or just finished."""
-    ticket = st.session_state.get(_TICKET)
-    if ticket and ticket.key == result_key(qa_model, current, settings) and ticket.state != "cancelled":
-        return ticket
-    return None
+    return _pending(_TICKET, result_key(qa_model, current, settings))
+
+
+def _pending(slot: str, key: str) -> Ticket | None:
+    ticket = st.session_state.get(slot)
+    return ticket if ticket and ticket.key == key and ticket.state != "cancelled" else None
 
 
 def request_result(qa_model: QAModel, current: Example, settings: IGSettings) -> Ticket | None:
@@ -435,8 +438,8 @@ def compute_result(qa_model: QAModel, current: Example, settings: IGSettings) ->
     return await_result(qa_model, ticket) if ticket else None
 
 
-def cancel_request() -> None:
-    if ticket := st.session_state.pop(_TICKET, None):
+def cancel_request(slot: str = _TICKET) -> None:
+    if ticket := st.session_state.pop(slot, None):
         ticket.cancel()
 
 
@@ -447,12 +450,8 @@ def await_result(qa_model: QAModel, ticket: Ticket) -> Attribution | None:
     with st.status(f"Attributing {total} layers of {qa_model.name}…", expanded=True) as status:
         place, cancel = st.empty(), st.empty()
         bar = st.progress(0.0, text=f"layer 0/{total} done")
-        if ticket.state == "waiting":
-            cancel.button("Cancel", key="rcqa.cancel", on_click=cancel_request)
-        shown = None
-        while not ticket.wait(POLL_SECONDS):
-            shown = _show_progress(ticket, place, cancel, bar, total, shown)
-        _show_progress(ticket, place, cancel, bar, total, shown)
+        _wait_for(ticket, place, cancel, "rcqa.cancel", _TICKET, lambda done: bar.progress(
+            (done.layer + 1) / total, text=f"layer {done.layer + 1}/{total} done ({done.label}, {done.seconds:.1f} s)"))
         try:
             result, hit = ticket.result()
         except ValueError as error:  # InputError included
@@ -468,7 +467,19 @@ def await_result(qa_model: QAModel, ticket: Ticket) -> Attribution | None:
     return result
 
 
-def _show_progress(ticket: Ticket, place, cancel, bar, total: int, shown: tuple | None) -> tuple:
+def _wait_for(ticket: Ticket, place, cancel, cancel_key: str, slot: str,
+              show_progress: Callable[[Any], None] = lambda progress: None) -> None:
+    """Until the ticket's job has finished: its place in the queue with a Cancel button (which withdraws the
+    request kept in session slot `slot`), then its progress, each redrawn when it changes."""
+    if ticket.state == "waiting":
+        cancel.button("Cancel", key=cancel_key, on_click=cancel_request, args=(slot,))
+    shown = None
+    while not ticket.wait(POLL_SECONDS):
+        shown = _show_progress(ticket, place, cancel, show_progress, shown)
+    _show_progress(ticket, place, cancel, show_progress, shown)
+
+
+def _show_progress(ticket: Ticket, place, cancel, show_progress: Callable[[Any], None], shown: tuple | None) -> tuple:
     """Draw the request's place in the queue, or its progress, if it changed since `shown` (what was drawn last):
     every redraw is a message to the browser, and eight waiting pages redrawing twice a second cost the server
     and the browsers CPU that a new visitor's page needs."""
@@ -477,13 +488,13 @@ def _show_progress(ticket: Ticket, place, cancel, bar, total: int, shown: tuple 
         return shown
     if state[0] == "waiting":
         ahead = state[1]
-        place.info(f"Queued: {ahead} explanation{'s' if ahead != 1 else ''} ahead of yours.")
+        place.info(f"Queued: {ahead} explanation{'s' if ahead != 1 else ''} or comparison{'s' if ahead != 1 else ''} "
+                   "ahead of yours.")
         return state
     place.empty()
     cancel.empty()
     if (done := ticket.progress) is not None:
-        bar.progress((done.layer + 1) / total,
-                     text=f"layer {done.layer + 1}/{total} done ({done.label}, {done.seconds:.1f} s)")
+        show_progress(done)
     return state
 
 
@@ -565,24 +576,40 @@ def stored_comparison(qa_model: QAModel, current: Example, settings: IGSettings,
     return kept[1] if kept and kept[0] == comparison_key(qa_model, current, settings, protocol) else None
 
 
+def pending_comparison(qa_model: QAModel, current: Example, settings: IGSettings, protocol: Protocol) -> bool:
+    """Whether this session asked for this comparison and it is still queued, running or just finished."""
+    return _pending(_COMPARISON_TICKET, comparison_key(qa_model, current, settings, protocol)) is not None
+
+
 def compute_comparison(qa_model: QAModel, current: Example, settings: IGSettings,
                        protocol: Protocol) -> Comparison | None:
-    """Compare the attribution methods through the explanation queue (it is as heavy as an explanation); None,
-    with a message shown, when the queue is full or the comparison fails."""
+    """Compare the attribution methods through the explanation queue (it is as heavy as an explanation), showing
+    the request's place in line with a Cancel button, or resuming this session's request; None, with a message
+    shown, when the queue is full, the request was cancelled or the comparison fails."""
     key = comparison_key(qa_model, current, settings, protocol)
-    session, alive = _session()
-    try:
-        ticket = job_queue().submit(key, session, lambda _: compare(qa_model, current, protocol=protocol,
-                                                                    settings=settings), alive)
-    except Busy as busy:
-        st.warning(f"The server is busy: {busy.waiting} jobs are waiting, the most it queues. Try again in a minute.")
-        return None
-    with st.spinner("Scoring the words with every method, then re-answering with each method's top words deleted…"):
+    ticket = _pending(_COMPARISON_TICKET, key)
+    if ticket is None:
+        session, alive = _session()
+        try:
+            ticket = job_queue().submit(key, session, lambda _: compare(qa_model, current, protocol=protocol,
+                                                                        settings=settings), alive)
+        except Busy as busy:
+            st.warning(f"The server is busy: {busy.waiting} jobs are waiting, the most it queues. "
+                       "Try again in a minute.")
+            return None
+        st.session_state[_COMPARISON_TICKET] = ticket
+    with st.status("Scoring the words with every method, then re-answering with each method's top words deleted…",
+                   expanded=True) as status:
+        _wait_for(ticket, st.empty(), st.empty(), "rcqa.cancel_comparison", _COMPARISON_TICKET)
         try:
             comparison = ticket.result()
         except ValueError as error:  # InputError included
+            status.update(label="The comparison failed", state="error")
             report(error)
             return None
+        finally:
+            st.session_state.pop(_COMPARISON_TICKET, None)
+        status.update(label="Compared the methods", state="complete", expanded=False)
     st.session_state[_COMPARISON] = (key, comparison)
     return comparison
 
