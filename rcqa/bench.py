@@ -13,8 +13,8 @@ from __future__ import annotations
 import resource
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 import torch

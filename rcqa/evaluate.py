@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from rcqa.types import Example
 

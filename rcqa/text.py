@@ -48,7 +48,11 @@ def is_punctuation(text: str) -> bool:
 @functools.cache
 def _pipeline():
     import spacy
-    from spacy.util import compile_infix_regex, compile_prefix_regex, compile_suffix_regex
+    from spacy.util import (
+        compile_infix_regex,
+        compile_prefix_regex,
+        compile_suffix_regex,
+    )
 
     nlp = spacy.load(SPACY_MODEL, exclude=["parser", "ner", "lemmatizer"])
     defaults = nlp.Defaults

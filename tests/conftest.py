@@ -5,7 +5,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach a hub: they load what they build
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-from tests.tiny_models import ARCHITECTURES, build  # noqa: E402
+from tests.tiny_models import ARCHITECTURES, build
 
 
 @pytest.fixture(scope="session")

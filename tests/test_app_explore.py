@@ -5,7 +5,16 @@ import numpy as np
 import pytest
 
 from rcqa.gallery import gallery_example
-from tests.app_harness import app_env, explain, html_of, open_app, read_html, spec_titled, texts, values  # noqa: F401
+from tests.app_harness import (  # noqa: F401
+    app_env,
+    explain,
+    html_of,
+    open_app,
+    read_html,
+    spec_titled,
+    texts,
+    values,
+)
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -86,7 +86,7 @@ def manifest(folder: Path) -> dict:
 
 def assert_close(actual, expected) -> None:
     """Nested lists of numbers equal within float noise between processes; None (undefined) only where expected."""
-    as_array = lambda v: np.array(v, dtype=float)  # noqa: E731  None becomes NaN
+    as_array = lambda v: np.array(v, dtype=float)
     np.testing.assert_allclose(as_array(actual), as_array(expected), rtol=1e-5, atol=2e-6, equal_nan=True)
 
 

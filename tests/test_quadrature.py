@@ -2,7 +2,12 @@
 import numpy as np
 import pytest
 
-from rcqa.attribution.quadrature import RULES, adaptive, gauss_kronrod, nodes_and_weights
+from rcqa.attribution.quadrature import (
+    RULES,
+    adaptive,
+    gauss_kronrod,
+    nodes_and_weights,
+)
 
 
 def integrates_exactly(nodes, weights, degree):

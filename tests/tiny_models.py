@@ -5,10 +5,21 @@ import re
 from pathlib import Path
 
 import torch
-from transformers import (AlbertConfig, AlbertForQuestionAnswering, BertConfig, BertForQuestionAnswering,
-                          BertModel, BertTokenizer, DistilBertConfig, DistilBertForQuestionAnswering,
-                          ElectraConfig, ElectraForQuestionAnswering, RobertaConfig,
-                          RobertaForQuestionAnswering, RobertaTokenizer)
+from transformers import (
+    AlbertConfig,
+    AlbertForQuestionAnswering,
+    BertConfig,
+    BertForQuestionAnswering,
+    BertModel,
+    BertTokenizer,
+    DistilBertConfig,
+    DistilBertForQuestionAnswering,
+    ElectraConfig,
+    ElectraForQuestionAnswering,
+    RobertaConfig,
+    RobertaForQuestionAnswering,
+    RobertaTokenizer,
+)
 
 from rcqa.gallery import GALLERY
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 import numpy as np
 
 from rcqa.analysis.pos import answer_pos, pos_shares
-from rcqa.analysis.roles import category_shares, phase_readings, quantifier_share, top_words
+from rcqa.analysis.roles import (
+    category_shares,
+    phase_readings,
+    quantifier_share,
+    top_words,
+)
 from rcqa.analysis.similarity import VARIANTS, jsd_matrix
 from rcqa.analysis.words import passage_distribution
 from rcqa.types import Attribution

@@ -11,8 +11,8 @@ import json
 import math
 import os
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 

@@ -10,13 +10,18 @@ then by halving) until the layer's relative error is under a tolerance. Results 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 
-from rcqa.attribution.quadrature import PAPER_STEPS, adaptive, gauss_kronrod, nodes_and_weights
+from rcqa.attribution.quadrature import (
+    PAPER_STEPS,
+    adaptive,
+    gauss_kronrod,
+    nodes_and_weights,
+)
 from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel

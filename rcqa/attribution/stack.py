@@ -13,8 +13,8 @@ same time, and registering or removing them races with forwards in flight.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

@@ -8,14 +8,51 @@ common: the Chart and the layout · words: heatmap, top-k views, one word across
 parts of speech, quantifiers · layers: completeness, JSD, layer pairs, token maps · answer: the answer and its
 n-best · model: the model's facts and card · lens: what each layer would answer, and knock-outs of its words.
 """
-from rcqa.figures.answer import answer_passage, answer_summary, example_heading, nbest_table
-from rcqa.figures.common import AGGREGATION_NAMES, COMPLETENESS_WARNING, Chart, image_export_available
-from rcqa.figures.layers import completeness, incomplete_layers, jsd, layer_pair, projection
-from rcqa.figures.lens import knockouts, knockouts_table, layer_answers, layer_answers_table
+from rcqa.figures.answer import (
+                                answer_passage,
+                                answer_summary,
+                                example_heading,
+                                nbest_table,
+)
+from rcqa.figures.common import (
+                                AGGREGATION_NAMES,
+                                COMPLETENESS_WARNING,
+                                Chart,
+                                image_export_available,
+)
+from rcqa.figures.layers import (
+                                completeness,
+                                incomplete_layers,
+                                jsd,
+                                layer_pair,
+                                projection,
+)
+from rcqa.figures.lens import (
+                                knockouts,
+                                knockouts_table,
+                                layer_answers,
+                                layer_answers_table,
+)
 from rcqa.figures.model import card_scores, model_facts
-from rcqa.figures.roles import POS_COLOURS, ROLE_COLOURS, pos_mix, quantifiers, role_readings, roles
-from rcqa.figures.words import (answer_word, heatmap, topk_grid, topk_passage, topk_table, word_across_layers,
-                                word_categories_of, word_choices, word_table)
+from rcqa.figures.roles import (
+                                POS_COLOURS,
+                                ROLE_COLOURS,
+                                pos_mix,
+                                quantifiers,
+                                role_readings,
+                                roles,
+)
+from rcqa.figures.words import (
+                                answer_word,
+                                heatmap,
+                                topk_grid,
+                                topk_passage,
+                                topk_table,
+                                word_across_layers,
+                                word_categories_of,
+                                word_choices,
+                                word_table,
+)
 
 __all__ = ["AGGREGATION_NAMES", "COMPLETENESS_WARNING", "POS_COLOURS", "ROLE_COLOURS", "Chart", "answer_passage",
            "answer_summary", "answer_word", "card_scores", "completeness", "example_heading", "heatmap",

@@ -9,7 +9,14 @@ from plotly.subplots import make_subplots
 from rcqa.analysis.projection import GROUPS, project, token_groups
 from rcqa.analysis.similarity import describe, jsd_matrix
 from rcqa.analysis.words import passage_distribution
-from rcqa.figures.common import COMPLETENESS_WARNING, Chart, apply_layout, escape_label, settings_line, word_ticks
+from rcqa.figures.common import (
+    COMPLETENESS_WARNING,
+    Chart,
+    apply_layout,
+    escape_label,
+    settings_line,
+    word_ticks,
+)
 from rcqa.figures.words import word_table
 from rcqa.types import Attribution
 

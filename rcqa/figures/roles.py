@@ -7,7 +7,12 @@ import plotly.graph_objects as go
 
 from rcqa.analysis.pos import GROUPS as POS_GROUPS
 from rcqa.analysis.pos import answer_pos, pos_shares
-from rcqa.analysis.roles import category_shares, phase_readings, quantifier_share, shares_of_top
+from rcqa.analysis.roles import (
+    category_shares,
+    phase_readings,
+    quantifier_share,
+    shares_of_top,
+)
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.figures.common import Chart, apply_layout
 from rcqa.figures.words import word_categories_of

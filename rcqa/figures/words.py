@@ -10,7 +10,14 @@ import plotly.graph_objects as go
 
 from rcqa.analysis.roles import word_categories
 from rcqa.analysis.words import distribution, ranks, word_scores
-from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, settings_line, word_ticks
+from rcqa.figures.common import (
+    FONT,
+    Chart,
+    apply_layout,
+    escape_label,
+    settings_line,
+    word_ticks,
+)
 from rcqa.types import Attribution, overlaps
 
 MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
