@@ -488,8 +488,8 @@ def _show_progress(ticket: Ticket, place, cancel, show_progress: Callable[[Any],
         return shown
     if state[0] == "waiting":
         ahead = state[1]
-        place.info(f"Queued: {ahead} explanation{'s' if ahead != 1 else ''} or comparison{'s' if ahead != 1 else ''} "
-                   "ahead of yours.")
+        plural = "s" if ahead != 1 else ""
+        place.info(f"Queued: {ahead} explanation{plural} or comparison{plural} ahead of yours.")
         return state
     place.empty()
     cancel.empty()
