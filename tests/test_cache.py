@@ -1,4 +1,7 @@
 """The result cache: hits, misses on any changed setting, corrupt files, size cap."""
+import json
+from dataclasses import replace
+
 import numpy as np
 
 from rcqa.attribution.cache import ResultCache, cached_explain
@@ -14,8 +17,26 @@ def test_a_repeated_request_is_served_from_disk(tmp_path, tiny_model_dirs):
     first, hit = cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, cache)
     again, hit_again = cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, ResultCache(tmp_path))
     assert (hit, hit_again) == (False, True)
-    assert np.array_equal(first.scores, again.scores) and np.array_equal(first.hidden_states, again.hidden_states)
+    # the scores are kept as float32 (half a float64 file): equal to float32's rounding, 2^-24 relative (twice that
+    # for l2_squared, rebuilt as l2²)
+    assert np.allclose(again.scores, first.scores, rtol=2**-23, atol=0)
+    assert not np.array_equal(again.scores, first.scores)  # rounded indeed: the check above is not vacuous
+    assert np.array_equal(first.hidden_states, again.hidden_states)
     assert again.words == first.words and again.answer == first.answer
+    l2, squared = (again.layer_scores(name) for name in ("l2", "l2_squared"))
+    assert np.allclose(squared, l2**2, rtol=1e-12)
+
+
+def test_scores_float32_cannot_hold_stay_float64_and_older_files_are_read_as_written(tmp_path, tiny_model_dirs):
+    qa_model, cache = load_model(tiny_model_dirs["bert"]), ResultCache(tmp_path)
+    result, _ = cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, cache)
+    huge = replace(result, scores=result.scores * 1e40)  # past float32's 3.4e38
+    cache.put("huge", huge)
+    assert np.array_equal(cache.get("huge").layer_scores("sum"), huge.layer_scores("sum"))
+    meta = {k: v for k, v in result.to_dict().items() if k != "scores"}  # format 3 as first written: all float64
+    np.savez_compressed(tmp_path / "older.npz", meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                        scores=result.scores)
+    assert np.array_equal(cache.get("older").scores, result.scores)
 
 
 def test_every_setting_and_the_text_are_part_of_the_key():
