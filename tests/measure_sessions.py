@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -72,7 +73,7 @@ class ServerTimes:
 
     def _received(self, payload) -> None:
         data = payload if isinstance(payload, bytes) else payload.encode()
-        if ANSWER_TEXT.encode() in data and self.answered != self.answered:  # the first such frame (nan != nan)
+        if ANSWER_TEXT.encode() in data and math.isnan(self.answered):  # the first such frame
             self.answered = time.monotonic()
 
 
