@@ -466,7 +466,7 @@ def _ig_options(command: argparse.ArgumentParser) -> None:
     from rcqa.presets import PRESETS
 
     command.add_argument("--preset", choices=PRESETS, default="default",
-                         help="; ".join(f"{name}: {p.description}" for name, p in PRESETS.items())
+                         help="; ".join(f"{name}: {p.description}" for name, p in PRESETS.items()).replace("%", "%%")
                          + ". The options below override it.")
     command.add_argument("--target", action="append", choices=TARGETS,
                          help="what to explain (repeat to share one forward pass); default span_log_prob")

@@ -1,10 +1,11 @@
 """The command line: JSON answers, and one clear line (exit 2) for every kind of bad input."""
+import argparse
 import json
 
 import numpy as np
 import pytest
 
-from rcqa.__main__ import main
+from rcqa.__main__ import build_parser, main
 from rcqa.gallery import gallery_example
 
 
@@ -142,3 +143,13 @@ def test_bench_json_has_the_promised_fields(capsys, tiny_model_dirs):
     assert accurate["engine_token_error"] < 0.05 and accurate["captum_token_error"] < 0.05
     assert report["tokens"] <= 60 and report["peak_rss_mb"] > 0 and report["all_layers_seconds"] > 0
     assert report["cache_hit_seconds"] > 0 and report["fixed_steps"] == 50 and report["fixed_steps_seconds"] > 0
+
+
+def test_every_command_prints_its_help(capsys):
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for name in commands:
+        with pytest.raises(SystemExit) as stopped:
+            main([name, "--help"])
+        assert stopped.value.code == 0, name
+        assert capsys.readouterr().out.startswith("usage: "), name
