@@ -20,9 +20,10 @@ def test_it_is_the_committed_fine_tuned_minilm(default_model):
     assert default_model.card["squad_v1.1_dev"]["f1"] > 60
 
 
-# Two quantifier questions whose passages hold a distracting number: the model picks the distractor
-# (2,300 trees; 64 members). They stay in the gallery on purpose, to show the paper's quantifier analysis.
-DISTRACTED = {"orchard-how-many", "choir-how-many"}
+# A quantifier question whose passage holds a distracting number: the model picks the distractor (64 members).
+# It stays in the gallery on purpose, to show the paper's quantifier analysis. (The 30 %-epoch model also took
+# the orchard's 2,300 trees; the one-epoch model answers that one.)
+DISTRACTED = {"choir-how-many"}
 
 
 @pytest.mark.parametrize("example", [
