@@ -10,6 +10,7 @@ from rcqa.attribution.engine import IGSettings, explain
 from rcqa.attribution.methods import Case, make_method, word_scores
 from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
 from rcqa.faithfulness.compare import Protocol, compare
+from rcqa.faithfulness import deletion
 from rcqa.faithfulness.deletion import reanswer
 from rcqa.faithfulness.metrics import (
     aopc,
@@ -157,6 +158,25 @@ def test_removal_equals_a_forward_of_the_shorter_input_however_the_batch_is_padd
     start, end = (keep.index(t) for t in case.target_positions)
     _, removed = reanswer(case, [(), chosen], "remove")  # the first variant is longer: the second is padded
     assert removed.span_probability == pytest.approx(span_probability(case, shorter, start, end), rel=1e-5)
+
+
+def test_removal_batches_inputs_of_about_one_length_and_answers_in_the_order_asked(case, monkeypatch):
+    deletions = [(), tuple(range(8)), (1,), tuple(range(6)), (0, 2)]
+    alone = [reanswer(case, [chosen], "remove")[0] for chosen in deletions]
+    lengths = []  # per batch, its inputs' lengths
+
+    def recorded(*arguments):
+        batch, positions = real_variants(*arguments)
+        lengths.append(batch["attention_mask"].sum(dim=1).tolist())
+        return batch, positions
+
+    real_variants = deletion._variants
+    monkeypatch.setattr(deletion, "_variants", recorded)
+    batched = reanswer(case, deletions, "remove", batch_size=2)
+    assert [length for batch in lengths for length in batch] == sorted(case.length - len(tokens_of(case, chosen))
+                                                                       for chosen in deletions)[::-1]
+    assert [r.answer for r in batched] == [r.answer for r in alone]
+    assert [r.span_probability for r in batched] == pytest.approx([r.span_probability for r in alone], rel=1e-5)
 
 
 @pytest.mark.parametrize("operator", ["pad", "remove"])

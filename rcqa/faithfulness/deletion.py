@@ -45,11 +45,16 @@ class Reanswer:
 def reanswer(case: Case, deletions: Sequence[Collection[int]], operator: str = "pad",
              batch_size: int = BATCH_SIZE) -> list[Reanswer]:
     """The window re-answered once per set of deleted passage words (indices into case.passage_words()), in
-    batched forwards of batch_size variants."""
+    batched forwards of batch_size variants. The variants are batched longest first, so that `remove` batches
+    hold inputs of about one length: each batch is as long as its longest input, and the rest is padding."""
     if operator not in OPERATORS:
         raise ValueError(f"unknown deletion operator {operator!r}; choose one of {', '.join(OPERATORS)}")
-    return [answer for begin in range(0, len(deletions), batch_size)
-            for answer in _reanswer_batch(case, deletions[begin:begin + batch_size], operator)]
+    words = case.passage_words()
+    order = sorted(range(len(deletions)), key=lambda row: sum(len(words[index].tokens) for index in deletions[row]))
+    answers = [answer for begin in range(0, len(order), batch_size)
+               for answer in _reanswer_batch(case, [deletions[row] for row in order[begin:begin + batch_size]],
+                                             operator)]
+    return [answer for _, answer in sorted(zip(order, answers), key=lambda pair: pair[0])]
 
 
 def _reanswer_batch(case: Case, deletions: Sequence[Collection[int]], operator: str) -> list[Reanswer]:
