@@ -94,13 +94,12 @@ def show_answer(qa_model, current) -> bool:
     passage, summary = st.columns([3, 2], gap="large")
     with passage:
         st.subheader("Passage")
-        st.html(figures.answer_passage(current, answer))
+        state.show_html(figures.answer_passage(current, answer))
     with summary:
         st.subheader("The model's answer")
-        st.html(figures.answer_summary(current, answer))
+        state.show_html(figures.answer_summary(current, answer))
         st.caption("The other candidate spans it considered")
-        st.dataframe(figures.nbest_table(answer), hide_index=True, height=250,
-                     column_config={"probability": st.column_config.NumberColumn(format="percent")})
+        state.show_html(figures.nbest_html(answer))
     return True
 
 

@@ -86,7 +86,8 @@ def read_html(markup: str) -> tuple[set[str], str]:
 
 
 def html_of(app: AppTest) -> str:
-    return texts(app.get("html"))
+    """The page's HTML: st.html's, and the escaped HTML drawn as markdown (rcqa.ui.state.show_html)."""
+    return texts(app.get("html")) + texts(app.markdown)
 
 
 def explain(app: AppTest) -> AppTest:

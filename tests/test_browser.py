@@ -156,7 +156,7 @@ def test_a_pasted_script_is_shown_as_text_and_never_runs(server, page):
     question.fill("Who built the tower?")
     question.press("Enter")
     settle(page)
-    shown = page.locator("[data-testid=stHtml]").filter(has_text="window.__pwned").first
+    shown = page.locator("[data-testid=stMarkdown]").filter(has_text="window.__pwned").first
     shown.wait_for()
     assert HOSTILE in shown.inner_text().replace("\n", "")
     assert page.evaluate("() => window.__pwned") is None

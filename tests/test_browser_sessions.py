@@ -37,7 +37,7 @@ def test_concurrent_sessions_each_get_their_own_answer_and_heatmap(server, brows
             page.goto(f"{server}/?ex={example}")
         for example, page in pages.items():
             settle(page, after_action=False)
-            summary = page.locator("[data-testid=stHtml]").filter(has_text="probability").first
+            summary = page.locator("[data-testid=stMarkdown]").filter(has_text="probability").first
             assert ANSWERS[example] in summary.inner_text()
         for page in pages.values():  # every request is in before the first finishes
             page.get_by_role("button", name="Explain every layer").click()

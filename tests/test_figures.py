@@ -71,7 +71,7 @@ def test_top_k_views_mark_k_words_per_layer_and_underline_the_answer(result):
 def test_every_html_view_escapes_passage_and_question_text(hostile):
     views = [figures.topk_passage(hostile, 0).html, figures.topk_grid(hostile).html,
              figures.answer_passage(HOSTILE, hostile.answer), figures.answer_summary(HOSTILE, hostile.answer),
-             figures.example_heading(HOSTILE, "<img src=x onerror=alert(1)>")]
+             figures.example_heading(HOSTILE, "<img src=x onerror=alert(1)>"), figures.nbest_html(hostile.answer)]
     for markup in views:
         tags, _ = read_html(markup)
         assert not tags & {"script", "b", "i", "img"}, tags
@@ -174,6 +174,10 @@ def test_answer_tables(result, tiny_bert):
     table = figures.nbest_table(result.answer)
     assert list(table["rank"]) == list(range(1, len(result.answer.nbest) + 1))
     assert table.probability.is_monotonic_decreasing
+    markup = figures.nbest_html(result.answer)
+    assert markup.count("<tr>") == len(table) + 1 and markup.count("<th ") == len(table.columns)
+    best = result.answer.nbest[0]
+    assert f">{best.start_logit:.2f}</td>" in markup and f"{best.start_char}–{best.end_char}" in markup
     facts = dict(zip(*figures.model_facts(tiny_bert).T.values))
     assert facts["architecture"] == "BertForQuestionAnswering" and facts["fingerprint"] == tiny_bert.fingerprint
     assert figures.card_scores({}).empty

@@ -53,6 +53,22 @@ def answer_summary(example: Example, answer: Answer) -> str:
     return "".join(parts)
 
 
+def nbest_html(answer: Answer, height_px: int = 250) -> str:
+    """The n-best table (nbest_table) as an escaped HTML table that scrolls past height_px."""
+    table = nbest_table(answer)
+    numeric = {"rank", "probability", "start logit", "end logit", "window"}
+    style = {name: "padding: 2px 8px; border: none; border-bottom: 1px solid #e6e6e6; " + (
+        "text-align: right; white-space: nowrap;" if name in numeric else "text-align: left; min-width: 8em;")
+        for name in table.columns}  # the answer wraps; the numbers stay in view
+    shown = {"probability": _percent, "start logit": "{:.2f}".format, "end logit": "{:.2f}".format}
+    header = "".join(f'<th style="{style[name]}">{html.escape(name)}</th>' for name in table.columns)
+    rows = "".join("<tr>" + "".join(f'<td style="{style[name]}">{html.escape(str(shown.get(name, str)(value)))}</td>'
+                                    for name, value in row.items()) + "</tr>" for row in table.to_dict("records"))
+    return (f'<div style="max-height: {height_px}px; overflow: auto;"><table style="font-size: 0.85em; line-height: '
+            f'1.4; border-collapse: collapse; margin: 0;"><thead><tr>{header}</tr></thead><tbody>{rows}</tbody>'
+            "</table></div>")
+
+
 def _percent(probability: float) -> str:
     """Two significant digits, so that small probabilities do not all read 0.0%."""
     return f"{100 * probability:.2g}%"

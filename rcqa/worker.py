@@ -1,0 +1,177 @@
+"""Heavy work in processes of their own, scheduled as idle, so that a server's pages never wait behind it.
+
+An explanation runs for seconds as many short torch calls, holding the interpreter lock between them. In the
+server's process it shares that lock with every page script and with the websocket loop, and a thread lowered in
+priority is descheduled while it holds the lock, which stalls them all. A child process has an interpreter of its
+own, and as SCHED_IDLE it runs only on cores nothing else wants: a new visitor's page takes them at once.
+
+Children are started with `spawn` (forking a threaded server is unsafe), load each model they are asked for by
+name once and check its fingerprint against the server's, and report progress over their pipe. A child that dies
+(killed, out of memory) fails its job with WorkerDied and is replaced for the next one.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import queue
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+PROCESS_ENV = "RCQA_JOB_PROCESSES"  # "0": run heavy jobs in the server's own threads instead
+
+
+class WorkerDied(RuntimeError):
+    """The worker process ended (killed, or out of memory) while it ran a job."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """Heavy work another process can do: function(qa_model, *args, report) on the model named, whose fingerprint
+    must be `fingerprint`. The function is module-level, so that it pickles by name."""
+
+    function: Callable[..., Any]
+    model: str
+    fingerprint: str
+    device: str
+    args: tuple = ()
+
+    def run(self, qa_model, report: Callable[[Any], None]) -> Any:
+        return self.function(qa_model, *self.args, report)
+
+
+def processes_enabled() -> bool:
+    return os.environ.get(PROCESS_ENV, "1") != "0"
+
+
+class WorkerProcess:
+    """One child process that runs one Task at a time."""
+
+    def __init__(self, threads: int, preload: str | None = None):
+        context = multiprocessing.get_context("spawn")
+        self._connection, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child, threads, preload), name="rcqa-worker",
+                                        daemon=True)
+        self._process.start()
+        child.close()
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def alive(self) -> bool:
+        return self._process.is_alive()
+
+    def run(self, task: Task, report: Callable[[Any], None]) -> Any:
+        """The task's result, computed in the child; its error, raised here; progress handed to report."""
+        self._connection.send(task)
+        while True:
+            try:
+                kind, value = self._connection.recv()
+            except (EOFError, ConnectionError) as error:
+                raise WorkerDied("the worker process stopped while it ran the job; it is restarted for the next "
+                                 "one") from error
+            if kind == "progress":
+                report(value)
+            elif kind == "result":
+                return value
+            else:
+                raise value
+
+    def close(self) -> None:
+        self._connection.close()
+        self._process.join(timeout=5)
+        if self._process.is_alive():
+            self._process.kill()
+
+
+class WorkerProcesses:
+    """`size` worker processes, started at once, so that their imports (and the model named `preload`, loaded
+    on the device it chooses by default) are done before the first job; each run borrows an idle one. The job
+    queue runs at most `size` jobs at once, so none waits here."""
+
+    def __init__(self, size: int, threads: int, preload: str | None = None):
+        self.threads, self.preload = threads, preload
+        self._idle: queue.SimpleQueue[WorkerProcess] = queue.SimpleQueue()
+        for _ in range(size):
+            self._idle.put(WorkerProcess(threads, preload))
+
+    def run(self, task: Task, report: Callable[[Any], None]) -> Any:
+        worker = self._idle.get()
+        try:
+            return worker.run(task, report)
+        finally:
+            if not worker.alive():
+                worker.close()
+                worker = WorkerProcess(self.threads, self.preload)
+            self._idle.put(worker)
+
+
+def _serve(connection, threads: int, preload: str | None) -> None:
+    """The child: idle priority before torch starts its threads (they inherit it), the preloaded model, then one
+    task at a time."""
+    _idle_priority()
+    import torch
+
+    from rcqa.model import ModelLoadError, load_model
+
+    torch.set_num_threads(threads)
+    models = {}
+    if preload is not None:
+        try:
+            loaded = load_model(preload)
+            models[preload, str(loaded.device)] = loaded
+        except ModelLoadError:  # the server shows why when it loads the same model
+            pass
+    while True:
+        try:
+            task = connection.recv()
+        except EOFError:  # the server closed its end
+            return
+        try:
+            key = (task.model, task.device)
+            if key not in models:
+                models[key] = load_model(task.model, task.device)
+            if models[key].fingerprint != task.fingerprint:
+                raise RuntimeError(f"{task.model} has changed on disk since the server loaded it "
+                                   f"(fingerprint {models[key].fingerprint}, not {task.fingerprint}); reload the app")
+            result = task.run(models[key], lambda progress: connection.send(("progress", progress)))
+            connection.send(("result", result))
+        except Exception as error:  # handed to the server, which shows it
+            connection.send(("error", _picklable(error)))
+
+
+def _idle_priority() -> None:
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):  # not Linux: the lowest niceness instead
+        try:
+            os.nice(19)
+        except OSError:
+            pass
+
+
+def _picklable(error: Exception) -> Exception:
+    """The error itself if it survives pickling (the server re-raises its type), else a RuntimeError saying it."""
+    try:
+        pickle.loads(pickle.dumps(error))
+        return error
+    except Exception:  # whatever fails to pickle
+        return RuntimeError(f"{type(error).__name__}: {error}")
+
+
+# --- what the app sends: module-level, so that they pickle by name -----------------------------------------
+
+def explanation(qa_model, example, settings, cache, report: Callable[[Any], None]):
+    """(result, came_from_cache) for the dashboard's explanation, through the disk result cache (a ResultCache)."""
+    from rcqa.attribution.cache import cached_explain
+
+    return cached_explain(qa_model, example, settings, cache, report)
+
+
+def comparison(qa_model, example, settings, protocol, report: Callable[[Any], None]):
+    """The methods' comparison (rcqa.faithfulness.compare) for the dashboard; it reports no progress."""
+    from rcqa.faithfulness.compare import compare
+
+    return compare(qa_model, example, protocol=protocol, settings=settings)

@@ -1,0 +1,130 @@
+"""Heavy jobs in worker processes: another process at idle priority, progress and errors relayed, a dead worker
+replaced, and results equal to the same work done in the server's process."""
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rcqa import worker
+from rcqa.attribution.cache import ResultCache
+from rcqa.attribution.engine import IGSettings, explain
+from rcqa.faithfulness.compare import Protocol, compare
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
+
+# --- tasks: module-level, so that the worker can import them by name -------------------------------------------
+
+def where_and_how(qa_model, report):
+    report("started")
+    return os.getpid(), os.sched_getscheduler(0), qa_model.fingerprint
+
+
+def counts_to_three(qa_model, report):
+    for step in (1, 2, 3):
+        report(step)
+    return "counted"
+
+
+def refuses(qa_model, report):
+    raise ValueError("the passage is empty")
+
+
+class Unpicklable(Exception):
+    def __init__(self, first, second):  # pickling calls it with one argument, the message: it cannot come back
+        super().__init__(f"{first} and {second}")
+
+
+def fails_unpicklably(qa_model, report):
+    raise Unpicklable("one", "two")
+
+
+def dies(qa_model, report):
+    os._exit(3)
+
+
+def models_loaded_here(qa_model, report):
+    from rcqa import model
+
+    return sorted(name for name, _ in model._loaded)
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dirs):
+    return load_model(tiny_model_dirs["bert"])
+
+
+@pytest.fixture(scope="module")
+def processes():
+    return worker.WorkerProcesses(1, threads=1)
+
+
+def task(qa_model, function, *args) -> worker.Task:
+    return worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args)
+
+
+def test_a_task_runs_in_another_process_at_idle_priority_on_the_same_model(processes, tiny):
+    reports = []
+    pid, policy, fingerprint = processes.run(task(tiny, where_and_how), reports.append)
+    assert pid != os.getpid() and policy == os.SCHED_IDLE
+    assert fingerprint == tiny.fingerprint and reports == ["started"]
+
+
+def test_progress_arrives_in_order_before_the_result(processes, tiny):
+    reports = []
+    assert processes.run(task(tiny, counts_to_three), reports.append) == "counted"
+    assert reports == [1, 2, 3]
+
+
+def test_an_error_in_the_worker_is_raised_in_the_server_with_its_type(processes, tiny):
+    with pytest.raises(ValueError, match="the passage is empty"):
+        processes.run(task(tiny, refuses), lambda _: None)
+    with pytest.raises(RuntimeError, match="Unpicklable: one and two"):
+        processes.run(task(tiny, fails_unpicklably), lambda _: None)
+    assert processes.run(task(tiny, counts_to_three), lambda _: None) == "counted"  # and the worker goes on
+
+
+def test_a_worker_that_dies_fails_its_job_and_a_new_one_takes_the_next(tiny):
+    processes = worker.WorkerProcesses(1, threads=1)
+    first, *_ = processes.run(task(tiny, where_and_how), lambda _: None)
+    with pytest.raises(worker.WorkerDied):
+        processes.run(task(tiny, dies), lambda _: None)
+    second, *_ = processes.run(task(tiny, where_and_how), lambda _: None)
+    assert second != first
+
+
+def test_a_model_changed_since_the_server_loaded_it_is_refused(processes, tiny):
+    stale = worker.Task(counts_to_three, tiny.name, "0" * 16, str(tiny.device))
+    with pytest.raises(RuntimeError, match="has changed on disk"):
+        processes.run(stale, lambda _: None)
+
+
+def test_an_explanation_from_a_worker_equals_the_one_computed_here(processes, tiny, tmp_path):
+    example, settings = gallery_example("lighthouse-when"), IGSettings(steps=8, tolerance=None)
+    layers = []
+    result, hit = processes.run(task(tiny, worker.explanation, example, settings, ResultCache(tmp_path)),
+                                layers.append)
+    here = explain(tiny, example, settings)
+    assert not hit and [layer.layer for layer in layers] == list(range(len(here.layers)))
+    np.testing.assert_allclose(result.scores, here.scores, rtol=1e-5, atol=1e-6)
+    _, hit = processes.run(task(tiny, worker.explanation, example, settings, ResultCache(tmp_path)),
+                               lambda _: None)
+    assert hit  # the worker wrote the shared disk cache
+
+
+def test_a_comparison_from_a_worker_equals_the_one_computed_here(processes, tiny):
+    example, protocol = gallery_example("lighthouse-when"), Protocol(k=3, draws=2)
+    settings = IGSettings(steps=8, tolerance=None)
+    theirs = processes.run(task(tiny, worker.comparison, example, settings, protocol), lambda _: None)
+    ours = compare(tiny, example, protocol=protocol, settings=settings)
+    for name, result in ours.methods.items():
+        np.testing.assert_allclose(theirs.probabilities(theirs.methods[name], range(4)),
+                                   ours.probabilities(result, range(4)), rtol=1e-5)
+
+
+def test_a_worker_loads_the_preloaded_model_before_any_task_and_survives_one_that_cannot_load(tiny_model_dirs):
+    bert, other = load_model(tiny_model_dirs["bert"]), load_model(tiny_model_dirs["distilbert"])
+    processes = worker.WorkerProcesses(1, threads=1, preload=tiny_model_dirs["bert"])
+    assert processes.run(task(other, models_loaded_here), lambda _: None) == sorted([bert.name, other.name])
+    broken = worker.WorkerProcesses(1, threads=1, preload=str(Path(tiny_model_dirs["bert"]) / "missing"))
+    assert broken.run(task(other, models_loaded_here), lambda _: None) == [other.name]
