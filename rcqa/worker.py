@@ -55,29 +55,34 @@ class WorkerProcess:
                                         daemon=True)
         self._process.start()
         child.close()
+        self._broken = False
 
     @property
     def pid(self) -> int:
         return self._process.pid
 
     def alive(self) -> bool:
-        return self._process.is_alive()
+        return not self._broken and self._process.is_alive()
 
     def run(self, task: Task, report: Callable[[Any], None]) -> Any:
         """The task's result, computed in the child; its error, raised here; progress handed to report."""
-        self._connection.send(task)
+        self._talk(self._connection.send, task)
         while True:
-            try:
-                kind, value = self._connection.recv()
-            except (EOFError, ConnectionError) as error:
-                raise WorkerDied("the worker process stopped while it ran the job; it is restarted for the next "
-                                 "one") from error
+            kind, value = self._talk(self._connection.recv)
             if kind == "progress":
                 report(value)
             elif kind == "result":
                 return value
             else:
                 raise value
+
+    def _talk(self, action: Callable, *message) -> Any:
+        try:
+            return action(*message)
+        except (EOFError, OSError) as error:  # the child's end closed: it has died, or is dying
+            self._broken = True
+            raise WorkerDied("the worker process stopped while it ran the job; it is restarted for the next "
+                             "one") from error
 
     def close(self) -> None:
         self._connection.close()
