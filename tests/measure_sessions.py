@@ -1,15 +1,19 @@
 """Measure one `streamlit run app.py` under load (a script, not a test; needs Playwright and /usr/bin/chromium):
 
-    python -m tests.measure_sessions [--sessions 8]
+    python -m tests.measure_sessions [--sessions 8] [--load-nice N] [--visitor-core C]
 
 N browser sessions open N different gallery examples and press "Explain every layer" together, with an
 empty result cache. Reported: seconds from the first press until each session shows its heatmap, and the
 page times of more visitors who arrive one after another once every request is in: until the gallery answer is
 drawn, and until its n-best table is; and the two parts of the first: until the visitor's browser has loaded the
 app and opened its websocket (browser work), and from there until the server's message with the answer arrives
-(the server's share). The N sessions' browser runs at `--load-nice` (default 15): it stands in for browsers on the visitors' own
-machines, which a 2-core server would otherwise share with 9 Chromiums; the visitors' browser runs at normal
-priority, and both the server and the visitors' browser are as they would be."""
+(the server's share). The N sessions' browser stands in for browsers on the visitors' own machines, which a 2-core
+server would otherwise share with 9 Chromiums: it runs as SCHED_IDLE (`--load-nice N` runs it at niceness N
+instead, as this script did before; Chromium sets its own processes' niceness, its browser process to -8 and its
+renderers to 0 or 5 whatever it was started with, so niceness hardly keeps it back, while SCHED_IDLE, which
+niceness does not change, does). The visitors' browser runs at normal priority, and both the server and the
+visitors' browser are as they would be. With `--visitor-core C` the visitors' browser has core C to itself, as on
+a machine of its own, and the server and the N sessions' browser share the other cores."""
 from __future__ import annotations
 
 import argparse
@@ -37,13 +41,14 @@ HEATMAP = "Where each layer's attribution goes"
 ANSWER_TEXT = "among every valid span of the passage"
 
 
-def start_server(folder: Path) -> tuple[subprocess.Popen, str]:
+def start_server(folder: Path, cores: str | None = None) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "RCQA_RESULT_CACHE": str(folder / "results"), "HF_HUB_OFFLINE": "1"}
     env.pop("RCQA_MODEL", None)
     log = (folder / "streamlit.log").open("w")
+    pinned = ["taskset", "-c", cores] if cores else []
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+        [*pinned, sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
          "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -77,18 +82,27 @@ class ServerTimes:
             self.answered = time.monotonic()
 
 
-def niced_chromium(folder: Path, niceness: int) -> Path:
-    wrapper = folder / "chromium-niced"
-    wrapper.write_text(f'#!/bin/sh\nexec nice -n {niceness} {CHROMIUM} "$@"\n')
-    wrapper.chmod(0o755)
-    return wrapper
+def background_chromium(folder: Path, niceness: int | None, cores: str | None = None) -> Path:
+    """Chromium as SCHED_IDLE, or at `niceness`, on `cores` (all by default)."""
+    command = "chrt --idle 0" if niceness is None else f"nice -n {niceness}"
+    return chromium_wrapper(folder / "chromium-background", f"{pinned(cores)}{command} {CHROMIUM}")
 
 
-def measure(url: str, sessions: int, load_browser: Path, visitors: int = 3) -> dict:
+def chromium_wrapper(path: Path, command: str) -> Path:
+    path.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def pinned(cores: str | None) -> str:
+    return f"taskset -c {cores} " if cores else ""
+
+
+def measure(url: str, sessions: int, load_browser: Path, visitor_browser: Path = CHROMIUM, visitors: int = 3) -> dict:
     examples = [e.id for e in GALLERY[:sessions]]
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(load_browser), args=CHROMIUM_ARGS)
-        own = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        own = playwright.chromium.launch(executable_path=str(visitor_browser), args=CHROMIUM_ARGS)
         warm = browser.new_page()  # loads the model once, as the first visitor of a running server would
         warm.goto(url)
         answer_shown(warm)
@@ -129,16 +143,26 @@ def measure(url: str, sessions: int, load_browser: Path, visitors: int = 3) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=8)
-    parser.add_argument("--load-nice", type=int, default=15, help="niceness of the N sessions' browser (0: none)")
+    parser.add_argument("--load-nice", type=int, help="run the N sessions' browser at this niceness, not SCHED_IDLE")
+    parser.add_argument("--visitor-core", type=int,
+                        help="give the visitors' browser this core alone (taskset), as if on a machine of its own; "
+                             "the server and the N sessions' browser get the other cores")
     arguments = parser.parse_args()
+    others = None
+    if arguments.visitor_core is not None:
+        others = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)) if c != arguments.visitor_core)
     with tempfile.TemporaryDirectory() as folder:
-        process, url = start_server(Path(folder))
-        load_browser = niced_chromium(Path(folder), arguments.load_nice) if arguments.load_nice else CHROMIUM
+        process, url = start_server(Path(folder), others)
+        load_browser = background_chromium(Path(folder), arguments.load_nice, others)
+        visitor_browser = CHROMIUM if others is None else chromium_wrapper(
+            Path(folder) / "chromium-visitor", f"{pinned(str(arguments.visitor_core))}{CHROMIUM}")
         try:
-            print(json.dumps(measure(url, arguments.sessions, load_browser), indent=1))
+            found = measure(url, arguments.sessions, load_browser, visitor_browser)
+            found["load_browser"] = "SCHED_IDLE" if arguments.load_nice is None else f"niceness {arguments.load_nice}"
+            found["visitor_core"] = arguments.visitor_core
+            print(json.dumps(found, indent=1))
         finally:
             process.terminate()
-            process.wait(timeout=15)
 
 
 if __name__ == "__main__":
