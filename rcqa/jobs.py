@@ -46,11 +46,17 @@ def default_workers() -> int:
     return 1 if torch.cuda.is_available() else max(1, (os.cpu_count() or 1) // 4)
 
 
+def torch_threads(workers: int) -> int:
+    """Torch threads for each of `workers` running jobs and for the server: the cores shared between the jobs and
+    one core's worth for the server and answers ($RCQA_TORCH_THREADS overrides). More intra-op threads than free
+    cores make every forward wait on descheduled threads: on 2 busy cores, tiny forwards ran 50 times slower with
+    2 threads than with 1."""
+    return int(os.environ.get(THREADS_ENV) or max(1, (os.cpu_count() or 1) // (workers + 1)))
+
+
 def limit_torch_threads(workers: int) -> int:
-    """Share the cores between the running jobs and one core's worth for the server and answers
-    ($RCQA_TORCH_THREADS overrides). More intra-op threads than free cores make every forward wait on
-    descheduled threads: on 2 busy cores, tiny forwards ran 50 times slower with 2 threads than with 1."""
-    threads = int(os.environ.get(THREADS_ENV) or max(1, (os.cpu_count() or 1) // (workers + 1)))
+    """Set this process's torch threads to torch_threads(workers), and return them."""
+    threads = torch_threads(workers)
     torch.set_num_threads(threads)
     return threads
 

@@ -57,10 +57,6 @@ class WorkerProcess:
         child.close()
         self._broken = False
 
-    @property
-    def pid(self) -> int:
-        return self._process.pid
-
     def alive(self) -> bool:
         return not self._broken and self._process.is_alive()
 
@@ -122,11 +118,9 @@ def _serve(connection, threads: int, preload: str | None) -> None:
     from rcqa.model import ModelLoadError, load_model
 
     torch.set_num_threads(threads)
-    models = {}
     if preload is not None:
         try:
-            loaded = load_model(preload)
-            models[preload, str(loaded.device)] = loaded
+            load_model(preload)  # kept by load_model's own cache for the tasks that name it
         except ModelLoadError:  # the server shows why when it loads the same model
             pass
     while True:
@@ -135,13 +129,11 @@ def _serve(connection, threads: int, preload: str | None) -> None:
         except EOFError:  # the server closed its end
             return
         try:
-            key = (task.model, task.device)
-            if key not in models:
-                models[key] = load_model(task.model, task.device)
-            if models[key].fingerprint != task.fingerprint:
+            qa_model = load_model(task.model, task.device)
+            if qa_model.fingerprint != task.fingerprint:
                 raise RuntimeError(f"{task.model} has changed on disk since the server loaded it "
-                                   f"(fingerprint {models[key].fingerprint}, not {task.fingerprint}); reload the app")
-            result = task.run(models[key], lambda progress: connection.send(("progress", progress)))
+                                   f"(fingerprint {qa_model.fingerprint}, not {task.fingerprint}); reload the app")
+            result = task.run(qa_model, lambda progress: connection.send(("progress", progress)))
             connection.send(("result", result))
         except Exception as error:  # handed to the server, which shows it
             connection.send(("error", _picklable(error)))

@@ -10,8 +10,7 @@ from rcqa.attribution.engine import IGSettings, explain
 from rcqa.attribution.methods import Case, make_method, word_scores
 from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
 from rcqa.faithfulness.compare import Protocol, compare
-from rcqa.faithfulness import deletion
-from rcqa.faithfulness.deletion import reanswer
+from rcqa.faithfulness.deletion import _variants, reanswer
 from rcqa.faithfulness.metrics import (
     aopc,
     comprehensiveness,
@@ -166,12 +165,11 @@ def test_removal_batches_inputs_of_about_one_length_and_answers_in_the_order_ask
     lengths = []  # per batch, its inputs' lengths
 
     def recorded(*arguments):
-        batch, positions = real_variants(*arguments)
+        batch, positions = _variants(*arguments)
         lengths.append(batch["attention_mask"].sum(dim=1).tolist())
         return batch, positions
 
-    real_variants = deletion._variants
-    monkeypatch.setattr(deletion, "_variants", recorded)
+    monkeypatch.setattr("rcqa.faithfulness.deletion._variants", recorded)
     batched = reanswer(case, deletions, "remove", batch_size=2)
     assert [length for batch in lengths for length in batch] == sorted(case.length - len(tokens_of(case, chosen))
                                                                        for chosen in deletions)[::-1]

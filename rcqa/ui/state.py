@@ -30,7 +30,15 @@ from rcqa.faithfulness.compare import Comparison, Protocol
 from rcqa.figures import Chart, example_heading, image_export_available, projection
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.interventions import KNOCKOUT_BASELINES, Interventions, intervene
-from rcqa.jobs import Busy, JobQueue, Ticket, Work, default_workers, limit_torch_threads
+from rcqa.jobs import (
+    Busy,
+    JobQueue,
+    Ticket,
+    Work,
+    default_workers,
+    limit_torch_threads,
+    torch_threads,
+)
 from rcqa.lens import AnswerLens, answer_lens
 from rcqa.model import DEFAULT_MODEL, ModelLoadError, QAModel, load_model
 from rcqa.presets import PRESETS
@@ -401,7 +409,7 @@ def worker_processes() -> worker.WorkerProcesses | None:
     if not worker.processes_enabled():
         return None
     workers = default_workers()
-    return worker.WorkerProcesses(workers, limit_torch_threads(workers), preload=default_model())
+    return worker.WorkerProcesses(workers, torch_threads(workers), preload=default_model())
 
 
 def heavy(qa_model: QAModel, function: Callable, *args) -> Work:
