@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from rcqa.__main__ import main
+from rcqa.cli import main
 from rcqa.analysis.report import analyses
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.engine import IGSettings, explain

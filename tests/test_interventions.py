@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.__main__ import main
+from rcqa.cli import main
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.engine import IGSettings, explain
 from rcqa.gallery import gallery_example
