@@ -9,7 +9,7 @@ from rcqa.dataset import published
 from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
 from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.figures import dataset as figures
-from rcqa.ui import runs, state
+from rcqa.ui import runs, show
 
 ANY = "any"
 CORRECTNESS = {ANY: None, "right (exact match)": True, "wrong": False}
@@ -101,26 +101,26 @@ def main() -> None:
         ["Layer roles", "Quantifier questions", "Layers compared (JSD)", "Parts of speech", "Scores",
          "Completeness"])
     with roles:
-        state.show(figures.roles_by_depth(summaries))
+        show.chart(figures.roles_by_depth(summaries))
     with quantifiers:
-        state.show(figures.quantifier_by_depth(summaries))
+        show.chart(figures.quantifier_by_depth(summaries))
     with jsd:
         variant = st.radio("Distributions", list(VARIANTS), format_func=lambda v: describe(v, 5), horizontal=True,
                            key="rcqa.dataset.variant")
         for name, found in summaries.items():
-            state.show(figures.jsd_map(found, variant, name))
+            show.chart(figures.jsd_map(found, variant, name))
     with pos:
-        state.show(figures.pos_by_layer(subject))
+        show.chart(figures.pos_by_layer(subject))
     with scores:
-        state.show(figures.scores_by_type(subject))
+        show.chart(figures.scores_by_type(subject))
     with check:
-        state.show(figures.completeness_by_layer(summaries))
+        show.chart(figures.completeness_by_layer(summaries))
     for chart in (figures.lens_by_layer(subject), figures.interventions_by_layer(subject)):
         if chart is not None:
-            state.show(chart)
+            show.chart(chart)
     if (methods := figures.faithfulness_curves(subject)) is not None:
         with st.expander("Which explanation to trust: the methods' deletion tests over the run", expanded=True):
-            state.show(methods)
+            show.chart(methods)
             st.dataframe(figures.faithfulness_table(subject), hide_index=True)
     with st.expander("Beside the published numbers (table)"):
         st.dataframe(published.comparison(subject), hide_index=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rcqa import worker
+from rcqa.ui import worker
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.engine import IGSettings, explain
 from rcqa.faithfulness.compare import Protocol, compare

@@ -20,7 +20,7 @@ from rcqa.dataset import store
 from rcqa.dataset.aggregate import Run, load_run, select, summarize
 from rcqa.resources import squad_file
 from rcqa.types import Example
-from rcqa.ui import state
+from rcqa.ui import examples, inputs, results, view
 
 RUNS_ENV = "RCQA_RUNS"
 COMMITTED = Path(__file__).resolve().parents[2] / "reports" / "runs"
@@ -94,22 +94,22 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
     path = data_file(found)
     if not path.is_file():
         return f"The run's data file {path} is not on this machine, so its passages cannot be shown."
-    examples = _examples(str(path))
-    example = next((e for e in examples if e.id == example_id), None)
+    questions = _examples(str(path))
+    example = next((e for e in questions if e.id == example_id), None)
     if example is None:
         return f"{path.name} holds no question {example_id!r}: it changed since the run."
     analysis = found.manifest["analysis"]
     stored = {f.name: analysis["settings"][f.name] for f in dataclasses.fields(IGSettings)
               if f.name in analysis["settings"]}
     settings = IGSettings(**{**stored, "targets": tuple(stored["targets"])})
-    state.offer_questions(f"{path.name} (run {found.folder.name})", examples)
-    state.update(model=found.manifest["model"]["name"], source="upload", example_id=example.id,
-                 question=example.question, target=settings.targets[0], span=settings.span,
-                 baseline=settings.baseline, rule=settings.rule, steps=settings.steps, tolerance=settings.tolerance,
-                 aggregation=analysis["aggregation"], top_k=analysis["top_k"])
+    examples.offer_questions(f"{path.name} (run {found.folder.name})", questions)
+    view.update(model=found.manifest["model"]["name"], source="upload", example_id=example.id,
+                question=example.question, target=settings.targets[0], span=settings.span,
+                baseline=settings.baseline, rule=settings.rule, steps=settings.steps, tolerance=settings.tolerance,
+                aggregation=analysis["aggregation"], top_k=analysis["top_k"])
     fingerprint = found.manifest["model"]["fingerprint"]
     result = store.results(found.folder).get(ResultCache.key(fingerprint, example, settings))
-    qa_model = state.model()
+    qa_model = inputs.model()
     if result is not None and qa_model is not None and qa_model.fingerprint == fingerprint:
-        state.keep_result(state.result_key(qa_model, example, state.view().settings()), result)
+        results.keep_result(results.result_key(qa_model, example, view.view().settings()), result)
     return None
