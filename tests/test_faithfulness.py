@@ -23,8 +23,7 @@ from rcqa.faithfulness.metrics import (
 from rcqa.faithfulness.report import faithfulness_document, readings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
-from rcqa.qa import Windows
-from rcqa.spans import decode
+from rcqa.spans import Windows, decode
 from tests.handmade_comparison import handmade_comparison
 
 # --- the numbers, by hand --------------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ from rcqa.attribution.quadrature import (
 from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
-from rcqa.qa import InputError, Windows, answer_with_windows, char_span_to_tokens
+from rcqa.qa import InputError, answer_with_windows, char_span_to_tokens
+from rcqa.spans import Windows
 from rcqa.text import word_at, written_words
 from rcqa.types import AGGREGATIONS, Answer, Attribution, Completeness, Example, Word
 
