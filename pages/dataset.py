@@ -5,10 +5,9 @@ from pathlib import Path
 import streamlit as st
 
 from rcqa.analysis.similarity import VARIANTS, describe
-from rcqa.dataset import published
+from rcqa.dataset import figures, published
 from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
 from rcqa.dataset.rows import QUESTION_TYPES
-from rcqa.figures import dataset as figures
 from rcqa.ui import runs, show
 
 ANY = "any"
