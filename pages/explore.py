@@ -2,12 +2,11 @@
 import streamlit as st
 
 from rcqa import figures
-from rcqa.attribution.engine import BASELINES
 from rcqa.attribution.quadrature import RULES
+from rcqa.attribution.settings import BASELINES, PRESETS
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
 from rcqa.interventions import KNOCKOUT_BASELINES
-from rcqa.presets import PRESETS
 from rcqa.types import AGGREGATIONS
 from rcqa.ui import examples, inputs, results, show, view
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.settings import IGSettings
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from rcqa import qa
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
+from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from tests.tiny_models import ARCHITECTURES

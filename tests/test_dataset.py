@@ -14,10 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from rcqa.cli import main
 from rcqa.analysis.report import analyses
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
+from rcqa.attribution.settings import IGSettings
+from rcqa.cli import main
 from rcqa.dataset import store
 from rcqa.dataset.rows import question_type
 from rcqa.evaluate import score

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attribution.engine import IGSettings, explain, integrate, window_inputs
+from rcqa.attribution.engine import explain, integrate, window_inputs
+from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
 from rcqa.attribution.methods import Case, make_method, word_scores
 from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
+from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.faithfulness.deletion import _variants, reanswer
 from rcqa.faithfulness.metrics import (

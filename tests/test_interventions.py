@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.cli import main
 from rcqa.analysis.words import passage_distribution
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
+from rcqa.attribution.settings import IGSettings
+from rcqa.cli import main
 from rcqa.gallery import gallery_example
 from rcqa.interventions import intervene, intervention_row, random_words
 from rcqa.model import load_model

@@ -6,12 +6,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rcqa.ui import worker
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
+from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
+from rcqa.ui import worker
 
 # --- tasks: module-level, so that the worker can import them by name -------------------------------------------
 

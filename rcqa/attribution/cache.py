@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rcqa.attribution.engine import IGSettings, LayerResult, explain
+from rcqa.attribution.engine import LayerResult, explain
+from rcqa.attribution.settings import IGSettings
 from rcqa.model import QAModel
 from rcqa.resources import cache_dir
 from rcqa.types import AGGREGATIONS, Attribution, Example

@@ -137,8 +137,8 @@ def _lens(args: argparse.Namespace) -> int:
 
 
 def add_intervene(commands: argparse._SubParsersAction) -> None:
+    from rcqa.attribution.settings import PRESETS
     from rcqa.interventions import KNOCKOUT_BASELINES
-    from rcqa.presets import PRESETS
 
     command = commands.add_parser("intervene", help="knock out each layer's top-k / random / bottom-k words (by IG) "
                                                     "and skip each block; the explained span's probability, as JSON")
@@ -158,9 +158,9 @@ def add_intervene(commands: argparse._SubParsersAction) -> None:
 
 
 def _intervene(args: argparse.Namespace) -> int:
+    from rcqa.attribution.settings import PRESETS
     from rcqa.interventions import intervene
     from rcqa.model import load_model
-    from rcqa.presets import PRESETS
 
     preset = PRESETS[args.preset]
     qa_model = load_model(args.model, args.device)

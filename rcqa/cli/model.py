@@ -24,7 +24,7 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
 
 def _bench(args: argparse.Namespace) -> int:
     from rcqa import bench
-    from rcqa.attribution.engine import IGSettings
+    from rcqa.attribution.settings import IGSettings
     from rcqa.model import load_model, random_bert_base
 
     qa_model = random_bert_base(args.device) if args.random_bert_base else load_model(args.model, args.device)

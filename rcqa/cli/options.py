@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Callable
 from rcqa.types import AGGREGATIONS
 
 if TYPE_CHECKING:
-    from rcqa.attribution.engine import IGSettings, LayerResult
+    from rcqa.attribution.engine import LayerResult
+    from rcqa.attribution.settings import IGSettings
     from rcqa.model import QAModel
     from rcqa.types import Attribution, Example
 
@@ -76,10 +77,9 @@ def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, set
 
 
 def add_ig(command: argparse.ArgumentParser) -> None:
-    from rcqa.attribution.engine import BASELINES
     from rcqa.attribution.quadrature import RULES
+    from rcqa.attribution.settings import BASELINES, PRESETS
     from rcqa.attribution.targets import TARGETS
-    from rcqa.presets import PRESETS
 
     command.add_argument("--preset", choices=PRESETS, default="default",
                          help="; ".join(f"{name}: {p.description}" for name, p in PRESETS.items()).replace("%", "%%")
@@ -102,14 +102,10 @@ _IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule
 
 def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, str]:
     """The preset's IGSettings and token score, with every option given on the command line in its place."""
-    from dataclasses import replace
-
-    from rcqa.presets import PRESETS
+    from rcqa.attribution.settings import PRESETS, IGSettings
 
     preset = PRESETS[args.preset]
     given = {field: getattr(args, option) for option, field in _IG_FIELDS.items() if getattr(args, option) is not None}
-    if "targets" in given:
-        given["targets"] = tuple(given["targets"])
     if "tolerance" in given and given["tolerance"] <= 0:
         given["tolerance"] = None
-    return replace(preset.settings, **given), args.aggregation or preset.aggregation
+    return IGSettings.from_dict({**preset.settings.to_dict(), **given}), args.aggregation or preset.aggregation

@@ -19,7 +19,7 @@ from distributed import Client, Future, LocalCluster, WorkerPlugin, as_completed
 from distributed.comm import get_address_host
 from tqdm import tqdm
 
-from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.settings import IGSettings
 from rcqa.dataset import store
 from rcqa.types import Attribution, Example
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.settings import IGSettings
 from rcqa.figures import example_heading
 from rcqa.gallery import GALLERY
 from rcqa.model import ModelLoadError, QAModel, load_model

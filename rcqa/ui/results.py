@@ -8,7 +8,7 @@ import streamlit as st
 
 from rcqa import qa
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Comparison, Protocol
 from rcqa.figures import Chart, projection
 from rcqa.interventions import Interventions, intervene

@@ -14,7 +14,7 @@ import pyarrow as pa
 import streamlit as st
 
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.settings import IGSettings
 from rcqa.data import load_examples
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import Run, load_run, select, summarize
@@ -99,14 +99,13 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
     if example is None:
         return f"{path.name} holds no question {example_id!r}: it changed since the run."
     analysis = found.manifest["analysis"]
-    stored = {f.name: analysis["settings"][f.name] for f in dataclasses.fields(IGSettings)
-              if f.name in analysis["settings"]}
-    settings = IGSettings(**{**stored, "targets": tuple(stored["targets"])})
+    # the manifest's settings also record the model's window, which is no IG setting
+    settings = IGSettings.from_dict({name: value for name, value in analysis["settings"].items()
+                                     if name not in ("max_len", "doc_stride")})
     examples.offer_questions(f"{path.name} (run {found.folder.name})", questions)
     view.update(model=found.manifest["model"]["name"], source="upload", example_id=example.id,
-                question=example.question, target=settings.targets[0], span=settings.span,
-                baseline=settings.baseline, rule=settings.rule, steps=settings.steps, tolerance=settings.tolerance,
-                aggregation=analysis["aggregation"], top_k=analysis["top_k"])
+                question=example.question, aggregation=analysis["aggregation"], top_k=analysis["top_k"],
+                **view.view_fields(settings))
     fingerprint = found.manifest["model"]["fingerprint"]
     result = store.results(found.folder).get(ResultCache.key(fingerprint, example, settings))
     qa_model = inputs.model()

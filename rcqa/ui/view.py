@@ -14,13 +14,12 @@ import streamlit as st
 
 from rcqa.analysis.projection import METHODS
 from rcqa.analysis.similarity import VARIANTS
-from rcqa.attribution.engine import BASELINES, IGSettings
 from rcqa.attribution.quadrature import PAPER_STEPS, RULES
+from rcqa.attribution.settings import BASELINES, PRESETS, IGSettings
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.interventions import KNOCKOUT_BASELINES
 from rcqa.model import DEFAULT_MODEL
-from rcqa.presets import PRESETS
 from rcqa.types import AGGREGATIONS
 
 MODEL_ENV = "RCQA_MODEL"  # the app's default model: a folder or hub id (else the embedded model)
@@ -63,8 +62,17 @@ class View:
 
     def settings(self) -> IGSettings:
         """The engine's settings (ValueError if they are invalid)."""
-        return IGSettings(targets=(self.target,), span=self.span, baseline=self.baseline, rule=self.rule,
-                          steps=self.steps, tolerance=self.tolerance)
+        return IGSettings.from_dict({"targets": [self.target], **{name: getattr(self, name) for name in _SETTINGS}})
+
+
+_SETTINGS = ("span", "baseline", "rule", "steps", "tolerance")  # the IGSettings fields a View holds beside its target
+
+
+def view_fields(settings: IGSettings) -> dict[str, Any]:
+    """The View fields that hold these settings: View.settings read backwards (a view explains one target, with
+    the default max_steps and memory budget)."""
+    data = settings.to_dict()
+    return {"target": data["targets"][0], **{name: data[name] for name in _SETTINGS}}
 
 
 # URL parameter → (View field, allowed values or a (type, low, high) range)
@@ -79,9 +87,7 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
-PRESET_VIEWS = {name: {"target": p.settings.targets[0], "baseline": p.settings.baseline, "rule": p.settings.rule,
-                       "steps": p.settings.steps, "tolerance": p.settings.tolerance, "span": p.settings.span,
-                       "aggregation": p.aggregation} for name, p in PRESETS.items()}
+PRESET_VIEWS = {name: {**view_fields(p.settings), "aggregation": p.aggregation} for name, p in PRESETS.items()}
 
 
 def passage_hash(passage: str) -> str:
