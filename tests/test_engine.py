@@ -129,11 +129,6 @@ def test_words_cover_the_window_and_round_trip_through_json(tiny_model_dirs):
     assert restored.completeness == result.completeness and restored.answer == result.answer
 
 
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(tiny_model_dirs["bert"])
-
-
 def test_the_squared_norm_is_the_square_of_the_l2_norm(tiny_bert):
     result = explain(tiny_bert, gallery_example("comet-who"), IGSettings(steps=4, tolerance=None))
     assert np.allclose(result.layer_scores("l2_squared"), result.layer_scores("l2") ** 2, rtol=1e-5)

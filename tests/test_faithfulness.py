@@ -23,7 +23,6 @@ from rcqa.faithfulness.metrics import (
 )
 from rcqa.faithfulness.report import faithfulness_document, readings
 from rcqa.gallery import gallery_example
-from rcqa.model import load_model
 from rcqa.spans import Windows, decode
 from tests.handmade_comparison import handmade_comparison
 
@@ -109,11 +108,6 @@ def test_the_document_of_a_handmade_comparison_holds_the_numbers_worked_out_by_h
 
 
 # --- the deletion operators, on a real (tiny) model ------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(tiny_model_dirs["bert"])
 
 
 @pytest.fixture(scope="module")

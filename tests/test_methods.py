@@ -17,11 +17,6 @@ from tests.tiny_models import ARCHITECTURES
 
 
 @pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(tiny_model_dirs["bert"])
-
-
-@pytest.fixture(scope="module")
 def case(tiny_bert):
     return Case.of(tiny_bert, gallery_example("bridge-how-much"))
 
