@@ -21,9 +21,10 @@ from rcqa.attribution.settings import IGSettings
 from rcqa.cli import main
 from rcqa.dataset import store
 from rcqa.dataset.rows import question_type
+from rcqa.dataset.runner import Job, explain_chunk
 from rcqa.evaluate import score
 from rcqa.gallery import gallery_example
-from rcqa.model import load_model
+from rcqa.model import ModelLoadError, load_model
 from rcqa.types import Example
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -206,6 +207,12 @@ def test_another_run_in_the_same_folder_is_refused(local_run, tmp_path, tiny_mod
     assert "another data file" in capsys.readouterr().err
     assert reproduce_cli(data_file, out, tiny_model_dirs["distilbert"]) == 2
     assert "another model fingerprint" in capsys.readouterr().err
+
+
+def test_a_worker_refuses_a_model_that_is_not_the_runs(tiny_model_dirs):
+    job = Job(tiny_model_dirs["bert"], FAST, "l2", 5, fingerprint="0" * 16)
+    with pytest.raises(ModelLoadError, match="not 0000000000000000"):
+        explain_chunk(job, [gallery_example("lighthouse-who")])
 
 
 def test_question_types():

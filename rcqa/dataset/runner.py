@@ -2,8 +2,8 @@
 
 The client keeps a bounded number of chunks in flight (so memory stays flat however many examples there are),
 writes each finished chunk as one shard, and rewrites the manifest after it: a killed run loses at most the
-chunks in flight. Workers load the model once per process (rcqa.model.load_model keeps it) and split the
-machine's cores between them."""
+chunks in flight. Workers load the model once per process (rcqa.model.load_model keeps it, and refuses a model whose
+fingerprint is not the manifest's) and split the machine's cores between them."""
 from __future__ import annotations
 
 import datetime as dt
@@ -38,6 +38,7 @@ class Job:
     device: str | None = None
     extras: tuple[str, ...] = ()  # analyses added to every example (rcqa.dataset.extras)
     draws: int = 5  # random draws of the faithfulness and intervention analyses
+    fingerprint: str | None = None  # the model the run's manifest names: a worker loading another one refuses it
 
 
 class TorchThreads(WorkerPlugin):
@@ -80,7 +81,7 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
     from rcqa.dataset.rows import example_row
     from rcqa.model import load_model
 
-    qa_model = load_model(job.model, job.device)
+    qa_model = load_model(job.model, job.device, fingerprint=job.fingerprint)
     rows, failures, results = [], [], []
     for example in examples:
         try:
@@ -104,6 +105,7 @@ def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, w
     returns the final manifest. `manifest` describes the run (model, analysis settings, data); a folder holding
     another run is refused (store.RunMismatch)."""
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+    job = replace(job, fingerprint=manifest["model"]["fingerprint"])
     run = _Run.open(folder, manifest, examples, address)
     skipped = run.done if retry_failed else run.done | run.failed.keys()
     todo = [e for e in examples if e.id not in skipped]
