@@ -6,7 +6,7 @@ from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, PRESETS
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
-from rcqa.interventions import KNOCKOUT_BASELINES
+from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.types import AGGREGATIONS
 from rcqa.ui import examples, inputs, results, show, view
 

@@ -271,8 +271,8 @@ def test_added_analyses_through_the_runner(tmp_path, tiny_model_dirs, data_file)
     from rcqa.dataset.faithfulness import record
     from rcqa.faithfulness.compare import Protocol
     from rcqa.faithfulness.report import example_faithfulness
-    from rcqa.interventions import intervene, intervention_row
     from rcqa.lens import answer_lens, lens_row
+    from rcqa.lens.interventions import intervene, intervention_row
 
     out = tmp_path / "extras"
     assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--workers", "1", "--limit", "2",

@@ -138,7 +138,7 @@ def _lens(args: argparse.Namespace) -> int:
 
 def add_intervene(commands: argparse._SubParsersAction) -> None:
     from rcqa.attribution.settings import PRESETS
-    from rcqa.interventions import KNOCKOUT_BASELINES
+    from rcqa.lens.interventions import KNOCKOUT_BASELINES
 
     command = commands.add_parser("intervene", help="knock out each layer's top-k / random / bottom-k words (by IG) "
                                                     "and skip each block; the explained span's probability, as JSON")
@@ -159,7 +159,7 @@ def add_intervene(commands: argparse._SubParsersAction) -> None:
 
 def _intervene(args: argparse.Namespace) -> int:
     from rcqa.attribution.settings import PRESETS
-    from rcqa.interventions import intervene
+    from rcqa.lens.interventions import intervene
     from rcqa.model import load_model
 
     preset = PRESETS[args.preset]

@@ -11,8 +11,8 @@ from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Comparison, Protocol
 from rcqa.figures import Chart, projection
-from rcqa.interventions import Interventions, intervene
 from rcqa.lens import AnswerLens, answer_lens
+from rcqa.lens.interventions import Interventions, intervene
 from rcqa.model import QAModel
 from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example

@@ -18,7 +18,7 @@ from rcqa.attribution.quadrature import PAPER_STEPS, RULES
 from rcqa.attribution.settings import BASELINES, PRESETS, IGSettings
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
-from rcqa.interventions import KNOCKOUT_BASELINES
+from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.model import DEFAULT_MODEL
 from rcqa.types import AGGREGATIONS
 
@@ -58,7 +58,7 @@ class View:
     second_layer: int = -1
     projection: str = "tsne"
     projection_layer: int = -1
-    knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.interventions)
+    knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.lens.interventions)
 
     def settings(self) -> IGSettings:
         """The engine's settings (ValueError if they are invalid)."""
