@@ -3,8 +3,9 @@ groups (model, example, IG settings, result cache) defined once."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from rcqa.types import AGGREGATIONS
 
@@ -91,8 +92,8 @@ def add_ig(command: argparse.ArgumentParser) -> None:
     command.add_argument("--rule", choices=RULES)
     command.add_argument("--steps", type=int)
     command.add_argument("--tolerance", type=float,
-                         help="Gauss–Legendre: refine the worst panel (Kronrod's extension, then halving) until every "
-                              "layer's completeness error is under it (0: off; default 0.01)")
+                         help="Gauss–Legendre: refine the worst panel (Kronrod's extension, then halving) until "
+                              "every layer's completeness error is under it (0: off; default 0.01)")
     command.add_argument("--max-steps", type=int, help="the most gradients a layer may spend (default 128)")
 
 
