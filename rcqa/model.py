@@ -134,6 +134,16 @@ def load_model(name: str = DEFAULT_MODEL, device: str | None = None, fingerprint
     return qa_model
 
 
+def as_model(model_or_name: str | QAModel, device: str | None = None) -> QAModel:
+    """A loaded model as it is, or the model of that name (load_model): what the Python API accepts."""
+    if isinstance(model_or_name, QAModel):
+        return model_or_name
+    if isinstance(model_or_name, str):
+        return load_model(model_or_name, device)
+    raise TypeError(f"give a model name ('default', a folder or a hub id) or a loaded model (rcqa.load_model), "
+                    f"not {type(model_or_name).__name__}")
+
+
 def _load(name: str, device: torch.device) -> QAModel:
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
     from transformers.utils import logging as transformers_logging

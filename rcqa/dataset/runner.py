@@ -22,6 +22,7 @@ from tqdm import tqdm
 from rcqa.attribution.settings import IGSettings
 from rcqa.dataset import store
 from rcqa.types import Attribution, Example
+from rcqa.version import version
 
 MAX_CHUNK = 8  # examples per task and shard: enough to keep shards few, few enough to balance the workers
 IN_FLIGHT_PER_WORKER = 2  # a queued chunk per worker, so none idles while the client writes
@@ -61,7 +62,7 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: s
 
     qa_model = load_model(job.model, job.device)
     window = {"max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride}
-    return {"rcqa_version": store.rcqa_version(),
+    return {"rcqa_version": version(),
             "model": {"name": job.model, "fingerprint": qa_model.fingerprint},
             "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
                          "aggregation": job.aggregation, "top_k": job.top_k,

@@ -1,8 +1,9 @@
 """The Dataset page's bridge: which runs it can show, their summaries under a filter (cached per run state), and
 opening one of a run's examples in Explore with the run's own explanation, never recomputed.
 
-Runs are the committed ones (reports/runs/) and any folder in $RCQA_RUNS (os.pathsep-separated: run folders, or
-folders holding run folders).
+Runs are found through $RCQA_RUNS only (os.pathsep-separated: run folders, or folders holding run folders), so an
+installed rcqa never reads a checkout: set RCQA_RUNS=reports/runs to see the committed runs. From a checkout,
+`streamlit run app.py` points it at the checkout's reports/runs unless it is set.
 """
 from __future__ import annotations
 
@@ -23,7 +24,6 @@ from rcqa.types import Example
 from rcqa.ui import examples, inputs, results, view
 
 RUNS_ENV = "RCQA_RUNS"
-COMMITTED = Path(__file__).resolve().parents[2] / "reports" / "runs"
 EXAMPLE_COLUMNS = ["id", "question_type", "question", "prediction", "gold_answers", "em", "f1", "probability"]
 
 
@@ -38,8 +38,8 @@ class Filter:
 
 
 def run_folders() -> list[Path]:
-    """The committed runs first, then those under $RCQA_RUNS, each once."""
-    roots = [COMMITTED, *(Path(p) for p in os.environ.get(RUNS_ENV, "").split(os.pathsep) if p)]
+    """The runs under $RCQA_RUNS, in its order, each once."""
+    roots = [Path(p) for p in os.environ.get(RUNS_ENV, "").split(os.pathsep) if p]
     found: list[Path] = []
     for root in roots:
         candidates = [root] if (root / store.MANIFEST).is_file() else sorted(root.glob("*")) if root.is_dir() else []
