@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
+APP = Path(__file__).resolve().parent.parent / "rcqa" / "ui" / "dashboard" / "app.py"  # page paths are relative to it
 TIMEOUT = 120
 
 

@@ -9,6 +9,7 @@ from rcqa.figures import example_heading
 from rcqa.gallery import GALLERY
 from rcqa.model import ModelLoadError, QAModel, load_model
 from rcqa.types import Example
+from rcqa.ui import PAGES
 from rcqa.ui.examples import example
 from rcqa.ui.queue import job_queue, worker_processes
 from rcqa.ui.results import answer
@@ -52,7 +53,7 @@ def page_inputs() -> tuple[QAModel, Example, IGSettings] | None:
     qa_model, current = model(), example()
     if qa_model is None or current is None:
         st.info("Choose a model and an example first.")
-        st.page_link("pages/explore.py", label="Choose an example", icon=":material/search:")
+        st.page_link(PAGES / "explore.py", label="Choose an example", icon=":material/search:")
         return None
     st.html(example_heading(current, qa_model.name))
     try:

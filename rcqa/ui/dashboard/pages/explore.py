@@ -8,7 +8,7 @@ from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.types import AGGREGATIONS
-from rcqa.ui import examples, inputs, results, show, view
+from rcqa.ui import PAGES, examples, inputs, results, show, view
 
 chosen = view.view()
 PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper's code settings",
@@ -175,7 +175,7 @@ def main() -> None:
     choose_example()
     qa_model = inputs.model()
     if qa_model is None:
-        st.page_link("pages/model.py", label="Choose a model on the Model page", icon=":material/memory:")
+        st.page_link(PAGES / "model.py", label="Choose a model on the Model page", icon=":material/memory:")
         return
     current = examples.example()
     if current is None:

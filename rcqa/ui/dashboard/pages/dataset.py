@@ -8,7 +8,7 @@ from rcqa.analysis.similarity import VARIANTS, describe
 from rcqa.dataset import figures, published
 from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
 from rcqa.dataset.rows import QUESTION_TYPES
-from rcqa.ui import runs, show
+from rcqa.ui import PAGES, runs, show
 
 ANY = "any"
 CORRECTNESS = {ANY: None, "right (exact match)": True, "wrong": False}
@@ -62,7 +62,7 @@ def show_examples(folder, chosen: runs.Filter) -> None:
         if problem:
             st.error(problem)
         else:
-            st.switch_page("pages/explore.py")
+            st.switch_page(PAGES / "explore.py")
 
 
 def main() -> None:
