@@ -1,11 +1,11 @@
-"""rcqa's dashboard: `streamlit run app.py`. The pages live in pages/, the logic in rcqa/."""
-import streamlit as st
+"""rcqa's dashboard from a checkout: `streamlit run app.py` (installed, the same dashboard is `rcqa app`).
 
-st.set_page_config(page_title="rcqa", layout="wide")
-st.navigation([
-    st.Page("pages/explore.py", title="Explore a question", icon=":material/search:", default=True),
-    st.Page("pages/compare_layers.py", title="Compare layers", icon=":material/layers:"),
-    st.Page("pages/methods.py", title="Which explanation to trust", icon=":material/fact_check:"),
-    st.Page("pages/dataset.py", title="Dataset", icon=":material/dataset:"),
-    st.Page("pages/model.py", title="Model", icon=":material/memory:"),
-]).run()
+From here the Dataset page shows the checkout's committed runs (reports/runs), unless RCQA_RUNS names others."""
+import os
+from pathlib import Path
+
+os.environ.setdefault("RCQA_RUNS", str(Path(__file__).resolve().parent / "reports" / "runs"))
+
+from rcqa.ui.dashboard.app import main  # noqa: E402 (the runs are chosen before the app reads them)
+
+main()

@@ -1,1 +1,38 @@
-"""rcqa: layer-wise attributions for extractive question answering."""
+"""rcqa: layer-wise attributions for extractive question answering.
+
+    import rcqa
+    model = rcqa.load_model("default")
+    result = rcqa.explain(model, passage, question)
+    result.show("heatmap")          # or "top-k", "roles", "jsd"; in Jupyter the result draws itself
+    result.save("comet.json")       # rcqa.load_result("comet.json") reads it back
+
+Every name is imported on first use (PEP 562), so `import rcqa` stays light: torch loads with the first model.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {  # name -> the module that defines it
+    "load_model": "rcqa.model", "answer": "rcqa.api", "explain": "rcqa.api", "compare_methods": "rcqa.api",
+    "lens": "rcqa.lens", "intervene": "rcqa.api", "reproduce": "rcqa.api", "PRESETS": "rcqa.attribution.settings",
+    "IGSettings": "rcqa.attribution.settings", "load_result": "rcqa.types", "Attribution": "rcqa.types",
+    "Example": "rcqa.types", "gallery_example": "rcqa.gallery",
+}
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name: str):
+    if name == "__version__":
+        from rcqa.version import version
+
+        return version()
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'rcqa' has no attribute {name!r}")
+    module = importlib.import_module(_EXPORTS[name])
+    value = module if name == "lens" else getattr(module, name)  # rcqa.lens: the package is the function
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

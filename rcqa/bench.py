@@ -21,7 +21,8 @@ import torch
 
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.cache import ResultCache, cached_explain
-from rcqa.attribution.engine import IGSettings, explain, window_inputs
+from rcqa.attribution.engine import explain, window_inputs
+from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import find_blocks
 from rcqa.gallery import GALLERY, gallery_example
 from rcqa.model import QAModel

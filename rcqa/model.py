@@ -111,8 +111,12 @@ _loaded: OrderedDict[tuple[str, str], QAModel] = OrderedDict()
 _lock = threading.Lock()
 
 
-def load_model(name: str = DEFAULT_MODEL, device: str | None = None) -> QAModel:
-    """Load (once per process) the default model, a local folder or a hub id, in eval mode."""
+def load_model(name: str = DEFAULT_MODEL, device: str | None = None, fingerprint: str | None = None) -> QAModel:
+    """Load (once per process) the default model, a local folder or a hub id, in eval mode.
+
+    A process that computes for another one (the app's worker processes, Dask's workers) passes the fingerprint
+    of the model the other one loaded by this name: a different model (changed on disk since, or another machine's
+    copy) is refused with ModelLoadError, so that no result is computed with one model and shown as another's."""
     name = (name or DEFAULT_MODEL).strip()
     target = pick_device(device)
     key = (name, str(target))
@@ -122,7 +126,22 @@ def load_model(name: str = DEFAULT_MODEL, device: str | None = None) -> QAModel:
             while len(_loaded) > MAX_LOADED:
                 _loaded.popitem(last=False)
         _loaded.move_to_end(key)
-        return _loaded[key]
+        qa_model = _loaded[key]
+    if fingerprint is not None and qa_model.fingerprint != fingerprint:
+        raise ModelLoadError(f"{name!r} is not the model it was asked for: its fingerprint is {qa_model.fingerprint}, "
+                             f"not {fingerprint} (it has changed on disk since it was loaded first); reload the app "
+                             "or start the run again")
+    return qa_model
+
+
+def as_model(model_or_name: str | QAModel, device: str | None = None) -> QAModel:
+    """A loaded model as it is, or the model of that name (load_model): what the Python API accepts."""
+    if isinstance(model_or_name, QAModel):
+        return model_or_name
+    if isinstance(model_or_name, str):
+        return load_model(model_or_name, device)
+    raise TypeError(f"give a model name ('default', a folder or a hub id) or a loaded model (rcqa.load_model), "
+                    f"not {type(model_or_name).__name__}")
 
 
 def _load(name: str, device: torch.device) -> QAModel:

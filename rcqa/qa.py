@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
 
 import torch
 
 from rcqa.model import QAModel
-from rcqa.spans import MAX_ANSWER_TOKENS, N_BEST, decode, token_span
+from rcqa.spans import MAX_ANSWER_TOKENS, N_BEST, Windows, decode, token_span
 from rcqa.text import written_words
 from rcqa.types import Answer
 
@@ -18,21 +17,6 @@ WINDOW_BATCH = 16  # windows per forward pass
 
 class InputError(ValueError):
     """A passage or question the model cannot be asked about; the message says what to change."""
-
-
-@dataclass(frozen=True)
-class Windows:
-    """The question + passage encoded as overlapping windows, as the model sees them."""
-
-    inputs: dict[str, torch.Tensor]  # input_ids, attention_mask (+ token_type_ids): windows × tokens
-    offsets: list[list[tuple[int, int]]]  # per window and token: character span in its own text
-    passage_mask: torch.Tensor  # windows × tokens, True where the token belongs to the passage
-    segments: list[list[str]] = ()  # per window and token: "question", "passage" or "special"
-    word_ids: list[list[int | None]] = ()  # per window and token: word index within its own text
-    question: str = ""  # the question as encoded (after truncation to max_query_len tokens)
-
-    def __len__(self) -> int:
-        return self.inputs["input_ids"].shape[0]
 
 
 def validate(passage: str, question: str) -> None:

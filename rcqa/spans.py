@@ -1,21 +1,32 @@
-"""Whole-word answer spans: exact n-best decoding of start and end logits over every window, spans aligned to
+"""The windows a passage is read in, and whole-word answer spans: exact n-best decoding of start and end logits over every window, spans aligned to
 the passage's written words, identical answers merged."""
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 
 from rcqa.text import WrittenWord, word_at, written_words
 from rcqa.types import Span
 
-if TYPE_CHECKING:
-    from rcqa.qa import Windows
-
 MAX_ANSWER_TOKENS = 30
 N_BEST = 20
+
+
+@dataclass(frozen=True)
+class Windows:
+    """The question + passage encoded as overlapping windows, as the model sees them."""
+
+    inputs: dict[str, torch.Tensor]  # input_ids, attention_mask (+ token_type_ids): windows × tokens
+    offsets: list[list[tuple[int, int]]]  # per window and token: character span in its own text
+    passage_mask: torch.Tensor  # windows × tokens, True where the token belongs to the passage
+    segments: list[list[str]] = ()  # per window and token: "question", "passage" or "special"
+    word_ids: list[list[int | None]] = ()  # per window and token: word index within its own text
+    question: str = ""  # the question as encoded (after truncation to max_query_len tokens)
+
+    def __len__(self) -> int:
+        return self.inputs["input_ids"].shape[0]
 
 
 def decode(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Windows, passage: str,

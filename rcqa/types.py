@@ -1,7 +1,11 @@
 """The data types that flow through the library: examples in, answers and attributions out."""
 from __future__ import annotations
 
+import io
+import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -24,6 +28,18 @@ class Example:
     title: str = ""
     answers: tuple[GoldAnswer, ...] = ()
     is_impossible: bool = False
+
+    @classmethod
+    def of(cls, passage: str, question: str, gold: str | Sequence[str] = (), id: str = "python") -> Example:
+        """An Example of plain strings; each gold answer text is placed where it first occurs in the passage."""
+        if not isinstance(passage, str) or not isinstance(question, str):
+            raise TypeError("the passage and the question are strings")
+        texts = (gold,) if isinstance(gold, str) else tuple(gold)
+        missing = [text for text in texts if text not in passage]
+        if missing:
+            raise ValueError(f"the gold answer {missing[0]!r} is not in the passage")
+        return cls(id=id, passage=passage, question=question,
+                   answers=tuple(GoldAnswer(text, passage.find(text)) for text in texts))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -96,6 +112,11 @@ class Answer:
 # token score from its attribution vector: L2 norm (the paper's code), signed sum, |.| sum, squared L2 norm
 # (the paper's text)
 AGGREGATIONS = ("l2", "sum", "abs_sum", "l2_squared")
+# what a compact result file keeps (the result cache's): l2_squared is l2², rebuilt on reading, and the rest are
+# float32 where they fit (dataset runs keep thousands of results, and float64 doubled their size for digits beyond
+# the engine's float32 arithmetic)
+COMPACT_AGGREGATIONS = tuple(name for name in AGGREGATIONS if name != "l2_squared")
+VIEWS = ("heatmap", "top-k", "roles", "jsd")  # what Attribution.show draws
 
 
 @dataclass(frozen=True)
@@ -182,6 +203,54 @@ class Attribution:
         chosen = self.targets[target]
         return self.token_offsets[chosen["start_token"]][0], self.token_offsets[chosen["end_token"]][1]
 
+    def show(self, view: str = "heatmap", k: int = 5, aggregation: str = "l2", target: int = 0):
+        """The Plotly figure of one view: "heatmap" (layers × words), "top-k" (each layer's k best words), "roles"
+        (what those words are) or "jsd" (how differently the layers spread their attribution)."""
+        from rcqa.figures.views import view_chart  # the figures draw results: plotly loads only when one is drawn
+
+        return view_chart(self, view, k, aggregation, target).figure
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the answer, the heatmap and the last layer's top-5 passage words, as escaped HTML."""
+        from rcqa.figures.views import notebook_html
+
+        return notebook_html(self)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the whole result, exactly: .json (the `explain --json` fields, with the layer outputs) or .npz
+        (the result cache's format); rcqa.load_result reads either back."""
+        path = Path(path)
+        if path.suffix == ".json":
+            path.write_text(json.dumps(self.to_dict(include_hidden=True), ensure_ascii=False))
+        elif path.suffix == ".npz":
+            path.write_bytes(self.to_npz())
+        else:
+            raise ValueError(f"save a result as .json or .npz, not {path.name!r}")
+        return path
+
+    def to_npz(self, compact: bool = False) -> bytes:
+        """The result cache's file: the fields as JSON, the scores and the layer outputs as arrays. Compact (what
+        the cache stores) keeps COMPACT_AGGREGATIONS as float32 where they fit; otherwise every score is exact."""
+        meta = {**self.to_dict(), "stored_aggregations": list(COMPACT_AGGREGATIONS if compact else AGGREGATIONS)}
+        del meta["scores"]
+        arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                  "scores": compact_scores(self.scores) if compact else self.scores}
+        if self.hidden_states is not None:
+            arrays["hidden_states"] = self.hidden_states
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)  # the words' JSON shrinks fivefold; runs keep thousands
+        return buffer.getvalue()
+
+    @classmethod
+    def from_npz(cls, file) -> Attribution:
+        """A result from a file to_npz wrote (a path or an open binary file); older files hold every aggregation."""
+        with np.load(file, allow_pickle=False) as stored:
+            data = json.loads(stored["meta"].tobytes().decode())
+            data["scores"] = full_scores(stored["scores"], data.pop("stored_aggregations", AGGREGATIONS))
+            if "hidden_states" in stored:
+                data["hidden_states"] = stored["hidden_states"]
+        return cls.from_dict(data)
+
     def to_dict(self, include_hidden: bool = False) -> dict:
         data = {
             "example": self.example.to_dict(), "model": self.model, "fingerprint": self.fingerprint,
@@ -215,3 +284,28 @@ class Attribution:
             settings=data["settings"], seconds=data["seconds"],
             hidden_states=np.asarray(data["hidden_states"], dtype=np.float32) if "hidden_states" in data else None,
         )
+
+
+def compact_scores(scores: np.ndarray) -> np.ndarray:
+    """(targets, COMPACT_AGGREGATIONS, layers, tokens): float32, or float64 where a value would overflow float32 (a
+    path that leaves the model's range, e.g. a zero baseline under LayerNorm, reaches 1e24 and more)."""
+    kept = scores[:, [AGGREGATIONS.index(name) for name in COMPACT_AGGREGATIONS]]
+    return kept.astype(np.float32) if np.all(np.abs(kept) <= np.finfo(np.float32).max) else kept
+
+
+def full_scores(stored: np.ndarray, aggregations) -> np.ndarray:
+    """Every aggregation of AGGREGATIONS, in float64, from the ones a file holds."""
+    scores = np.empty((stored.shape[0], len(AGGREGATIONS), *stored.shape[2:]), dtype=np.float64)
+    for index, name in enumerate(aggregations):
+        scores[:, AGGREGATIONS.index(name)] = stored[:, index]
+    if "l2_squared" not in aggregations:
+        scores[:, AGGREGATIONS.index("l2_squared")] = scores[:, AGGREGATIONS.index("l2")] ** 2
+    return scores
+
+
+def load_result(path: str | Path) -> Attribution:
+    """An Attribution that Attribution.save, `rcqa explain --json` or the result cache wrote."""
+    path = Path(path)
+    if path.suffix == ".npz":
+        return Attribution.from_npz(path)
+    return Attribution.from_dict(json.loads(path.read_text(encoding="utf-8")))

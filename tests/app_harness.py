@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
+APP = Path(__file__).resolve().parent.parent / "rcqa" / "ui" / "dashboard" / "app.py"  # page paths are relative to it
 TIMEOUT = 120
 
 
@@ -86,7 +86,7 @@ def read_html(markup: str) -> tuple[set[str], str]:
 
 
 def html_of(app: AppTest) -> str:
-    """The page's HTML: st.html's, and the escaped HTML drawn as markdown (rcqa.ui.state.show_html)."""
+    """The page's HTML: st.html's, and the escaped HTML drawn as markdown (rcqa.ui.show.html)."""
     return texts(app.get("html")) + texts(app.markdown)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rcqa.__main__ import main
+from rcqa.cli import main
 from rcqa.gallery import gallery_example
 from tests.app_harness import (  # noqa: F401
     app_env,

@@ -211,7 +211,7 @@ def test_a_malformed_upload_is_an_error_and_the_app_stays_usable(content, messag
 
 
 def test_html_drawn_as_markdown_is_one_raw_line_that_reads_back_as_the_same_html():
-    from rcqa.ui.state import markdown_html
+    from rcqa.ui.show import markdown_html
 
     fragment = '<div style="white-space: pre-wrap;">Costs $5 and $10.\n\nA *new* paragraph :red[x]\r\n</div>'
     line = markdown_html(fragment)

@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 
 from rcqa.attribution.cache import ResultCache, cached_explain
-from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 

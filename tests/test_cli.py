@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from rcqa.__main__ import build_parser, main
+from rcqa.cli import build_parser, main
 from rcqa.gallery import gallery_example
 
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from rcqa import qa
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
+from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from tests.tiny_models import ARCHITECTURES
@@ -24,7 +25,7 @@ SETTINGS = IGSettings(steps=4, tolerance=None)
 
 @pytest.fixture(autouse=True)
 def one_torch_thread():
-    """As the app runs (rcqa.jobs.limit_torch_threads): on shared cores, several intra-op threads per forward
+    """As the app runs (rcqa.ui.jobs.limit_torch_threads): on shared cores, several intra-op threads per forward
     make tiny forwards wait on each other's spinning threads, 50 times slower."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -14,15 +14,17 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from rcqa.__main__ import main
 from rcqa.analysis.report import analyses
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
+from rcqa.attribution.settings import IGSettings
+from rcqa.cli import main
 from rcqa.dataset import store
 from rcqa.dataset.rows import question_type
+from rcqa.dataset.runner import Job, explain_chunk
 from rcqa.evaluate import score
 from rcqa.gallery import gallery_example
-from rcqa.model import load_model
+from rcqa.model import ModelLoadError, load_model
 from rcqa.types import Example
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,6 +209,12 @@ def test_another_run_in_the_same_folder_is_refused(local_run, tmp_path, tiny_mod
     assert "another model fingerprint" in capsys.readouterr().err
 
 
+def test_a_worker_refuses_a_model_that_is_not_the_runs(tiny_model_dirs):
+    job = Job(tiny_model_dirs["bert"], FAST, "l2", 5, fingerprint="0" * 16)
+    with pytest.raises(ModelLoadError, match="not 0000000000000000"):
+        explain_chunk(job, [gallery_example("lighthouse-who")])
+
+
 def test_question_types():
     assert question_type("How many pear trees?") == "how many"
     assert question_type("In which year, and how much?") == "which"
@@ -263,8 +271,8 @@ def test_added_analyses_through_the_runner(tmp_path, tiny_model_dirs, data_file)
     from rcqa.dataset.faithfulness import record
     from rcqa.faithfulness.compare import Protocol
     from rcqa.faithfulness.report import example_faithfulness
-    from rcqa.interventions import intervene, intervention_row
     from rcqa.lens import answer_lens, lens_row
+    from rcqa.lens.interventions import intervene, intervention_row
 
     out = tmp_path / "extras"
     assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--workers", "1", "--limit", "2",

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from rcqa.__main__ import main
+from rcqa.cli import main
 from rcqa.analysis.pos import GROUPS
 from rcqa.dataset import published, store
 from rcqa.dataset.aggregate import load_run, select, summarize

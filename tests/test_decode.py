@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from rcqa.qa import InputError, Windows, validate
-from rcqa.spans import MAX_ANSWER_TOKENS, answer_standing, decode
+from rcqa.qa import InputError, validate
+from rcqa.spans import MAX_ANSWER_TOKENS, Windows, answer_standing, decode
 
 PASSAGE = "alpha beta gamma delta"
 # [CLS] q [SEP] alpha beta gamma delta [SEP]

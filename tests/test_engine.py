@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attribution.engine import IGSettings, explain, integrate, window_inputs
+from rcqa.attribution.engine import explain, integrate, window_inputs
+from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
@@ -126,11 +127,6 @@ def test_words_cover_the_window_and_round_trip_through_json(tiny_model_dirs):
     restored = Attribution.from_dict(result.to_dict())
     assert np.allclose(restored.scores, result.scores) and restored.words == result.words
     assert restored.completeness == result.completeness and restored.answer == result.answer
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(tiny_model_dirs["bert"])
 
 
 def test_the_squared_norm_is_the_square_of_the_l2_norm(tiny_bert):

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
 from rcqa.attribution.methods import Case, make_method, word_scores
 from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
+from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.faithfulness.deletion import _variants, reanswer
 from rcqa.faithfulness.metrics import (
@@ -22,9 +23,7 @@ from rcqa.faithfulness.metrics import (
 )
 from rcqa.faithfulness.report import faithfulness_document, readings
 from rcqa.gallery import gallery_example
-from rcqa.model import load_model
-from rcqa.qa import Windows
-from rcqa.spans import decode
+from rcqa.spans import Windows, decode
 from tests.handmade_comparison import handmade_comparison
 
 # --- the numbers, by hand --------------------------------------------------------------------------------------
@@ -109,11 +108,6 @@ def test_the_document_of_a_handmade_comparison_holds_the_numbers_worked_out_by_h
 
 
 # --- the deletion operators, on a real (tiny) model ------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(tiny_model_dirs["bert"])
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from rcqa.__main__ import main
+from rcqa.cli import main
 from rcqa.attribution.methods import COMPARED
 from rcqa.gallery import gallery_example
 

@@ -8,20 +8,15 @@ from rcqa import figures
 from rcqa.analysis.projection import GROUPS, token_groups
 from rcqa.analysis.roles import category_shares
 from rcqa.analysis.words import passage_distribution
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
+from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
-from rcqa.model import load_model
 from rcqa.types import Example
 from tests.app_harness import read_html
 
 HOSTILE = Example(id="hostile", title="<i>title</i>", question="Who built the <b>tower</b>?",
                   passage="The tower <script>alert(1)</script> was built by <b>Margaret Ellison</b> (rated 5<6) "
                           "in 1872 & opened in 1880.")
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(tiny_model_dirs["bert"])
 
 
 @pytest.fixture(scope="module")

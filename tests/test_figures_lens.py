@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from rcqa.figures import knockouts, knockouts_table, layer_answers, layer_answers_table
-from rcqa.interventions import Interventions, LayerKnockouts, Outcome
 from rcqa.lens import AnswerLens, LayerReading
+from rcqa.lens.interventions import Interventions, LayerKnockouts, Outcome
 from rcqa.types import Answer, Example, Span
 
 PASSAGE = "The tower was built by <b>Ellison</b> in 1872."

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.__main__ import main
 from rcqa.analysis.words import passage_distribution
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
+from rcqa.attribution.settings import IGSettings
+from rcqa.cli import main
 from rcqa.gallery import gallery_example
-from rcqa.interventions import intervene, intervention_row, random_words
+from rcqa.lens.interventions import intervene, intervention_row, random_words
 from rcqa.model import load_model
 from rcqa.qa import answer
 from tests.lens_reference import answer_probabilities, one_window

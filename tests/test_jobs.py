@@ -3,7 +3,7 @@ import threading
 
 import pytest
 
-from rcqa.jobs import Busy, Cancelled, JobQueue
+from rcqa.ui.jobs import Busy, Cancelled, JobQueue
 
 WAIT = 10  # seconds: only reached if the queue is broken
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.__main__ import main
+from rcqa.cli import main
 from rcqa.gallery import gallery_example
 from rcqa.lens import (
     Probes,

@@ -5,20 +5,15 @@ import pytest
 import torch
 from captum.attr import InputXGradient, LayerIntegratedGradients, Saliency
 
-from rcqa.attribution.engine import IGSettings
 from rcqa.attribution.methods import METHODS, Case, make_method, normalised, word_scores
 from rcqa.attribution.methods.attention import roll_down
 from rcqa.attribution.methods.rollout import rollout_mixings, rollout_scores
 from rcqa.attribution.methods.tracing import tracing_scores
+from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from tests.reference import max_relative_difference
 from tests.tiny_models import ARCHITECTURES
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(tiny_model_dirs["bert"])
 
 
 @pytest.fixture(scope="module")

@@ -45,6 +45,14 @@ def test_fingerprint_is_stable_and_tells_weights_apart(tmp_path, tiny_model_dirs
     assert load_model(str(moved)).fingerprint == first
 
 
+def test_a_model_whose_fingerprint_is_not_the_one_asked_for_is_refused(tmp_path, tiny_model_dirs):
+    loaded = load_model(tiny_model_dirs["bert"])
+    assert load_model(tiny_model_dirs["bert"], fingerprint=loaded.fingerprint) is loaded
+    other = build("bert", tmp_path / "other-seed", seed=1)  # another model where the first one was
+    with pytest.raises(ModelLoadError, match=f"its fingerprint is [0-9a-f]+, not {loaded.fingerprint}"):
+        load_model(str(other), fingerprint=loaded.fingerprint)
+
+
 def test_an_encoder_without_a_qa_head_is_refused(tmp_path):
     folder = build_encoder_without_head(tmp_path / "encoder")
     with pytest.raises(ModelLoadError, match="not an extractive-QA checkpoint"):

@@ -6,12 +6,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rcqa import worker
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.engine import IGSettings, explain
+from rcqa.attribution.engine import explain
+from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
+from rcqa.ui import worker
 
 # --- tasks: module-level, so that the worker can import them by name -------------------------------------------
 
@@ -50,11 +51,6 @@ def models_loaded_here(qa_model, report):
 
 
 @pytest.fixture(scope="module")
-def tiny(tiny_model_dirs):
-    return load_model(tiny_model_dirs["bert"])
-
-
-@pytest.fixture(scope="module")
 def processes():
     return worker.WorkerProcesses(1, threads=1)
 
@@ -63,60 +59,60 @@ def task(qa_model, function, *args) -> worker.Task:
     return worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args)
 
 
-def test_a_task_runs_in_another_process_at_idle_priority_on_the_same_model(processes, tiny):
+def test_a_task_runs_in_another_process_at_idle_priority_on_the_same_model(processes, tiny_bert):
     reports = []
-    pid, policy, fingerprint = processes.run(task(tiny, where_and_how), reports.append)
+    pid, policy, fingerprint = processes.run(task(tiny_bert, where_and_how), reports.append)
     assert pid != os.getpid() and policy == os.SCHED_IDLE
-    assert fingerprint == tiny.fingerprint and reports == ["started"]
+    assert fingerprint == tiny_bert.fingerprint and reports == ["started"]
 
 
-def test_progress_arrives_in_order_before_the_result(processes, tiny):
+def test_progress_arrives_in_order_before_the_result(processes, tiny_bert):
     reports = []
-    assert processes.run(task(tiny, counts_to_three), reports.append) == "counted"
+    assert processes.run(task(tiny_bert, counts_to_three), reports.append) == "counted"
     assert reports == [1, 2, 3]
 
 
-def test_an_error_in_the_worker_is_raised_in_the_server_with_its_type(processes, tiny):
+def test_an_error_in_the_worker_is_raised_in_the_server_with_its_type(processes, tiny_bert):
     with pytest.raises(ValueError, match="the passage is empty"):
-        processes.run(task(tiny, refuses), lambda _: None)
+        processes.run(task(tiny_bert, refuses), lambda _: None)
     with pytest.raises(RuntimeError, match="Unpicklable: one and two"):
-        processes.run(task(tiny, fails_unpicklably), lambda _: None)
-    assert processes.run(task(tiny, counts_to_three), lambda _: None) == "counted"  # and the worker goes on
+        processes.run(task(tiny_bert, fails_unpicklably), lambda _: None)
+    assert processes.run(task(tiny_bert, counts_to_three), lambda _: None) == "counted"  # and the worker goes on
 
 
-def test_a_worker_that_dies_fails_its_job_and_a_new_one_takes_the_next(tiny):
+def test_a_worker_that_dies_fails_its_job_and_a_new_one_takes_the_next(tiny_bert):
     processes = worker.WorkerProcesses(1, threads=1)
-    first, *_ = processes.run(task(tiny, where_and_how), lambda _: None)
+    first, *_ = processes.run(task(tiny_bert, where_and_how), lambda _: None)
     with pytest.raises(worker.WorkerDied):
-        processes.run(task(tiny, dies), lambda _: None)
-    second, *_ = processes.run(task(tiny, where_and_how), lambda _: None)
+        processes.run(task(tiny_bert, dies), lambda _: None)
+    second, *_ = processes.run(task(tiny_bert, where_and_how), lambda _: None)
     assert second != first
 
 
-def test_a_model_changed_since_the_server_loaded_it_is_refused(processes, tiny):
-    stale = worker.Task(counts_to_three, tiny.name, "0" * 16, str(tiny.device))
+def test_a_model_changed_since_the_server_loaded_it_is_refused(processes, tiny_bert):
+    stale = worker.Task(counts_to_three, tiny_bert.name, "0" * 16, str(tiny_bert.device))
     with pytest.raises(RuntimeError, match="has changed on disk"):
         processes.run(stale, lambda _: None)
 
 
-def test_an_explanation_from_a_worker_equals_the_one_computed_here(processes, tiny, tmp_path):
+def test_an_explanation_from_a_worker_equals_the_one_computed_here(processes, tiny_bert, tmp_path):
     example, settings = gallery_example("lighthouse-when"), IGSettings(steps=8, tolerance=None)
     layers = []
-    result, hit = processes.run(task(tiny, worker.explanation, example, settings, ResultCache(tmp_path)),
+    result, hit = processes.run(task(tiny_bert, worker.explanation, example, settings, ResultCache(tmp_path)),
                                 layers.append)
-    here = explain(tiny, example, settings)
+    here = explain(tiny_bert, example, settings)
     assert not hit and [layer.layer for layer in layers] == list(range(len(here.layers)))
     np.testing.assert_allclose(result.scores, here.scores, rtol=1e-5, atol=1e-6)
-    _, hit = processes.run(task(tiny, worker.explanation, example, settings, ResultCache(tmp_path)),
+    _, hit = processes.run(task(tiny_bert, worker.explanation, example, settings, ResultCache(tmp_path)),
                                lambda _: None)
     assert hit  # the worker wrote the shared disk cache
 
 
-def test_a_comparison_from_a_worker_equals_the_one_computed_here(processes, tiny):
+def test_a_comparison_from_a_worker_equals_the_one_computed_here(processes, tiny_bert):
     example, protocol = gallery_example("lighthouse-when"), Protocol(k=3, draws=2)
     settings = IGSettings(steps=8, tolerance=None)
-    theirs = processes.run(task(tiny, worker.comparison, example, settings, protocol), lambda _: None)
-    ours = compare(tiny, example, protocol=protocol, settings=settings)
+    theirs = processes.run(task(tiny_bert, worker.comparison, example, settings, protocol), lambda _: None)
+    ours = compare(tiny_bert, example, protocol=protocol, settings=settings)
     for name, result in ours.methods.items():
         np.testing.assert_allclose(theirs.probabilities(theirs.methods[name], range(4)),
                                    ours.probabilities(result, range(4)), rtol=1e-5)

@@ -6,45 +6,21 @@ folder is kept under a size cap by evicting the least recently used results.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import os
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
-from rcqa.attribution.engine import IGSettings, LayerResult, explain
+from rcqa.attribution.engine import LayerResult, explain
+from rcqa.attribution.settings import IGSettings
 from rcqa.model import QAModel
 from rcqa.resources import cache_dir
-from rcqa.types import AGGREGATIONS, Attribution, Example
+from rcqa.types import Attribution, Example
 
 FORMAT = 3  # bump when the stored layout or the engine's numbers change (2: Kronrod-refined panels; 3: words as
 # written with their tags, the squared-L2 score)
-
-
-# l2_squared is l2², rebuilt on reading; the rest are kept as float32 where they fit (dataset runs keep thousands of
-# results, and float64 doubled their size for digits beyond the engine's float32 arithmetic)
-STORED_AGGREGATIONS = tuple(name for name in AGGREGATIONS if name != "l2_squared")
-
-
-def stored_scores(scores: np.ndarray) -> np.ndarray:
-    """(targets, STORED_AGGREGATIONS, layers, tokens): float32, or float64 where a value would overflow float32 (a
-    path that leaves the model's range, e.g. a zero baseline under LayerNorm, reaches 1e24 and more)."""
-    kept = scores[:, [AGGREGATIONS.index(name) for name in STORED_AGGREGATIONS]]
-    return kept.astype(np.float32) if np.all(np.abs(kept) <= np.finfo(np.float32).max) else kept
-
-
-def full_scores(stored: np.ndarray, aggregations: Sequence[str]) -> np.ndarray:
-    """Every aggregation of AGGREGATIONS, in float64, from the ones a file holds (older files hold them all)."""
-    scores = np.empty((stored.shape[0], len(AGGREGATIONS), *stored.shape[2:]), dtype=np.float64)
-    for index, name in enumerate(aggregations):
-        scores[:, AGGREGATIONS.index(name)] = stored[:, index]
-    if "l2_squared" not in aggregations:
-        scores[:, AGGREGATIONS.index("l2_squared")] = scores[:, AGGREGATIONS.index("l2")] ** 2
-    return scores
 
 
 class ResultCache:
@@ -66,12 +42,7 @@ class ResultCache:
     def get(self, key: str) -> Attribution | None:
         path = self._path(key)
         try:
-            with np.load(path, allow_pickle=False) as stored:
-                data = json.loads(stored["meta"].tobytes().decode())
-                data["scores"] = full_scores(stored["scores"], data.pop("stored_aggregations", AGGREGATIONS))
-                if "hidden_states" in stored:
-                    data["hidden_states"] = stored["hidden_states"]
-            result = Attribution.from_dict(data)
+            result = Attribution.from_npz(path)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError):
@@ -81,16 +52,8 @@ class ResultCache:
         return result
 
     def put(self, key: str, result: Attribution) -> None:
-        meta = {**result.to_dict(), "stored_aggregations": list(STORED_AGGREGATIONS)}
-        del meta["scores"]
-        arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-                  "scores": stored_scores(result.scores)}
-        if result.hidden_states is not None:
-            arrays["hidden_states"] = result.hidden_states
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **arrays)  # the words' JSON shrinks fivefold; runs keep thousands
         partial = self._path(key).with_suffix(f".{os.getpid()}.part")
-        partial.write_bytes(buffer.getvalue())
+        partial.write_bytes(result.to_npz(compact=True))
         partial.replace(self._path(key))
         if math.isfinite(self.max_bytes):
             self._evict()

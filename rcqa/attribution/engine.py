@@ -11,68 +11,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from rcqa.attribution.quadrature import (
-    PAPER_STEPS,
-    adaptive,
-    gauss_kronrod,
-    nodes_and_weights,
-)
+from rcqa.attribution.quadrature import adaptive, gauss_kronrod, nodes_and_weights
+from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
-from rcqa.qa import InputError, Windows, answer_with_windows, char_span_to_tokens
+from rcqa.qa import InputError, answer_with_windows, char_span_to_tokens
+from rcqa.spans import Windows
 from rcqa.text import word_at, written_words
 from rcqa.types import AGGREGATIONS, Answer, Attribution, Completeness, Example, Word
-
-BASELINES = {
-    "pad": "the layer's activations for the input with every token but [CLS]/[SEP] replaced by [PAD] (Captum's layer IG)",
-    "mask": "the layer's activations for the input with every token but [CLS]/[SEP] replaced by [MASK]",
-    "zero": "the zero vector at the layer (the paper)",
-}
-
-
-@dataclass(frozen=True)
-class IGSettings:
-    """Everything that changes the numbers; part of every cache key."""
-
-    targets: tuple[str, ...] = ("span_log_prob",)  # every word gets a share at every layer (README: the target)
-    span: str = "predicted"  # "predicted", "gold", or "nbest:K" (K-th best span, 0-based)
-    baseline: str = "pad"
-    rule: str = "gausslegendre"
-    steps: int = 8
-    tolerance: float | None = 0.01  # Gauss–Legendre: refine panels until every layer's completeness error is under it
-    max_steps: int = 128
-    memory_budget_mb: int = 1024
-
-    def __post_init__(self):
-        if self.baseline not in BASELINES:
-            raise ValueError(f"unknown baseline {self.baseline!r}; choose one of {', '.join(BASELINES)}")
-        nodes_and_weights(self.rule, self.steps)  # validates the rule
-        if self.rule == "paper_trapezoid":  # a fixed rule: record the steps it really takes
-            object.__setattr__(self, "steps", PAPER_STEPS)
-            object.__setattr__(self, "max_steps", max(self.max_steps, PAPER_STEPS))
-        if not 1 <= self.steps <= self.max_steps:
-            raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
-
-    @classmethod
-    def paper(cls) -> IGSettings:
-        """The released code of the EMNLP 2020 paper: zero baseline, 20-point trapezoid, its F."""
-        return cls(targets=("paper_confidence",), baseline="zero", rule="paper_trapezoid", steps=20, tolerance=None)
-
-    @classmethod
-    def paper_text(cls) -> IGSettings:
-        """The EMNLP 2020 paper's text: zero baseline, 50 right-Riemann steps, its F (the squared norm is the
-        token score, an analysis setting: see rcqa.presets)."""
-        return cls(targets=("paper_confidence",), baseline="zero", rule="riemann_right", steps=50, tolerance=None)
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "targets": list(self.targets)}
-
 
 @dataclass
 class LayerResult:

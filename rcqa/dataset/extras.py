@@ -41,7 +41,7 @@ def _lens(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
 
 
 def _interventions(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
-    from rcqa.interventions import intervene, intervention_row
+    from rcqa.lens.interventions import intervene, intervention_row
 
     return json.dumps(intervention_row(intervene(qa_model, result, k=job.top_k, draws=job.draws,
                                                  aggregation=job.aggregation)))

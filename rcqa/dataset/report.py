@@ -19,10 +19,9 @@ import pandas as pd
 import plotly.io as pio
 
 from rcqa.analysis.similarity import VARIANTS
-from rcqa.dataset import published
+from rcqa.dataset import figures, published
 from rcqa.dataset.aggregate import Run, load_run, summarize
 from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
-from rcqa.figures import dataset as figures
 from rcqa.figures.common import Chart, image_export_available
 
 

@@ -2,8 +2,8 @@
 
 The client keeps a bounded number of chunks in flight (so memory stays flat however many examples there are),
 writes each finished chunk as one shard, and rewrites the manifest after it: a killed run loses at most the
-chunks in flight. Workers load the model once per process (rcqa.model.load_model keeps it) and split the
-machine's cores between them."""
+chunks in flight. Workers load the model once per process (rcqa.model.load_model keeps it, and refuses a model whose
+fingerprint is not the manifest's) and split the machine's cores between them."""
 from __future__ import annotations
 
 import datetime as dt
@@ -19,9 +19,10 @@ from distributed import Client, Future, LocalCluster, WorkerPlugin, as_completed
 from distributed.comm import get_address_host
 from tqdm import tqdm
 
-from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.settings import IGSettings
 from rcqa.dataset import store
 from rcqa.types import Attribution, Example
+from rcqa.version import version
 
 MAX_CHUNK = 8  # examples per task and shard: enough to keep shards few, few enough to balance the workers
 IN_FLIGHT_PER_WORKER = 2  # a queued chunk per worker, so none idles while the client writes
@@ -38,6 +39,7 @@ class Job:
     device: str | None = None
     extras: tuple[str, ...] = ()  # analyses added to every example (rcqa.dataset.extras)
     draws: int = 5  # random draws of the faithfulness and intervention analyses
+    fingerprint: str | None = None  # the model the run's manifest names: a worker loading another one refuses it
 
 
 class TorchThreads(WorkerPlugin):
@@ -60,7 +62,7 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: s
 
     qa_model = load_model(job.model, job.device)
     window = {"max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride}
-    return {"rcqa_version": store.rcqa_version(),
+    return {"rcqa_version": version(),
             "model": {"name": job.model, "fingerprint": qa_model.fingerprint},
             "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
                          "aggregation": job.aggregation, "top_k": job.top_k,
@@ -80,7 +82,7 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
     from rcqa.dataset.rows import example_row
     from rcqa.model import load_model
 
-    qa_model = load_model(job.model, job.device)
+    qa_model = load_model(job.model, job.device, fingerprint=job.fingerprint)
     rows, failures, results = [], [], []
     for example in examples:
         try:
@@ -104,6 +106,7 @@ def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, w
     returns the final manifest. `manifest` describes the run (model, analysis settings, data); a folder holding
     another run is refused (store.RunMismatch)."""
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+    job = replace(job, fingerprint=manifest["model"]["fingerprint"])
     run = _Run.open(folder, manifest, examples, address)
     skipped = run.done if retry_failed else run.done | run.failed.keys()
     todo = [e for e in examples if e.id not in skipped]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -22,7 +21,6 @@ MANIFEST = "manifest.json"
 SHARDS = "shards"
 CORRUPT = "corrupt"
 RESULTS = "results"  # every explanation, as a result cache (rcqa.attribution.cache) that is never evicted
-VERSION_FALLBACK = "rcqa-unreleased"  # outside a git checkout there is no finer version to record
 
 
 class RunMismatch(ValueError):
@@ -35,16 +33,6 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def rcqa_version() -> str:
-    """`git describe` of the checkout rcqa runs from, else a fixed label."""
-    try:
-        described = subprocess.run(["git", "describe", "--always", "--dirty", "--tags"], check=False,
-                                   capture_output=True, text=True, timeout=10, cwd=Path(__file__).parent)
-    except (OSError, subprocess.TimeoutExpired):
-        return VERSION_FALLBACK
-    return described.stdout.strip() if described.returncode == 0 and described.stdout.strip() else VERSION_FALLBACK
 
 
 def _identity(manifest: dict) -> dict:

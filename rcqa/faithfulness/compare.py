@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.methods import (
     COMPARED,
     METHODS,

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from rcqa.attribution.engine import IGSettings
 from rcqa.attribution.methods import COMPARED
+from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Comparison, MethodResult, Protocol, compare
 from rcqa.faithfulness.deletion import OPERATORS
 from rcqa.faithfulness.metrics import (

@@ -6,8 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rcqa.figures.common import Chart, apply_layout, escape_label
-from rcqa.interventions import KNOCKOUT_BASELINES, Interventions
 from rcqa.lens import READERS, AnswerLens
+from rcqa.lens.interventions import KNOCKOUT_BASELINES, Interventions
 
 READER_COLOURS = {"head": "#1f77b4", "probe": "#ff7f0e"}
 INTERVENTION_COLOURS = {"top-k": "#d62728", "random": "#7f7f7f", "bottom-k": "#2ca02c", "skip block": "#9467bd"}

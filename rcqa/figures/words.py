@@ -162,6 +162,20 @@ def topk_grid(result: Attribution, k: int = 5, aggregation: str = "l2", target: 
     return Chart(f"top{k}-all-layers-{result.example.id}", table, html=page)
 
 
+def topk_words(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+    """Each layer's top-k passage words as a table: a row per layer, a column per rank, each word with its share."""
+    table = topk_table(result, k, aggregation, target)
+    cells = [[f"{escape_label(r.word)} ({r.share_pct:.1f}%)" for r in table[table.layer == layer].itertuples()]
+             for layer in range(len(result.layers))]
+    columns = [[row[rank] if rank < len(row) else "" for row in cells] for rank in range(k)]
+    figure = go.Figure(go.Table(header={"values": ["Layer", *(f"rank {rank + 1}" for rank in range(k))]},
+                                cells={"values": [[escape_label(label) for label in result.layers], *columns],
+                                       "align": "left"}))
+    apply_layout(figure, f"Each layer's top-{k} passage words, with their share of the layer",
+                 settings_line(result, aggregation, target), "", "", height=max(300, 30 * len(result.layers) + 160))
+    return Chart(f"top{k}-words-{result.example.id}", table, figure)
+
+
 def word_choices(result: Attribution) -> list[str]:
     """Labels for choosing a passage word: 'word (#position)'."""
     return [f"{w.text} (#{i + 1})" for i, w in enumerate(result.passage_words())]

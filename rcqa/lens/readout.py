@@ -17,8 +17,8 @@ from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.evaluate import score
 from rcqa.lens.probes import Probes, ProbesUnavailable, find_probes
 from rcqa.model import QAModel
-from rcqa.qa import WINDOW_BATCH, Windows, answer_with_windows
-from rcqa.spans import answer_standing, decode
+from rcqa.qa import WINDOW_BATCH, answer_with_windows
+from rcqa.spans import Windows, answer_standing, decode
 from rcqa.types import Answer, Example, Span
 
 READERS = {"head": "the model's own QA head applied to the layer's states",

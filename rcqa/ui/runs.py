@@ -1,8 +1,9 @@
 """The Dataset page's bridge: which runs it can show, their summaries under a filter (cached per run state), and
 opening one of a run's examples in Explore with the run's own explanation, never recomputed.
 
-Runs are the committed ones (reports/runs/) and any folder in $RCQA_RUNS (os.pathsep-separated: run folders, or
-folders holding run folders).
+Runs are found through $RCQA_RUNS only (os.pathsep-separated: run folders, or folders holding run folders), so an
+installed rcqa never reads a checkout: set RCQA_RUNS=reports/runs to see the committed runs. From a checkout,
+`streamlit run app.py` points it at the checkout's reports/runs unless it is set.
 """
 from __future__ import annotations
 
@@ -14,16 +15,15 @@ import pyarrow as pa
 import streamlit as st
 
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.engine import IGSettings
+from rcqa.attribution.settings import IGSettings
 from rcqa.data import load_examples
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import Run, load_run, select, summarize
 from rcqa.resources import squad_file
 from rcqa.types import Example
-from rcqa.ui import state
+from rcqa.ui import examples, inputs, results, view
 
 RUNS_ENV = "RCQA_RUNS"
-COMMITTED = Path(__file__).resolve().parents[2] / "reports" / "runs"
 EXAMPLE_COLUMNS = ["id", "question_type", "question", "prediction", "gold_answers", "em", "f1", "probability"]
 
 
@@ -38,8 +38,8 @@ class Filter:
 
 
 def run_folders() -> list[Path]:
-    """The committed runs first, then those under $RCQA_RUNS, each once."""
-    roots = [COMMITTED, *(Path(p) for p in os.environ.get(RUNS_ENV, "").split(os.pathsep) if p)]
+    """The runs under $RCQA_RUNS, in its order, each once."""
+    roots = [Path(p) for p in os.environ.get(RUNS_ENV, "").split(os.pathsep) if p]
     found: list[Path] = []
     for root in roots:
         candidates = [root] if (root / store.MANIFEST).is_file() else sorted(root.glob("*")) if root.is_dir() else []
@@ -94,22 +94,21 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
     path = data_file(found)
     if not path.is_file():
         return f"The run's data file {path} is not on this machine, so its passages cannot be shown."
-    examples = _examples(str(path))
-    example = next((e for e in examples if e.id == example_id), None)
+    questions = _examples(str(path))
+    example = next((e for e in questions if e.id == example_id), None)
     if example is None:
         return f"{path.name} holds no question {example_id!r}: it changed since the run."
     analysis = found.manifest["analysis"]
-    stored = {f.name: analysis["settings"][f.name] for f in dataclasses.fields(IGSettings)
-              if f.name in analysis["settings"]}
-    settings = IGSettings(**{**stored, "targets": tuple(stored["targets"])})
-    state.offer_questions(f"{path.name} (run {found.folder.name})", examples)
-    state.update(model=found.manifest["model"]["name"], source="upload", example_id=example.id,
-                 question=example.question, target=settings.targets[0], span=settings.span,
-                 baseline=settings.baseline, rule=settings.rule, steps=settings.steps, tolerance=settings.tolerance,
-                 aggregation=analysis["aggregation"], top_k=analysis["top_k"])
+    # the manifest's settings also record the model's window, which is no IG setting
+    settings = IGSettings.from_dict({name: value for name, value in analysis["settings"].items()
+                                     if name not in ("max_len", "doc_stride")})
+    examples.offer_questions(f"{path.name} (run {found.folder.name})", questions)
+    view.update(model=found.manifest["model"]["name"], source="upload", example_id=example.id,
+                question=example.question, aggregation=analysis["aggregation"], top_k=analysis["top_k"],
+                **view.view_fields(settings))
     fingerprint = found.manifest["model"]["fingerprint"]
     result = store.results(found.folder).get(ResultCache.key(fingerprint, example, settings))
-    qa_model = state.model()
+    qa_model = inputs.model()
     if result is not None and qa_model is not None and qa_model.fingerprint == fingerprint:
-        state.keep_result(state.result_key(qa_model, example, state.view().settings()), result)
+        results.keep_result(results.result_key(qa_model, example, view.view().settings()), result)
     return None

@@ -5,8 +5,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from rcqa.attribution.engine import IGSettings, iter_layers
+from rcqa.attribution.engine import iter_layers
 from rcqa.attribution.methods.base import AttributionMethod, Case
+from rcqa.attribution.settings import IGSettings
 from rcqa.types import AGGREGATIONS
 
 

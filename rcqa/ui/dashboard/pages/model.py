@@ -2,16 +2,16 @@
 import streamlit as st
 
 from rcqa import figures
-from rcqa.ui import state
+from rcqa.ui import inputs, view
 
-view = state.view()
-_KINDS = {"default": f"The app's default ({state.default_model()})", "folder": "A local folder",
+chosen = view.view()
+_KINDS = {"default": f"The app's default ({view.default_model()})", "folder": "A local folder",
           "hub": "A hub id such as org/model (needs network access)"}
 
 
 def describe_model() -> None:
     st.subheader("The model in use")
-    qa_model = state.model()
+    qa_model = inputs.model()
     if qa_model is None:
         return
     st.dataframe(figures.model_facts(qa_model), hide_index=True)
@@ -31,23 +31,23 @@ def choose_model() -> None:
     st.caption("Any extractive-QA checkpoint with a fast tokenizer. The current example stays; its explanation is "
                "computed again for the new model when you ask for it.")
     kind = st.radio("Load", list(_KINDS), format_func=_KINDS.get, key="rcqa.model_kind")
-    name = state.default_model() if kind == "default" else st.text_input(
+    name = view.default_model() if kind == "default" else st.text_input(
         "Folder" if kind == "folder" else "Hub id", key=f"rcqa.model_name.{kind}",
         placeholder="/path/to/a/checkpoint" if kind == "folder" else "org/model")
     if st.button("Load this model", type="primary", disabled=not name.strip(), key="rcqa.load_model"):
         with st.spinner(f"Loading {name}…"):
-            error = state.switch_model(name)
+            error = inputs.switch_model(name)
         if error:
             st.error(f"The model could not be loaded: {error}")
-            st.caption(f"The app keeps using {view.model}.")
+            st.caption(f"The app keeps using {chosen.model}.")
         else:
-            st.success(f"Now using {view.model}.")
+            st.success(f"Now using {chosen.model}.")
 
 
 st.title("Model")
-state.show_url_problems()
+view.show_url_problems()
 loaded = st.container()  # drawn after a switch, so that it shows the model just loaded
 choose_model()
 with loaded:
     describe_model()
-state.publish()
+view.publish()

@@ -5,18 +5,18 @@ import streamlit as st
 from rcqa.faithfulness.compare import Protocol
 from rcqa.faithfulness.deletion import OPERATORS
 from rcqa.figures import methods
-from rcqa.ui import state
+from rcqa.ui import inputs, results, show, view
 
-view = state.view()
+chosen = view.view()
 
 
-def show(comparison) -> None:
+def show_comparison(comparison) -> None:
     st.subheader("What each method says matters")
-    state.show(methods.method_passages(comparison, view.top_k))
+    show.chart(methods.method_passages(comparison, chosen.top_k))
     with st.expander("The same as a heatmap"):
-        state.show(methods.method_heatmap(comparison))
+        show.chart(methods.method_heatmap(comparison))
     st.subheader("Delete each method's top words: does the answer suffer more than with random words?")
-    state.show(methods.deletion_curves(comparison))
+    show.chart(methods.deletion_curves(comparison))
     for name, sentence in methods.method_readings(comparison):
         st.markdown(f"**{name}**: {sentence}")
     st.caption("Comprehensiveness: the probability lost when the top 1, 5, 10, 20, 50 % of the words are deleted "
@@ -26,7 +26,7 @@ def show(comparison) -> None:
     with st.expander("Do the methods rank the words alike?"):
         kind = st.radio("Rank correlation", ["spearman", "kendall"], horizontal=True, key="rcqa.rank_correlation",
                         format_func={"spearman": "Spearman's ρ", "kendall": "Kendall's τ"}.get)
-        state.show(methods.rank_correlation(comparison, kind))
+        show.chart(methods.rank_correlation(comparison, kind))
 
 
 def main() -> None:
@@ -34,26 +34,26 @@ def main() -> None:
     st.caption("Five attribution methods explain the same answer; deleting the words each ranks first, and "
                "comparing with deleting random words, shows which of them the model really relies on (Wu & Ong, "
                "“On Explaining Your Explanations of BERT”; ERASER).")
-    if (inputs := state.page_inputs()) is None:
+    if (chosen_inputs := inputs.page_inputs()) is None:
         return
-    qa_model, current, settings = inputs
+    qa_model, current, settings = chosen_inputs
     operator = st.radio("Deleting a word means", list(OPERATORS), horizontal=True, key="rcqa.deletion_operator",
                         format_func=lambda name: f"{name}: {OPERATORS[name]}")
     spare = st.toggle("Never delete the answer's own words", key="rcqa.spare_answer",
                       help="Every method ranks the answer's words high, and deleting them removes the answer itself; "
                            "spared, the test asks which context words each method finds.")
     protocol = Protocol(operator=operator, spare_answer=spare)
-    comparison = state.stored_comparison(qa_model, current, settings, protocol)
+    comparison = results.stored_comparison(qa_model, current, settings, protocol)
     if comparison is None:
-        asked = state.pending_comparison(qa_model, current, settings, protocol)  # then: its place in line, or result
+        asked = results.pending_comparison(qa_model, current, settings, protocol)  # then: its place in line, or result
         if not asked and not st.button("Compare the methods", type="primary", key="rcqa.compare_methods"):
             st.caption(f"Scores the words with every method, then answers again {protocol.k} times and more per "
                        f"method with words deleted, and as often for {protocol.draws} random draws.")
             return
-        comparison = state.compute_comparison(qa_model, current, settings, protocol)
+        comparison = results.compute_comparison(qa_model, current, settings, protocol)
     if comparison is not None:
-        show(comparison)
+        show_comparison(comparison)
 
 
 main()
-state.publish()
+view.publish()

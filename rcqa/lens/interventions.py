@@ -22,8 +22,8 @@ from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.attribution.engine import baseline_stack, window_inputs
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
-from rcqa.qa import Windows, encode
-from rcqa.spans import answer_standing, decode
+from rcqa.qa import encode
+from rcqa.spans import Windows, answer_standing, decode
 from rcqa.types import Attribution, Span
 
 KNOCKOUT_BASELINES = {

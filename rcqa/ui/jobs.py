@@ -6,7 +6,7 @@ most one job waiting: asking for another withdraws it from the first. A job nobo
 asker cancelled or left) is dropped before it starts; a running job always finishes, since its result goes
 to the disk cache. Past `limit` waiting jobs, new ones are refused with Busy.
 
-Standard library only: the dashboard (rcqa.ui.state) adapts it to Streamlit sessions.
+Standard library only: the dashboard (rcqa.ui.queue) adapts it to Streamlit sessions.
 """
 from __future__ import annotations
 

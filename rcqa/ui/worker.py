@@ -129,10 +129,7 @@ def _serve(connection, threads: int, preload: str | None) -> None:
         except EOFError:  # the server closed its end
             return
         try:
-            qa_model = load_model(task.model, task.device)
-            if qa_model.fingerprint != task.fingerprint:
-                raise RuntimeError(f"{task.model} has changed on disk since the server loaded it "
-                                   f"(fingerprint {qa_model.fingerprint}, not {task.fingerprint}); reload the app")
+            qa_model = load_model(task.model, task.device, fingerprint=task.fingerprint)
             result = task.run(qa_model, lambda progress: connection.send(("progress", progress)))
             connection.send(("result", result))
         except Exception as error:  # handed to the server, which shows it

@@ -5,11 +5,10 @@ from pathlib import Path
 import streamlit as st
 
 from rcqa.analysis.similarity import VARIANTS, describe
-from rcqa.dataset import published
+from rcqa.dataset import figures, published
 from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
 from rcqa.dataset.rows import QUESTION_TYPES
-from rcqa.figures import dataset as figures
-from rcqa.ui import runs, state
+from rcqa.ui import PAGES, runs, show
 
 ANY = "any"
 CORRECTNESS = {ANY: None, "right (exact match)": True, "wrong": False}
@@ -63,7 +62,7 @@ def show_examples(folder, chosen: runs.Filter) -> None:
         if problem:
             st.error(problem)
         else:
-            st.switch_page("pages/explore.py")
+            st.switch_page(PAGES / "explore.py")
 
 
 def main() -> None:
@@ -101,26 +100,26 @@ def main() -> None:
         ["Layer roles", "Quantifier questions", "Layers compared (JSD)", "Parts of speech", "Scores",
          "Completeness"])
     with roles:
-        state.show(figures.roles_by_depth(summaries))
+        show.chart(figures.roles_by_depth(summaries))
     with quantifiers:
-        state.show(figures.quantifier_by_depth(summaries))
+        show.chart(figures.quantifier_by_depth(summaries))
     with jsd:
         variant = st.radio("Distributions", list(VARIANTS), format_func=lambda v: describe(v, 5), horizontal=True,
                            key="rcqa.dataset.variant")
         for name, found in summaries.items():
-            state.show(figures.jsd_map(found, variant, name))
+            show.chart(figures.jsd_map(found, variant, name))
     with pos:
-        state.show(figures.pos_by_layer(subject))
+        show.chart(figures.pos_by_layer(subject))
     with scores:
-        state.show(figures.scores_by_type(subject))
+        show.chart(figures.scores_by_type(subject))
     with check:
-        state.show(figures.completeness_by_layer(summaries))
+        show.chart(figures.completeness_by_layer(summaries))
     for chart in (figures.lens_by_layer(subject), figures.interventions_by_layer(subject)):
         if chart is not None:
-            state.show(chart)
+            show.chart(chart)
     if (methods := figures.faithfulness_curves(subject)) is not None:
         with st.expander("Which explanation to trust: the methods' deletion tests over the run", expanded=True):
-            state.show(methods)
+            show.chart(methods)
             st.dataframe(figures.faithfulness_table(subject), hide_index=True)
     with st.expander("Beside the published numbers (table)"):
         st.dataframe(published.comparison(subject), hide_index=True)

@@ -1,0 +1,98 @@
+"""rcqa from Python, on plain strings: a model (its name or a loaded one), a passage and a question in, a result out.
+
+Thin wrappers over the library, one per capability, with the settings as keyword arguments checked by name (the
+answer lens, rcqa.lens, is called on plain strings the same way: see rcqa/lens/__init__.py):
+
+    import rcqa
+    result = rcqa.explain("default", passage, question, preset="default", steps=16)
+    result.show("heatmap")
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rcqa.attribution.cache import ResultCache, cached_explain
+from rcqa.attribution.engine import explain as explain_example
+from rcqa.attribution.methods import COMPARED
+from rcqa.attribution.settings import PRESETS, IGSettings
+from rcqa.faithfulness.compare import Comparison, Protocol, compare
+from rcqa.lens.interventions import Interventions
+from rcqa.lens.interventions import intervene as knock_out
+from rcqa.model import QAModel, as_model
+from rcqa.qa import answer as answer_passage
+from rcqa.types import Answer, Attribution, Example
+
+def answer(model_or_name: str | QAModel, passage: str, question: str, *, n_best: int = 20,
+           device: str | None = None) -> Answer:
+    """The model's best answer and its n-best list."""
+    return answer_passage(as_model(model_or_name, device), passage, question, n_best=n_best)
+
+
+def explain(model_or_name: str | QAModel, passage: str, question: str, preset: str = "default", *,
+            gold: str | Sequence[str] = (), cache: bool | str | Path = False, device: str | None = None,
+            **settings) -> Attribution:
+    """Layer-wise Integrated Gradients of the answer: the preset's settings (rcqa.PRESETS), each keyword in
+    `settings` (a field of rcqa.IGSettings) in its place. `gold`: the gold answer text(s), for span="gold" and the
+    scores. `cache`: True for the result cache's folder, or a folder of your own."""
+    qa_model, example = as_model(model_or_name, device), Example.of(passage, question, gold)
+    chosen = _settings(preset, settings)
+    if cache is False:
+        return explain_example(qa_model, example, chosen)
+    return cached_explain(qa_model, example, chosen, ResultCache(None if cache is True else cache))[0]
+
+
+def compare_methods(model_or_name: str | QAModel, passage: str, question: str, methods: Sequence[str] = COMPARED,
+                    preset: str = "default", *, k: int = 10, draws: int = 5, seed: int = 0, operator: str = "pad",
+                    spare_answer: bool = False, gold: str | Sequence[str] = (), device: str | None = None,
+                    **settings) -> Comparison:
+    """Which explanation to trust: each method's ranking of the passage words, tested by deleting its top words
+    (k = 0..k and the top fractions) and re-answering, against `draws` random rankings."""
+    protocol = Protocol(k=k, draws=draws, seed=seed, operator=operator, spare_answer=spare_answer)
+    return compare(as_model(model_or_name, device), Example.of(passage, question, gold), methods, protocol,
+                   _settings(preset, settings))
+
+
+def intervene(model_or_name: str | QAModel, passage: str | Attribution, question: str | None = None,
+              preset: str = "default", *, k: int = 5, draws: int = 5, baseline: str = "pad",
+              aggregation: str | None = None, seed: int = 0, device: str | None = None, **settings) -> Interventions:
+    """Knock out each layer's top-k, bottom-k and k random passage words (and skip each block), and read the
+    explained span's probability again. `passage` may be an explanation rcqa.explain already made (then give no
+    question or settings); otherwise the passage is explained with the preset first."""
+    qa_model = as_model(model_or_name, device)
+    if isinstance(passage, Attribution):
+        if question is not None or settings:
+            raise TypeError("intervene() on an explanation takes no question or settings: they are the explanation's")
+        result = passage
+    else:
+        if question is None:
+            raise TypeError("intervene() needs a question with a passage")
+        result = explain(qa_model, passage, question, preset, **settings)
+    return knock_out(qa_model, result, k=k, draws=draws, baseline=baseline,
+                     aggregation=aggregation or PRESETS[preset].aggregation, seed=seed)
+
+
+def reproduce(out: str | Path, model: str | QAModel = "default", data: str | Path = "squad-dev",
+              preset: str = "default", *, limit: int | None = None, workers: int = 1, scheduler: str | None = None,
+              top_k: int = 5, extras: Sequence[str] = (), draws: int = 5, retry_failed: bool = False,
+              device: str | None = None, **settings) -> dict:
+    """Explain a whole dataset into the run folder `out` (resumable; what `rcqa reproduce` does), on `workers`
+    local processes or a Dask scheduler; returns the run's manifest. The workers load the model by name."""
+    from rcqa.data import load_examples
+    from rcqa.dataset.runner import Job, new_manifest
+    from rcqa.dataset.runner import reproduce as run
+    from rcqa.resources import squad_file
+
+    name = model.name if isinstance(model, QAModel) else model
+    path = squad_file("dev") if str(data) == "squad-dev" else Path(data)
+    examples = load_examples(path)[:limit]
+    job = Job(name, _settings(preset, settings), PRESETS[preset].aggregation, top_k, device, tuple(extras), draws)
+    manifest = new_manifest(job, preset, path, limit, str(data))
+    return run(job, examples, manifest, Path(out), workers=workers, scheduler=scheduler, retry_failed=retry_failed)
+
+
+def _settings(preset: str, settings: dict) -> IGSettings:
+    """The preset's IGSettings with the given fields replaced; an unknown preset or setting is refused by name."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    return IGSettings.from_dict({**PRESETS[preset].settings.to_dict(), **settings})

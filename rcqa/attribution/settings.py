@@ -1,0 +1,83 @@
+"""The settings that change an explanation's numbers: IGSettings (part of every cache key), the baselines it may
+start from, and the named presets a user reproduces with one word."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from rcqa.attribution.quadrature import PAPER_STEPS, nodes_and_weights
+
+BASELINES = {
+    "pad": "the layer's activations for the input with every token but [CLS]/[SEP] replaced by [PAD] (Captum's layer IG)",
+    "mask": "the layer's activations for the input with every token but [CLS]/[SEP] replaced by [MASK]",
+    "zero": "the zero vector at the layer (the paper)",
+}
+
+
+@dataclass(frozen=True)
+class IGSettings:
+    """Everything that changes the numbers; part of every cache key."""
+
+    targets: tuple[str, ...] = ("span_log_prob",)  # every word gets a share at every layer (README: the target)
+    span: str = "predicted"  # "predicted", "gold", or "nbest:K" (K-th best span, 0-based)
+    baseline: str = "pad"
+    rule: str = "gausslegendre"
+    steps: int = 8
+    tolerance: float | None = 0.01  # Gauss–Legendre: refine panels until every layer's completeness error is under it
+    max_steps: int = 128
+    memory_budget_mb: int = 1024
+
+    def __post_init__(self):
+        if self.baseline not in BASELINES:
+            raise ValueError(f"unknown baseline {self.baseline!r}; choose one of {', '.join(BASELINES)}")
+        nodes_and_weights(self.rule, self.steps)  # validates the rule
+        if self.rule == "paper_trapezoid":  # a fixed rule: record the steps it really takes
+            object.__setattr__(self, "steps", PAPER_STEPS)
+            object.__setattr__(self, "max_steps", max(self.max_steps, PAPER_STEPS))
+        if not 1 <= self.steps <= self.max_steps:
+            raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
+
+    @classmethod
+    def paper(cls) -> IGSettings:
+        """The released code of the EMNLP 2020 paper: zero baseline, 20-point trapezoid, its F."""
+        return cls(targets=("paper_confidence",), baseline="zero", rule="paper_trapezoid", steps=20, tolerance=None)
+
+    @classmethod
+    def paper_text(cls) -> IGSettings:
+        """The EMNLP 2020 paper's text: zero baseline, 50 right-Riemann steps, its F (the squared norm is the
+        token score, an analysis setting: see PRESETS)."""
+        return cls(targets=("paper_confidence",), baseline="zero", rule="riemann_right", steps=50, tolerance=None)
+
+    def to_dict(self) -> dict:
+        """The settings as JSON-ready values (targets a list); from_dict reads it back."""
+        return {**asdict(self), "targets": list(self.targets)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> IGSettings:
+        """The settings of to_dict's dictionary, or of any part of it (the other fields keep their defaults);
+        ValueError, naming them, for keys that are no setting."""
+        known = {f.name for f in fields(cls)}
+        if unknown := sorted(set(data) - known):
+            raise ValueError(f"unknown IG setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                             f"the settings are {', '.join(sorted(known))}")
+        if "targets" in data:
+            if isinstance(data["targets"], str):
+                raise ValueError("targets must be a list of target names, not one string")
+            data = {**data, "targets": tuple(data["targets"])}
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Preset:
+    description: str
+    settings: IGSettings
+    aggregation: str  # the token score the analyses use (rcqa.types.AGGREGATIONS)
+
+
+PRESETS = {
+    "default": Preset("rcqa's defaults: log p(start) + log p(end) of the span, [PAD] baseline, adaptive "
+                      "Gauss–Legendre to 1 % completeness, L2 token score", IGSettings(), "l2"),
+    "paper-code": Preset("the paper's released code: zero baseline, 20 points k/20 with the trapezoid rule, "
+                         "F = max softmax(start) + max softmax(end), L2 token score", IGSettings.paper(), "l2"),
+    "paper-text": Preset("the paper's text: zero baseline, 50 right-Riemann steps, its F, squared L2 token score",
+                         IGSettings.paper_text(), "l2_squared"),
+}

@@ -1,0 +1,72 @@
+"""Verbs on a whole dataset: reproduce (explain it on a Dask cluster into a resumable store) and report."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rcqa.cli.options import CliError, add_aggregation, add_ig, add_model, preset_settings
+
+
+def add_reproduce(commands: argparse._SubParsersAction) -> None:
+    from rcqa.dataset.extras import EXTRAS
+
+    command = commands.add_parser("reproduce", help="explain a whole dataset on a Dask cluster into a resumable "
+                                                    "Parquet store (rows of per-layer analyses + manifest.json)")
+    command.add_argument("--data", required=True, help="'squad-dev' (SQuAD v1.1 dev) or a SQuAD/DuoRC file")
+    command.add_argument("--limit", type=int, help="first N questions only")
+    command.add_argument("--out", required=True, help="run folder; rerunning into it resumes the run")
+    command.add_argument("--workers", type=int, default=1, help="worker processes of the local cluster")
+    command.add_argument("--scheduler", help="address of an existing Dask scheduler (default: "
+                                             "$DASK_SCHEDULER_ADDRESS, else a local cluster on 127.0.0.1)")
+    command.add_argument("--retry-failed", action="store_true",
+                         help="explain again the examples an earlier run recorded as failed")
+    add_ig(command)
+    add_aggregation(command)
+    command.add_argument("--top-k", type=int, default=5)
+    for name, description in EXTRAS.items():
+        command.add_argument(f"--{name}", action="store_true", help=f"also add {description}")
+    command.add_argument("--draws", type=int, default=5,
+                         help="random draws per example of --faithfulness and --interventions")
+    add_model(command)
+    command.set_defaults(handler=_reproduce)
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from rcqa.data import load_examples
+    from rcqa.dataset.extras import EXTRAS
+    from rcqa.dataset.runner import Job, new_manifest, reproduce
+    from rcqa.resources import squad_file
+
+    if args.workers < 1:
+        raise CliError("--workers must be at least 1")
+    data = squad_file("dev") if args.data == "squad-dev" else Path(args.data)
+    examples = load_examples(data)[: args.limit]
+    settings, aggregation = preset_settings(args)
+    job = Job(args.model, settings, aggregation, args.top_k, args.device,
+              tuple(name for name in EXTRAS if getattr(args, name)), args.draws)
+    manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data), Path(args.out),
+                         workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed)
+    counts = manifest["counts"]
+    print(f"{counts['done']} of {counts['total']} examples in {args.out} ({counts['failed']} failed, "
+          f"see manifest.json)", file=sys.stderr)
+    return 0
+
+
+def add_report(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("report", help="dataset-level analyses of one or more reproduce runs: summary.json, "
+                                                 "CSV tables, PNG/SVG figures and an offline HTML page")
+    command.add_argument("runs", nargs="+", help="run folders written by `reproduce`; the first is the report's "
+                                                 "subject, the others are compared with it")
+    command.add_argument("--out", required=True, help="folder for the report")
+    command.add_argument("--no-images", action="store_true",
+                         help="skip PNG/SVG export (the HTML then embeds interactive figures)")
+    command.set_defaults(handler=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from rcqa.dataset.report import write
+
+    summary = write(args.runs, args.out, images=not args.no_images)
+    print(f"report of {summary['n']} examples written to {Path(args.out) / 'report.html'}", file=sys.stderr)
+    return 0

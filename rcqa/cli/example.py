@@ -1,0 +1,178 @@
+"""Verbs on one example (a passage file and a question): answer, explain, faithfulness, lens, intervene."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rcqa.cli.options import (add_aggregation, add_example, add_ig, add_model, add_print_json, add_result_cache,
+                              cli_example, explained, preset_settings, read_text)
+
+
+def add_answer(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("answer", help="answer a question about a passage")
+    add_example(command, writes=None)
+    command.add_argument("--n-best", type=int, default=20)
+    add_model(command)
+    add_print_json(command)
+    command.set_defaults(handler=_answer)
+
+
+def _answer(args: argparse.Namespace) -> int:
+    from rcqa.model import load_model
+    from rcqa.qa import answer
+
+    passage = read_text(args.passage_file)
+    result = answer(load_model(args.model, args.device), passage, args.question, n_best=args.n_best)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    if result.best is None:
+        print("(no answer)")
+        return 0
+    print(result.text)
+    for rank, span in enumerate(result.nbest[:5], 1):
+        print(f"  {rank}. {span.text!r}  p={span.probability:.3f}  chars {span.start_char}-{span.end_char}  window {span.window}")
+    return 0
+
+
+def add_explain(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("explain", help="layer-wise Integrated Gradients of the answer, as JSON")
+    add_example(command)
+    add_ig(command)
+    add_model(command)
+    add_aggregation(command, help="token score for the analyses (default: the preset's, l2 or l2_squared)")
+    command.add_argument("--top-k", type=int, default=5)
+    add_result_cache(command)
+    command.set_defaults(handler=_explain)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from rcqa.analysis.report import analyses
+    from rcqa.model import load_model
+
+    settings, aggregation = preset_settings(args)
+    example = cli_example(args)
+    qa_model = load_model(args.model, args.device)
+
+    def progress(layer) -> None:
+        errors = ", ".join(f"{c.relative_error:.2%}" for c in layer.completeness)
+        print(f"{layer.label:>12}: {layer.seconds:5.2f} s, {layer.completeness[0].steps} steps, "
+              f"completeness error {errors}", file=sys.stderr)
+
+    result, hit = explained(args, qa_model, example, settings, on_layer=progress)
+    document = {**result.to_dict(), "analyses": analyses(result, aggregation, args.top_k)}
+    Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
+    origin = "from the result cache" if hit else f"in {result.seconds:.1f} s"
+    print(f"answer {result.answer.text!r}; {len(result.layers)} layers {origin} -> {args.json}", file=sys.stderr)
+    return 0
+
+
+def add_faithfulness(commands: argparse._SubParsersAction) -> None:
+    from rcqa.attribution.methods import COMPARED
+    from rcqa.faithfulness.deletion import OPERATORS
+
+    command = commands.add_parser(
+        "faithfulness", help="compare attribution methods by deleting their top words against random deletion")
+    add_example(command, writes="the comparison")
+    command.add_argument("--methods", nargs="+", choices=COMPARED, default=list(COMPARED),
+                         help="the methods compared with random (default: all)")
+    command.add_argument("--k", type=int, default=10, help="the deletion curve deletes k = 0 … K top words")
+    command.add_argument("--draws", type=int, default=5, help="random rankings (seeded) averaged over")
+    command.add_argument("--seed", type=int, default=0, help="the first random draw's seed")
+    command.add_argument("--operator", choices=OPERATORS, default="pad",
+                         help="; ".join(f"{name}: {text}" for name, text in OPERATORS.items()))
+    command.add_argument("--spare-answer", action="store_true",
+                         help="never delete the explained span's own words (test the context a method finds)")
+    add_ig(command)
+    add_model(command)
+    command.set_defaults(handler=_faithfulness, aggregation=None)
+
+
+def _faithfulness(args: argparse.Namespace) -> int:
+    from rcqa.faithfulness.compare import Protocol
+    from rcqa.faithfulness.report import example_faithfulness
+    from rcqa.model import load_model
+
+    protocol = Protocol(k=args.k, draws=args.draws, seed=args.seed, operator=args.operator,
+                        spare_answer=args.spare_answer)
+    document = example_faithfulness(load_model(args.model, args.device), cli_example(args), args.methods, protocol,
+                                    preset_settings(args)[0])
+    Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
+    random = document["random"]
+    print(f"answer {document['original']['answer']!r} (p = {document['original']['span_probability']:.3f}); "
+          f"random over {args.draws} draws: comprehensiveness {random['comprehensiveness']['mean']:.3f}, "
+          f"sufficiency {random['sufficiency']['mean']:.3f}, AOPC {random['aopc']['mean']:.3f}", file=sys.stderr)
+    for name, method in document["methods"].items():
+        print(f"{name:>22}: comprehensiveness {method['comprehensiveness']:.3f}, sufficiency "
+              f"{method['sufficiency']:.3f}, AOPC {method['aopc']:.3f}. {method['versus_random']['reading']}",
+              file=sys.stderr)
+    print(f"-> {args.json}", file=sys.stderr)
+    return 0
+
+
+def add_lens(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("lens", help="the answer lens: the answer each layer's states hold, read by the QA "
+                                               "head and by the trained probes, as JSON")
+    add_example(command)
+    add_model(command)
+    command.add_argument("--gold", action="append", help="a gold answer, for EM / F1 per layer (repeatable)")
+    command.set_defaults(handler=_lens)
+
+
+def _lens(args: argparse.Namespace) -> int:
+    from rcqa.lens import answer_lens
+    from rcqa.model import load_model
+
+    found = answer_lens(load_model(args.model, args.device), cli_example(args, gold=args.gold))
+    if found.note:
+        print(f"note: {found.note}", file=sys.stderr)
+    Path(args.json).write_text(json.dumps(found.to_dict(), ensure_ascii=False))
+    for label, *readings in zip(found.layers, *found.readings.values()):
+        said = "; ".join(f"{reader} {r.span.text if r.span else '(none)'!r} p={r.probability:.3f}, final answer "
+                         f"rank {r.final_answer_rank}" for reader, r in zip(found.readings, readings))
+        print(f"{label:>12}: {said}", file=sys.stderr)
+    return 0
+
+
+def add_intervene(commands: argparse._SubParsersAction) -> None:
+    from rcqa.attribution.settings import PRESETS
+    from rcqa.lens.interventions import KNOCKOUT_BASELINES
+
+    command = commands.add_parser("intervene", help="knock out each layer's top-k / random / bottom-k words (by IG) "
+                                                    "and skip each block; the explained span's probability, as JSON")
+    add_example(command)
+    add_model(command)
+    command.add_argument("--k", type=int, default=5, help="words knocked out per layer")
+    command.add_argument("--draws", type=int, default=5, help="draws of k random passage words per layer")
+    command.add_argument("--seed", type=int, default=0, help="seed of the random draws")
+    command.add_argument("--baseline", choices=KNOCKOUT_BASELINES, default="pad",
+                         help="what replaces a word's states: " + "; ".join(
+                             f"{name}: {text}" for name, text in KNOCKOUT_BASELINES.items()))
+    command.add_argument("--preset", choices=PRESETS, default="default",
+                         help="the IG settings that rank the words (see explain)")
+    add_aggregation(command)
+    add_result_cache(command)
+    command.set_defaults(handler=_intervene)
+
+
+def _intervene(args: argparse.Namespace) -> int:
+    from rcqa.attribution.settings import PRESETS
+    from rcqa.lens.interventions import intervene
+    from rcqa.model import load_model
+
+    preset = PRESETS[args.preset]
+    qa_model = load_model(args.model, args.device)
+    result, _ = explained(args, qa_model, cli_example(args), preset.settings)
+    found = intervene(qa_model, result, k=args.k, draws=args.draws, baseline=args.baseline,
+                      aggregation=args.aggregation or preset.aggregation, seed=args.seed)
+    Path(args.json).write_text(json.dumps(found.to_dict(), ensure_ascii=False))
+    print(f"explained span {found.explained_span!r}, p={found.unchanged.span_probability:.3f} unchanged",
+          file=sys.stderr)
+    for layer in found.layers:
+        random = sum(d.span_probability for d in layer.random) / len(layer.random)
+        skip = f", block skipped {layer.skip_block.span_probability:.3f}" if layer.skip_block else ""
+        print(f"{layer.label:>12}: top-{args.k} out {layer.topk.span_probability:.3f}, random {random:.3f}, "
+              f"bottom-{args.k} {layer.bottomk.span_probability:.3f}{skip}", file=sys.stderr)
+    return 0

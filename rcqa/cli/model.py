@@ -1,0 +1,190 @@
+"""Verbs on a model: bench, evaluate, probes, train, export."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from rcqa.cli.options import add_model, add_print_json
+
+
+def add_bench(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("bench", help="time the engine against the Captum loop")
+    command.add_argument("--tokens", type=int, default=256)
+    command.add_argument("--steps", type=int, default=16, help="steps of the same-work comparison")
+    command.add_argument("--repeats", type=int, default=1, help="keep the fastest of N runs")
+    command.add_argument("--completeness", action="store_true",
+                         help="instead: completeness error and words with attribution per layer over the gallery, for "
+                              "the default settings, the span_logits target and the paper's settings")
+    command.add_argument("--random-bert-base", action="store_true",
+                         help="time a randomly initialised BERT-base (12 layers, 768 hidden) instead of --model")
+    add_model(command)
+    add_print_json(command)
+    command.set_defaults(handler=_bench)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from rcqa import bench
+    from rcqa.attribution.settings import IGSettings
+    from rcqa.model import load_model, random_bert_base
+
+    qa_model = random_bert_base(args.device) if args.random_bert_base else load_model(args.model, args.device)
+    if args.completeness:
+        report = {"default": bench.completeness_distribution(qa_model, IGSettings()),
+                  "span_logits": bench.completeness_distribution(qa_model, IGSettings(targets=("span_logits",))),
+                  "paper": bench.completeness_distribution(qa_model, IGSettings.paper())}
+        text = "\n".join(f"{name}: median per layer {[f'{e:.2%}' for e in r['median']]}, max "
+                         f"{[f'{e:.2%}' for e in r['max']]}; passage words with attribution, fewest per layer "
+                         f"{r['attributed_words_min']}" for name, r in report.items())
+    else:
+        report = bench.run(qa_model, tokens=args.tokens, steps=args.steps, repeats=args.repeats)
+        text = bench.format_table(report)
+    print(json.dumps(report, indent=2) if args.json else text)
+    return 0
+
+
+def add_evaluate(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("evaluate", help="SQuAD v1.1 exact match and F1")
+    command.add_argument("--data", help="SQuAD-format file (default: SQuAD v1.1 dev)")
+    command.add_argument("--limit", type=int, help="first N questions only")
+    add_model(command)
+    add_print_json(command)
+    command.set_defaults(handler=_evaluate)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from rcqa.data import load_examples
+    from rcqa.evaluate import evaluate
+    from rcqa.model import load_model
+    from rcqa.qa import answer
+    from rcqa.resources import squad_file
+
+    examples = load_examples(args.data or squad_file("dev"))[: args.limit]
+    qa_model = load_model(args.model, args.device)
+    metrics = evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1).text,
+                       progress=lambda items: tqdm(items, desc="evaluating", disable=args.json, mininterval=5))
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        print(f"exact match {metrics['exact_match']:.2f}  F1 {metrics['f1']:.2f}  on {metrics['n']} questions")
+    return 0
+
+
+def add_probes(commands: argparse._SubParsersAction) -> None:
+    from rcqa.lens import ProbeSettings
+
+    command = commands.add_parser("probes", help="train the answer lens's per-layer probes on SQuAD v1.1 train (model "
+                                                 "frozen), score every layer on dev, save them beside the model")
+    command.add_argument("--examples", type=int, default=ProbeSettings.examples,
+                         help="training questions, drawn with the seed")
+    command.add_argument("--seed", type=int, default=ProbeSettings.seed)
+    command.add_argument("--dev", type=int, default=500, help="score on the first N dev questions")
+    command.add_argument("--data", help="SQuAD-format training file (default: SQuAD v1.1 train)")
+    command.add_argument("--dev-data", help="SQuAD-format file to score on (default: SQuAD v1.1 dev)")
+    command.add_argument("--out", help="folder to write probes.safetensors and probes.json to (default: the embedded "
+                                       "model's own folder for 'default', else the cache: "
+                                       "~/.cache/rcqa/probes/<fingerprint>)")
+    add_model(command)
+    command.set_defaults(handler=_probes)
+
+
+def _probes(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from rcqa.data import load_examples
+    from rcqa.lens import ProbeSettings, layer_scores, train_probes
+    from rcqa.lens.probes import home
+    from rcqa.model import load_model
+    from rcqa.resources import squad_file
+    from rcqa.train import refresh_probes_on_card
+
+    qa_model = load_model(args.model, args.device)
+    settings = ProbeSettings(examples=args.examples, seed=args.seed)
+    probes = train_probes(qa_model, load_examples(args.data or squad_file("train")), settings,
+                          progress=lambda items: tqdm(items, desc="reading training windows", mininterval=10))
+    dev = load_examples(args.dev_data or squad_file("dev"))[: args.dev]
+    scores = layer_scores(qa_model, dev, probes, progress=lambda items: tqdm(items, desc="scoring on dev",
+                                                                             mininterval=10))
+    command = (f"python -m rcqa probes --model {args.model} --examples {args.examples} --seed {args.seed} "
+               f"--dev {args.dev}")
+    probes = replace(probes, report={**probes.report, "command": command, "training_data": args.data or
+                                     "SQuAD v1.1 train", "dev": {"data": args.dev_data or "SQuAD v1.1 dev",
+                                                                 "first": args.dev, **scores}})
+    path = probes.save(Path(args.out) if args.out else home(qa_model))
+    if refresh_probes_on_card(path.parent):
+        print(f"the model card in {path.parent} now quotes these probes")
+    print(f"{'layer':>12}  head EM / F1    probe EM / F1   (first {scores['questions']} dev questions)")
+    for layer, label in enumerate(probes.report["layers"]):
+        print(f"{label:>12}  " + "   ".join(f"{scores[r]['exact_match'][layer]:6.2f} / {scores[r]['f1'][layer]:6.2f}"
+                                          for r in ("head", "probe")))
+    print(f"probes saved to {path}")
+    return 0
+
+
+def add_train(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("train", help="fine-tune the default QA model on SQuAD v1.1 train")
+    command.add_argument("--output-dir", default="runs/default")
+    command.add_argument("--data", help="SQuAD-format training file (default: SQuAD v1.1 train)")
+    command.add_argument("--base-model", help="encoder folder (default: packaged all-MiniLM-L6-v2)")
+    command.add_argument("--max-len", type=int, default=256)
+    command.add_argument("--doc-stride", type=int, default=128)
+    command.add_argument("--batch-size", type=int, default=32)
+    command.add_argument("--learning-rate", type=float, default=1e-4)
+    command.add_argument("--epochs", type=float, default=1.0)
+    command.add_argument("--seed", type=int, default=0)
+    command.add_argument("--warmup-fraction", type=float, default=0.1)
+    command.add_argument("--first-step", type=int, default=0,
+                         help="warm start: the step --base-model's weights reached in this recipe's batch order")
+    command.add_argument("--limit", type=int, help="first N questions only")
+    command.set_defaults(handler=_train)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from rcqa.data import load_examples
+    from rcqa.resources import encoder_path, squad_file
+    from rcqa.train import TrainConfig, train
+
+    config = TrainConfig(output_dir=args.output_dir, max_len=args.max_len, doc_stride=args.doc_stride,
+                         batch_size=args.batch_size, learning_rate=args.learning_rate, epochs=args.epochs,
+                         seed=args.seed, limit=args.limit, warmup_fraction=args.warmup_fraction,
+                         first_step=args.first_step)
+    examples = load_examples(args.data or squad_file("train"))
+    final = train(config, examples, args.base_model or encoder_path())
+    print(f"model saved to {final}")
+    return 0
+
+
+def add_export(commands: argparse._SubParsersAction) -> None:
+    from rcqa.resources import DEFAULT_MODEL_DIR
+
+    command = commands.add_parser("export", help="write a trained run as a model folder with its card")
+    command.add_argument("run_dir")
+    command.add_argument("--to", default=str(DEFAULT_MODEL_DIR))
+    command.add_argument("--max-len", type=int, default=384, help="window length it answers with")
+    command.add_argument("--doc-stride", type=int, default=128)
+    command.add_argument("--limit", type=int, help="evaluate on the first N dev questions only")
+    command.set_defaults(handler=_export)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from rcqa import model as model_module
+    from rcqa.data import load_examples
+    from rcqa.evaluate import evaluate
+    from rcqa.qa import answer
+    from rcqa.resources import squad_file
+    from rcqa.train import export, write_card
+
+    window = {"max_len": args.max_len, "doc_stride": args.doc_stride, "max_query_len": 64}
+    # load_model reads the window from the card, so the card is written before the metrics exist
+    placeholder = {"exact_match": float("nan"), "f1": float("nan"), "n": 0}
+    target = export(args.run_dir, args.to, window, placeholder)
+    qa_model = model_module.load_model(str(target))
+    examples = load_examples(squad_file("dev"))[: args.limit]
+    metrics = evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1).text)
+    write_card(args.run_dir, target, window, metrics)
+    print(json.dumps(metrics))
+    return 0

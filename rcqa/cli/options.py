@@ -1,0 +1,112 @@
+"""What several verbs share: one-line user errors, the example read from the command line, and the option
+groups (model, example, IG settings, result cache) defined once."""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rcqa.types import AGGREGATIONS
+
+if TYPE_CHECKING:
+    from rcqa.attribution.engine import LayerResult
+    from rcqa.attribution.settings import IGSettings
+    from rcqa.model import QAModel
+    from rcqa.types import Attribution, Example
+
+
+class CliError(Exception):
+    """A user mistake reported as one line on stderr with exit status 2, never a traceback."""
+
+
+def read_text(path: str) -> str:
+    try:
+        return Path(path).read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a folder, not a text file") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not UTF-8 text (is it a binary file?)") from None
+
+
+def cli_example(args: argparse.Namespace, gold: list[str] | None = None) -> Example:
+    """The example given by --passage-file and --question; each gold text is found in the passage."""
+    from rcqa.types import Example, GoldAnswer
+
+    passage = read_text(args.passage_file)
+    answers = tuple(GoldAnswer(text=text, start_char=passage.find(text)) for text in gold or ())
+    return Example(id="cli", passage=passage, question=args.question, answers=answers)
+
+
+def add_model(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--model", default="default", help="'default', a local folder or a hub id")
+    command.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: $RCQA_DEVICE, else CUDA if present)")
+
+
+def add_print_json(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--json", action="store_true", help="print JSON")
+
+
+def add_example(command: argparse.ArgumentParser, writes: str | None = "the result") -> None:
+    """A passage, a question and, unless `writes` is None, where to write the JSON of `writes`."""
+    command.add_argument("--passage-file", required=True)
+    command.add_argument("--question", required=True)
+    if writes:
+        command.add_argument("--json", required=True, metavar="OUT", help=f"where to write {writes}")
+
+
+def add_aggregation(command: argparse.ArgumentParser, help: str = "token score (default: the preset's)") -> None:
+    command.add_argument("--aggregation", choices=AGGREGATIONS, help=help)
+
+
+def add_result_cache(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--cache-dir", help="result cache folder (default: $RCQA_RESULT_CACHE or ~/.cache/rcqa)")
+    command.add_argument("--no-cache", action="store_true")
+
+
+def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, settings: IGSettings,
+              on_layer: Callable[[LayerResult], None] | None = None) -> tuple[Attribution, bool]:
+    """The attribution of `example` and whether it came from the result cache (never, with --no-cache)."""
+    from rcqa.attribution.cache import ResultCache, cached_explain
+    from rcqa.attribution.engine import explain
+
+    if args.no_cache:
+        return explain(qa_model, example, settings, on_layer=on_layer), False
+    return cached_explain(qa_model, example, settings, ResultCache(args.cache_dir), on_layer=on_layer)
+
+
+def add_ig(command: argparse.ArgumentParser) -> None:
+    from rcqa.attribution.quadrature import RULES
+    from rcqa.attribution.settings import BASELINES, PRESETS
+    from rcqa.attribution.targets import TARGETS
+
+    command.add_argument("--preset", choices=PRESETS, default="default",
+                         help="; ".join(f"{name}: {p.description}" for name, p in PRESETS.items()).replace("%", "%%")
+                         + ". The options below override it.")
+    command.add_argument("--target", action="append", choices=TARGETS,
+                         help="what to explain (repeat to share one forward pass); default span_log_prob")
+    command.add_argument("--span", help="predicted (default), gold, or nbest:K")
+    command.add_argument("--baseline", choices=BASELINES)
+    command.add_argument("--rule", choices=RULES)
+    command.add_argument("--steps", type=int)
+    command.add_argument("--tolerance", type=float,
+                         help="Gauss–Legendre: refine the worst panel (Kronrod's extension, then halving) until "
+                              "every layer's completeness error is under it (0: off; default 0.01)")
+    command.add_argument("--max-steps", type=int, help="the most gradients a layer may spend (default 128)")
+
+
+_IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule": "rule", "steps": "steps",
+              "tolerance": "tolerance", "max_steps": "max_steps"}
+
+
+def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, str]:
+    """The preset's IGSettings and token score, with every option given on the command line in its place."""
+    from rcqa.attribution.settings import PRESETS, IGSettings
+
+    preset = PRESETS[args.preset]
+    given = {field: getattr(args, option) for option, field in _IG_FIELDS.items() if getattr(args, option) is not None}
+    if "tolerance" in given and given["tolerance"] <= 0:
+        given["tolerance"] = None
+    return IGSettings.from_dict({**preset.settings.to_dict(), **given}), args.aggregation or preset.aggregation

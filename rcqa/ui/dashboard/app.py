@@ -1,0 +1,20 @@
+"""rcqa's dashboard: `rcqa app` (or, from a checkout, `streamlit run app.py`). The pages are the scripts in pages/
+beside this file; its Streamlit settings are .streamlit/config.toml beside it (Streamlit reads a main script's own)."""
+import streamlit as st
+
+from rcqa.ui import PAGES
+
+
+def main() -> None:
+    st.set_page_config(page_title="rcqa", layout="wide")
+    st.navigation([
+        st.Page(PAGES / "explore.py", title="Explore a question", icon=":material/search:", default=True),
+        st.Page(PAGES / "compare_layers.py", title="Compare layers", icon=":material/layers:"),
+        st.Page(PAGES / "methods.py", title="Which explanation to trust", icon=":material/fact_check:"),
+        st.Page(PAGES / "dataset.py", title="Dataset", icon=":material/dataset:"),
+        st.Page(PAGES / "model.py", title="Model", icon=":material/memory:"),
+    ]).run()
+
+
+if __name__ == "__main__":  # Streamlit runs its main script as __main__
+    main()

@@ -1,0 +1,48 @@
+"""Compare layers of the current example's explanation: divergence, two layers side by side, token maps."""
+import streamlit as st
+
+from rcqa import figures
+from rcqa.analysis.projection import METHODS
+from rcqa.analysis.similarity import VARIANTS, describe
+from rcqa.ui import inputs, results, show, view
+
+chosen = view.view()
+_METHOD_NAMES = {"tsne": "t-SNE (the paper)", "pca": "PCA (fast, linear)"}
+
+
+def main() -> None:
+    st.title("Compare layers")
+    if (chosen_inputs := inputs.page_inputs()) is None:
+        return
+    qa_model, current, settings = chosen_inputs
+    result = results.stored_result(qa_model, current, settings) or results.compute_result(qa_model, current, settings)
+    if result is None:
+        return
+    view.fit_layers(len(result.layers))
+    layers = list(range(len(result.layers)))
+
+    st.subheader("How alike are the layers?")
+    view.bind(st.radio, "variant", "Compare", options=list(VARIANTS), horizontal=True,
+              format_func=lambda v: describe(v, chosen.top_k))
+    show.chart(figures.jsd(result, chosen.variant, chosen.top_k, chosen.aggregation))
+
+    st.subheader("Two layers side by side")
+    first, second = st.columns(2)
+    with first:
+        view.bind(st.selectbox, "first_layer", "First layer", options=layers, format_func=result.layers.__getitem__)
+    with second:
+        view.bind(st.selectbox, "second_layer", "Second layer", options=layers, format_func=result.layers.__getitem__)
+    show.chart(figures.layer_pair(result, chosen.first_layer, chosen.second_layer, chosen.aggregation))
+
+    st.subheader("Token vectors of one layer")
+    method, layer = st.columns(2)
+    with method:
+        view.bind(st.radio, "projection", "Map", options=list(METHODS), format_func=_METHOD_NAMES.get, horizontal=True)
+    with layer:
+        view.bind(st.selectbox, "projection_layer", "Layer", options=layers, format_func=result.layers.__getitem__)
+    show.chart(results.projection_chart(results.result_key(qa_model, current, settings), chosen.projection_layer,
+                                        chosen.projection, result))
+
+
+main()
+view.publish()

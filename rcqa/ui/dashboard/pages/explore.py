@@ -1,0 +1,209 @@
+"""Explore one question: the model's answer, then where each layer's attribution goes."""
+import streamlit as st
+
+from rcqa import figures
+from rcqa.attribution.quadrature import RULES
+from rcqa.attribution.settings import BASELINES, PRESETS
+from rcqa.attribution.targets import TARGETS
+from rcqa.gallery import GALLERY
+from rcqa.lens.interventions import KNOCKOUT_BASELINES
+from rcqa.types import AGGREGATIONS
+from rcqa.ui import PAGES, examples, inputs, results, show, view
+
+chosen = view.view()
+PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper's code settings",
+                 "paper-text": "Use the paper's text settings"}
+
+
+def example_label(example) -> str:
+    return f"{example.title} — {example.question}" if example.title else example.question
+
+
+def choose_example() -> None:
+    view.bind(st.radio, "source", "Question from", options=list(view.SOURCES), format_func=view.SOURCES.get,
+              horizontal=True, then=examples.ask_example_question)
+    if chosen.source == "gallery":
+        titles = {e.id: example_label(e) for e in GALLERY}
+        view.bind(st.selectbox, "example_id", "Gallery example", options=list(titles), format_func=titles.get,
+                  then=examples.ask_example_question)
+    elif chosen.source == "upload":
+        st.file_uploader("SQuAD (v1.1 or v2.0) or DuoRC JSON file", type=["json"], key=examples.UPLOAD_WIDGET,
+                         on_change=examples.read_upload)
+        examples.show_upload_error()
+        if file := examples.uploaded():
+            name, questions = file
+            text = st.text_input("Search the questions", key="rcqa.upload_filter",
+                                 placeholder="words from the question or the article title")
+            shown, total = examples.matching(questions, text)
+            st.caption(f"{total:,} of {len(questions):,} questions in {name} match"
+                       + (f"; the first {len(shown):,} are listed" if total > len(shown) else ""))
+            labels = {e.id: example_label(e) for e in shown}
+            view.bind(st.selectbox, "example_id", "Question", options=list(labels), format_func=labels.get,
+                      then=examples.ask_example_question, placeholder="Choose a question")
+    else:
+        view.bind(st.text_area, "passage", "Passage", height=180,
+                  placeholder="Paste the passage that should hold the answer")
+        if len(chosen.passage) > view.URL_PASSAGE_LIMIT:
+            st.caption(f"This passage is longer than {view.URL_PASSAGE_LIMIT:,} characters, too long for a link: "
+                       "the page's link carries only its fingerprint, and the passage is kept in this session only.")
+    view.bind(st.text_input, "question", "Question",
+              help="Edit it to ask something else about the same passage (the gold answer then no longer applies).")
+
+
+def choose_settings() -> None:
+    with st.expander("Attribution settings"):
+        st.markdown("**What is attributed** (changing these computes a new explanation)")
+        wide, narrow = st.columns([3, 2])
+        with wide:
+            view.bind(st.selectbox, "target", "Target F", options=list(TARGETS),
+                      format_func=lambda name: f"{name}: {TARGETS[name]}")
+            view.bind(st.selectbox, "baseline", "Baseline", options=list(BASELINES),
+                      format_func=lambda name: f"{name}: {BASELINES[name]}")
+            view.bind(st.selectbox, "rule", "Integration rule", options=list(RULES), format_func=view.RULE_NAMES.get,
+                      then=view.steps_of_rule)
+        with narrow:
+            view.bind(st.selectbox, "span", "Span the target is taken at", options=list(view.SPANS),
+                      format_func=view.SPANS.get)
+            view.bind(st.number_input, "steps", "Steps (path points)", min_value=1, max_value=128,
+                      disabled=chosen.rule == "paper_trapezoid",
+                      help="The paper's released rule always evaluates its 20 points.")
+            view.bind(st.selectbox, "tolerance", "Adaptive steps", options=list(view.TOLERANCES),
+                      format_func=lambda t: "off: exactly these steps" if t is None else
+                      f"refine until the error is under {t:.1%}",
+                      help="Gauss–Legendre only: the path is cut into panels of steps/2 points, each checked for "
+                            "completeness; the worst panel is refined, first by Kronrod's extension of its rule "
+                            "(its gradients are kept), then by halving, until the layer's error is under the "
+                            "tolerance (at most 128 gradients a layer). The paper's rules always run exactly as set.")
+        for column, (name, label) in zip(st.columns(3), PRESET_LABELS.items()):
+            column.button(label, on_click=view.update, kwargs=view.PRESET_VIEWS[name], key=f"rcqa.preset.{name}",
+                          help=PRESETS[name].description)
+        st.markdown("**How the scores are read** (instant)")
+        left, right = st.columns(2)
+        with left:
+            view.bind(st.selectbox, "aggregation", "Token score from its attribution vector",
+                      options=list(AGGREGATIONS), format_func=figures.AGGREGATION_NAMES.get)
+        with right:
+            view.bind(st.number_input, "top_k", "Top-k words per layer", min_value=1, max_value=view.MAX_TOP_K)
+
+
+def show_answer(qa_model, current) -> bool:
+    answer = results.answer(qa_model, current)
+    if answer is None:
+        return False
+    passage, summary = st.columns([3, 2], gap="large")
+    with passage:
+        st.subheader("Passage")
+        show.html(figures.answer_passage(current, answer))
+    with summary:
+        st.subheader("The model's answer")
+        show.html(figures.answer_summary(current, answer))
+        st.caption("The other candidate spans it considered")
+        show.html(figures.nbest_html(answer))
+    return True
+
+
+def show_lens(qa_model, current) -> None:
+    lens = results.lens(qa_model, current)
+    if lens is None:
+        return
+    show.chart(figures.layer_answers(lens))
+    if lens.note:
+        st.caption(f"Only the QA head reads the layers: {lens.note}.")
+    percent = st.column_config.NumberColumn(format="percent")
+    st.dataframe(figures.layer_answers_table(lens).drop(columns="layer"), hide_index=True,
+                 column_config={"probability": percent, "final_answer_probability": percent})
+
+
+def show_knockouts(qa_model, result, key: str) -> None:
+    view.bind(st.radio, "knockout", "Replace a knocked-out word's states by", options=list(KNOCKOUT_BASELINES),
+              format_func=KNOCKOUT_BASELINES.get, horizontal=True)
+    request = (key, chosen.top_k, chosen.knockout, chosen.aggregation)
+    if not results.knockouts_asked(request):
+        st.button("Knock out each layer's words", key="rcqa.knockout", on_click=results.ask_knockouts, args=(request,))
+        st.caption(f"At every layer, replaces the states of its top-{chosen.top_k} words, of {chosen.top_k} random "
+                   f"passage words ({results.KNOCKOUT_DRAWS} draws) and of its bottom-{chosen.top_k} words, and skips "
+                   "each block, then runs the layers above: a few forward passes.")
+        return
+    if found := results.knockouts(qa_model, result, request):
+        show.chart(figures.knockouts(found))
+
+
+def show_result(result, qa_model, key: str) -> None:
+    view.fit_layers(len(result.layers))
+    k, aggregation = chosen.top_k, chosen.aggregation
+    if incomplete := figures.incomplete_layers(result):
+        st.warning(f"At {', '.join(incomplete)} the attributions do not add up to F(input) − F(baseline) (relative "
+                   f"error above {figures.COMPLETENESS_WARNING:.0%}): raise the steps or set an adaptive tolerance "
+                   "before reading those layers. See the Completeness tab.")
+    heatmap, top, roles, word, check, lens, knockouts = st.tabs(
+        ["Heatmap", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness", "Answer lens",
+         "Interventions"])
+    with heatmap:
+        include = st.toggle("Include the question's words", key="rcqa.include_question")
+        show.chart(figures.heatmap(result, aggregation, include_question=include))
+    with top:
+        view.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),
+                  format_func=result.layers.__getitem__)
+        show.chart(figures.topk_passage(result, chosen.layer, k, aggregation))
+        with st.expander("Every layer at once"):
+            show.chart(figures.topk_grid(result, k, aggregation))
+    with roles:
+        show.chart(figures.roles(result, k, aggregation))
+        for phase, reading in figures.role_readings(result, k, aggregation):
+            st.markdown(f"**{phase}**: {reading}")
+        show.chart(figures.pos_mix(result, k, aggregation))
+        if quantifiers := figures.quantifiers(result, k, aggregation):
+            show.chart(quantifiers)
+    with word:
+        choices = figures.word_choices(result)
+        word_index = st.selectbox("Passage word", range(len(choices)), index=figures.answer_word(result),
+                                  format_func=choices.__getitem__, key=f"rcqa.word.{result.example.id}")
+        show.chart(figures.word_across_layers(result, word_index, aggregation))
+    with check:
+        show.chart(figures.completeness(result))
+    with lens:
+        show_lens(qa_model, result.example)
+    with knockouts:
+        show_knockouts(qa_model, result, key)
+
+
+def main() -> None:
+    st.title("How does the model find its answer?")
+    st.caption("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting "
+               "BERT for Reading Comprehension Based QA” (EMNLP 2020).")
+    view.show_url_problems()
+    choose_example()
+    qa_model = inputs.model()
+    if qa_model is None:
+        st.page_link(PAGES / "model.py", label="Choose a model on the Model page", icon=":material/memory:")
+        return
+    current = examples.example()
+    if current is None:
+        st.info("Choose a gallery example, upload a file, or paste a passage and a question.")
+        return
+    if not show_answer(qa_model, current):
+        return
+    st.divider()
+    st.subheader("Where each layer looks")
+    choose_settings()
+    try:
+        settings = chosen.settings()
+    except ValueError as error:
+        show.report(error)
+        return
+    result = results.stored_result(qa_model, current, settings)
+    if result is None:
+        if results.pending_request(qa_model, current, settings) is None:  # else: show its place, then its progress
+            slot = st.empty()
+            if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
+                st.caption(f"Attributes the answer at the output of all {qa_model.num_layers + 1} layers of "
+                           f"{qa_model.name}.")
+                return
+            slot.empty()
+        result = results.compute_result(qa_model, current, settings)
+    if result is not None:
+        show_result(result, qa_model, results.result_key(qa_model, current, settings))
+
+
+main()
+view.publish()

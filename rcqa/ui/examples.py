@@ -1,0 +1,86 @@
+"""The example a page works on: from the gallery, an uploaded SQuAD / DuoRC file (kept in the session) or a
+pasted passage, asking the view's question."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from rcqa.data import DataError, load_examples
+from rcqa.gallery import GALLERY_BY_ID
+from rcqa.types import Example
+from rcqa.ui.view import View, passage_hash, update, view
+
+UPLOAD_CHOICES = 1000  # questions of an uploaded file offered at once; a filter narrows them
+UPLOAD_WIDGET = "rcqa.upload_file"
+_UPLOAD, _UPLOAD_ERROR = "rcqa.upload", "rcqa.upload_error"
+
+
+def read_upload() -> None:
+    """Callback of the file uploader: keep the file's questions in the session and select the first.
+    A malformed file leaves an error to show and keeps the previous file's questions."""
+    file = st.session_state.get(UPLOAD_WIDGET)
+    if file is None:  # cleared: the questions already read stay for this session
+        return
+    try:
+        examples = load_examples(file.getvalue())
+        if not examples:
+            raise DataError(f"{file.name} holds no questions")
+    except DataError as error:
+        st.session_state[_UPLOAD_ERROR] = f"{file.name}: {error}"
+        return
+    st.session_state.pop(_UPLOAD_ERROR, None)
+    st.session_state[_UPLOAD] = (file.name, examples)
+    update(source="upload", example_id=examples[0].id, question=examples[0].question)
+
+
+def show_upload_error() -> None:
+    if message := st.session_state.get(_UPLOAD_ERROR):
+        st.error(f"The file could not be read: {message}")
+
+
+def matching(examples: list[Example], text: str, limit: int = UPLOAD_CHOICES) -> tuple[list[Example], int]:
+    """Up to `limit` examples whose question or title holds every word of text, and how many match in all."""
+    words = text.lower().split()
+    found = [e for e in examples if all(w in f"{e.title} {e.question}".lower() for w in words)]
+    return found[:limit], len(found)
+
+
+def uploaded() -> tuple[str, list[Example]] | None:
+    return st.session_state.get(_UPLOAD)
+
+
+def offer_questions(name: str, examples: list[Example]) -> None:
+    """Offer a file's questions as an uploaded file's (the Dataset page opens a run's example this way)."""
+    st.session_state[_UPLOAD] = (name, examples)
+    st.session_state.pop(_UPLOAD_ERROR, None)
+
+
+def source_example(current: View) -> Example | None:
+    """The example the view's source points at, with its own question; None if there is none yet."""
+    if current.source == "gallery":
+        return GALLERY_BY_ID.get(current.example_id)
+    if current.source == "upload":
+        file = uploaded()
+        return next((e for e in file[1] if e.id == current.example_id), None) if file else None
+    if not current.passage.strip():
+        return None
+    return Example(id=f"pasted-{passage_hash(current.passage)}", passage=current.passage,
+                   question=current.question, title="Pasted passage")
+
+
+def example() -> Example | None:
+    """The current example, asking the view's question (a changed question has no gold answer)."""
+    current = view()
+    found = source_example(current)
+    if found is None or found.question == current.question:
+        return found
+    return replace(found, id=f"{found.id}-asked-{passage_hash(current.question)}", question=current.question,
+                   answers=(), is_impossible=False)
+
+
+def ask_example_question(current: View) -> None:
+    """After the source or example changed: ask that example's own question (pasted text keeps the typed one)."""
+    found = source_example(current)
+    if found is not None and current.source != "paste":
+        current.question = found.question

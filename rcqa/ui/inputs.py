@@ -1,0 +1,63 @@
+"""What every page starts from: the view's model, loaded once per process, and the model, example and settings a
+page reads from Explore."""
+from __future__ import annotations
+
+import streamlit as st
+
+from rcqa.attribution.settings import IGSettings
+from rcqa.figures import example_heading
+from rcqa.gallery import GALLERY
+from rcqa.model import ModelLoadError, QAModel, load_model
+from rcqa.types import Example
+from rcqa.ui import PAGES
+from rcqa.ui.examples import example
+from rcqa.ui.queue import job_queue, worker_processes
+from rcqa.ui.results import answer
+from rcqa.ui.show import report
+from rcqa.ui.view import show_url_problems, update, view
+
+
+@st.cache_resource(show_spinner="Loading the model…", max_entries=4)
+def _load(name: str) -> QAModel:
+    qa_model = load_model(name)
+    for gallery_example in GALLERY:  # a visitor's first page is a gallery answer: have them all ready, even under load
+        answer(qa_model, gallery_example)
+    return qa_model
+
+
+def model() -> QAModel | None:
+    """The view's model, loaded once per process; None (with an error shown) when it cannot be loaded."""
+    job_queue()  # before any forward: it sets how many threads torch may use
+    worker_processes()  # started with the app, so that their imports are done before the first explanation
+    try:
+        return _load(view().model)
+    except ModelLoadError as error:
+        report(error)
+        return None
+
+
+def switch_model(name: str) -> str | None:
+    """Load a model and make it the view's; the example stays. Returns the error message, if any."""
+    try:
+        _load(name.strip())
+    except ModelLoadError as error:
+        return str(error)
+    update(model=name.strip())
+    return None
+
+
+def page_inputs() -> tuple[QAModel, Example, IGSettings] | None:
+    """For a page that reads the example chosen on Explore: the model, the example and the settings, with the
+    example named at the top; None (with a message and a link to Explore) when one of them is missing."""
+    show_url_problems()
+    qa_model, current = model(), example()
+    if qa_model is None or current is None:
+        st.info("Choose a model and an example first.")
+        st.page_link(PAGES / "explore.py", label="Choose an example", icon=":material/search:")
+        return None
+    st.html(example_heading(current, qa_model.name))
+    try:
+        return qa_model, current, view().settings()
+    except ValueError as error:
+        report(error)
+        return None

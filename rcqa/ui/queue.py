@@ -1,0 +1,144 @@
+"""The heavy jobs of every session, through one queue (rcqa.ui.jobs) whose jobs run in worker processes
+(rcqa.ui.worker): submitting a request, and waiting for it with its place in line, a Cancel button and its
+progress."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from rcqa.model import QAModel
+from rcqa.ui import worker
+from rcqa.ui.jobs import Busy, JobQueue, Ticket, Work, default_workers, limit_torch_threads, torch_threads
+from rcqa.ui.show import report
+from rcqa.ui.view import default_model
+
+POLL_SECONDS = 0.5  # how often a waiting page refreshes its place in the queue and the running job's progress
+
+
+@st.cache_resource
+def job_queue() -> JobQueue:
+    """The process's one queue of explanations, shared by every session."""
+    workers = default_workers()
+    limit_torch_threads(workers)
+    return JobQueue(workers)
+
+
+@st.cache_resource
+def worker_processes() -> worker.WorkerProcesses | None:
+    """The processes the queue's jobs run in (rcqa.ui.worker), or None where $RCQA_JOB_PROCESSES is 0."""
+    if not worker.processes_enabled():
+        return None
+    workers = default_workers()
+    return worker.WorkerProcesses(workers, torch_threads(workers), preload=default_model())
+
+
+def heavy(qa_model: QAModel, function: Callable, *args) -> Work:
+    """The job that runs function(qa_model, *args, report): in a worker process, or in the queue's thread."""
+    task = worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args)
+    processes = worker_processes()
+    if processes is None:
+        return lambda report: task.run(qa_model, report)
+    return lambda report: processes.run(task, report)
+
+
+def _session() -> tuple[str, Callable[[], bool]]:
+    """This session's id, and whether it is still connected (a closed tab's waiting job is then dropped)."""
+    session = get_script_run_ctx().session_id
+    if not runtime.exists():  # run by a test harness, with no server around it
+        return session, lambda: True
+    server = runtime.get_instance()
+    return session, lambda: server.is_active_session(session)
+
+
+def pending(slot: str, key: str) -> Ticket | None:
+    """This session's request kept in session slot `slot`, if it is for `key` and still queued, running or just
+    finished."""
+    ticket = st.session_state.get(slot)
+    return ticket if ticket and ticket.key == key and ticket.state != "cancelled" else None
+
+
+def submit(slot: str, key: str, work: Work) -> Ticket | None:
+    """Queue the work (or join an identical request) and keep its ticket in session slot `slot`; None, with a
+    message, when the queue is full."""
+    session, alive = _session()
+    try:
+        ticket = job_queue().submit(key, session, work, alive)
+    except Busy as busy:
+        st.warning(f"The server is busy: {busy.waiting} explanations or comparisons are waiting, the most it "
+                   "queues. Try again in a minute.")
+        return None
+    st.session_state[slot] = ticket
+    return ticket
+
+
+def cancel_request(slot: str) -> None:
+    if ticket := st.session_state.pop(slot, None):
+        ticket.cancel()
+
+
+def await_ticket(ticket: Ticket, slot: str, label: str, failed: str, finished: Callable[[Any], str],
+                 progress: tuple[str, Callable[[Any], tuple[float, str]]] | None = None) -> Any | None:
+    """Inside a status box labelled `label`: the request's place in the queue with a Cancel button (which withdraws
+    the request kept in slot `slot`), then, given `progress` (the bar's first text, and the bar's fraction and
+    text for a progress report), a progress bar, refreshed until the job finishes. Its result, the box labelled
+    finished(result); None, with the box labelled `failed` and the error shown, when it fails."""
+    with st.status(label, expanded=True) as status:
+        place, cancel = st.empty(), st.empty()
+        show_progress = lambda done: None  # noqa: E731
+        if progress is not None:
+            first, fraction_and_text = progress
+            bar = st.progress(0.0, text=first)
+            show_progress = lambda done: bar.progress(*fraction_and_text(done))  # noqa: E731
+        _wait_for(ticket, place, cancel, f"{slot}.cancel", slot, show_progress)
+        try:
+            result = ticket.result()
+        except ValueError as error:  # InputError included
+            status.update(label=failed, state="error")
+            report(error)
+            return None
+        finally:
+            st.session_state.pop(slot, None)
+        status.update(label=finished(result), state="complete", expanded=False)
+    return result
+
+
+def _wait_for(ticket: Ticket, place, cancel, cancel_key: str, slot: str,
+              show_progress: Callable[[Any], None]) -> None:
+    """Until the ticket's job has finished: its place in the queue with a Cancel button, then its progress, each
+    redrawn when it changes."""
+    if ticket.state == "waiting":
+        cancel.button("Cancel", key=cancel_key, on_click=cancel_request, args=(slot,))
+    shown = None
+    while not ticket.wait(POLL_SECONDS):
+        shown = _show_progress(ticket, place, cancel, show_progress, shown)
+    _show_progress(ticket, place, cancel, show_progress, shown)
+
+
+def _show_progress(ticket: Ticket, place, cancel, show_progress: Callable[[Any], None], shown: tuple | None) -> tuple:
+    """Draw the request's place in the queue, or its progress, if it changed since `shown` (what was drawn last):
+    every redraw is a message to the browser, and eight waiting pages redrawing twice a second cost the server
+    and the browsers CPU that a new visitor's page needs."""
+    state = ("waiting", ticket.ahead()) if ticket.state == "waiting" else ("running", ticket.progress)
+    if _unchanged(state, shown):
+        return shown
+    if state[0] == "waiting":
+        ahead = state[1]
+        plural = "s" if ahead != 1 else ""
+        place.info(f"Queued: {ahead} explanation{plural} or comparison{plural} ahead of yours.")
+        return state
+    place.empty()
+    cancel.empty()
+    if (done := ticket.progress) is not None:
+        show_progress(done)
+    return state
+
+
+def _unchanged(state: tuple, shown: tuple | None) -> bool:
+    """The same place in line, or the same layer result (an object holding arrays: compared by identity)."""
+    if shown is None or state[0] != shown[0]:
+        return False
+    return state[1] == shown[1] if state[0] == "waiting" else state[1] is shown[1]

@@ -1,0 +1,219 @@
+"""What the pages show, as one View: kept in st.session_state and mirrored to st.query_params, so a link
+reproduces what its sender saw. Widgets write to the view through callbacks (bind), which keeps values across page
+switches, where Streamlit would drop the state of widgets that are not drawn. Bad settings in a link fall back to
+defaults, each with one sentence saying so."""
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from rcqa.analysis.projection import METHODS
+from rcqa.analysis.similarity import VARIANTS
+from rcqa.attribution.quadrature import PAPER_STEPS, RULES
+from rcqa.attribution.settings import BASELINES, PRESETS, IGSettings
+from rcqa.attribution.targets import TARGETS
+from rcqa.gallery import GALLERY, GALLERY_BY_ID
+from rcqa.lens.interventions import KNOCKOUT_BASELINES
+from rcqa.model import DEFAULT_MODEL
+from rcqa.types import AGGREGATIONS
+
+MODEL_ENV = "RCQA_MODEL"  # the app's default model: a folder or hub id (else the embedded model)
+URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
+SOURCES = {"gallery": "Gallery", "upload": "Upload a SQuAD / DuoRC file", "paste": "Paste a passage"}
+SPANS = {"predicted": "the model's predicted answer (the paper)", "gold": "the gold answer"}
+TOLERANCES = (None, 0.001, 0.005, 0.01, 0.05)
+MAX_TOP_K = 20
+_VIEW, _URL_PROBLEMS = "rcqa.view", "rcqa.url_problems"
+
+
+def default_model() -> str:
+    return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+
+
+@dataclass
+class View:
+    """Everything that decides what the pages show; one link holds all of it (except long pasted text)."""
+
+    model: str = field(default_factory=default_model)
+    source: str = "gallery"
+    example_id: str = GALLERY[0].id  # a gallery id, or an id in the uploaded file
+    passage: str = ""  # a pasted passage
+    question: str = GALLERY[0].question
+    target: str = IGSettings.targets[0]
+    span: str = "predicted"
+    baseline: str = "pad"
+    rule: str = "gausslegendre"
+    steps: int = 8
+    tolerance: float | None = 0.01
+    aggregation: str = "l2"
+    top_k: int = 5
+    layer: int = 0  # of the top-k passage view
+    variant: str = "full"
+    first_layer: int = 0  # the pair of layers compared side by side; -1 is the last layer
+    second_layer: int = -1
+    projection: str = "tsne"
+    projection_layer: int = -1
+    knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.lens.interventions)
+
+    def settings(self) -> IGSettings:
+        """The engine's settings (ValueError if they are invalid)."""
+        return IGSettings.from_dict({"targets": [self.target], **{name: getattr(self, name) for name in _SETTINGS}})
+
+
+_SETTINGS = ("span", "baseline", "rule", "steps", "tolerance")  # the IGSettings fields a View holds beside its target
+
+
+def view_fields(settings: IGSettings) -> dict[str, Any]:
+    """The View fields that hold these settings: View.settings read backwards (a view explains one target, with
+    the default max_steps and memory budget)."""
+    data = settings.to_dict()
+    return {"target": data["targets"][0], **{name: data[name] for name in _SETTINGS}}
+
+
+# URL parameter → (View field, allowed values or a (type, low, high) range)
+_URL_FIELDS: dict[str, tuple[str, Any]] = {
+    "target": ("target", tuple(TARGETS)), "span": ("span", tuple(SPANS)), "baseline": ("baseline", tuple(BASELINES)),
+    "rule": ("rule", RULES), "steps": ("steps", (int, 1, 128)), "tol": ("tolerance", TOLERANCES),
+    "agg": ("aggregation", AGGREGATIONS), "k": ("top_k", (int, 1, MAX_TOP_K)), "layer": ("layer", (int, 0, 100)),
+    "jsd": ("variant", tuple(VARIANTS)), "first": ("first_layer", (int, -1, 100)),
+    "second": ("second_layer", (int, -1, 100)), "map": ("projection", METHODS),
+    "maplayer": ("projection_layer", (int, -1, 100)), "ko": ("knockout", tuple(KNOCKOUT_BASELINES)),
+}
+RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
+              "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
+              "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
+PRESET_VIEWS = {name: {**view_fields(p.settings), "aggregation": p.aggregation} for name, p in PRESETS.items()}
+
+
+def passage_hash(passage: str) -> str:
+    return hashlib.sha256(passage.encode()).hexdigest()[:12]
+
+
+def to_query(view: View) -> dict[str, str]:
+    """The view as URL parameters. Long pasted passages go as a hash only (their text stays in the session)."""
+    query = {"src": view.source}
+    if view.model != default_model():
+        query["model"] = view.model
+    if view.source == "paste":
+        key = "passage" if len(view.passage) <= URL_PASSAGE_LIMIT else "ph"
+        query[key] = view.passage if key == "passage" else passage_hash(view.passage)
+    else:
+        query["ex"] = view.example_id
+    gallery = GALLERY_BY_ID.get(view.example_id)
+    if view.source != "gallery" or gallery is None or view.question != gallery.question:
+        query["q"] = view.question
+    for name, (attribute, _) in _URL_FIELDS.items():
+        value = getattr(view, attribute)
+        query[name] = "off" if value is None else str(value)
+    return query
+
+
+def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
+    """A view from URL parameters, and what in them could not be used (those fall back to defaults)."""
+    view, problems = View(), []
+    view.model = query.get("model") or view.model
+    if query.get("src") in SOURCES:
+        view.source = query["src"]
+    if view.source == "paste":
+        view.passage = query.get("passage", "")
+        if not view.passage and query.get("ph"):
+            problems.append("This link's pasted passage was too long to travel in a link; it is kept only in the "
+                            "session that pasted it. Paste it again.")
+    elif query.get("ex"):
+        view.example_id = query["ex"]
+        if view.source == "gallery" and view.example_id not in GALLERY_BY_ID:
+            problems.append(f"The link names a gallery example {view.example_id!r} that does not exist; "
+                            "showing the first one.")
+            view.example_id = GALLERY[0].id
+        if view.source == "upload":
+            problems.append("This link points into an uploaded file, which is kept only in the session that "
+                            "uploaded it. Upload the file again to see this question.")
+    gallery = GALLERY_BY_ID.get(view.example_id)
+    view.question = query.get("q", gallery.question if view.source == "gallery" and gallery else "")
+    for name, (attribute, allowed) in _URL_FIELDS.items():
+        if name in query:
+            try:
+                setattr(view, attribute, _parse(query[name], allowed))
+            except ValueError as error:
+                problems.append(f"Ignored {name}={query[name]!r} from the link: {error}.")
+    return view, problems
+
+
+def _parse(text: str, allowed: Any) -> Any:
+    if isinstance(allowed, tuple) and allowed and allowed[0] is int:
+        _, low, high = allowed
+        if not (text.lstrip("-").isdigit() and low <= int(text) <= high):
+            raise ValueError(f"must be a whole number from {low} to {high}")
+        return int(text)
+    if allowed is TOLERANCES:
+        value = None if text == "off" else float(text)
+        if value not in TOLERANCES:
+            raise ValueError(f"choose one of {', '.join('off' if t is None else str(t) for t in TOLERANCES)}")
+        return value
+    if text not in allowed:
+        raise ValueError(f"choose one of {', '.join(allowed)}")
+    return text
+
+
+def view() -> View:
+    """The session's view: read from the URL on the session's first run, then kept in the session."""
+    if _VIEW not in st.session_state:
+        st.session_state[_VIEW], st.session_state[_URL_PROBLEMS] = from_query(st.query_params.to_dict())
+    return st.session_state[_VIEW]
+
+
+def publish() -> None:
+    """Mirror the view to the URL (call once the page has drawn its widgets, so their callbacks have run)."""
+    wanted = to_query(view())
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def show_url_problems() -> None:
+    for problem in st.session_state.pop(_URL_PROBLEMS, []):
+        st.warning(problem)
+
+
+def update(**changes: Any) -> None:
+    """Change view fields (for callbacks such as 'use the paper's settings')."""
+    current = view()
+    for name, value in changes.items():
+        setattr(current, name, value)
+
+
+def bind(widget: Callable[..., Any], name: str, label: str, then: Callable[[View], None] | None = None,
+         options: list | None = None, **kwargs: Any) -> Any:
+    """Draw a widget whose value is the view's field `name`; a change writes it back (then calls `then`)."""
+    key = f"rcqa.widget.{name}"
+    value = getattr(view(), name)
+    if options is not None:
+        kwargs["options"] = options
+        value = value if value in options else None
+    st.session_state[key] = value
+
+    def write_back() -> None:
+        setattr(view(), name, st.session_state[key])
+        if then:
+            then(view())
+
+    return widget(label, key=key, on_change=write_back, **kwargs)
+
+
+def steps_of_rule(current: View) -> None:
+    """After the rule changed: show the 20 points the paper's fixed rule always takes."""
+    if current.rule == "paper_trapezoid":
+        current.steps = PAPER_STEPS
+
+
+def fit_layers(count: int) -> None:
+    """Make the chosen layers layers of a result with `count` of them: -1 becomes the last, and a layer from a
+    link or from a deeper model becomes the last too."""
+    current = view()
+    for name in ("layer", "first_layer", "second_layer", "projection_layer"):
+        chosen = getattr(current, name)
+        setattr(current, name, count - 1 if chosen < 0 else min(chosen, count - 1))
