@@ -13,16 +13,18 @@ def pins(lines) -> dict[str, Requirement]:
     return {requirement.name.lower(): requirement for requirement in found}
 
 
-def test_requirements_txt_pins_exactly_the_package_dependencies_and_its_test_extra():
+def test_requirements_txt_pins_exactly_the_package_dependencies_and_its_test_and_docs_extras():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     runtime = pins(project["dependencies"])
     tests = pins(project["optional-dependencies"]["test"])
+    docs = pins(project["optional-dependencies"]["docs"])
     required = pins((ROOT / "requirements.txt").read_text().splitlines())
     assert all(str(r.specifier).startswith("==") for r in [*runtime.values(), *required.values()])
     assert {name: str(r) for name, r in required.items() if name in runtime} == {n: str(r) for n, r in runtime.items()}
-    # the rest of requirements.txt is for the tests; CI installs the browser test's playwright on its own
+    # the rest of requirements.txt is for the tests, the docs build among them (tests/test_docs.py); CI installs
+    # the browser test's playwright on its own
     assert {name: str(r) for name, r in required.items() if name not in runtime} == \
-        {name: str(r) for name, r in tests.items() if name != "playwright"}
+        {name: str(r) for name, r in {**tests, **docs}.items() if name != "playwright"}
     assert f"pip install --quiet {tests['playwright']}" in (ROOT / ".ci" / "run").read_text()
 
 
