@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rcqa.cli.options import CliError, add_aggregation, add_ig, add_model, preset_settings
+from rcqa.cli.options import CliError, add_aggregation, add_answer_protocol, add_ig, add_model, preset_settings
 
 
 def add_reproduce(commands: argparse._SubParsersAction) -> None:
@@ -28,6 +28,10 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
         command.add_argument(f"--{name}", action="store_true", help=f"also add {description}")
     command.add_argument("--draws", type=int, default=5,
                          help="random draws per example of --faithfulness and --interventions")
+    add_answer_protocol(command)
+    command.add_argument("--naopc-beam", type=int, default=0, metavar="B",
+                         help="--faithfulness also searches AOPC's bounds with a beam of B for normalised AOPC "
+                              "(about 2·B·words·10 re-answers per example; default 0: not searched)")
     add_model(command)
     command.set_defaults(handler=_reproduce)
 
@@ -44,7 +48,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     examples = load_examples(data)[: args.limit]
     settings, aggregation = preset_settings(args)
     job = Job(args.model, settings, aggregation, args.top_k, args.device,
-              tuple(name for name in EXTRAS if getattr(args, name)), args.draws)
+              tuple(name for name in EXTRAS if getattr(args, name)), args.draws,
+              spare_answer=args.spare_answer, naopc_beam=args.naopc_beam)
     manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data), Path(args.out),
                          workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed)
     counts = manifest["counts"]

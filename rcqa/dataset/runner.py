@@ -39,6 +39,14 @@ class Job:
     extras: tuple[str, ...] = ()  # analyses added to every example (rcqa.dataset.extras)
     draws: int = 5  # random draws of the faithfulness and intervention analyses
     fingerprint: str | None = None  # the model the run's manifest names: a worker loading another one refuses it
+    spare_answer: bool = True  # they never delete or knock out the explained span's own words
+    naopc_beam: int = 0  # the faithfulness analysis's search for AOPC's bounds (0: none)
+
+    def protocol(self) -> dict:
+        """What the manifest records of the analyses' protocol: only what the chosen analyses use, so that a run
+        without them resumes under any protocol."""
+        uses = {"spare_answer": {"faithfulness", "interventions"}, "naopc_beam": {"faithfulness"}}
+        return {name: getattr(self, name) for name, analyses in uses.items() if analyses & set(self.extras)}
 
 
 class TorchThreads(WorkerPlugin):
@@ -65,7 +73,7 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: s
             "model": {"name": job.model, "fingerprint": qa_model.fingerprint},
             "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
                          "aggregation": job.aggregation, "top_k": job.top_k,
-                         "extras": list(job.extras), "draws": job.draws},
+                         "extras": list(job.extras), "draws": job.draws, **job.protocol()},
             "data": {"source": source or str(data), "path": str(data), "sha256": store.file_sha256(data),
                      "limit": limit},
             "counts": {}, "failed": [], "runs": []}
