@@ -55,3 +55,20 @@ def test_integrated_gradients_are_the_same_when_the_path_points_back_off(tiny_mo
     (backed_off,) = integrate(stack, 1, x, x_base, [target], "gausslegendre", 16, memory_budget_mb=1024)
     assert max(batches) <= 3 and sum(batches) == 16  # every path point once, in the smaller batches
     np.testing.assert_allclose(backed_off.numpy(), whole.numpy(), rtol=1e-6, atol=1e-6 * float(whole.abs().max()))
+
+
+def test_reduced_precision_reports_its_completeness_and_restores_torchs_setting(tiny_model_dirs):
+    from rcqa.attribution.engine import explain
+    from rcqa.bench import matmul_precision, reduced_precision
+
+    qa_model = load_model(tiny_model_dirs["bert"])
+    example = gallery_example("lighthouse-when")
+    exact = explain(qa_model, example)
+    before = torch.get_float32_matmul_precision()
+    found = reduced_precision(qa_model, example, "medium", exact)
+    assert torch.get_float32_matmul_precision() == before
+    assert found["full_precision_completeness_error"] == max(c.relative_error for c in exact.completeness)
+    assert 0 <= found["completeness_error"] and 0 <= found["max_rel_diff"] < 0.5
+    assert reduced_precision(qa_model, example, "highest", exact)["max_rel_diff"] <= 1e-6  # the same products
+    with pytest.raises(ValueError, match="precision"), matmul_precision("fast"):
+        pass
