@@ -240,6 +240,25 @@ def test_removal_batches_inputs_of_about_one_length_and_answers_in_the_order_ask
     assert [r.span_probability for r in batched] == pytest.approx([r.span_probability for r in alone], rel=1e-5)
 
 
+def test_a_batch_out_of_memory_is_halved_and_answers_the_same(case, monkeypatch):
+    deletions = [(), (1,), (0, 2), (3,), (4, 5)]
+    alone = reanswer(case, deletions, "pad", batch_size=1)
+    sizes = []
+
+    def small_memory(*arguments):
+        batch, positions = _variants(*arguments)
+        if len(positions) > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory (faked)")
+        sizes.append(len(positions))
+        return batch, positions
+
+    monkeypatch.setattr("rcqa.faithfulness.deletion._variants", small_memory)
+    batched = reanswer(case, deletions, "pad", batch_size=4)
+    assert max(sizes) <= 2 and sum(sizes) == len(deletions)
+    assert [r.answer for r in batched] == [r.answer for r in alone]
+    assert [r.span_probability for r in batched] == pytest.approx([r.span_probability for r in alone], rel=1e-5)
+
+
 @pytest.mark.parametrize("operator", ["pad", "remove"])
 def test_the_reanswer_is_the_best_answer_decoded_from_a_forward_of_the_variant_alone(case, operator):
     chosen = (0, 2, 5)  # before the span, so that its words stay whole
