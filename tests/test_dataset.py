@@ -317,3 +317,19 @@ def test_local_workers_get_their_share_of_the_cores_and_glibcs_own_malloc_tuning
         environments = list(client.run(_worker_environment).values())
     share = str(max(1, len(os.sched_getaffinity(0)) // workers))
     assert environments == [{"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": share, "MKL_NUM_THREADS": share}] * workers
+
+
+def _visible_gpus() -> dict:
+    return {name: os.environ.get(name) for name in ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS")}
+
+
+def test_with_gpus_each_local_worker_sees_one_gpu_of_its_own():
+    from rcqa.dataset.runner import _client
+
+    with _client(1, None, gpus=2) as client:  # no GPU here: the layout and environment are what is tested
+        environments = sorted(client.run(_visible_gpus).values(), key=lambda e: e["CUDA_VISIBLE_DEVICES"])
+        addresses = list(client.scheduler_info()["workers"]) + [client.scheduler.address]
+    share = str(max(1, len(os.sched_getaffinity(0)) // 2))
+    assert environments == [{"CUDA_VISIBLE_DEVICES": "0", "OMP_NUM_THREADS": share},
+                            {"CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": share}]
+    assert all(address.startswith("tcp://127.0.0.1:") for address in addresses)

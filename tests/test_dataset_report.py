@@ -119,16 +119,21 @@ def test_a_run_with_no_rows_yet(tmp_path):
 
 def test_a_faithfulness_document_becomes_one_cell():
     curve = {"k": [0, 1], "span_probability": [.9, .3], "flipped": [False, True], "f1": [1, 0]}
-    document = {"protocol": {"operator": "pad"}, "original": {"span_probability": .9},
-                "methods": {"gradient": {"comprehensiveness": .5, "sufficiency": .2, "aopc": .3, "deletion": curve}},
+    document = {"protocol": {"operator": "pad", "spare_answer": True}, "original": {"span_probability": .9},
+                "methods": {"gradient": {"comprehensiveness": .5, "sufficiency": .2, "aopc": .3, "naopc": .6,
+                                         "deletion": curve}},
                 "random": {"comprehensiveness": {"mean": .1}, "sufficiency": {"mean": .4}, "aopc": {"mean": .05},
+                           "naopc": {"mean": .1},
                            "deletion": {"span_probability": {"mean": [.9, .85]}, "flipped": {"mean": [0, .2]}}}}
     assert json.loads(record(document)) == {
-        "k": [0, 1], "original_probability": .9, "operator": "pad",
-        "methods": {"gradient": {"comprehensiveness": .5, "sufficiency": .2, "aopc": .3, "span_probability": [.9, .3],
-                                 "flipped": [0.0, 1.0]},
-                    "random": {"comprehensiveness": .1, "sufficiency": .4, "aopc": .05, "span_probability": [.9, .85],
-                               "flipped": [0, .2]}}}
+        "k": [0, 1], "original_probability": .9, "operator": "pad", "spare_answer": True,
+        "methods": {"gradient": {"comprehensiveness": .5, "sufficiency": .2, "aopc": .3, "naopc": .6,
+                                 "span_probability": [.9, .3], "flipped": [0.0, 1.0]},
+                    "random": {"comprehensiveness": .1, "sufficiency": .4, "aopc": .05, "naopc": .1,
+                               "span_probability": [.9, .85], "flipped": [0, .2]}}}
+    unsearched = {**document, "methods": {"gradient": {**document["methods"]["gradient"], "naopc": None}},
+                  "random": {**document["random"], "naopc": None}}
+    assert json.loads(record(unsearched))["methods"]["random"]["naopc"] is None
 
 
 def test_intervals_bracket_the_mean_and_degenerate_cases():
@@ -249,6 +254,7 @@ def test_faithfulness_over_the_run_method_against_random(tmp_path):
     assert (method, float(comprehensiveness), float(sufficiency), float(aopc), beats) == (
         "gradient", pytest.approx(.35), pytest.approx(.15), pytest.approx(.35), "50.0")
     assert interval == "0.200 – 0.500"  # the bootstrap of two values: their range
+    assert "could be deleted (the old protocol)" in (tmp_path / "report" / "report.html").read_text()  # no field: old
 
 
 def lens_cell(head_f1: list, head_rank: list, probe_f1: list | None = None) -> str:

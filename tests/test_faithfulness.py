@@ -1,5 +1,7 @@
 """Faithfulness: ERASER's and Samek's numbers worked out by hand on a handmade comparison, the deletion operators
 against independent forwards of hand-built inputs, and the properties a deletion test must have."""
+import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -14,7 +16,9 @@ from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.faithfulness.deletion import _variants, reanswer
 from rcqa.faithfulness.metrics import (
     aopc,
+    aopc_bounds,
     comprehensiveness,
+    normalised_aopc,
     fraction_count,
     rank_correlations,
     reading,
@@ -36,6 +40,57 @@ def test_aopc_comprehensiveness_and_sufficiency_by_hand():
     assert comprehensiveness(0.8, [0.7, 0.5, 0.3, 0.2, 0.1]) == pytest.approx(0.44)
     # only those kept → drops .6, .4, .2, .1, 0 → 1.3 / 5
     assert sufficiency(0.8, [0.2, 0.4, 0.6, 0.7, 0.8]) == pytest.approx(0.26)
+
+
+# p(span) with each set of three features deleted; drops: {0} .4, {1} .1, {2} .2, {0,1} .5, {0,2} .8, {1,2} .3, all .9
+TOY = {frozenset(): 1.0, frozenset({0}): 0.6, frozenset({1}): 0.9, frozenset({2}): 0.8, frozenset({0, 1}): 0.5,
+       frozenset({0, 2}): 0.2, frozenset({1, 2}): 0.7, frozenset({0, 1, 2}): 0.1}
+
+
+def toy_probabilities(sets):
+    return [TOY[s] for s in sets]
+
+
+def test_aopc_bounds_and_normalised_aopc_by_hand():
+    # the six orderings' summed drops over k = 1..3: 012 1.8, 021 2.1, 102 1.5, 120 1.3, 201 1.9, 210 1.4 (÷ 4)
+    for beam in (1, 6):
+        assert aopc_bounds(1.0, toy_probabilities, [0, 1, 2], 3, beam) == pytest.approx((1.3 / 4, 2.1 / 4))
+    assert aopc(1.0, [1.0, 0.6, 0.5, 0.1]) == pytest.approx(1.8 / 4)  # the ordering 0, 1, 2
+    assert normalised_aopc(1.8 / 4, 1.3 / 4, 2.1 / 4) == pytest.approx(0.5 / 0.8)
+    # only k = 0..2: 01 .9, 02 1.2, 10 .6, 12 .4, 20 1.0, 21 .5 (÷ 3)
+    assert aopc_bounds(1.0, toy_probabilities, [0, 1, 2], 2, 1) == pytest.approx((0.4 / 3, 1.2 / 3))
+    assert normalised_aopc(0.3, 0.3, 0.3) is None  # every ordering alike: nothing to normalise by
+
+
+def brute_force_bounds(original, probability, features, k):
+    """AOPC over k = 0..k of every ordering of the features (all N! of them), least and greatest."""
+    values = [aopc(original, [probability(frozenset(order[:c])) for c in range(k + 1)])
+              for order in itertools.permutations(features)]
+    return min(values), max(values)
+
+
+def test_the_beam_search_finds_the_bounds_of_every_ordering_when_its_beam_holds_every_prefix():
+    rng = np.random.default_rng(3)
+    narrower = 0
+    for _ in range(20):
+        table = {frozenset(s): rng.uniform() for r in range(6) for s in itertools.combinations(range(5), r)}
+        table[frozenset()] = 0.9
+
+        def probabilities(sets):
+            return [table[s] for s in sets]
+
+        exact = brute_force_bounds(0.9, table.__getitem__, range(5), 3)
+        assert aopc_bounds(0.9, probabilities, list(range(5)), 3, beam=5 * 4 * 3) == pytest.approx(exact)
+        low, high = aopc_bounds(0.9, probabilities, list(range(5)), 3, beam=1)
+        assert exact[0] <= low + 1e-12 and high <= exact[1] + 1e-12  # a bound found is one ordering's AOPC
+        narrower += low > exact[0] + 1e-9 or high < exact[1] - 1e-9
+    assert narrower  # greedy search does miss the extremes: these cases tell a beam of one from an exhaustive one
+
+
+def test_the_beam_search_asks_each_set_once_per_step():
+    asked = []
+    aopc_bounds(1.0, lambda sets: asked.append(sets) or toy_probabilities(sets), [0, 1, 2], 3, 2)
+    assert all(len(batch) == len(set(batch)) for batch in asked) and len(asked) == 3
 
 
 @pytest.mark.parametrize("fraction, words, count", [(0.01, 217, 3), (0.07, 100, 7), (0.5, 1, 1), (0.01, 10, 1),
@@ -105,6 +160,20 @@ def test_the_document_of_a_handmade_comparison_holds_the_numbers_worked_out_by_h
     assert document["rank_correlation"]["spearman"][0][1] == pytest.approx(-1.0)
     assert document["rank_correlation"]["kendall"][0][1] == pytest.approx(-1.0)
     assert readings(handmade_comparison())["gradient"] == versus["reading"]
+    assert document["aopc_bounds"] is None and method["naopc"] is None and random["naopc"] is None
+
+
+def test_normalised_aopc_of_a_handmade_comparison_by_hand():
+    # AOPCs: gradient .35, attention_tracing 0 (nothing it deletes moves p), random draws .075 and .225
+    searched = faithfulness_document(dataclasses.replace(handmade_comparison(), aopc_bounds=(0.0, 0.5)))
+    assert searched["aopc_bounds"] == {"lower": 0.0, "upper": 0.5}
+    assert searched["methods"]["gradient"]["naopc"] == pytest.approx(0.7)
+    assert searched["random"]["naopc"]["draws"] == pytest.approx([0.15, 0.45])
+    # a beam that missed orderings the rankings reached is widened to them: here up to gradient's .35
+    narrow = faithfulness_document(dataclasses.replace(handmade_comparison(), aopc_bounds=(0.05, 0.3)))
+    assert narrow["aopc_bounds"] == pytest.approx({"lower": 0.0, "upper": 0.35})
+    assert narrow["methods"]["gradient"]["naopc"] == pytest.approx(1.0)
+    assert narrow["methods"]["attention_tracing"]["naopc"] == pytest.approx(0.0)
 
 
 # --- the deletion operators, on a real (tiny) model ------------------------------------------------------------
@@ -171,6 +240,25 @@ def test_removal_batches_inputs_of_about_one_length_and_answers_in_the_order_ask
     assert [r.span_probability for r in batched] == pytest.approx([r.span_probability for r in alone], rel=1e-5)
 
 
+def test_a_batch_out_of_memory_is_halved_and_answers_the_same(case, monkeypatch):
+    deletions = [(), (1,), (0, 2), (3,), (4, 5)]
+    alone = reanswer(case, deletions, "pad", batch_size=1)
+    sizes = []
+
+    def small_memory(*arguments):
+        batch, positions = _variants(*arguments)
+        if len(positions) > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory (faked)")
+        sizes.append(len(positions))
+        return batch, positions
+
+    monkeypatch.setattr("rcqa.faithfulness.deletion._variants", small_memory)
+    batched = reanswer(case, deletions, "pad", batch_size=4)
+    assert max(sizes) <= 2 and sum(sizes) == len(deletions)
+    assert [r.answer for r in batched] == [r.answer for r in alone]
+    assert [r.span_probability for r in batched] == pytest.approx([r.span_probability for r in alone], rel=1e-5)
+
+
 @pytest.mark.parametrize("operator", ["pad", "remove"])
 def test_the_reanswer_is_the_best_answer_decoded_from_a_forward_of_the_variant_alone(case, operator):
     chosen = (0, 2, 5)  # before the span, so that its words stay whole
@@ -208,6 +296,8 @@ def test_protocol_is_checked():
         Protocol(operator="mask")
     with pytest.raises(ValueError, match="draws"):
         Protocol(draws=0)
+    with pytest.raises(ValueError, match="naopc_beam"):
+        Protocol(naopc_beam=-1)
     with pytest.raises(ValueError, match="fractions"):
         Protocol(bins=(0.0, 0.5))
 
@@ -218,9 +308,11 @@ def comparison(tiny_bert):
 
 
 def test_random_rankings_come_from_the_seeded_draws_and_repeat(comparison, tiny_bert, case):
+    deletable = np.array(comparison.deletable)  # the answer's words spared, by default
+    assert len(deletable) < len(case.passage_words())
     for draw, seed in enumerate((7, 8, 9)):
-        scores = word_scores(make_method("random", seed=seed).attribute(case), case.passage_words())
-        assert comparison.random.deletions[draw].ranking == tuple(np.argsort(-scores, kind="stable").tolist())
+        scores = word_scores(make_method("random", seed=seed).attribute(case), case.passage_words())[deletable]
+        assert comparison.random.deletions[draw].ranking == tuple(deletable[np.argsort(-scores, kind="stable")])
     again = compare(tiny_bert, gallery_example("lighthouse-when"), ["gradient"], Protocol(k=4, draws=3, seed=7))
     assert [d.ranking for d in again.random.deletions] == [d.ranking for d in comparison.random.deletions]
     assert len({d.ranking for d in comparison.random.deletions}) == 3
@@ -236,13 +328,25 @@ def test_every_curve_starts_at_the_original_answer_and_deletes_each_rankings_top
             assert deletion.without_top[3] == expected
 
 
-def test_sparing_the_answer_never_deletes_its_words(tiny_bert):
-    spared = compare(tiny_bert, gallery_example("lighthouse-when"), ["gradient"],
-                     Protocol(k=3, draws=2, spare_answer=True))
+def test_by_default_the_answers_words_are_spared_and_the_old_protocol_deletes_them(tiny_bert):
+    spared = compare(tiny_bert, gallery_example("lighthouse-when"), ["gradient"], Protocol(k=3, draws=2))
     start, end = spared.target["start_char"], spared.target["end_char"]
     answer_words = {i for i, w in enumerate(spared.words) if w.start_char < end and start < w.end_char}
     assert answer_words and not answer_words & set(spared.deletable)
     assert all(not answer_words & set(d.ranking) for r in spared.methods.values() for d in r.deletions)
+    deleted = compare(tiny_bert, gallery_example("lighthouse-when"), ["gradient"],
+                      Protocol(k=3, draws=2, spare_answer=False))
+    assert deleted.deletable == list(range(len(deleted.words)))
+
+
+def test_the_searched_bounds_are_those_of_every_ordering_of_the_deletable_words(tiny_bert, case):
+    # over k = 0..1 a curve is set by its first word: the bounds are the least and greatest drop of one word, ÷ 2
+    found = compare(tiny_bert, gallery_example("lighthouse-when"), ["gradient"], Protocol(k=1, draws=2, naopc_beam=1))
+    p0 = found.original.span_probability
+    drops = [p0 - r.span_probability for r in reanswer(case, [(w,) for w in found.deletable])]
+    assert found.aopc_bounds == pytest.approx((min(drops) / 2, max(drops) / 2), rel=1e-6)
+    document = faithfulness_document(found)
+    assert 0 <= document["methods"]["gradient"]["naopc"] <= 1 and document["protocol"]["naopc_beam"] == 1
 
 
 def test_igs_scores_from_the_layer_wise_explanation_are_those_the_method_computes(tiny_bert, monkeypatch):

@@ -76,14 +76,17 @@ def test_with_nothing_changed_the_window_reads_the_models_own_answer(explained):
     assert found.unchanged.span_probability == pytest.approx(own.best.probability, rel=1e-6)  # one window
 
 
-@pytest.mark.parametrize("baseline", ["pad", "zero"])
-def test_a_knockout_equals_a_forward_with_those_words_states_replaced(explained, baseline):
+@pytest.mark.parametrize("baseline, outside_span", [("pad", True), ("zero", True), ("pad", False)])
+def test_a_knockout_equals_a_forward_with_those_words_states_replaced(explained, baseline, outside_span):
     qa_model, result = explained
     example, best = result.example, result.answer.best
     k, draws = 3, 2
-    found = intervene(qa_model, result, k=k, draws=draws, baseline=baseline, seed=4)
+    found = intervene(qa_model, result, k=k, draws=draws, baseline=baseline, seed=4, outside_span=outside_span)
     distribution = passage_distribution(result, "l2")
     words = result.passage_words()
+    in_span = {i for i, w in enumerate(words) if w.start_char < best.end_char and best.start_char < w.end_char}
+    assert in_span and found.settings["outside_span"] is outside_span
+    candidates = [i for i in range(len(words)) if not (outside_span and i in in_span)]
     model = copy.deepcopy(qa_model.model)
     inputs, _, _ = one_window(qa_model, example)
     ids = inputs["input_ids"]
@@ -93,10 +96,11 @@ def test_a_knockout_equals_a_forward_with_those_words_states_replaced(explained,
                            output_hidden_states=True).hidden_states
     flips = []
     for layer, knocked in enumerate(found.layers):
-        order = sorted(range(len(words)), key=lambda i: -distribution[layer, i])  # best first, by hand
+        order = sorted(candidates, key=lambda i: -distribution[layer, i])  # best first, by hand
         top = [i for i in order[:k] if distribution[layer, i] > 0]
-        chosen = [(knocked.topk, top), (knocked.bottomk, order[-k:]),
-                  *zip(knocked.random, random_words(len(words), k, draws, 4, layer))]
+        randoms = random_words(np.array(candidates), k, draws, 4, layer)
+        assert all(set(draw) <= set(candidates) for draw in randoms)
+        chosen = [(knocked.topk, top), (knocked.bottomk, order[-k:]), *zip(knocked.random, randoms)]
         assert knocked.topk.words == tuple(words[i].text for i in top)
         assert set(knocked.bottomk.words) == {words[i].text for i in order[-k:]}
         states = pad_states[layer][0] if baseline == "pad" else torch.zeros_like(pad_states[layer][0])
@@ -104,7 +108,8 @@ def test_a_knockout_equals_a_forward_with_those_words_states_replaced(explained,
             tokens = [t for i in indices for t in words[i].tokens]
             answers = answers_by_hand(model, qa_model, example, (layer, tokens, states))
             flips.append(assert_reads(outcome, answers, (best.start_char, best.end_char), example.passage))
-    assert any(flips) and not all(flips)  # both kinds of outcome were checked
+    assert any(flips) or outside_span  # with the span's own words knocked out, both kinds of outcome were checked
+    assert not all(flips)
 
 
 def test_skipping_a_block_equals_a_model_without_it(explained):
@@ -121,11 +126,11 @@ def test_skipping_a_block_equals_a_model_without_it(explained):
 
 
 def test_random_draws_are_reproducible_by_seed(explained):
-    first, again, other = (random_words(40, 5, 6, seed, layer=2) for seed in (7, 7, 8))
+    first, again, other = (random_words(np.arange(40), 5, 6, seed, layer=2) for seed in (7, 7, 8))
     assert all(np.array_equal(a, b) for a, b in zip(first, again))
     assert not all(np.array_equal(a, b) for a, b in zip(first, other))
     assert all(len(set(draw)) == 5 and draw.min() >= 0 and draw.max() < 40 for draw in first)
-    assert [len(d) for d in random_words(3, 5, 2, 0, layer=0)] == [3, 3]  # fewer words than k: all of them
+    assert [len(d) for d in random_words(np.arange(3), 5, 2, 0, layer=0)] == [3, 3]  # fewer words than k: all of them
     qa_model, result = explained
     assert intervene(qa_model, result, draws=5, seed=1).to_dict() == intervene(qa_model, result, draws=5, seed=1).to_dict()
 
@@ -157,7 +162,7 @@ def test_the_intervene_verb_writes_the_documented_json(capsys, tmp_path, tiny_mo
                  "--cache-dir", str(tmp_path / "cache")]) == 0
     document = json.loads(out.read_text())
     assert document["settings"] == {"k": 2, "draws": 3, "seed": 0, "baseline": "zero", "aggregation": "l2",
-                                    "target": "span_log_prob"}
+                                    "target": "span_log_prob", "outside_span": True}
     layers = document["layers"]
     assert [layer["label"] for layer in layers] == ["embeddings", "block 0", "block 1", "block 2"]
     outcome_keys = {"words", "span_probability", "drop", "flipped", "answer"}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rcqa.attribution.memory import budget_mb, in_chunks
 from rcqa.attribution.quadrature import adaptive, gauss_kronrod, nodes_and_weights
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack, layer_labels
@@ -249,20 +250,27 @@ def path_gradients(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch
                    alphas: np.ndarray, weights: np.ndarray, memory_budget_mb: int) -> torch.Tensor:
     """targets × sums × 1 × tokens × dim: for each column j of weights (path points × sums),
     Σ_k weights[k, j] ∇F(x' + α_k (x − x')). All points run as one batch, split into chunks that fit the
-    memory budget; every target is one backward through the same forward."""
+    memory budget (on a GPU, its free memory; halved on out-of-memory); every target is one backward through the
+    same forward."""
     alphas = torch.as_tensor(alphas, dtype=x.dtype, device=x.device)
     weights = torch.as_tensor(weights, dtype=x.dtype, device=x.device)
     difference = x - x_base
     sums = x.new_zeros((len(targets), weights.shape[1], *x.shape))
-    chunk = _chunk_size(stack, layer, x, memory_budget_mb)
-    for begin in range(0, len(alphas), chunk):
-        alpha, weight = alphas[begin:begin + chunk], weights[begin:begin + chunk]
+
+    def chunk_sums(begin: int, end: int) -> None:
+        alpha, weight = alphas[begin:end], weights[begin:end]
         path = (x_base + alpha[:, None, None] * difference).requires_grad_(True)
         with torch.enable_grad():
-            start, end = stack.run_from(layer, path)
+            start, end_logits = stack.run_from(layer, path)
+            found = []
             for i, target in enumerate(targets):
-                (gradient,) = torch.autograd.grad(target(start, end).sum(), path, retain_graph=i < len(targets) - 1)
-                sums[i] += torch.einsum("ks,ktd->std", weight, gradient)[:, None]
+                (gradient,) = torch.autograd.grad(target(start, end_logits).sum(), path,
+                                                  retain_graph=i < len(targets) - 1)
+                found.append(torch.einsum("ks,ktd->std", weight, gradient)[:, None])
+        for i, chunk_sum in enumerate(found):  # added only once every target's backward fitted
+            sums[i] += chunk_sum
+
+    in_chunks(len(alphas), _chunk_size(stack, layer, x, budget_mb(x.device, memory_budget_mb)), chunk_sums, x.device)
     return sums
 
 

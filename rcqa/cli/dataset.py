@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rcqa.cli.options import CliError, add_aggregation, add_ig, add_model, preset_settings
+from rcqa.cli.options import CliError, add_aggregation, add_answer_protocol, add_ig, add_model, preset_settings
 
 
 def add_reproduce(commands: argparse._SubParsersAction) -> None:
@@ -17,6 +17,9 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--limit", type=int, help="first N questions only")
     command.add_argument("--out", required=True, help="run folder; rerunning into it resumes the run")
     command.add_argument("--workers", type=int, default=1, help="worker processes of the local cluster")
+    command.add_argument("--gpus", type=int, default=0, metavar="N",
+                         help="a local cluster of one worker per GPU (CUDA_VISIBLE_DEVICES 0 … N−1) instead of "
+                              "--workers; the examples run on --device cuda")
     command.add_argument("--scheduler", help="address of an existing Dask scheduler (default: "
                                              "$DASK_SCHEDULER_ADDRESS, else a local cluster on 127.0.0.1)")
     command.add_argument("--retry-failed", action="store_true",
@@ -28,6 +31,10 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
         command.add_argument(f"--{name}", action="store_true", help=f"also add {description}")
     command.add_argument("--draws", type=int, default=5,
                          help="random draws per example of --faithfulness and --interventions")
+    add_answer_protocol(command)
+    command.add_argument("--naopc-beam", type=int, default=0, metavar="B",
+                         help="--faithfulness also searches AOPC's bounds with a beam of B for normalised AOPC "
+                              "(about 2·B·words·10 re-answers per example; default 0: not searched)")
     add_model(command)
     command.set_defaults(handler=_reproduce)
 
@@ -38,15 +45,17 @@ def _reproduce(args: argparse.Namespace) -> int:
     from rcqa.dataset.runner import Job, new_manifest, reproduce
     from rcqa.resources import squad_file
 
-    if args.workers < 1:
-        raise CliError("--workers must be at least 1")
+    if args.workers < 1 or args.gpus < 0:
+        raise CliError("--workers must be at least 1 and --gpus at least 0")
     data = squad_file("dev") if args.data == "squad-dev" else Path(args.data)
     examples = load_examples(data)[: args.limit]
     settings, aggregation = preset_settings(args)
-    job = Job(args.model, settings, aggregation, args.top_k, args.device,
-              tuple(name for name in EXTRAS if getattr(args, name)), args.draws)
+    job = Job(args.model, settings, aggregation, args.top_k, args.device or ("cuda" if args.gpus else None),
+              tuple(name for name in EXTRAS if getattr(args, name)), args.draws,
+              spare_answer=args.spare_answer, naopc_beam=args.naopc_beam)
     manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data), Path(args.out),
-                         workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed)
+                         workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed,
+                         gpus=args.gpus)
     counts = manifest["counts"]
     print(f"{counts['done']} of {counts['total']} examples in {args.out} ({counts['failed']} failed, "
           f"see manifest.json)", file=sys.stderr)

@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from rcqa.cli.options import (add_aggregation, add_example, add_ig, add_model, add_print_json, add_result_cache,
-                              cli_example, explained, preset_settings, read_text)
+from rcqa.cli.options import (add_aggregation, add_answer_protocol, add_example, add_ig, add_model, add_print_json,
+                              add_result_cache, cli_example, explained, preset_settings, read_text)
 
 
 def add_answer(commands: argparse._SubParsersAction) -> None:
@@ -83,8 +83,10 @@ def add_faithfulness(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--seed", type=int, default=0, help="the first random draw's seed")
     command.add_argument("--operator", choices=OPERATORS, default="pad",
                          help="; ".join(f"{name}: {text}" for name, text in OPERATORS.items()))
-    command.add_argument("--spare-answer", action="store_true",
-                         help="never delete the explained span's own words (test the context a method finds)")
+    add_answer_protocol(command)
+    command.add_argument("--naopc-beam", type=int, default=0, metavar="B",
+                         help="also search AOPC's bounds over orderings with a beam of B (Edin et al.'s NAOPC) and "
+                              "report normalised AOPC; costs about 2·B·words·K re-answers (default 0: not searched)")
     add_ig(command)
     add_model(command)
     command.set_defaults(handler=_faithfulness, aggregation=None)
@@ -96,7 +98,7 @@ def _faithfulness(args: argparse.Namespace) -> int:
     from rcqa.model import load_model
 
     protocol = Protocol(k=args.k, draws=args.draws, seed=args.seed, operator=args.operator,
-                        spare_answer=args.spare_answer)
+                        spare_answer=args.spare_answer, naopc_beam=args.naopc_beam)
     document = example_faithfulness(load_model(args.model, args.device), cli_example(args), args.methods, protocol,
                                     preset_settings(args)[0])
     Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
@@ -105,9 +107,10 @@ def _faithfulness(args: argparse.Namespace) -> int:
           f"random over {args.draws} draws: comprehensiveness {random['comprehensiveness']['mean']:.3f}, "
           f"sufficiency {random['sufficiency']['mean']:.3f}, AOPC {random['aopc']['mean']:.3f}", file=sys.stderr)
     for name, method in document["methods"].items():
+        normalised = "" if method["naopc"] is None else f", normalised AOPC {method['naopc']:.3f}"
         print(f"{name:>22}: comprehensiveness {method['comprehensiveness']:.3f}, sufficiency "
-              f"{method['sufficiency']:.3f}, AOPC {method['aopc']:.3f}. {method['versus_random']['reading']}",
-              file=sys.stderr)
+              f"{method['sufficiency']:.3f}, AOPC {method['aopc']:.3f}{normalised}. "
+              f"{method['versus_random']['reading']}", file=sys.stderr)
     print(f"-> {args.json}", file=sys.stderr)
     return 0
 
@@ -152,6 +155,7 @@ def add_intervene(commands: argparse._SubParsersAction) -> None:
                              f"{name}: {text}" for name, text in KNOCKOUT_BASELINES.items()))
     command.add_argument("--preset", choices=PRESETS, default="default",
                          help="the IG settings that rank the words (see explain)")
+    add_answer_protocol(command)
     add_aggregation(command)
     add_result_cache(command)
     command.set_defaults(handler=_intervene)
@@ -166,7 +170,8 @@ def _intervene(args: argparse.Namespace) -> int:
     qa_model = load_model(args.model, args.device)
     result, _ = explained(args, qa_model, cli_example(args), preset.settings)
     found = intervene(qa_model, result, k=args.k, draws=args.draws, baseline=args.baseline,
-                      aggregation=args.aggregation or preset.aggregation, seed=args.seed)
+                      aggregation=args.aggregation or preset.aggregation, seed=args.seed,
+                      outside_span=args.spare_answer)
     Path(args.json).write_text(json.dumps(found.to_dict(), ensure_ascii=False))
     print(f"explained span {found.explained_span!r}, p={found.unchanged.span_probability:.3f} unchanged",
           file=sys.stderr)

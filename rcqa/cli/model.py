@@ -17,6 +17,9 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
                               "the default settings, the span_logits target and the paper's settings")
     command.add_argument("--random-bert-base", action="store_true",
                          help="time a randomly initialised BERT-base (12 layers, 768 hidden) instead of --model")
+    command.add_argument("--matmul-precision", choices=("highest", "high", "medium"), default="highest",
+                         help="also time the default settings with TF32 (high) or bf16 (medium) matrix products, "
+                              "with their completeness check and the token scores' distance from float32")
     add_model(command)
     add_print_json(command)
     command.set_defaults(handler=_bench)
@@ -36,7 +39,8 @@ def _bench(args: argparse.Namespace) -> int:
                          f"{[f'{e:.2%}' for e in r['max']]}; passage words with attribution, fewest per layer "
                          f"{r['attributed_words_min']}" for name, r in report.items())
     else:
-        report = bench.run(qa_model, tokens=args.tokens, steps=args.steps, repeats=args.repeats)
+        report = bench.run(qa_model, tokens=args.tokens, steps=args.steps, repeats=args.repeats,
+                           matmul=args.matmul_precision)
         text = bench.format_table(report)
     print(json.dumps(report, indent=2) if args.json else text)
     return 0

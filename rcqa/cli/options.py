@@ -110,3 +110,14 @@ def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, str]:
     if "tolerance" in given and given["tolerance"] <= 0:
         given["tolerance"] = None
     return IGSettings.from_dict({**preset.settings.to_dict(), **given}), args.aggregation or preset.aggregation
+
+
+def add_answer_protocol(command: argparse.ArgumentParser) -> None:
+    """Whether the explained span's own words may be deleted or knocked out (spared by default)."""
+    spare = command.add_mutually_exclusive_group()
+    spare.add_argument("--spare-answer", "--outside-span", dest="spare_answer", action="store_true", default=True,
+                       help="never delete or knock out the explained span's own words, so that the test asks which "
+                            "context each method finds (the default)")
+    spare.add_argument("--delete-answer", dest="spare_answer", action="store_false",
+                       help="the old protocol: the span's words may be chosen as any passage word (which mostly "
+                            "measures that the answer matters, since every method ranks the answer's words first)")

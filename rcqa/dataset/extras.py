@@ -30,8 +30,8 @@ def _faithfulness(qa_model: QAModel, example: Example, result: Attribution, job)
     # adaptive rule refines its panels for all of them at once, so IG's scores are taken only from a one-target run.
     known = ({IntegratedGradients.name: result.layer_scores(IntegratedGradients.aggregation)[0]}
              if len(result.targets) == 1 else {})
-    return record(example_faithfulness(qa_model, example, protocol=Protocol(draws=job.draws), settings=job.settings,
-                                       known=known))
+    protocol = Protocol(draws=job.draws, spare_answer=job.spare_answer, naopc_beam=job.naopc_beam)
+    return record(example_faithfulness(qa_model, example, protocol=protocol, settings=job.settings, known=known))
 
 
 def _lens(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
@@ -44,7 +44,7 @@ def _interventions(qa_model: QAModel, example: Example, result: Attribution, job
     from rcqa.lens.interventions import intervene, intervention_row
 
     return json.dumps(intervention_row(intervene(qa_model, result, k=job.top_k, draws=job.draws,
-                                                 aggregation=job.aggregation)))
+                                                 aggregation=job.aggregation, outside_span=job.spare_answer)))
 
 
 COMPUTE: dict[str, Callable[..., str]] = {"faithfulness": _faithfulness, "lens": _lens,

@@ -15,23 +15,24 @@ import pyarrow as pa
 
 from rcqa.dataset.intervals import defined_means, mean_with_interval, nullable
 
-SUMMARIES = ("comprehensiveness", "sufficiency", "aopc")
+SUMMARIES = ("comprehensiveness", "sufficiency", "aopc", "naopc")  # naopc: null unless the run searched AOPC's bounds
 RANDOM = "random"
 
 
 def record(document: dict) -> str:
     """The row's `faithfulness` cell (JSON) from a faithfulness document."""
-    methods = {name: {**{s: found[s] for s in SUMMARIES},
+    methods = {name: {**{s: found.get(s) for s in SUMMARIES},
                       "span_probability": found["deletion"]["span_probability"],
                       "flipped": [float(f) for f in found["deletion"]["flipped"]]}
                for name, found in document["methods"].items()}
     random = document["random"]
-    methods[RANDOM] = {**{s: random[s]["mean"] for s in SUMMARIES},
+    methods[RANDOM] = {**{s: random[s]["mean"] if random.get(s) else None for s in SUMMARIES},
                        "span_probability": random["deletion"]["span_probability"]["mean"],
                        "flipped": random["deletion"]["flipped"]["mean"]}
     return json.dumps({"k": document["methods"][next(iter(document["methods"]))]["deletion"]["k"],
                        "original_probability": document["original"]["span_probability"],
-                       "operator": document["protocol"]["operator"], "methods": methods})
+                       "operator": document["protocol"]["operator"],
+                       "spare_answer": document["protocol"]["spare_answer"], "methods": methods})
 
 
 def _padded(curves: list[list[float]], length: int) -> np.ndarray:
@@ -53,10 +54,11 @@ def summarize_faithfulness(rows: pa.Table, seed: int = 0) -> dict | None:
         beats = [f["aopc"] > r["methods"][RANDOM]["aopc"] for f, r in zip(found, records)]
         curve, flips = (_padded([f[key] for f in found], length) for key in ("span_probability", "flipped"))
         methods[name] = {
-            **{s: mean_with_interval(np.array([f[s] for f in found], dtype=float), seed) for s in SUMMARIES},
+            **{s: mean_with_interval(np.array([f.get(s) for f in found], dtype=float), seed) for s in SUMMARIES},
             "beats_random": None if name == RANDOM else 100 * float(np.mean(beats)),
             "span_probability": nullable(defined_means(curve)), "flip_rate": nullable(100 * defined_means(flips)),
         }
     return {"n": len(records), "k": list(range(length)), "operator": records[0]["operator"],
+            "spare_answer": records[0].get("spare_answer", False),  # runs before the field deleted the answer
             "original_probability": float(np.mean([r["original_probability"] for r in records])),
             "methods": methods}

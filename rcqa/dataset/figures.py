@@ -224,9 +224,12 @@ def faithfulness_table(summary: dict) -> pd.DataFrame | None:
     found = summary.get("faithfulness")
     if not found:
         return None
+    normalised = any(m.get("naopc", {}).get("mean") is not None for m in found["methods"].values())
     return pd.DataFrame([{"method": name, **{f"{s}": m[s]["mean"] for s in ("comprehensiveness", "sufficiency", "aopc")},
                           "aopc 95 % interval": _interval(m["aopc"]), "AOPC beats random (% of examples)":
-                          m["beats_random"]} for name, m in found["methods"].items()])
+                          m["beats_random"],
+                          **({"normalised aopc": m["naopc"]["mean"], "normalised aopc 95 % interval":
+                              _interval(m["naopc"])} if normalised else {})} for name, m in found["methods"].items()])
 
 
 def _interval(found: dict) -> str:

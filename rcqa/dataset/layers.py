@@ -68,6 +68,7 @@ def summarize_interventions(rows: pa.Table) -> dict | None:
 
     return {
         "n": len(cells), "k": cells[0]["knockout_k"], "baseline": cells[0]["knockout_baseline"],
+        "outside_span": cells[0].get("knockout_outside_span", False),  # runs before the field chose any passage word
         "unchanged_probability": float(np.mean([c["knockout_unchanged_probability"] for c in cells])),
         "flip_rate": {"topk": percent("knockout_topk_flipped"), "random": percent("knockout_random_flip_rate"),
                       "bottomk": percent("knockout_bottomk_flipped"), "skip_block": percent("skip_block_flipped")},

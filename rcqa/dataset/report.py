@@ -101,8 +101,14 @@ def _faithfulness_section(summary: dict) -> str:
     return f"""<h2>Which explanation to trust?</h2>
 <p>Each method's top words deleted and the question answered again, against deleting random words
 (Wu &amp; Ong; ERASER's comprehensiveness and sufficiency, Samek's AOPC; higher comprehensiveness and AOPC and lower
-sufficiency are more faithful).</p>
+sufficiency are more faithful). {_ANSWER_PROTOCOL[summary["faithfulness"].get("spare_answer", False)]}</p>
 {_table(table)}"""
+
+
+_ANSWER_PROTOCOL = {True: "The explained span's own words were never deleted: the test asks which context each method "
+                          "finds.",
+                    False: "The explained span's own words could be deleted (the old protocol), which mostly measures "
+                           "that the answer matters: every method ranks the answer's words first."}
 
 
 def _type_table(summary: dict) -> pd.DataFrame:

@@ -15,7 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 import dask
-from distributed import Client, Future, LocalCluster, WorkerPlugin, as_completed
+from distributed import Client, Future, LocalCluster, Nanny, Scheduler, SpecCluster, WorkerPlugin, as_completed
 from distributed.comm import get_address_host
 from tqdm import tqdm
 
@@ -40,6 +40,14 @@ class Job:
     extras: tuple[str, ...] = ()  # analyses added to every example (rcqa.dataset.extras)
     draws: int = 5  # random draws of the faithfulness and intervention analyses
     fingerprint: str | None = None  # the model the run's manifest names: a worker loading another one refuses it
+    spare_answer: bool = True  # they never delete or knock out the explained span's own words
+    naopc_beam: int = 0  # the faithfulness analysis's search for AOPC's bounds (0: none)
+
+    def protocol(self) -> dict:
+        """What the manifest records of the analyses' protocol: only what the chosen analyses use, so that a run
+        without them resumes under any protocol."""
+        uses = {"spare_answer": {"faithfulness", "interventions"}, "naopc_beam": {"faithfulness"}}
+        return {name: getattr(self, name) for name, analyses in uses.items() if analyses & set(self.extras)}
 
 
 class TorchThreads(WorkerPlugin):
@@ -66,7 +74,7 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: s
             "model": {"name": job.model, "fingerprint": qa_model.fingerprint},
             "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
                          "aggregation": job.aggregation, "top_k": job.top_k,
-                         "extras": list(job.extras), "draws": job.draws},
+                         "extras": list(job.extras), "draws": job.draws, **job.protocol()},
             "data": {"source": source or str(data), "path": str(data), "sha256": store.file_sha256(data),
                      "limit": limit},
             "counts": {}, "failed": [], "runs": []}
@@ -101,10 +109,11 @@ def _reason(error: BaseException) -> str:
 
 
 def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, workers: int = 1,
-              scheduler: str | None = None, retry_failed: bool = False, progress: bool = True) -> dict:
+              scheduler: str | None = None, retry_failed: bool = False, progress: bool = True, gpus: int = 0) -> dict:
     """Explain the examples that are neither in the folder's shards nor recorded as failed (unless retry_failed);
     returns the final manifest. `manifest` describes the run (model, analysis settings, data); a folder holding
-    another run is refused (store.RunMismatch)."""
+    another run is refused (store.RunMismatch). With gpus, the local cluster is one worker per GPU instead of
+    `workers` (see gpu_workers)."""
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
     job = replace(job, fingerprint=manifest["model"]["fingerprint"])
     run = _Run.open(folder, manifest, examples, address)
@@ -113,7 +122,7 @@ def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, w
     with tqdm(total=len(examples), initial=len(examples) - len(todo), unit="example", desc="reproduce",
               disable=not progress, smoothing=0.1) as bar:
         if todo:
-            with _client(workers, address) as client:
+            with _client(workers, address, gpus) as client:
                 for rows, failures, results in _results(client, job, todo):
                     run.record(rows, failures, results)
                     bar.update(len(rows) + len(failures))
@@ -169,20 +178,33 @@ class _Run:
 
 
 @contextmanager
-def _client(workers: int, address: str | None) -> Iterator[Client]:
-    """A client of the scheduler at `address`, else of a local cluster of `workers` processes with no dashboard,
-    bound to 127.0.0.1 (scheduler, nanny and worker ports and their small health/metrics HTTP endpoints alike), so
-    nothing listens beyond this machine."""
+def _client(workers: int, address: str | None, gpus: int = 0) -> Iterator[Client]:
+    """A client of the scheduler at `address`, else of a local cluster of `workers` processes (or one per GPU) with
+    no dashboard, bound to 127.0.0.1 (scheduler, nanny and worker ports and their small health/metrics HTTP
+    endpoints alike), so nothing listens beyond this machine."""
     if address:
         with Client(address) as client:
             yield _share_cores(client)
         return
-    environment = worker_environment(str(max(1, len(os.sched_getaffinity(0)) // workers)))
+    environment = worker_environment(str(max(1, len(os.sched_getaffinity(0)) // (gpus or workers))))
     # the nanny's `env` wins over the variables Dask itself leaves in this process's environment
     with dask.config.set({"distributed.nanny.pre-spawn-environ": environment}), \
-            LocalCluster(host="127.0.0.1", n_workers=workers, threads_per_worker=1, processes=True,
-                         dashboard_address=None, env=environment) as cluster, Client(cluster) as client:
+            (SpecCluster(workers=gpu_workers(gpus, environment), scheduler=_LOCAL_SCHEDULER) if gpus else
+             LocalCluster(host="127.0.0.1", n_workers=workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None, env=environment)) as cluster, Client(cluster) as client:
         yield _share_cores(client)
+
+
+_LOCAL_SCHEDULER = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": None}}
+
+
+def gpu_workers(gpus: int, environment: dict[str, str]) -> dict[str, dict]:
+    """Dask worker specs of one single-threaded worker process per GPU, each seeing only its own GPU
+    (CUDA_VISIBLE_DEVICES, so that its "cuda" is that GPU) and its share of the cores, bound to 127.0.0.1 — the
+    layout of dask-cuda's LocalCUDACluster without the dependency."""
+    return {f"gpu-{gpu}": {"cls": Nanny, "options": {"host": "127.0.0.1", "nthreads": 1, "dashboard_address": None,
+                                                    "env": {**environment, "CUDA_VISIBLE_DEVICES": str(gpu)}}}
+            for gpu in range(gpus)}
 
 
 def worker_environment(threads: str) -> dict[str, str]:

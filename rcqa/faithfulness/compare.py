@@ -26,7 +26,7 @@ from rcqa.attribution.methods import (
 from rcqa.attribution.methods.random_baseline import RandomBaseline
 from rcqa.evaluate import f1
 from rcqa.faithfulness.deletion import OPERATORS, Reanswer, reanswer
-from rcqa.faithfulness.metrics import fraction_count
+from rcqa.faithfulness.metrics import aopc_bounds, fraction_count
 from rcqa.model import QAModel
 from rcqa.types import Answer, Example, Word, overlaps
 
@@ -38,7 +38,10 @@ ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)  # ERASER's rationale sizes for com
 class Protocol:
     """What is deleted, and how: the top k = 0..k words and the top fractions of the deletable passage words;
     ERASER's bins for comprehensiveness and sufficiency; random draws and their first seed; the deletion operator;
-    and whether the explained span's own words may be deleted (by default they may, as any passage word)."""
+    whether the explained span's own words are spared (by default they are: deleting the answer itself lowers its
+    probability whatever ranks it first, so only the context a method finds tells methods apart); and the beam of
+    the search for AOPC's bounds behind normalised AOPC (0: not searched, the cost being about 2 · beam · words · k
+    re-answers)."""
 
     k: int = 10
     fractions: tuple[float, ...] = FRACTIONS
@@ -46,11 +49,12 @@ class Protocol:
     draws: int = 5
     seed: int = 0
     operator: str = "pad"
-    spare_answer: bool = False  # never delete the explained span's own words: test the context a method finds
+    spare_answer: bool = True  # never delete the explained span's own words: test the context a method finds
+    naopc_beam: int = 0
 
     def __post_init__(self):
-        if self.k < 0 or self.draws < 1:
-            raise ValueError("k must be 0 or more and draws 1 or more")
+        if self.k < 0 or self.draws < 1 or self.naopc_beam < 0:
+            raise ValueError("k and naopc_beam must be 0 or more and draws 1 or more")
         if not all(0 < f <= 1 for f in (*self.fractions, *self.bins)):
             raise ValueError("fractions and bins are shares of the passage, in (0, 1]")
         if self.operator not in OPERATORS:
@@ -110,6 +114,7 @@ class Comparison:
     original: Reanswer  # the window answered with nothing deleted
     methods: dict[str, MethodResult]  # random last
     seconds: dict[str, float] = field(default_factory=dict)  # per method its attribution; "deletion": all deletions
+    aopc_bounds: tuple[float, float] | None = None  # the least and greatest AOPC the beam search found (naopc_beam)
 
     @property
     def random(self) -> MethodResult:
@@ -152,6 +157,13 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
     deletions = iter(delete_top_words(case, [_ranking(w, deletable) for name in names for w in per_word[name]],
                                       protocol, original))
     seconds["deletion"] = time.perf_counter() - started
+    bounds = None
+    if protocol.naopc_beam:
+        started = time.perf_counter()
+        bounds = aopc_bounds(original.span_probability,
+                             lambda sets: [r.span_probability for r in reanswer(case, sets, protocol.operator)],
+                             deletable, protocol.ks(len(deletable))[-1], protocol.naopc_beam)
+        seconds["aopc_bounds"] = time.perf_counter() - started
     return Comparison(
         example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=case.window.answer,
         window=case.window.window,
@@ -160,7 +172,7 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
         target={"name": case.target.name, "description": case.target.description, "start_token": case.target.start_token,
                 "end_token": case.target.end_token, "span": case.window.span_text(example.passage),
                 "start_char": span[0], "end_char": span[1]},
-        protocol=protocol, original=original, seconds=seconds,
+        protocol=protocol, original=original, seconds=seconds, aopc_bounds=bounds,
         methods={name: MethodResult(name, METHODS[name].description, scores[name], per_word[name],
                                     [next(deletions) for _ in scores[name]]) for name in names})
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rcqa.attribution.memory import in_chunks
 from rcqa.attribution.methods.base import Case
 from rcqa.spans import Windows, decode
 from rcqa.types import Word, overlaps
@@ -50,9 +51,12 @@ def reanswer(case: Case, deletions: Sequence[Collection[int]], operator: str = "
         raise ValueError(f"unknown deletion operator {operator!r}; choose one of {', '.join(OPERATORS)}")
     words = case.passage_words()
     order = sorted(range(len(deletions)), key=lambda row: sum(len(words[index].tokens) for index in deletions[row]))
-    answers = [answer for begin in range(0, len(order), batch_size)
-               for answer in _reanswer_batch(case, [deletions[row] for row in order[begin:begin + batch_size]],
-                                             operator)]
+    answers = []
+
+    def batch(begin: int, end: int) -> None:
+        answers.extend(_reanswer_batch(case, [deletions[row] for row in order[begin:end]], operator))
+
+    in_chunks(len(order), batch_size, batch, case.qa_model.device)  # a batch out of memory is halved
     return [answer for _, answer in sorted(zip(order, answers), key=lambda pair: pair[0])]
 
 

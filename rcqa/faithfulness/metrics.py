@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.stats import ConstantInputWarning, kendalltau, spearmanr
@@ -17,6 +18,39 @@ def aopc(original: float, probabilities: np.ndarray) -> float:
     """Area over the perturbation curve (Samek et al., 2017): 1/(K+1) Σ_{k=0..K} (p(x) − p(x without its top-k
     words)), `probabilities` running over k = 0..K (its k = 0 term is 0 when nothing is deleted)."""
     return float(np.mean(original - np.asarray(probabilities, dtype=np.float64)))
+
+
+def normalised_aopc(value: float, lower: float, upper: float) -> float | None:
+    """Normalised AOPC (Edin et al., ACL 2025, "Normalized AOPC", NAOPC): (AOPC − lower) / (upper − lower), the
+    bounds being the least and the greatest AOPC any ordering of the same features reaches on this input. 0 is the
+    worst ordering, 1 the best, whatever the model; None when every ordering has one AOPC. The paper averages the
+    curve over k = 1..N; the k = 0 term here is 0 and the 1/(K+1) against 1/K scales the AOPC and both bounds alike,
+    so the quotient is the paper's."""
+    return (value - lower) / (upper - lower) if upper > lower else None
+
+
+SetProbabilities = Callable[[list[frozenset]], Sequence[float]]  # the span's probability with each set deleted
+
+
+def aopc_bounds(original: float, probabilities: SetProbabilities, features: Sequence[int], k: int,
+                beam: int) -> tuple[float, float]:
+    """The least and the greatest AOPC over k = 0..k of any ordering of `features`, by Edin et al.'s beam search
+    (NAOPC_beam): each of the `beam` best prefixes (by their summed drops) is extended by every feature not in it, in
+    both directions at once, and the `beam` best of each direction are kept. Exact when the beam holds every
+    prefix; otherwise the lower bound may be too high and the upper too low (a bound found is always reached by
+    some ordering). `probabilities` answers a batch of deleted sets (asked once per distinct set)."""
+    k = min(k, len(features))
+    lowest, highest = [((), 0.0)], [((), 0.0)]
+    for _ in range(k):
+        grown = {direction: [(prefix + (f,), total) for prefix, total in beams for f in features if f not in prefix]
+                 for direction, beams in (("low", lowest), ("high", highest))}
+        sets = list(dict.fromkeys(frozenset(prefix) for found in grown.values() for prefix, _ in found))
+        drop = dict(zip(sets, (original - float(p) for p in probabilities(sets))))
+        scored = {direction: [(prefix, total + drop[frozenset(prefix)]) for prefix, total in found]
+                  for direction, found in grown.items()}
+        lowest = sorted(scored["low"], key=lambda pair: pair[1])[:beam]
+        highest = sorted(scored["high"], key=lambda pair: -pair[1])[:beam]
+    return lowest[0][1] / (k + 1), highest[0][1] / (k + 1)
 
 
 def comprehensiveness(original: float, without_top: np.ndarray) -> float:

@@ -13,6 +13,7 @@ from rcqa.faithfulness.deletion import OPERATORS
 from rcqa.faithfulness.metrics import (
     aopc,
     comprehensiveness,
+    normalised_aopc,
     drop_ratio,
     rank_correlations,
     reading,
@@ -37,11 +38,15 @@ def faithfulness_document(comparison: Comparison) -> dict:
     """Every method's scores, deletion curves, comprehensiveness, sufficiency and AOPC, each against random's mean
     and spread over its draws, and the methods' rank correlations."""
     protocol, words, original = comparison.protocol, comparison.words, comparison.original
-    random = measures(comparison, comparison.random)
-    methods = {}
-    for result in comparison.compared():
-        own = measures(comparison, result)
-        methods[result.name] = {**_single(result, own), "versus_random": versus_random(comparison, own, random)}
+    found = {result.name: measures(comparison, result) for result in comparison.methods.values()}
+    bounds = aopc_range(comparison, found)
+    if bounds is not None and bounds[1] > bounds[0]:  # where every ordering has one AOPC, nothing is normalised
+        for values in found.values():
+            values["naopc"] = np.array([normalised_aopc(v, *bounds) for v in values["aopc"]])
+    random = found[comparison.random.name]
+    methods = {result.name: {**_single(result, found[result.name]),
+                             "versus_random": versus_random(comparison, found[result.name], random)}
+               for result in comparison.compared()}
     return {
         "example": comparison.example.to_dict(), "model": comparison.model, "fingerprint": comparison.fingerprint,
         "answer": comparison.answer.to_dict(), "window": comparison.window, "tokens": comparison.tokens,
@@ -50,11 +55,13 @@ def faithfulness_document(comparison: Comparison) -> dict:
         "protocol": {"operator": protocol.operator, "operator_description": OPERATORS[protocol.operator],
                      "k": protocol.k, "fractions": list(protocol.fractions), "eraser_bins": list(protocol.bins),
                      "draws": protocol.draws, "seeds": protocol.seeds(), "spare_answer": protocol.spare_answer,
+                     "naopc_beam": protocol.naopc_beam,
                      "deletable_words": comparison.deletable, "reading_k": reading_k(comparison)},
         "original": {"answer": original.text, "characters": list(original.answer) if original.answer else None,
                      "span_probability": original.span_probability},
         "methods": methods,
         "random": _spread(comparison.random, random),
+        "aopc_bounds": None if bounds is None else {"lower": bounds[0], "upper": bounds[1]},
         "rank_correlation": rank_correlations({r.name: r.word_scores[0] for r in comparison.compared()}),
         "seconds": comparison.seconds,
     }
@@ -78,6 +85,15 @@ def measures(comparison: Comparison, result: MethodResult) -> dict:
         "sufficiency": np.array([sufficiency(p0, row) for row in only_top]),
         "aopc": np.array([aopc(p0, row) for row in comparison.probabilities(result, ks)]),
     }
+
+
+def aopc_range(comparison: Comparison, found: Mapping[str, dict]) -> tuple[float, float] | None:
+    """AOPC's bounds for normalised AOPC: the beam search's, widened to every AOPC a ranking here reached (each is
+    an ordering's, so a narrower beam bound is wrong); None when no search was made."""
+    if comparison.aopc_bounds is None:
+        return None
+    reached = np.concatenate([values["aopc"] for values in found.values()])
+    return (min(comparison.aopc_bounds[0], float(reached.min())), max(comparison.aopc_bounds[1], float(reached.max())))
 
 
 def reading_k(comparison: Comparison) -> int:
@@ -107,7 +123,7 @@ def readings(comparison: Comparison) -> dict[str, str]:
             for result in comparison.compared()}
 
 
-_SUMMARIES = ("comprehensiveness", "sufficiency", "aopc")
+_SUMMARIES = ("comprehensiveness", "sufficiency", "aopc", "naopc")
 
 
 def _single(result: MethodResult, values: dict) -> dict:
@@ -115,7 +131,7 @@ def _single(result: MethodResult, values: dict) -> dict:
     return {"description": result.description, "scores": result.scores[0].tolist(),
             "word_scores": result.word_scores[0].tolist(), "ranking": list(result.deletions[0].ranking),
             **{name: _curve(values[name], lambda v: v[0].tolist()) for name in ("deletion", "deletion_by_fraction")},
-            **{name: float(values[name][0]) for name in _SUMMARIES}}
+            **{name: float(values[name][0]) if name in values else None for name in _SUMMARIES}}
 
 
 def _spread(result: MethodResult, values: dict) -> dict:
@@ -124,7 +140,8 @@ def _spread(result: MethodResult, values: dict) -> dict:
     return {"description": result.description, "scores": [s.tolist() for s in result.scores],
             "rankings": [list(d.ranking) for d in result.deletions],
             **{name: _curve(values[name], spread) for name in ("deletion", "deletion_by_fraction")},
-            **{name: {**spread(values[name]), "draws": values[name].tolist()} for name in _SUMMARIES}}
+            **{name: {**spread(values[name]), "draws": values[name].tolist()} if name in values else None
+               for name in _SUMMARIES}}
 
 
 def _curve(curve: dict, summary) -> dict:

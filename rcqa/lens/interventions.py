@@ -7,6 +7,10 @@ blocks above l and the QA head then run on the changed states (LayerStack.run_fr
 probability of the explained span and the answer are read again. The same is done for k random passage words
 (seeded draws) and for the bottom-k words, and each whole block is skipped in turn (replaced by the identity).
 
+By default the words are chosen outside the explained span (`outside_span`): a layer's top words are mostly the
+answer's own, and knocking out the answer itself lowers its probability whatever ranked it first, so only the
+knock-outs of the context tell what a layer's ranking adds. The span's words may be chosen with outside_span=False.
+
 Probabilities are those of whole-word answers in the analysed window, decoded as the model's answers are
 (rcqa.spans); for a passage read in one window they are the answer's own probabilities. An answer flips when the
 window's best answer after the change is another text span than before it.
@@ -18,13 +22,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from rcqa.analysis.words import passage_distribution, top_k
+from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.engine import baseline_stack, window_inputs
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
 from rcqa.qa import encode
 from rcqa.spans import Windows, answer_standing, decode
-from rcqa.types import Attribution, Span
+from rcqa.types import Attribution, Span, Word
 
 KNOCKOUT_BASELINES = {
     "pad": "the layer's states for the input with every token but [CLS]/[SEP] replaced by [PAD]",
@@ -95,22 +99,37 @@ def _summary(draws: tuple[Outcome, ...], unchanged: float) -> dict:
             "draws": [d.to_dict(unchanged) for d in draws]}
 
 
-def random_words(passage_words: int, k: int, draws: int, seed: int, layer: int) -> list[np.ndarray]:
-    """draws sets of k distinct passage-word indices (all of them if there are fewer), from a generator seeded by
-    (seed, layer): the same seed gives the same words, and one layer's draws do not depend on another's."""
+def random_words(candidates: np.ndarray, k: int, draws: int, seed: int, layer: int) -> list[np.ndarray]:
+    """draws sets of k distinct passage-word indices among the candidates (all of them if there are fewer), from a
+    generator seeded by (seed, layer): the same seed gives the same words, and one layer's draws do not depend on
+    another's."""
     generator = np.random.default_rng((seed, layer))
-    return [generator.choice(passage_words, size=min(k, passage_words), replace=False) for _ in range(draws)]
+    return [generator.choice(candidates, size=min(k, len(candidates)), replace=False) for _ in range(draws)]
 
 
-def bottom_k(distribution: np.ndarray, k: int) -> np.ndarray:
-    """The k passage words with the smallest share of one layer's distribution, least first."""
-    return np.argsort(distribution, kind="stable")[:k]
+def bottom_k(distribution: np.ndarray, k: int, candidates: np.ndarray) -> np.ndarray:
+    """The k candidate passage words with the smallest share of one layer's distribution, least first."""
+    return candidates[np.argsort(distribution[candidates], kind="stable")[:k]]
+
+
+def top_k_of(distribution: np.ndarray, k: int, candidates: np.ndarray) -> np.ndarray:
+    """The (at most) k candidate passage words with the largest share of one layer's distribution, greatest first
+    (a tie keeps text order); a word with no attribution is never a top word."""
+    best = candidates[np.argsort(-distribution[candidates], kind="stable")[:k]]
+    return best[distribution[best] > 0]
+
+
+def outside(words: list[Word], start_token: int, end_token: int) -> np.ndarray:
+    """Indices of the passage words none of whose tokens lies in the span's tokens start_token..end_token."""
+    return np.array([i for i, w in enumerate(words) if not any(start_token <= t <= end_token for t in w.tokens)],
+                    dtype=int)
 
 
 def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5, baseline: str = "pad",
-              aggregation: str = "l2", seed: int = 0) -> Interventions:
-    """Knock out each layer's top-k, bottom-k and k random passage words, and skip each block, for the span the
-    result's first target explains, ranking words by that target's IG word scores under aggregation."""
+              aggregation: str = "l2", seed: int = 0, outside_span: bool = True) -> Interventions:
+    """Knock out each layer's top-k, bottom-k and k random passage words (outside the explained span unless
+    outside_span is False), and skip each block, for the span the result's first target explains, ranking words
+    by that target's IG word scores under aggregation."""
     if baseline not in KNOCKOUT_BASELINES:
         raise ValueError(f"unknown knock-out baseline {baseline!r}; choose one of {', '.join(KNOCKOUT_BASELINES)}")
     if k < 0 or draws < 1:
@@ -127,11 +146,13 @@ def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5
                            (0, result.targets[0]["start_token"], result.targets[0]["end_token"]),
                            stack.start_logits, stack.end_logits)
     distribution = passage_distribution(result, aggregation)
-    top = top_k(distribution, k)
     words = result.passage_words()
+    target = result.targets[0]
+    candidates = outside(words, target["start_token"], target["end_token"]) if outside_span else np.arange(len(words))
     layers = []
     for layer, label in enumerate(result.layers):
-        chosen = [top[layer], bottom_k(distribution[layer], k), *random_words(len(words), k, draws, seed, layer)]
+        chosen = [top_k_of(distribution[layer], k, candidates), bottom_k(distribution[layer], k, candidates),
+                  *random_words(candidates, k, draws, seed, layer)]
         base = baselines.hidden[layer] if baselines else torch.zeros_like(stack.hidden[layer])
         outcomes = _knock_out(stack, layer, base, [[t for i in indices for t in words[i].tokens] for indices in chosen],
                               reader, [tuple(words[i].text for i in indices) for indices in chosen])
@@ -141,7 +162,8 @@ def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5
     return Interventions(model=qa_model.name, fingerprint=qa_model.fingerprint, question=example.question,
                          explained_span=result.targets[0]["span"], unchanged=reader.unchanged, layers=layers,
                          settings={"k": k, "draws": draws, "seed": seed, "baseline": baseline,
-                                   "aggregation": aggregation, "target": result.targets[0]["name"]})
+                                   "aggregation": aggregation, "target": target["name"],
+                                   "outside_span": outside_span})
 
 
 def _knock_out(stack: LayerStack, layer: int, base: torch.Tensor, tokens: list[list[int]], reader: _WindowReader,
@@ -196,7 +218,8 @@ def intervention_row(interventions: Interventions) -> dict:
     and the unchanged probability and settings."""
     settings, layers = interventions.settings, interventions.to_dict()["layers"]
     row = {"knockout_unchanged_probability": interventions.unchanged.span_probability, "knockout_k": settings["k"],
-           "knockout_draws": settings["draws"], "knockout_baseline": settings["baseline"]}
+           "knockout_draws": settings["draws"], "knockout_baseline": settings["baseline"],
+           "knockout_outside_span": settings["outside_span"]}
     for kind in ("topk", "bottomk"):
         row[f"knockout_{kind}_probability"] = [layer[kind]["span_probability"] for layer in layers]
         row[f"knockout_{kind}_flipped"] = [layer[kind]["flipped"] for layer in layers]

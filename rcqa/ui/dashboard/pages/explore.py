@@ -121,8 +121,9 @@ def show_knockouts(qa_model, result, key: str) -> None:
     if not results.knockouts_asked(request):
         st.button("Knock out each layer's words", key="rcqa.knockout", on_click=results.ask_knockouts, args=(request,))
         st.caption(f"At every layer, replaces the states of its top-{chosen.top_k} words, of {chosen.top_k} random "
-                   f"passage words ({results.KNOCKOUT_DRAWS} draws) and of its bottom-{chosen.top_k} words, and skips "
-                   "each block, then runs the layers above: a few forward passes.")
+                   f"passage words ({results.KNOCKOUT_DRAWS} draws) and of its bottom-{chosen.top_k} words, all "
+                   "outside the explained span, and skips each block, then runs the layers above: a few forward "
+                   "passes.")
         return
     if found := results.knockouts(qa_model, result, request):
         show.chart(figures.knockouts(found))

@@ -39,7 +39,7 @@ def main() -> None:
     qa_model, current, settings = chosen_inputs
     operator = st.radio("Deleting a word means", list(OPERATORS), horizontal=True, key="rcqa.deletion_operator",
                         format_func=lambda name: f"{name}: {OPERATORS[name]}")
-    spare = st.toggle("Never delete the answer's own words", key="rcqa.spare_answer",
+    spare = st.toggle("Never delete the answer's own words", value=True, key="rcqa.spare_answer",
                       help="Every method ranks the answer's words high, and deleting them removes the answer itself; "
                            "spared, the test asks which context words each method finds.")
     protocol = Protocol(operator=operator, spare_answer=spare)
