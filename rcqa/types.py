@@ -106,6 +106,14 @@ class Answer:
     def text(self) -> str:
         return self.best.text if self.best and not self.abstained else ""
 
+    @property
+    def null_odds(self) -> float:
+        """null score − best span score, what the threshold is on (the v2.0 script's na_prob); inf with no span."""
+        null = self.no_answer
+        if null is None:
+            raise ValueError("this answer was decoded without 'no answer'")
+        return float("inf") if null.best_span_score is None else null.score - null.best_span_score
+
     def ranked(self) -> list[dict]:
         """The n-best list as written out: the spans, and "no answer" at its place by probability."""
         entries = [{**span.to_dict(), "no_answer": False} for span in self.nbest]

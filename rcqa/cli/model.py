@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rcqa.cli.options import add_model, add_print_json
+from rcqa.cli.options import add_model, add_null, add_print_json
 
 
 def add_bench(commands: argparse._SubParsersAction) -> None:
@@ -43,9 +43,11 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def add_evaluate(commands: argparse._SubParsersAction) -> None:
-    command = commands.add_parser("evaluate", help="SQuAD v1.1 exact match and F1")
+    command = commands.add_parser("evaluate", help="SQuAD v1.1 exact match and F1; on a file with unanswerable "
+                                                   "questions, the official SQuAD v2.0 metrics")
     command.add_argument("--data", help="SQuAD-format file (default: SQuAD v1.1 dev)")
     command.add_argument("--limit", type=int, help="first N questions only")
+    add_null(command)
     add_model(command)
     add_print_json(command)
     command.set_defaults(handler=_evaluate)
@@ -62,12 +64,38 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     examples = load_examples(args.data or squad_file("dev"))[: args.limit]
     qa_model = load_model(args.model, args.device)
-    metrics = evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1).text,
-                       progress=lambda items: tqdm(items, desc="evaluating", disable=args.json, mininterval=5))
+    progress = lambda items: tqdm(items, desc="evaluating", disable=args.json, mininterval=5)  # noqa: E731
+    if any(e.is_impossible for e in examples):
+        return _evaluate_v2(args, qa_model, examples, progress)
+    metrics = evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1,
+                                                  allow_null=args.allow_null).text, progress=progress)
     if args.json:
         print(json.dumps(metrics))
     else:
         print(f"exact match {metrics['exact_match']:.2f}  F1 {metrics['f1']:.2f}  on {metrics['n']} questions")
+    return 0
+
+
+def _evaluate_v2(args: argparse.Namespace, qa_model, examples, progress) -> int:
+    """The official v2.0 metrics: the best span and its null odds are always read; the model abstains at its
+    threshold where null is allowed (its card, or --allow-null), never with --no-null."""
+    from rcqa.evaluate import evaluate_v2
+    from rcqa.qa import answer
+
+    def predict(example):
+        found = answer(qa_model, example.passage, example.question, n_best=1, allow_null=True)
+        return (found.best.text if found.best else ""), found.null_odds
+
+    allowed = qa_model.trained_with_unanswerable if args.allow_null is None else args.allow_null
+    metrics = evaluate_v2(examples, predict, qa_model.null_threshold if allowed else None, progress=progress)
+    metrics["threshold"] = qa_model.null_threshold if allowed else None
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        print(f"SQuAD v2.0 on {metrics['total']} questions: exact {metrics['exact']:.2f}  F1 {metrics['f1']:.2f}  "
+              f"(HasAns F1 {metrics.get('HasAns_f1', float('nan')):.2f}, NoAns F1 "
+              f"{metrics.get('NoAns_f1', float('nan')):.2f}); best F1 {metrics['best_f1']:.2f} at threshold "
+              f"{metrics['best_f1_thresh']:.3f}")
     return 0
 
 
