@@ -147,6 +147,8 @@ class Answer:
                    no_answer=NoAnswer(**null) if null else None)
 
 
+NULL_TARGETS = ("null", "answer_vs_null")  # targets that explain "no answer": their span is the best one, rejected
+
 # token score from its attribution vector: L2 norm (the paper's code), signed sum, |.| sum, squared L2 norm
 # (the paper's text)
 AGGREGATIONS = ("l2", "sum", "abs_sum", "l2_squared")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import torch
 
 from rcqa.spans import NULL_TOKEN
+from rcqa.types import NULL_TARGETS
 
 TARGETS = {
     "span_logits": "start logit + end logit of the span",
@@ -16,7 +17,6 @@ TARGETS = {
     "null": 'log p(no answer) = log p(start = [CLS]) + log p(end = [CLS]) (a SQuAD 2.0 model\'s "no answer")',
     "answer_vs_null": "log p(span) − log p(no answer) = the span's start + end logit − [CLS]'s (> 0: the span wins)",
 }
-NULL_TARGETS = ("null", "answer_vs_null")  # targets that explain a "no answer": their span is the one rejected
 
 
 def log_prob(start_logits: torch.Tensor, end_logits: torch.Tensor, start: int, end: int) -> torch.Tensor:
