@@ -104,11 +104,23 @@ def _best_threshold(predictions: dict[str, str], raw: dict[str, float], null_odd
 
 
 def evaluate_v2(examples: list[Example], predict: Callable[[Example], tuple[str, float]],
-                threshold: float | None = 0.0, progress: Callable[[Iterable], Iterable] = iter) -> dict:
+                threshold: float | None = 0.0, progress: Callable[[Iterable], Iterable] = iter,
+                group: Callable[[Example], str | None] | None = None) -> dict:
     """The official SQuAD v2.0 metrics. predict gives (best span text, null score − best span score); the model
-    abstains where the difference exceeds threshold (None: it never abstains, as with --no-null)."""
+    abstains where the difference exceeds threshold (None: it never abstains, as with --no-null).
+
+    group names the kind of each unanswerable question (rcqa.negatives.negative_kind): "by_kind" then gives the
+    metrics of the answerable questions with each kind's unanswerable ones apart."""
     golds, predictions, null_odds = {}, {}, {}
     for example in progress(examples):
         golds[example.id] = [] if example.is_impossible else [a.text for a in example.answers]
         predictions[example.id], null_odds[example.id] = predict(example)
-    return squad_v2_metrics(golds, predictions, null_odds, float("inf") if threshold is None else threshold)
+    cut = float("inf") if threshold is None else threshold
+    metrics = squad_v2_metrics(golds, predictions, null_odds, cut)
+    kinds = {e.id: group(e) for e in examples if e.is_impossible} if group else {}
+    if any(kinds.values()):
+        metrics["by_kind"] = {}
+        for kind in sorted({k for k in kinds.values() if k}):
+            chosen = {q: g for q, g in golds.items() if q not in kinds or kinds[q] == kind}
+            metrics["by_kind"][kind] = squad_v2_metrics(chosen, predictions, {q: null_odds[q] for q in chosen}, cut)
+    return metrics

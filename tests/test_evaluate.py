@@ -91,3 +91,17 @@ def test_evaluate_v2_reads_examples_and_applies_the_models_threshold():
     assert evaluate_v2(examples, predict, threshold=0.5)["exact"] == 100.0  # x answers, y abstains
     assert evaluate_v2(examples, predict, threshold=0.3)["exact"] == 50.0  # both abstain
     assert evaluate_v2(examples, predict, threshold=None)["exact"] == 50.0  # never abstains
+
+
+def test_evaluate_v2_by_kind_keeps_every_answerable_with_each_kinds_unanswerables():
+    from rcqa.evaluate import evaluate_v2
+
+    examples = [Example(id="x", passage="p", question="q", answers=(GoldAnswer("Paris", 0),)),
+                Example(id="y-neg-ctx", passage="p", question="q", is_impossible=True),
+                Example(id="z-neg-other", passage="p", question="q", is_impossible=True)]
+    odds = {"x": -1.0, "y-neg-ctx": 1.0, "z-neg-other": -1.0}  # at threshold 0: x answers, y abstains, z answers
+    metrics = evaluate_v2(examples, lambda e: ("Paris", odds[e.id]), threshold=0.0,
+                          group=lambda e: e.id.split("-neg-")[1] if "-neg-" in e.id else None)
+    assert metrics["exact"] == pytest.approx(200 / 3)
+    assert metrics["by_kind"]["ctx"]["exact"] == 100.0 and metrics["by_kind"]["ctx"]["total"] == 2
+    assert metrics["by_kind"]["other"]["exact"] == 50.0 and metrics["by_kind"]["other"]["NoAns_exact"] == 0.0
