@@ -105,3 +105,14 @@ def test_evaluate_v2_by_kind_keeps_every_answerable_with_each_kinds_unanswerable
     assert metrics["exact"] == pytest.approx(200 / 3)
     assert metrics["by_kind"]["ctx"]["exact"] == 100.0 and metrics["by_kind"]["ctx"]["total"] == 2
     assert metrics["by_kind"]["other"]["exact"] == 50.0 and metrics["by_kind"]["other"]["NoAns_exact"] == 0.0
+
+
+def test_v2_odds_equal_to_the_threshold_answer_and_golds_empty_after_normalising_never_match():
+    from rcqa.evaluate import squad_v2_metrics
+
+    # at threshold −1.5 q2's odds tie: it answers (F1 2/3) and only q3 and q4 abstain, both rightly
+    assert squad_v2_metrics(V2_GOLDS, V2_PREDICTIONS, V2_ODDS, threshold=-1.5)["f1"] == pytest.approx(
+        100 * (1 + 2 / 3 + 1 + 1) / 4)
+    # " . " normalises to nothing, so it is dropped: the empty prediction matches only an unanswerable's ""
+    metrics = squad_v2_metrics({"c": [" . ", "Paris"]}, {"c": ""}, {"c": -1.0})
+    assert metrics["exact"] == metrics["f1"] == 0.0
