@@ -116,3 +116,21 @@ def test_v2_odds_equal_to_the_threshold_answer_and_golds_empty_after_normalising
     # " . " normalises to nothing, so it is dropped: the empty prediction matches only an unanswerable's ""
     metrics = squad_v2_metrics({"c": [" . ", "Paris"]}, {"c": ""}, {"c": -1.0})
     assert metrics["exact"] == metrics["f1"] == 0.0
+
+
+def test_v2_best_threshold_counts_from_abstain_everywhere_in_the_order_of_the_odds():
+    from rcqa.evaluate import evaluate_v2, squad_v2_metrics
+
+    golds = {"n1": [], "h1": ["Paris"], "h2": ["Oslo"], "n2": [], "n3": []}
+    predictions = {"n1": "Rome", "h1": "Paris", "h2": "Oslo", "n2": "", "n3": "Bern"}
+    odds = {"n1": -3.0, "h1": -2.0, "h2": -1.0, "n2": 0.0, "n3": 2.0}
+    # by hand: 3 unanswerables to start; n1 answered wrongly −1 → 2; h1 +1 → 3 (no new best); h2 +1 → 4, best, at
+    # −1; n2's empty prediction costs nothing → 4; n3 −1 → 3. best = 4 / 5
+    metrics = squad_v2_metrics(golds, predictions, odds)
+    assert metrics["best_exact"] == pytest.approx(80.0) and metrics["best_exact_thresh"] == -1.0
+    # where no odds ever beats "abstain everywhere", the script's threshold stays 0.0
+    never = squad_v2_metrics({"a": [], "b": ["x"]}, {"a": "y", "b": "z"}, {"a": -1.0, "b": 1.0})
+    assert never["best_f1"] == pytest.approx(50.0) and never["best_f1_thresh"] == 0.0
+    # evaluate_v2's threshold defaults to 0, the card's default
+    examples = [Example(id="h1", passage="p", question="q", answers=(GoldAnswer("Paris", 0),))]
+    assert evaluate_v2(examples, lambda e: ("Paris", 0.5))["exact"] == 0.0
