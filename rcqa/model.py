@@ -44,6 +44,19 @@ class QAModel:
         return self.model.config
 
     @property
+    def trained_with_unanswerable(self) -> bool:
+        """Whether the card says the model learned to abstain (SQuAD 2.0-style data): decoding then allows "no
+        answer" by default. Its card's "no_answer" section, a hub card listing squad_v2, or the config's
+        rcqa_no_answer say so."""
+        return bool(self.card.get("no_answer")) or bool(getattr(self.config, "rcqa_no_answer", False))
+
+    @property
+    def null_threshold(self) -> float:
+        """The card's threshold on null score − best span score (run_squad's null_score_diff_threshold), else 0."""
+        section = self.card.get("no_answer")
+        return float(section.get("threshold", 0.0)) if isinstance(section, dict) else 0.0
+
+    @property
     def architecture(self) -> str:
         return type(self.model).__name__
 
@@ -225,9 +238,28 @@ def _reason(error: Exception) -> str:
 def _read_card(folder: Path) -> dict:
     path = folder / "rcqa_card.json"
     try:
-        return json.loads(path.read_text()) if path.is_file() else {}
+        card = json.loads(path.read_text()) if path.is_file() else {}
     except json.JSONDecodeError:
-        return {}
+        card = {}
+    if not isinstance(card, dict):
+        card = {}
+    if "no_answer" not in card and _hub_card_lists_squad_v2(folder / "README.md"):
+        card["no_answer"] = {"source": "README.md lists squad_v2 among its datasets"}
+    return card
+
+
+_SQUAD_V2 = re.compile(r"^\s*(datasets:\s*\[?.*|-\s*)\bsquad_?v2\b", re.MULTILINE | re.IGNORECASE)
+
+
+def _hub_card_lists_squad_v2(path: Path) -> bool:
+    """Whether a hub model card's YAML front matter names squad_v2 as a training dataset."""
+    if not path.is_file():
+        return False
+    text = path.read_text(errors="replace")[:20_000]
+    if not text.startswith("---"):
+        return False
+    front = text[3:text.find("\n---", 3)] if "\n---" in text[3:] else ""
+    return bool(_SQUAD_V2.search(front))
 
 
 def _position_limit(config) -> int:

@@ -6,7 +6,7 @@ import unicodedata
 import torch
 
 from rcqa.model import QAModel
-from rcqa.spans import MAX_ANSWER_TOKENS, N_BEST, Windows, decode, token_span
+from rcqa.spans import MAX_ANSWER_TOKENS, N_BEST, Windows, decode, decode_with_null, token_span
 from rcqa.text import written_words
 from rcqa.types import Answer
 
@@ -93,18 +93,30 @@ def logits(qa_model: QAModel, windows: Windows, batch_size: int = WINDOW_BATCH) 
 
 
 def answer(qa_model: QAModel, passage: str, question: str, n_best: int = N_BEST,
-           max_answer_tokens: int = MAX_ANSWER_TOKENS) -> Answer:
+           max_answer_tokens: int = MAX_ANSWER_TOKENS, allow_null: bool | None = None) -> Answer:
     """The model's n-best answers to question about passage (InputError for unusable input)."""
-    return answer_with_windows(qa_model, passage, question, n_best, max_answer_tokens)[0]
+    return answer_with_windows(qa_model, passage, question, n_best, max_answer_tokens, allow_null)[0]
 
 
 def answer_with_windows(qa_model: QAModel, passage: str, question: str, n_best: int = N_BEST,
-                        max_answer_tokens: int = MAX_ANSWER_TOKENS) -> tuple[Answer, Windows]:
-    """The answer and the windows it was read from (what attribution needs to see the same input)."""
+                        max_answer_tokens: int = MAX_ANSWER_TOKENS,
+                        allow_null: bool | None = None) -> tuple[Answer, Windows]:
+    """The answer and the windows it was read from (what attribution needs to see the same input).
+
+    allow_null lets the model answer "no answer" (rcqa.spans.decode_with_null, at the card's threshold); None
+    allows it for a model whose card says it was trained with unanswerable questions."""
     validate(passage, question)
     windows = encode(qa_model, question, passage)
     start_logits, end_logits = logits(qa_model, windows)
-    spans = decode(start_logits, end_logits, windows, passage, n_best, max_answer_tokens)
+    if allow_null is None:
+        allow_null = qa_model.trained_with_unanswerable
+    no_answer = None
+    if allow_null:
+        spans, no_answer = decode_with_null(start_logits, end_logits, windows, passage, qa_model.null_threshold,
+                                            n_best, max_answer_tokens)
+    else:
+        spans = decode(start_logits, end_logits, windows, passage, n_best, max_answer_tokens)
     settings = {"model": qa_model.name, "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride,
-                "max_answer_tokens": max_answer_tokens, "n_best": n_best}
-    return Answer(question=question, nbest=tuple(spans), n_windows=len(windows), settings=settings), windows
+                "max_answer_tokens": max_answer_tokens, "n_best": n_best, "allow_null": allow_null}
+    return Answer(question=question, nbest=tuple(spans), n_windows=len(windows), settings=settings,
+                  no_answer=no_answer), windows

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 import torch
 
 from rcqa.text import WrittenWord, word_at, written_words
-from rcqa.types import Span
+from rcqa.types import NoAnswer, Span
 
 MAX_ANSWER_TOKENS = 30
 N_BEST = 20
+NULL_TOKEN = 0  # where a SQuAD 2.0 model puts "no answer": [CLS] (<s> for RoBERTa), first in every window
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class Windows:
 
 def decode(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Windows, passage: str,
            n_best: int = N_BEST, max_answer_tokens: int = MAX_ANSWER_TOKENS) -> list[Span]:
-    """The n most probable whole-word answers over all windows, exactly.
+    """The n most probable whole-word answers over all windows, exactly, with no "no answer" to choose.
 
     A valid token span (start ≤ end, at most max_answer_tokens long, both ends in the passage) answers
     with whole written words: from the word holding its start token to the word holding its end token,
@@ -46,18 +47,54 @@ def decode(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Window
     whole-word answer. When a word is cut by that window's edge, the first window holding the whole answer
     is taken; if none does, the best token span itself (the text is still the whole-word answer).
     """
+    return _decode(start_logits, end_logits, windows, passage, n_best, max_answer_tokens, None)[0]
+
+
+def decode_with_null(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Windows, passage: str,
+                     threshold: float = 0.0, n_best: int = N_BEST,
+                     max_answer_tokens: int = MAX_ANSWER_TOKENS) -> tuple[list[Span], NoAnswer]:
+    """decode's answers beside "no answer", by the official SQuAD 2.0 rule of BERT's run_squad.
+
+    The null score is start[CLS] + end[CLS] of the window where it is smallest (run_squad's min over windows).
+    The model abstains when null score − the best valid token span's score > threshold (a tie answers). "No
+    answer" is one more entry of decode's softmax, so the answers' probabilities and the null's sum to 1.
+    """
+    return _decode(start_logits, end_logits, windows, passage, n_best, max_answer_tokens, threshold)
+
+
+def null_scores(start_logits: torch.Tensor, end_logits: torch.Tensor) -> torch.Tensor:
+    """Per window: the score of "no answer", start + end logit at [CLS]."""
+    return start_logits[:, NULL_TOKEN] + end_logits[:, NULL_TOKEN]
+
+
+def _decode(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Windows, passage: str, n_best: int,
+            max_answer_tokens: int, threshold: float | None) -> tuple[list[Span], NoAnswer | None]:
     words = _passage_words(passage)
     window, start, end, score, key = _answering_spans(start_logits, end_logits, windows, words, max_answer_tokens)
+    null = None if threshold is None else null_scores(start_logits, end_logits).min(0)
+    extra = None if null is None else null.values[None]
+    no_answer = None if null is None else _no_answer(null, score, extra, threshold)
     if not len(score):
-        return []
+        return [], no_answer
     answers, group = torch.unique(key, return_inverse=True)
-    probability, best_score, best_entry = _merge(score, group, len(answers))
+    probability, best_score, best_entry = _merge(score, group, len(answers), extra)
     passage_tokens = [torch.nonzero(row).flatten().tolist() for row in windows.passage_mask]
     return [_whole_word_span(words.words[int(answers[a]) // len(words.words)],
                              words.words[int(answers[a]) % len(words.words)],
                              (int(window[e]), int(start[e]), int(end[e])), float(probability[a]),
                              windows, passage_tokens, passage, start_logits, end_logits)
-            for a, e in ((a, int(best_entry[a])) for a in _ranked(probability, best_score, n_best))]
+            for a, e in ((a, int(best_entry[a])) for a in _ranked(probability, best_score, n_best))], no_answer
+
+
+def _no_answer(null, score: torch.Tensor, extra: torch.Tensor, threshold: float) -> NoAnswer:
+    """The null entry: its score, its share of the softmax over every answering span and itself, and the choice."""
+    null_score = float(null.values)
+    everything = torch.cat([score, extra])
+    probability = float((everything - torch.logsumexp(everything, dim=0)).double().exp()[-1])
+    best_span = float(score.max()) if len(score) else None
+    chosen = best_span is None or null_score - best_span > threshold
+    return NoAnswer(score=null_score, probability=probability, threshold=threshold, chosen=chosen,
+                    window=int(null.indices), best_span_score=best_span)
 
 
 @dataclass(frozen=True)
@@ -133,11 +170,13 @@ def _valid_token_spans(start_logits: torch.Tensor, end_logits: torch.Tensor, pas
     return window, start, start + width, start_logits[window, start] + end_logits[window, start + width]
 
 
-def _merge(score: torch.Tensor, group: torch.Tensor, n_groups: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per group of token spans: the summed softmax probability, the best score, and the first entry
-    holding that score."""
+def _merge(score: torch.Tensor, group: torch.Tensor, n_groups: int, extra: torch.Tensor | None = None,
+           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per group of token spans: the summed softmax probability (the softmax also over the extra scores, when
+    given: the null's), the best score, and the first entry holding that score."""
+    normaliser = torch.logsumexp(score if extra is None else torch.cat([score, extra]), dim=0)
     probability = torch.zeros(n_groups, dtype=torch.float64).index_add_(
-        0, group, (score - torch.logsumexp(score, dim=0)).double().exp())
+        0, group, (score - normaliser).double().exp())
     best_score = torch.full((n_groups,), float("-inf")).scatter_reduce(0, group, score, "amax")
     is_best = score == best_score[group]
     best_entry = torch.full((n_groups,), len(score)).scatter_reduce(

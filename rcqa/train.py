@@ -4,6 +4,10 @@ Standard recipe (question + passage windows of max_len tokens with doc_stride ov
 warm-up and decay), tuned for small CPUs: windows that do not hold the answer are dropped (SQuAD v1.1
 questions always have one), batches are grouped by length and padded only to their longest window,
 and a checkpoint every few minutes lets an interrupted run resume exactly where it stopped.
+
+With negatives (rcqa.negatives, SQuAD 2.0-style unanswerable questions built from the training questions), every
+window of an unanswerable question is labelled [CLS] for start and end, as BERT's run_squad does for SQuAD 2.0;
+held-out articles give a v2-style file to choose the checkpoint on, without dev.
 """
 from __future__ import annotations
 
@@ -18,9 +22,12 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from rcqa.negatives import squad_v2_document, split_by_article, with_negatives
 from rcqa.qa import truncate_question
-from rcqa.spans import token_span
+from rcqa.spans import NULL_TOKEN, token_span
 from rcqa.types import Example
+
+HELD_OUT_FILE = "held_out-v2.json"
 
 
 @dataclass
@@ -40,6 +47,28 @@ class TrainConfig:
     # batches before it were trained on and are skipped, and warm-up and decay span only the steps left.
     first_step: int = 0
     limit: int | None = None  # train on the first N questions only (smoke runs)
+    negatives: float = 0.0  # share of SQuAD 2.0-style unanswerable questions added (rcqa.negatives); 0: none
+    held_out_articles: int = 0  # whole articles kept out of training, written as a v2-style file to choose on
+    keep_every: int | None = None  # also keep the model every N steps (step-N/), to choose a checkpoint later
+
+
+RECIPES = {
+    # the abstaining model: warm-started from the default model, v1.1 train plus a third of unanswerable
+    # questions, half an epoch of the mixed set; checkpoints kept to choose on held-out train articles
+    "squad2": {"output_dir": "runs/squad2", "negatives": 1 / 3, "epochs": 0.5, "learning_rate": 5e-5,
+               "warmup_fraction": 0.1, "held_out_articles": 20, "keep_every": 250},
+}
+
+
+def training_examples(config: TrainConfig, examples: list[Example]) -> tuple[list[Example], list[Example]]:
+    """(training, held out) as the config asks: the first `limit` questions, whole articles held out, and then
+    the negatives built from each part apart (so no held-out paragraph is seen in training)."""
+    examples = examples[: config.limit] if config.limit else examples
+    training, held_out = split_by_article(examples, config.held_out_articles, config.seed)
+    if config.negatives:
+        training = with_negatives(training, config.negatives, seed=config.seed)
+        held_out = with_negatives(held_out, config.negatives, seed=config.seed)
+    return training, held_out
 
 
 def featurize(examples: list[Example], tokenizer, config: TrainConfig) -> list[dict]:
@@ -53,6 +82,9 @@ def featurize(examples: list[Example], tokenizer, config: TrainConfig) -> list[d
     features = []
     for i, offsets in enumerate(encoded["offset_mapping"]):
         example = examples[encoded["overflow_to_sample_mapping"][i]]
+        if example.is_impossible:  # "no answer" is read at [CLS]: every window of the question says so
+            features.append(_feature(encoded, i, NULL_TOKEN, NULL_TOKEN))
+            continue
         if not example.answers:
             continue
         answer = example.answers[0]
@@ -60,14 +92,13 @@ def featurize(examples: list[Example], tokenizer, config: TrainConfig) -> list[d
         span = token_span(offsets, passage_tokens, answer.start_char, answer.start_char + len(answer.text))
         if span is None:
             continue
-        start, end = span
-        features.append({
-            "input_ids": encoded["input_ids"][i],
-            "token_type_ids": encoded["token_type_ids"][i],
-            "start_positions": start,
-            "end_positions": end,
-        })
+        features.append(_feature(encoded, i, *span))
     return features
+
+
+def _feature(encoded, window: int, start: int, end: int) -> dict:
+    return {"input_ids": encoded["input_ids"][window], "token_type_ids": encoded["token_type_ids"][window],
+            "start_positions": start, "end_positions": end}
 
 
 def length_grouped_batches(lengths: list[int], batch_size: int, seed: int, epoch: int) -> list[list[int]]:
@@ -113,7 +144,10 @@ def train(config: TrainConfig, examples: list[Example], base_model: str | Path) 
     _set_seed(config.seed)
     tokenizer = AutoTokenizer.from_pretrained(str(base_model))
     model = AutoModelForQuestionAnswering.from_pretrained(str(base_model), dtype=torch.float32)
-    features = _cached_features(output, examples[: config.limit] if config.limit else examples, tokenizer, config)
+    examples, held_out = training_examples(config, examples)
+    if held_out:
+        (output / HELD_OUT_FILE).write_text(json.dumps(squad_v2_document(held_out)))
+    features = _cached_features(output, examples, tokenizer, config)
     lengths = [len(f["input_ids"]) for f in features]
     steps_per_epoch = math.ceil(len(features) / config.batch_size)
     total_steps = max(1, int(steps_per_epoch * config.epochs))
@@ -152,6 +186,9 @@ def train(config: TrainConfig, examples: list[Example], base_model: str | Path) 
         log.flush()
         if step % config.checkpoint_every == 0 or step == total_steps:
             _checkpoint(output, model, optimizer, scheduler, step)
+        if config.keep_every and step % config.keep_every == 0:
+            model.save_pretrained(output / f"step-{step}")
+            tokenizer.save_pretrained(output / f"step-{step}")
     progress.close()
     final = output / "final"
     model.eval()
@@ -166,7 +203,8 @@ def _set_seed(seed: int) -> None:
 
 
 def _cached_features(output: Path, examples: list[Example], tokenizer, config: TrainConfig) -> list[dict]:
-    path = output / f"features-{config.max_len}-{config.doc_stride}-{len(examples)}.json"
+    negatives = f"-neg{config.negatives:.3f}-held{config.held_out_articles}" if config.negatives else ""
+    path = output / f"features-{config.max_len}-{config.doc_stride}-{len(examples)}{negatives}.json"
     if path.is_file():
         return json.loads(path.read_text())
     features = featurize(examples, tokenizer, config)

@@ -77,24 +77,69 @@ class Span:
 
 
 @dataclass(frozen=True)
+class NoAnswer:
+    """A SQuAD 2.0 model's "no answer": its score (start + end logit at [CLS], in the window where that is
+    smallest), its probability in the softmax it shares with every answering span, the threshold on
+    score − best span score, and whether the model abstained."""
+
+    score: float
+    probability: float
+    threshold: float
+    chosen: bool
+    window: int = 0
+    best_span_score: float | None = None  # the best valid token span's start + end logit (None: no valid span)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def nbest_entry(self) -> dict:
+        """The null as an n-best entry: text "", labelled "no answer"."""
+        return {"text": "", "label": "no answer", "no_answer": True, "score": self.score,
+                "probability": self.probability, "window": self.window}
+
+
+@dataclass(frozen=True)
 class Answer:
-    """The model's answer to an Example: the best span and the n-best list it won against."""
+    """The model's answer to an Example: the best span and the n-best list it won against, and, for a model
+    that may abstain, its "no answer"."""
 
     question: str
-    nbest: tuple[Span, ...]
+    nbest: tuple[Span, ...]  # answering spans only: nbest:K of an explanation counts these
     n_windows: int
     settings: dict = field(default_factory=dict)
+    no_answer: NoAnswer | None = None  # None where decoding did not allow "no answer"
 
     @property
     def best(self) -> Span | None:
+        """The best span, also when the model abstained (then it is the span it rejected)."""
         return self.nbest[0] if self.nbest else None
 
     @property
+    def abstained(self) -> bool:
+        return self.no_answer is not None and self.no_answer.chosen
+
+    @property
     def text(self) -> str:
-        return self.best.text if self.best else ""
+        return self.best.text if self.best and not self.abstained else ""
+
+    @property
+    def null_odds(self) -> float:
+        """null score − best span score, what the threshold is on (the v2.0 script's na_prob); inf with no span."""
+        null = self.no_answer
+        if null is None:
+            raise ValueError("this answer was decoded without 'no answer'")
+        return float("inf") if null.best_span_score is None else null.score - null.best_span_score
+
+    def ranked(self) -> list[dict]:
+        """The n-best list as written out: the spans, and "no answer" at its place by probability."""
+        entries = [{**span.to_dict(), "no_answer": False} for span in self.nbest]
+        if self.no_answer is None:
+            return entries
+        place = sum(1 for span in self.nbest if span.probability > self.no_answer.probability)
+        return [*entries[:place], self.no_answer.nbest_entry(), *entries[place:]]
 
     def to_dict(self) -> dict:
-        best = self.best
+        best = None if self.abstained else self.best
         return {
             "question": self.question,
             "answer": self.text,
@@ -104,10 +149,21 @@ class Answer:
             "probability": best.probability if best else None,
             "window": best.window if best else None,
             "n_windows": self.n_windows,
-            "nbest": [span.to_dict() for span in self.nbest],
+            "nbest": self.ranked(),
+            "no_answer": self.no_answer.to_dict() if self.no_answer else None,
             "settings": self.settings,
         }
 
+    @classmethod
+    def from_dict(cls, data: dict) -> Answer:
+        spans = tuple(Span(**{k: v for k, v in s.items() if k not in ("score", "no_answer")})
+                      for s in data["nbest"] if not s.get("no_answer"))
+        null = data.get("no_answer")
+        return cls(question=data["question"], nbest=spans, n_windows=data["n_windows"], settings=data["settings"],
+                   no_answer=NoAnswer(**null) if null else None)
+
+
+NULL_TARGETS = ("null", "answer_vs_null")  # targets that explain "no answer": their span is the best one, rejected
 
 # token score from its attribution vector: L2 norm (the paper's code), signed sum, |.| sum, squared L2 norm
 # (the paper's text)
@@ -268,13 +324,10 @@ class Attribution:
     @classmethod
     def from_dict(cls, data: dict) -> Attribution:
         example = data["example"]
-        answer = data["answer"]
         return cls(
             example=Example(**{**example, "answers": tuple(GoldAnswer(**a) for a in example["answers"])}),
             model=data["model"], fingerprint=data["fingerprint"],
-            answer=Answer(question=answer["question"], nbest=tuple(
-                Span(**{k: v for k, v in s.items() if k != "score"}) for s in answer["nbest"]),
-                n_windows=answer["n_windows"], settings=answer["settings"]),
+            answer=Answer.from_dict(data["answer"]),
             window=data["window"], tokens=data["tokens"],
             token_offsets=[tuple(o) for o in data["token_offsets"]], token_segments=data["token_segments"],
             words=[Word(**{**w, "tokens": tuple(w["tokens"])}) for w in data["words"]],

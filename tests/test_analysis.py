@@ -347,3 +347,18 @@ def test_a_second_target_reads_its_own_scores(result):
 def test_jsd_is_undefined_whichever_side_has_no_distribution(result):
     distribution = passage_distribution(result)
     assert math.isnan(jensen_shannon(distribution[2], distribution[0]))
+
+
+def test_a_null_target_gives_the_rejected_best_span_the_answer_category_and_says_so(result):
+    from dataclasses import replace
+
+    from rcqa.analysis.roles import category_labels
+    from rcqa.types import NoAnswer
+
+    assert category_labels(result) == {"answer": "answer", "supporting": "supporting", "query": "query"}
+    abstained = replace(result, targets=[{**result.targets[0], "name": "null", "null_token": 0}],
+                        answer=replace(result.answer, no_answer=NoAnswer(5.0, 0.7, 0.0, True, 0, 2.0)))
+    assert list(category_masks(abstained)["answer"]) == marked(9)  # "600", the span the model rejected
+    assert category_labels(abstained)["answer"] == "answer (the rejected best span)"
+    answered = replace(abstained, answer=replace(result.answer, no_answer=NoAnswer(1.0, 0.1, 0.0, False, 0, 2.0)))
+    assert category_labels(answered)["answer"] == "answer (the best span, chosen over no answer)"

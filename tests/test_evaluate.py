@@ -37,3 +37,100 @@ def test_evaluate_reports_percentages_over_answerable_questions():
     predictions = {"1": "Turin", "2": "years", "3": "anything"}
     metrics = evaluate(examples, lambda e: predictions[e.id])
     assert metrics == {"exact_match": 50.0, "f1": pytest.approx(100 * (1 + 2 / 3) / 2), "n": 2}
+
+
+# SQuAD v2.0: four questions worked out by hand from the official evaluate-v2.0.py's definitions
+# (compute_exact, compute_f1, apply_no_ans_threshold, find_best_thresh).
+V2_GOLDS = {"q1": ["Denver Broncos"], "q2": ["the Eiffel Tower", "Eiffel"], "q3": [], "q4": []}
+V2_PREDICTIONS = {"q1": "Denver Broncos", "q2": "Eiffel Tower in Paris", "q3": "1999", "q4": "blue"}
+V2_ODDS = {"q1": -2.0, "q2": -1.5, "q3": 3.0, "q4": -1.0}
+
+
+def test_v2_metrics_at_a_threshold_by_hand():
+    from rcqa.evaluate import squad_v2_metrics
+
+    metrics = squad_v2_metrics(V2_GOLDS, V2_PREDICTIONS, V2_ODDS, threshold=0.0)
+    # only q3 (odds 3 > 0) abstains. q1: EM 1, F1 1. q2: EM 0; F1 vs "eiffel tower": p = 2/4, r = 1 → 2/3,
+    # vs "eiffel": p = 1/4, r = 1 → 0.4; max 2/3. q3: abstains and has no answer: 1. q4: "blue" against
+    # the gold "": no tokens on one side only → 0.
+    assert metrics["exact"] == pytest.approx(50.0) and metrics["f1"] == pytest.approx(100 * (1 + 2 / 3 + 1) / 4)
+    assert metrics["HasAns_exact"] == pytest.approx(50.0) and metrics["HasAns_f1"] == pytest.approx(100 * (5 / 3) / 2)
+    assert metrics["NoAns_exact"] == metrics["NoAns_f1"] == pytest.approx(50.0)
+    assert (metrics["total"], metrics["HasAns_total"], metrics["NoAns_total"]) == (4, 2, 2)
+
+
+def test_v2_best_thresholds_by_hand():
+    from rcqa.evaluate import squad_v2_metrics
+
+    metrics = squad_v2_metrics(V2_GOLDS, V2_PREDICTIONS, V2_ODDS)
+    # find_best_thresh starts from "abstain everywhere": 2 (the two unanswerables). In the order of the odds:
+    # q1 (−2) +1 → 3, best, thresh −2; q2 (−1.5) F1 +2/3 → 3.67, best, thresh −1.5 (EM +0: no new best);
+    # q4 (−1) a non-empty answer to an unanswerable −1; q3 (3) −1.
+    assert metrics["best_f1"] == pytest.approx(100 * (3 + 2 / 3) / 4) and metrics["best_f1_thresh"] == -1.5
+    assert metrics["best_exact"] == pytest.approx(75.0) and metrics["best_exact_thresh"] == -2.0
+    # the default threshold (inf, the script's without --na-prob-thresh past every odds) answers everywhere
+    assert metrics["exact"] == pytest.approx(25.0) and metrics["NoAns_exact"] == 0.0
+
+
+def test_v2_an_empty_prediction_of_an_unanswerable_is_right_and_empty_golds_are_dropped():
+    from rcqa.evaluate import squad_v2_metrics
+
+    metrics = squad_v2_metrics({"a": [], "b": ["", "Paris"]}, {"a": "", "b": "Paris"}, {"a": -5.0, "b": -5.0})
+    assert metrics["exact"] == metrics["f1"] == 100.0
+    # find_best_thresh: start 1 (a); a: an empty prediction adds 0; b +1 → 2 at its odds
+    assert metrics["best_exact"] == 100.0 and metrics["best_exact_thresh"] == -5.0
+
+
+def test_evaluate_v2_reads_examples_and_applies_the_models_threshold():
+    from rcqa.evaluate import evaluate_v2
+
+    examples = [Example(id="x", passage="p", question="q", answers=(GoldAnswer("Paris", 0),)),
+                Example(id="y", passage="p", question="q", is_impossible=True)]
+    odds = {"x": 0.4, "y": 0.6}
+    predict = lambda e: ("Paris", odds[e.id])  # noqa: E731
+    assert evaluate_v2(examples, predict, threshold=0.5)["exact"] == 100.0  # x answers, y abstains
+    assert evaluate_v2(examples, predict, threshold=0.3)["exact"] == 50.0  # both abstain
+    assert evaluate_v2(examples, predict, threshold=None)["exact"] == 50.0  # never abstains
+
+
+def test_evaluate_v2_by_kind_keeps_every_answerable_with_each_kinds_unanswerables():
+    from rcqa.evaluate import evaluate_v2
+
+    examples = [Example(id="x", passage="p", question="q", answers=(GoldAnswer("Paris", 0),)),
+                Example(id="y-neg-ctx", passage="p", question="q", is_impossible=True),
+                Example(id="z-neg-other", passage="p", question="q", is_impossible=True)]
+    odds = {"x": -1.0, "y-neg-ctx": 1.0, "z-neg-other": -1.0}  # at threshold 0: x answers, y abstains, z answers
+    metrics = evaluate_v2(examples, lambda e: ("Paris", odds[e.id]), threshold=0.0,
+                          group=lambda e: e.id.split("-neg-")[1] if "-neg-" in e.id else None)
+    assert metrics["exact"] == pytest.approx(200 / 3)
+    assert metrics["by_kind"]["ctx"]["exact"] == 100.0 and metrics["by_kind"]["ctx"]["total"] == 2
+    assert metrics["by_kind"]["other"]["exact"] == 50.0 and metrics["by_kind"]["other"]["NoAns_exact"] == 0.0
+
+
+def test_v2_odds_equal_to_the_threshold_answer_and_golds_empty_after_normalising_never_match():
+    from rcqa.evaluate import squad_v2_metrics
+
+    # at threshold −1.5 q2's odds tie: it answers (F1 2/3) and only q3 and q4 abstain, both rightly
+    assert squad_v2_metrics(V2_GOLDS, V2_PREDICTIONS, V2_ODDS, threshold=-1.5)["f1"] == pytest.approx(
+        100 * (1 + 2 / 3 + 1 + 1) / 4)
+    # " . " normalises to nothing, so it is dropped: the empty prediction matches only an unanswerable's ""
+    metrics = squad_v2_metrics({"c": [" . ", "Paris"]}, {"c": ""}, {"c": -1.0})
+    assert metrics["exact"] == metrics["f1"] == 0.0
+
+
+def test_v2_best_threshold_counts_from_abstain_everywhere_in_the_order_of_the_odds():
+    from rcqa.evaluate import evaluate_v2, squad_v2_metrics
+
+    golds = {"n1": [], "h1": ["Paris"], "h2": ["Oslo"], "n2": [], "n3": []}
+    predictions = {"n1": "Rome", "h1": "Paris", "h2": "Oslo", "n2": "", "n3": "Bern"}
+    odds = {"n1": -3.0, "h1": -2.0, "h2": -1.0, "n2": 0.0, "n3": 2.0}
+    # by hand: 3 unanswerables to start; n1 answered wrongly −1 → 2; h1 +1 → 3 (no new best); h2 +1 → 4, best, at
+    # −1; n2's empty prediction costs nothing → 4; n3 −1 → 3. best = 4 / 5
+    metrics = squad_v2_metrics(golds, predictions, odds)
+    assert metrics["best_exact"] == pytest.approx(80.0) and metrics["best_exact_thresh"] == -1.0
+    # where no odds ever beats "abstain everywhere", the script's threshold stays 0.0
+    never = squad_v2_metrics({"a": [], "b": ["x"]}, {"a": "y", "b": "z"}, {"a": -1.0, "b": 1.0})
+    assert never["best_f1"] == pytest.approx(50.0) and never["best_f1_thresh"] == 0.0
+    # evaluate_v2's threshold defaults to 0, the card's default
+    examples = [Example(id="h1", passage="p", question="q", answers=(GoldAnswer("Paris", 0),))]
+    assert evaluate_v2(examples, lambda e: ("Paris", 0.5))["exact"] == 0.0

@@ -53,3 +53,21 @@ def test_every_target_reads_each_row_of_a_batch_on_its_own(name):
     alone = [float(Target(name, 1, 2)(start[i:i + 1], end[i:i + 1])[0]) for i in range(2)]
     assert rows.shape == (2,) and rows.tolist() == pytest.approx(alone)
     assert rows[0] != pytest.approx(float(rows[1]))  # the two rows differ, so a mix-up would show
+
+
+def test_null_is_the_log_probability_of_start_and_end_at_cls():
+    assert value("null") == pytest.approx(math.log(softmax(START, 0)) + math.log(softmax(END, 0)))
+    assert value("null", 0, 2) == value("null", 2, 1)  # the span does not enter it
+
+
+def test_answer_vs_null_is_the_span_minus_cls_logit_sum_the_negated_run_squad_difference():
+    # log p(s=1) + log p(e=2) − log p(s=0) − log p(e=0): the normalisers cancel, (2 + 3) − (1 + 0) = 4
+    assert value("answer_vs_null") == pytest.approx(4.0)
+    assert value("answer_vs_null") == pytest.approx(value("span_log_prob") - value("null"))
+    assert float(Target("answer_vs_null", 1, 2, null_token=1)(torch.tensor([START]), torch.tensor([END]))[0]) \
+        == pytest.approx((2 + 3) - (2 + 1))
+
+
+def test_null_targets_record_where_they_read_no_answer():
+    assert Target("null", 4, 5).to_dict()["null_token"] == 0
+    assert "null_token" not in Target("span_log_prob", 4, 5).to_dict()

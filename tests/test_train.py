@@ -104,3 +104,63 @@ def test_warm_start_trains_only_the_remaining_batches_on_a_schedule_of_their_own
     expected = [1e-3 * (s / warmup if s < warmup else (remaining - s) / (remaining - warmup))
                 for s in range(1, remaining + 1)]
     assert [entry["lr"] for entry in log] == pytest.approx(expected)
+
+
+def test_unanswerable_questions_label_every_window_at_cls():
+    from rcqa.negatives import with_negatives
+
+    tokenizer = wordpiece_tokenizer()
+    config = TrainConfig(max_len=64, doc_stride=16)
+    mixed = with_negatives(ANSWERED, seed=0)
+    negatives = [e for e in mixed if e.is_impossible]
+    features = featurize(negatives, tokenizer, config)
+    windows = tokenizer([e.question for e in negatives], [e.passage for e in negatives], truncation="only_second",
+                        max_length=64, stride=16, return_overflowing_tokens=True)["input_ids"]
+    assert len(features) == len(windows) > len(negatives) // 2
+    assert all(f["start_positions"] == f["end_positions"] == 0 for f in features)
+    assert all(f["input_ids"][0] == tokenizer.cls_token_id for f in features)
+
+
+def test_training_examples_hold_out_whole_articles_then_add_negatives_to_each_part():
+    from rcqa.train import training_examples
+
+    training, held_out = training_examples(TrainConfig(negatives=1 / 3, held_out_articles=2, seed=0), ANSWERED)
+    assert len({e.title for e in held_out}) == 2 and not {e.title for e in training} & {e.title for e in held_out}
+    answerable = [e for e in training if not e.is_impossible]
+    # at most one per source question, a third of all at most (fewer where a question can give no negative)
+    assert 0 < len(training) - len(answerable) <= round(len(answerable) / 2)
+    assert any(e.is_impossible for e in held_out)
+    plain, none = training_examples(TrainConfig(limit=3), ANSWERED)
+    assert plain == ANSWERED[:3] and none == []
+
+
+def test_train_with_negatives_smoke_and_the_recipe_on_the_command_line(tmp_path, tiny_model_dirs, monkeypatch):
+    from rcqa import train as train_module
+    from rcqa.cli import main
+
+    calls = []
+    monkeypatch.setattr(train_module, "train", lambda config, examples, base: calls.append((config, base)) or base)
+    squad = tmp_path / "train.json"
+    squad.write_text(json.dumps({"data": [{"title": "t", "paragraphs": [{"context": ANSWERED[0].passage, "qas": [
+        {"id": "1", "question": ANSWERED[0].question,
+         "answers": [{"text": a.text, "answer_start": a.start_char} for a in ANSWERED[0].answers]}]}]}]}))
+    assert main(["train", "--recipe", "squad2", "--data", str(squad), "--epochs", "0.25"]) == 0
+    config, base = calls[-1]
+    assert (config.negatives, config.epochs, config.held_out_articles, config.output_dir) == (1 / 3, 0.25, 20,
+                                                                                               "runs/squad2")
+    assert str(base).endswith("default_model")
+    monkeypatch.undo()
+    # a few real steps on a mixed set: the loop trains on [CLS] labels too, and the held-out file is written
+    config = TrainConfig(output_dir=str(tmp_path / "run"), max_len=64, doc_stride=16, batch_size=4, epochs=1.0,
+                         negatives=1 / 3, held_out_articles=1, keep_every=2, checkpoint_every=100)
+    train(config, ANSWERED, tiny_model_dirs["bert"])
+    recorded = json.loads((tmp_path / "run" / "train_config.json").read_text())
+    assert recorded["negatives"] == pytest.approx(1 / 3) and recorded["total_steps"] >= 2
+    assert (tmp_path / "run" / "step-2" / "config.json").is_file()
+    held = load_examples_from(tmp_path / "run" / "held_out-v2.json")
+    assert held and len({e.title for e in held}) == 1
+
+
+def load_examples_from(path):
+    from rcqa.data import load_examples
+    return load_examples(path)

@@ -8,7 +8,7 @@ import numpy as np
 
 from rcqa.analysis.words import top_k
 from rcqa.text import NUMBER_TAG
-from rcqa.types import Attribution, Word, overlaps
+from rcqa.types import NULL_TARGETS, Attribution, Word, overlaps
 
 SUPPORT_WINDOW = 5  # words either side of the answer span (the paper's supporting words)
 CATEGORIES = ("answer", "supporting", "query")
@@ -54,6 +54,20 @@ def category_masks(result: Attribution, target: int = 0) -> dict[str, np.ndarray
     question -= STOPWORDS
     query = np.array([normalise(w.text) in question for w in passage], dtype=bool)
     return {"answer": answer, "supporting": supporting, "query": query}
+
+
+def explains_abstention(result: Attribution, target: int = 0) -> bool:
+    """Whether the target explains "no answer" (null, answer_vs_null): its span is the best span, rejected or not."""
+    return result.targets[target]["name"] in NULL_TARGETS
+
+
+def category_labels(result: Attribution, target: int = 0) -> dict[str, str]:
+    """The name each category is shown under: for a null target there is no answer span, so the best span the
+    model weighed against "no answer" takes the answer category, and says so."""
+    if not explains_abstention(result, target):
+        return {c: c for c in CATEGORIES}
+    span = "the rejected best span" if result.answer.abstained else "the best span, chosen over no answer"
+    return {"answer": f"answer ({span})", "supporting": "supporting (around that span)", "query": "query"}
 
 
 def word_categories(result: Attribution, target: int = 0) -> list[str]:

@@ -5,22 +5,34 @@ from dataclasses import dataclass
 
 import torch
 
+from rcqa.spans import NULL_TOKEN
+from rcqa.types import NULL_TARGETS
+
 TARGETS = {
     "span_logits": "start logit + end logit of the span",
     "span_log_prob": "log p(start) + log p(end) of the span",
     "paper_confidence": "max softmax(start) + max softmax(end) (the paper's F, argmax re-taken at every α)",
     "start_logit": "start logit of the span",
     "end_logit": "end logit of the span",
+    "null": 'log p(no answer) = log p(start = [CLS]) + log p(end = [CLS]) (a SQuAD 2.0 model\'s "no answer")',
+    "answer_vs_null": "log p(span) − log p(no answer) = the span's start + end logit − [CLS]'s (> 0: the span wins)",
 }
+
+
+def log_prob(start_logits: torch.Tensor, end_logits: torch.Tensor, start: int, end: int) -> torch.Tensor:
+    """log p(start) + log p(end), each softmax over the window's tokens; per row of a batch."""
+    return start_logits.log_softmax(-1)[:, start] + end_logits.log_softmax(-1)[:, end]
 
 
 @dataclass(frozen=True)
 class Target:
-    """A named function of (start_logits, end_logits) at one token span of the analysed window."""
+    """A named function of (start_logits, end_logits) at one token span of the analysed window. The null targets
+    read "no answer" at [CLS] (null_token); their span is the best span the model weighs against it."""
 
     name: str
     start_token: int
     end_token: int
+    null_token: int = NULL_TOKEN
 
     def __post_init__(self):
         if self.name not in TARGETS:
@@ -36,9 +48,20 @@ class Target:
         if self.name == "span_logits":
             return start_logits[:, s] + end_logits[:, e]
         if self.name == "span_log_prob":
-            return start_logits.log_softmax(-1)[:, s] + end_logits.log_softmax(-1)[:, e]
+            return log_prob(start_logits, end_logits, s, e)
         if self.name == "paper_confidence":
             return start_logits.softmax(-1).amax(-1) + end_logits.softmax(-1).amax(-1)
         if self.name == "start_logit":
             return start_logits[:, s]
+        if self.name == "null":
+            return log_prob(start_logits, end_logits, self.null_token, self.null_token)
+        if self.name == "answer_vs_null":  # a contrast whose foil is "no answer"; the normalisers cancel
+            return log_prob(start_logits, end_logits, s, e) - log_prob(start_logits, end_logits, self.null_token,
+                                                                       self.null_token)
         return end_logits[:, e]
+
+    def to_dict(self) -> dict:
+        """What an explanation records of its target (the span's text is added by the engine)."""
+        data = {"name": self.name, "description": self.description, "start_token": self.start_token,
+                "end_token": self.end_token}
+        return {**data, "null_token": self.null_token} if self.name in NULL_TARGETS else data

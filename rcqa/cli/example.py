@@ -6,14 +6,15 @@ import json
 import sys
 from pathlib import Path
 
-from rcqa.cli.options import (add_aggregation, add_answer_protocol, add_example, add_ig, add_model, add_print_json,
-                              add_result_cache, cli_example, explained, preset_settings, read_text)
+from rcqa.cli.options import (add_aggregation, add_answer_protocol, add_example, add_ig, add_model, add_null,
+                              add_print_json, add_result_cache, cli_example, explained, preset_settings, read_text)
 
 
 def add_answer(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("answer", help="answer a question about a passage")
     add_example(command, writes=None)
     command.add_argument("--n-best", type=int, default=20)
+    add_null(command)
     add_model(command)
     add_print_json(command)
     command.set_defaults(handler=_answer)
@@ -24,14 +25,19 @@ def _answer(args: argparse.Namespace) -> int:
     from rcqa.qa import answer
 
     passage = read_text(args.passage_file)
-    result = answer(load_model(args.model, args.device), passage, args.question, n_best=args.n_best)
+    result = answer(load_model(args.model, args.device), passage, args.question, n_best=args.n_best,
+                    allow_null=args.allow_null)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return 0
-    if result.best is None:
-        print("(no answer)")
-        return 0
-    print(result.text)
+    if result.best is None or result.abstained:
+        null = result.no_answer
+        print("(no answer)" if null is None else f"(no answer)  p={null.probability:.3f}")
+        if result.best is None:
+            return 0
+        print(f"  rejected best span: {result.best.text!r}")
+    else:
+        print(result.text)
     for rank, span in enumerate(result.nbest[:5], 1):
         print(f"  {rank}. {span.text!r}  p={span.probability:.3f}  chars {span.start_char}-{span.end_char}  window {span.window}")
     return 0

@@ -1,10 +1,10 @@
-"""Verbs on a model: bench, evaluate, probes, train, export."""
+"""Verbs on a model: bench, evaluate, probes, train, negatives (its training data), export."""
 from __future__ import annotations
 
 import argparse
 import json
 
-from rcqa.cli.options import add_model, add_print_json
+from rcqa.cli.options import add_model, add_null, add_print_json
 
 
 def add_bench(commands: argparse._SubParsersAction) -> None:
@@ -47,9 +47,11 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def add_evaluate(commands: argparse._SubParsersAction) -> None:
-    command = commands.add_parser("evaluate", help="SQuAD v1.1 exact match and F1")
+    command = commands.add_parser("evaluate", help="SQuAD v1.1 exact match and F1; on a file with unanswerable "
+                                                   "questions, the official SQuAD v2.0 metrics")
     command.add_argument("--data", help="SQuAD-format file (default: SQuAD v1.1 dev)")
     command.add_argument("--limit", type=int, help="first N questions only")
+    add_null(command)
     add_model(command)
     add_print_json(command)
     command.set_defaults(handler=_evaluate)
@@ -66,12 +68,41 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     examples = load_examples(args.data or squad_file("dev"))[: args.limit]
     qa_model = load_model(args.model, args.device)
-    metrics = evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1).text,
-                       progress=lambda items: tqdm(items, desc="evaluating", disable=args.json, mininterval=5))
+    progress = lambda items: tqdm(items, desc="evaluating", disable=args.json, mininterval=5)  # noqa: E731
+    if any(e.is_impossible for e in examples):
+        return _evaluate_v2(args, qa_model, examples, progress)
+    metrics = evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1,
+                                                  allow_null=args.allow_null).text, progress=progress)
     if args.json:
         print(json.dumps(metrics))
     else:
         print(f"exact match {metrics['exact_match']:.2f}  F1 {metrics['f1']:.2f}  on {metrics['n']} questions")
+    return 0
+
+
+def _evaluate_v2(args: argparse.Namespace, qa_model, examples, progress) -> int:
+    """The official v2.0 metrics: the best span and its null odds are always read; the model abstains at its
+    threshold where null is allowed (its card, or --allow-null), never with --no-null."""
+    from rcqa.evaluate import evaluate_v2
+    from rcqa.qa import answer
+
+    def predict(example):
+        found = answer(qa_model, example.passage, example.question, n_best=1, allow_null=True)
+        return (found.best.text if found.best else ""), found.null_odds
+
+    from rcqa.negatives import negative_kind
+
+    allowed = qa_model.trained_with_unanswerable if args.allow_null is None else args.allow_null
+    metrics = evaluate_v2(examples, predict, qa_model.null_threshold if allowed else None, progress=progress,
+                          group=lambda e: negative_kind(e.id))
+    metrics["threshold"] = qa_model.null_threshold if allowed else None
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        print(f"SQuAD v2.0 on {metrics['total']} questions: exact {metrics['exact']:.2f}  F1 {metrics['f1']:.2f}  "
+              f"(HasAns F1 {metrics.get('HasAns_f1', float('nan')):.2f}, NoAns F1 "
+              f"{metrics.get('NoAns_f1', float('nan')):.2f}); best F1 {metrics['best_f1']:.2f} at threshold "
+              f"{metrics['best_f1_thresh']:.3f}")
     return 0
 
 
@@ -130,35 +161,73 @@ def _probes(args: argparse.Namespace) -> int:
 
 
 def add_train(commands: argparse._SubParsersAction) -> None:
+    from rcqa.train import RECIPES
+
     command = commands.add_parser("train", help="fine-tune the default QA model on SQuAD v1.1 train")
-    command.add_argument("--output-dir", default="runs/default")
+    command.add_argument("--recipe", choices=RECIPES, help="a named recipe: squad2 (the abstaining model: warm start "
+                                                           "from the default model, a third unanswerable questions, "
+                                                           "half an epoch); options given beside it override it")
+    command.add_argument("--output-dir", help="default: runs/default (the recipe's own with --recipe)")
     command.add_argument("--data", help="SQuAD-format training file (default: SQuAD v1.1 train)")
-    command.add_argument("--base-model", help="encoder folder (default: packaged all-MiniLM-L6-v2)")
-    command.add_argument("--max-len", type=int, default=256)
-    command.add_argument("--doc-stride", type=int, default=128)
-    command.add_argument("--batch-size", type=int, default=32)
-    command.add_argument("--learning-rate", type=float, default=1e-4)
-    command.add_argument("--epochs", type=float, default=1.0)
-    command.add_argument("--seed", type=int, default=0)
-    command.add_argument("--warmup-fraction", type=float, default=0.1)
-    command.add_argument("--first-step", type=int, default=0,
-                         help="warm start: the step --base-model's weights reached in this recipe's batch order")
+    command.add_argument("--base-model", help="encoder folder (default: packaged all-MiniLM-L6-v2; the default "
+                                              "model with --recipe squad2)")
+    for option, kind, text in (
+            ("--max-len", int, "default 256"), ("--doc-stride", int, "default 128"), ("--batch-size", int, "default 32"),
+            ("--learning-rate", float, "default 1e-4"), ("--epochs", float, "default 1.0"),
+            ("--seed", int, "default 0"), ("--warmup-fraction", float, "default 0.1"),
+            ("--first-step", int, "warm start: the step --base-model's weights reached in this recipe's batch order"),
+            ("--negatives", float, "add SQuAD 2.0-style unanswerable questions built from the training questions, "
+                                   "this share of all (a third: 0.333)"),
+            ("--held-out-articles", int, "keep N whole articles out of training, written with their negatives "
+                                         "as held_out-v2.json to choose the checkpoint on"),
+            ("--keep-every", int, "also keep the model every N steps (step-N/)")):
+        command.add_argument(option, type=kind, help=text)
     command.add_argument("--limit", type=int, help="first N questions only")
     command.set_defaults(handler=_train)
 
 
 def _train(args: argparse.Namespace) -> int:
-    from rcqa.data import load_examples
-    from rcqa.resources import encoder_path, squad_file
-    from rcqa.train import TrainConfig, train
+    from dataclasses import fields
 
-    config = TrainConfig(output_dir=args.output_dir, max_len=args.max_len, doc_stride=args.doc_stride,
-                         batch_size=args.batch_size, learning_rate=args.learning_rate, epochs=args.epochs,
-                         seed=args.seed, limit=args.limit, warmup_fraction=args.warmup_fraction,
-                         first_step=args.first_step)
+    from rcqa.data import load_examples
+    from rcqa.resources import DEFAULT_MODEL_DIR, encoder_path, squad_file
+    from rcqa.train import RECIPES, TrainConfig, train
+
+    recipe = RECIPES[args.recipe] if args.recipe else {}
+    given = {f.name: getattr(args, f.name) for f in fields(TrainConfig)
+             if getattr(args, f.name, None) is not None}
+    config = TrainConfig(**{**recipe, **given})
     examples = load_examples(args.data or squad_file("train"))
-    final = train(config, examples, args.base_model or encoder_path())
+    base = args.base_model or (DEFAULT_MODEL_DIR if args.recipe == "squad2" else encoder_path())
+    final = train(config, examples, base)
     print(f"model saved to {final}")
+    return 0
+
+
+def add_negatives(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("negatives", help="write a SQuAD v2.0-style file: a SQuAD v1.1 file's questions "
+                                                    "and unanswerable ones built from them")
+    command.add_argument("--data", help="SQuAD v1.1 file (default: SQuAD v1.1 dev)")
+    command.add_argument("--out", required=True, help="where to write the v2.0-style file")
+    command.add_argument("--share", type=float, default=1 / 3, help="unanswerable share of all (default a third)")
+    command.add_argument("--in-context", type=float, default=0.5,
+                         help="share of the negatives that are in-context ones (default 0.5)")
+    command.add_argument("--seed", type=int, default=0)
+    command.set_defaults(handler=_negatives)
+
+
+def _negatives(args: argparse.Namespace) -> int:
+    from collections import Counter
+    from pathlib import Path
+
+    from rcqa.data import load_examples
+    from rcqa.negatives import negative_kind, squad_v2_document, with_negatives
+    from rcqa.resources import squad_file
+
+    mixed = with_negatives(load_examples(args.data or squad_file("dev")), args.share, args.in_context, args.seed)
+    Path(args.out).write_text(json.dumps(squad_v2_document(mixed)))
+    kinds = Counter(negative_kind(e.id) or "answerable" for e in mixed)
+    print(json.dumps({"questions": len(mixed), **kinds}))
     return 0
 
 

@@ -45,6 +45,16 @@ def add_model(command: argparse.ArgumentParser) -> None:
     command.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: $RCQA_DEVICE, else CUDA if present)")
 
 
+def add_null(command: argparse.ArgumentParser) -> None:
+    """--allow-null / --no-null: whether the model may answer "no answer" (default: what its card says)."""
+    group = command.add_mutually_exclusive_group()
+    group.add_argument("--allow-null", dest="allow_null", action="store_true", default=None,
+                       help='let the model answer "no answer" when null score - best span score exceeds the card\'s '
+                            "threshold (default for models whose card says they were trained with unanswerable "
+                            "questions)")
+    group.add_argument("--no-null", dest="allow_null", action="store_false", help="always answer with the best span")
+
+
 def add_print_json(command: argparse.ArgumentParser) -> None:
     command.add_argument("--json", action="store_true", help="print JSON")
 

@@ -31,7 +31,9 @@ SUMMARY_COLUMNS = ("id", "question", "question_type", "is_quantifier", "predicti
                    "probability", "layers", "answer_pos", "quantifier_share", "completeness", "steps", "seconds",
                    *(f"category_{c}" for c in CATEGORIES), *(f"pos_{g}" for g in GROUPS),
                    *(f"jsd_{v}" for v in VARIANTS))
-OPTIONAL_COLUMNS = tuple(EXTRAS)  # analyses a run may have added (reproduce --faithfulness --lens --interventions)
+# analyses a run may have added (reproduce --faithfulness --lens --interventions), and the abstention columns that
+# runs made before "no answer" lack
+OPTIONAL_COLUMNS = (*EXTRAS, "abstained", "null_probability")
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,9 @@ def _empty_rows() -> pa.Table:
 
 
 def select(rows: pa.Table, question_type: str | None = None, correct: bool | None = None,
-           quantifier: bool | None = None) -> pa.Table:
-    """The rows of one question type, of right (EM = 1) or wrong answers, of quantifier questions or not."""
+           quantifier: bool | None = None, abstained: bool | None = None) -> pa.Table:
+    """The rows of one question type, of right (EM = 1) or wrong answers, of quantifier questions or not, of
+    questions the model abstained on or answered (a run without the column has neither)."""
     mask = pa.array([True] * rows.num_rows, type=pa.bool_())
     if question_type is not None:
         mask = pc.and_(mask, pc.equal(rows["question_type"], question_type))
@@ -81,6 +84,10 @@ def select(rows: pa.Table, question_type: str | None = None, correct: bool | Non
         mask = pc.and_(mask, pc.equal(rows["em"], 1.0 if correct else 0.0))
     if quantifier is not None:
         mask = pc.and_(mask, pc.equal(rows["is_quantifier"], quantifier))
+    if abstained is not None:
+        if "abstained" not in rows.column_names:
+            return rows.slice(0, 0)
+        mask = pc.and_(mask, pc.equal(rows["abstained"], abstained))
     return rows.filter(pc.fill_null(mask, False))
 
 

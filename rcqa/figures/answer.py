@@ -35,6 +35,8 @@ def answer_passage(example: Example, answer: Answer) -> str:
 def answer_summary(example: Example, answer: Answer) -> str:
     """The answer, its probability, the gold answers with EM / F1, and honesty about unanswerable questions."""
     best = answer.best
+    if answer.abstained:
+        return _abstention(example, answer)
     if best is None:
         return "<p>The model found no span to answer with.</p>"
     parts = [f'<div style="font-size: 1.25em; font-weight: 600;">{html.escape(best.text)}</div>',
@@ -45,11 +47,35 @@ def answer_summary(example: Example, answer: Answer) -> str:
         exact, f1 = score(best.text, golds)
         parts.append(f"<p>Gold: {' | '.join(html.escape(g) for g in dict.fromkeys(golds))} · exact match "
                      f"{exact:.0f} · F1 {f1:.2f}</p>")
-    if example.is_impossible:
+    if answer.no_answer is not None:
+        null = answer.no_answer
+        parts.append(f"<p>It could have said “no answer” (probability {_percent(null.probability)}), but null score − "
+                     f"best span score = {null.score - null.best_span_score:.2f} is not above the threshold "
+                     f"{null.threshold:.2f}.</p>")
+    if example.is_impossible and answer.no_answer is None:
         parts.append('<p style="background: #fff3cd; padding: 8px; border-radius: 4px;"><strong>No answer in the '
                      "passage.</strong> This question cannot be answered from the passage, but an extractive model "
                      f"must still point at a span: its best guess has probability {_percent(best.probability)}. "
                      "The attributions below explain that guess, not an answer.</p>")
+    return "".join(parts)
+
+
+def _abstention(example: Example, answer: Answer) -> str:
+    """What a model that abstained says: no answer, how sure, and the best span it rejected."""
+    null, best = answer.no_answer, answer.best
+    parts = ['<div style="font-size: 1.25em; font-weight: 600;">No answer: the model abstains</div>',
+             f"<p>probability of “no answer” {_percent(null.probability)}; null score − best span score = "
+             f"{null.score - null.best_span_score:.2f}, above the threshold {null.threshold:.2f}</p>" if best else f"<p>probability of “no answer” {_percent(null.probability)}</p>"]
+    if best:
+        parts.append(f"<p>The best span it rejected: “{html.escape(best.text)}” (probability "
+                     f"{_percent(best.probability)}). The explanations below can explain the abstention: "
+                     "choose the target <em>null</em> or <em>answer_vs_null</em>.</p>")
+    golds = [g.text for g in example.answers]
+    if golds and not example.is_impossible:
+        parts.append(f"<p>Gold: {' | '.join(html.escape(g) for g in dict.fromkeys(golds))} · exact match 0 · F1 0"
+                     "</p>")
+    elif example.is_impossible:
+        parts.append("<p>The question has no answer in the passage: abstaining is right.</p>")
     return "".join(parts)
 
 
@@ -60,13 +86,17 @@ def nbest_html(answer: Answer, height_px: int = 250) -> str:
     style = {name: "padding: 2px 8px; border: none; border-bottom: 1px solid #e6e6e6; " + (
         "text-align: right; white-space: nowrap;" if name in numeric else "text-align: left; min-width: 8em;")
         for name in table.columns}  # the answer wraps; the numbers stay in view
-    shown = {"probability": _percent, "start logit": "{:.2f}".format, "end logit": "{:.2f}".format}
+    shown = {"probability": _percent, "start logit": _logit, "end logit": _logit}
     header = "".join(f'<th style="{style[name]}">{html.escape(name)}</th>' for name in table.columns)
     rows = "".join("<tr>" + "".join(f'<td style="{style[name]}">{html.escape(str(shown.get(name, str)(value)))}</td>'
                                     for name, value in row.items()) + "</tr>" for row in table.to_dict("records"))
     return (f'<div style="max-height: {height_px}px; overflow: auto;"><table style="font-size: 0.85em; line-height: '
             f'1.4; border-collapse: collapse; margin: 0;"><thead><tr>{header}</tr></thead><tbody>{rows}</tbody>'
             "</table></div>")
+
+
+def _logit(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
 
 
 def _percent(probability: float) -> str:
@@ -81,8 +111,12 @@ def example_heading(example: Example, model_name: str) -> str:
 
 
 def nbest_table(answer: Answer) -> pd.DataFrame:
-    """The candidate spans the best answer won against, with the model's probabilities."""
-    return pd.DataFrame([{"rank": rank, "answer": span.text, "probability": span.probability,
-                          "start logit": span.start_logit, "end logit": span.end_logit,
-                          "characters": f"{span.start_char}–{span.end_char}", "window": span.window + 1}
-                         for rank, span in enumerate(answer.nbest, 1)])
+    """The candidate spans the best answer won against, with the model's probabilities, and "no answer" at its
+    rank where the model may abstain."""
+    return pd.DataFrame([
+        {"rank": rank, "answer": "(no answer)", "probability": entry["probability"], "start logit": None,
+         "end logit": None, "characters": "", "window": entry["window"] + 1} if entry["no_answer"] else
+        {"rank": rank, "answer": entry["text"], "probability": entry["probability"],
+         "start logit": entry["start_logit"], "end logit": entry["end_logit"],
+         "characters": f"{entry['start_char']}–{entry['end_char']}", "window": entry["window"] + 1}
+        for rank, entry in enumerate(answer.ranked(), 1)])

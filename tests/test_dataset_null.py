@@ -1,0 +1,42 @@
+"""reproduce with a model that may abstain: each row records whether it did and p(no answer); runs filter by it."""
+from dataclasses import replace
+
+import pyarrow.parquet as pq
+
+from rcqa.dataset import store
+from rcqa.dataset.aggregate import load_run, select
+from rcqa.dataset.rows import example_row
+from rcqa.types import NoAnswer
+from tests.handmade import handmade
+from tests.test_analysis import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED
+from tests.test_dataset_report import HAND_ROWS, write_run
+
+
+def hand_result(no_answer=None):
+    result = handmade(QUESTION, PASSAGE, explained=(SIX_HUNDRED, SIX_HUNDRED), question_text=QUESTION_TEXT)
+    return replace(result, answer=replace(result.answer, no_answer=no_answer))
+
+
+def test_rows_record_abstained_and_the_null_probability():
+    abstained = example_row(hand_result(NoAnswer(5.0, 0.7, 0.0, True, 0, 2.0)), "l2", 5)
+    assert (abstained["abstained"], abstained["null_probability"], abstained["prediction"]) == (True, 0.7, "")
+    answered = example_row(hand_result(NoAnswer(1.0, 0.2, 0.0, False, 0, 2.0)), "l2", 5)
+    assert (answered["abstained"], answered["null_probability"], answered["prediction"]) == (False, 0.2, "600")
+    plain = example_row(hand_result(), "l2", 5)
+    assert plain["abstained"] is None and plain["null_probability"] is None
+
+
+def test_runs_filter_by_abstention_and_old_runs_still_load(tmp_path):
+    rows = [{**HAND_ROWS[0], "abstained": True, "null_probability": .8},
+            {**HAND_ROWS[1], "abstained": False, "null_probability": .1}, HAND_ROWS[2]]
+    run = load_run(write_run(tmp_path / "run", rows))
+    assert select(run.rows, abstained=True)["id"].to_pylist() == ["a"]
+    assert select(run.rows, abstained=False)["id"].to_pylist() == ["b"]
+    assert run.rows["null_probability"].to_pylist() == [.8, .1, None]
+    # a shard written before the columns existed
+    old = write_run(tmp_path / "old", HAND_ROWS)
+    for shard in (old / store.SHARDS).glob("*.parquet"):
+        pq.write_table(pq.read_table(shard).drop_columns(["abstained", "null_probability"]), shard)
+    old_rows = load_run(old).rows
+    assert "abstained" not in old_rows.column_names and select(old_rows)["id"].to_pylist() == ["a", "b", "c"]
+    assert select(old_rows, abstained=True).num_rows == 0
