@@ -15,7 +15,7 @@ MAX_QUESTION_WORDS = 200
 # a "word" is whitespace-delimited, so "a," × 50,000 is one word: characters and windows bound the work as well
 MAX_PASSAGE_CHARS = 100_000
 MAX_QUESTION_CHARS = 2_000
-MAX_WINDOWS = 64  # after tokenising; a 10,000-word passage of English needs about 40 of 384 tokens
+MAX_WINDOWS = 128  # after tokenising; 10,000 words of English need about 60 windows of 384 tokens
 WINDOW_BATCH = 16  # windows per forward pass
 
 
