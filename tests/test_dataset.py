@@ -317,3 +317,11 @@ def test_local_workers_get_their_share_of_the_cores_and_glibcs_own_malloc_tuning
         environments = list(client.run(_worker_environment).values())
     share = str(max(1, len(os.sched_getaffinity(0)) // workers))
     assert environments == [{"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": share, "MKL_NUM_THREADS": share}] * workers
+
+
+def test_a_second_writer_into_a_run_folder_is_refused(tmp_path, tiny_model_dirs, data_file, capsys):
+    out = tmp_path / "run"
+    with store.writing(out):  # the first run, still writing
+        assert reproduce_cli(data_file, out, tiny_model_dirs["bert"]) == 2
+    assert "another run is writing into" in capsys.readouterr().err
+    assert not (out / "shards").exists()  # refused before it touched anything

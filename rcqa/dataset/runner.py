@@ -103,22 +103,23 @@ def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, w
               scheduler: str | None = None, retry_failed: bool = False, progress: bool = True) -> dict:
     """Explain the examples that are neither in the folder's shards nor recorded as failed (unless retry_failed);
     returns the final manifest. `manifest` describes the run (model, analysis settings, data); a folder holding
-    another run is refused (store.RunMismatch)."""
+    another run is refused (store.RunMismatch), and so is a second writer while one runs (store.RunLocked)."""
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
     job = replace(job, fingerprint=manifest["model"]["fingerprint"])
-    run = _Run.open(folder, manifest, examples, address)
-    skipped = run.done if retry_failed else run.done | run.failed.keys()
-    todo = [e for e in examples if e.id not in skipped]
-    with tqdm(total=len(examples), initial=len(examples) - len(todo), unit="example", desc="reproduce",
-              disable=not progress, smoothing=0.1) as bar:
-        if todo:
-            with _client(workers, address) as client:
-                for rows, failures, results in _results(client, job, todo):
-                    run.record(rows, failures, results)
-                    bar.update(len(rows) + len(failures))
-    run.this_run["finished"] = _now()
-    run.save()
-    return run.manifest
+    with store.writing(folder):
+        run = _Run.open(folder, manifest, examples, address)
+        skipped = run.done if retry_failed else run.done | run.failed.keys()
+        todo = [e for e in examples if e.id not in skipped]
+        with tqdm(total=len(examples), initial=len(examples) - len(todo), unit="example", desc="reproduce",
+                  disable=not progress, smoothing=0.1) as bar:
+            if todo:
+                with _client(workers, address) as client:
+                    for rows, failures, results in _results(client, job, todo):
+                        run.record(rows, failures, results)
+                        bar.update(len(rows) + len(failures))
+        run.this_run["finished"] = _now()
+        run.save()
+        return run.manifest
 
 
 @dataclass

@@ -107,7 +107,7 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
                 question=example.question, aggregation=analysis["aggregation"], top_k=analysis["top_k"],
                 **view.view_fields(settings))
     fingerprint = found.manifest["model"]["fingerprint"]
-    result = store.results(found.folder).get(ResultCache.key(fingerprint, example, settings))
+    result = store.results(found.folder, read_only=True).get(ResultCache.key(fingerprint, example, settings))
     qa_model = inputs.model()
     if result is not None and qa_model is not None and qa_model.fingerprint == fingerprint:
         results.keep_result(results.result_key(qa_model, example, view.view().settings()), result)
