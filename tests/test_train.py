@@ -104,3 +104,22 @@ def test_warm_start_trains_only_the_remaining_batches_on_a_schedule_of_their_own
     expected = [1e-3 * (s / warmup if s < warmup else (remaining - s) / (remaining - warmup))
                 for s in range(1, remaining + 1)]
     assert [entry["lr"] for entry in log] == pytest.approx(expected)
+
+
+RAN = []
+
+
+class _Payload:
+    """What a hostile checkpoint carries: unpickling it calls RAN.append."""
+
+    def __reduce__(self):
+        return RAN.append, ("code ran",)
+
+
+def test_a_checkpoint_that_would_run_code_is_refused(tmp_path):
+    from rcqa.train import _resume
+
+    torch.save({"model": {}, "step": 3, "payload": _Payload()}, tmp_path / "checkpoint.pt")
+    with pytest.raises(Exception, match="Weights only load failed"):
+        _resume(tmp_path, None, None, None)
+    assert RAN == []
