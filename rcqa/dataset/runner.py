@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from rcqa.attribution.settings import IGSettings
 from rcqa.dataset import store
+from rcqa.resources import file_sha256
 from rcqa.types import Attribution, Example
 
 MAX_CHUNK = 8  # examples per task and shard: enough to keep shards few, few enough to balance the workers
@@ -66,7 +67,7 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: s
             "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
                          "aggregation": job.aggregation, "top_k": job.top_k,
                          "extras": list(job.extras), "draws": job.draws},
-            "data": {"source": source or str(data), "path": str(data), "sha256": store.file_sha256(data),
+            "data": {"source": source or str(data), "path": str(data), "sha256": file_sha256(data),
                      "limit": limit},
             "counts": {}, "failed": [], "runs": []}
 

@@ -6,7 +6,6 @@ and its examples count as not done."""
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import subprocess
@@ -49,14 +48,6 @@ def writing(folder: Path) -> Iterator[None]:
             raise RunLocked(f"another run is writing into {folder}; wait for it to finish or give another "
                             "--out folder") from None
         yield
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def rcqa_version() -> str:
