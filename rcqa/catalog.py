@@ -1,7 +1,7 @@
 """Which models this process may load, and under which name one model is known.
 
 On a researcher's own machine any folder or hub id may be loaded. A served dashboard sets RCQA_PUBLIC=1: then only
-the catalog loads, the embedded default plus RCQA_MODELS (names, model folders, or folders of model folders,
+the catalog loads, the embedded default, the dashboard's RCQA_MODEL and RCQA_MODELS (names, model folders, or folders of model folders,
 separated by the path separator). The hub is reached only when RCQA_HUB=1 opts in; otherwise a hub id loads from
 the local cache alone. Names are canonical ("./x", "x/" and "x//y" are one folder), so that one model is one cache
 entry.
@@ -13,6 +13,7 @@ from pathlib import Path
 
 DEFAULT_MODEL = "default"
 PUBLIC_ENV, MODELS_ENV, HUB_ENV = "RCQA_PUBLIC", "RCQA_MODELS", "RCQA_HUB"
+APP_MODEL_ENV = "RCQA_MODEL"  # the dashboard's own default model, offered as well
 
 
 def _flag(variable: str) -> bool:
@@ -43,7 +44,8 @@ def canonical(name: str) -> str:
 def catalog() -> list[str]:
     """The canonical names of the models the operator offers, the embedded default first."""
     names = [DEFAULT_MODEL]
-    for entry in filter(None, (e.strip() for e in os.environ.get(MODELS_ENV, "").split(os.pathsep))):
+    entries = [os.environ.get(APP_MODEL_ENV, ""), *os.environ.get(MODELS_ENV, "").split(os.pathsep)]
+    for entry in filter(None, (e.strip() for e in entries)):
         folder = Path(entry).expanduser()
         if folder.is_dir() and not (folder / "config.json").is_file():  # a folder of model folders
             names += [canonical(str(child)) for child in sorted(folder.iterdir()) if (child / "config.json").is_file()]
