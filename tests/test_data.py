@@ -95,3 +95,10 @@ def test_a_file_with_too_many_questions(monkeypatch):
         load_examples(squad_with([], questions=4))
     with pytest.raises(DataError, match="more than 3 questions"):
         load_examples(duorc("The bridge opened.", ["bridge"], questions=4))
+
+
+def test_a_plot_the_loader_takes_is_one_the_model_can_be_asked_about():
+    from rcqa.data import MAX_PLOT_CHARS
+    from rcqa.qa import MAX_PASSAGE_CHARS
+
+    assert MAX_PLOT_CHARS == MAX_PASSAGE_CHARS
