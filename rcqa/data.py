@@ -8,6 +8,13 @@ from typing import Any
 
 from rcqa.types import Example, GoldAnswer
 
+MAX_PLOT_CHARS = 100_000  # rcqa.qa's passage limit (a layer above this one): a longer plot could not be asked about
+MAX_EXAMPLES = 200_000  # SQuAD 2.0 train has 130,319 questions
+MAX_ANSWERS = 32  # per question; SQuAD dev gives up to 6, DuoRC a handful
+# DuoRC answers are located by search: plot characters scanned per file, about 5 s on a crafted file (a periodic
+# answer in a periodic plot) and far less on real plots; DuoRC SelfRC's dev file scans about 10⁸
+MAX_SEARCHED_CHARS = 400_000_000
+
 
 class DataError(ValueError):
     """A dataset file that cannot be read as SQuAD or DuoRC; the message says where and why."""
@@ -36,6 +43,8 @@ def _parse_json(source: str | Path | bytes) -> Any:
         raw, name = path.read_bytes(), str(path)
     try:
         return json.loads(raw.decode("utf-8-sig"))
+    except RecursionError:  # JSON's own parser recurses once per level of nesting
+        raise DataError(f"{name}: nested too deeply to be a SQuAD or DuoRC file") from None
     except UnicodeDecodeError as error:
         raise DataError(f"{name}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except json.JSONDecodeError as error:
@@ -45,6 +54,17 @@ def _parse_json(source: str | Path | bytes) -> Any:
 def _require(condition: bool, where: str, message: str) -> None:
     if not condition:
         raise DataError(f"{where}: {message}")
+
+
+def _count_example(examples: list, where: str) -> None:
+    _require(len(examples) < MAX_EXAMPLES, where, f"the file has more than {MAX_EXAMPLES:,} questions; split it")
+
+
+def _answers(qa: dict, where: str) -> list:
+    answers = qa.get("answers", [])
+    _require(isinstance(answers, list), where, "'answers' must be a list")
+    _require(len(answers) <= MAX_ANSWERS, where, f"{len(answers):,} answers; the limit is {MAX_ANSWERS}")
+    return answers
 
 
 def _text_field(record: dict, key: str, where: str) -> str:
@@ -70,16 +90,15 @@ def parse_squad(document: dict) -> list[Example]:
             qas = paragraph.get("qas")
             _require(isinstance(qas, list), p_where, "'qas' must be a list")
             for q, qa in enumerate(qas):
+                _count_example(examples, f"{p_where}.qas[{q}]")
                 examples.append(_squad_question(qa, context, str(article.get("title", "")), f"{p_where}.qas[{q}]"))
     return examples
 
 
 def _squad_question(qa: Any, context: str, title: str, where: str) -> Example:
     _require(isinstance(qa, dict), where, "a question must be an object")
-    answers = qa.get("answers", [])
-    _require(isinstance(answers, list), where, "'answers' must be a list")
     gold = []
-    for n, answer in enumerate(answers):
+    for n, answer in enumerate(_answers(qa, where)):
         a_where = f"{where}.answers[{n}]"
         _require(isinstance(answer, dict), a_where, "an answer must be an object")
         text = answer.get("text")
@@ -100,19 +119,24 @@ def _squad_question(qa: Any, context: str, title: str, where: str) -> Example:
 
 def parse_duorc(movies: list) -> list[Example]:
     """DuoRC SelfRC / ParaphraseRC: movies with a plot and free-text answers (offsets found by search)."""
-    examples = []
+    examples, searched = [], 0
     for m, movie in enumerate(movies):
         where = f"[{m}]"
         _require(isinstance(movie, dict), where, "a movie must be an object")
         plot = _text_field(movie, "plot", where)
+        _require(len(plot) <= MAX_PLOT_CHARS, where,
+                 f"the plot has {len(plot):,} characters; the limit is {MAX_PLOT_CHARS:,}")
         qas = movie.get("qa")
         _require(isinstance(qas, list), where, "'qa' must be a list")
         for q, qa in enumerate(qas):
             q_where = f"{where}.qa[{q}]"
             _require(isinstance(qa, dict), q_where, "a question must be an object")
-            texts = qa.get("answers", [])
-            _require(isinstance(texts, list) and all(isinstance(t, str) for t in texts), q_where,
-                     "'answers' must be a list of strings")
+            _count_example(examples, q_where)
+            texts = _answers(qa, q_where)
+            _require(all(isinstance(t, str) for t in texts), q_where, "'answers' must be a list of strings")
+            searched += len(plot) * len(texts)
+            _require(searched <= MAX_SEARCHED_CHARS, q_where,
+                     "too many answers to locate in the plots of one file; split the file")
             examples.append(Example(
                 id=str(qa.get("id", f"{movie.get('id', m)}-{q}")),
                 passage=plot,
@@ -125,6 +149,8 @@ def parse_duorc(movies: list) -> list[Example]:
 
 
 def _locate(passage: str, texts: Iterable[str]) -> list[GoldAnswer]:
-    """DuoRC gives answer strings only; the offset is their first case-insensitive match, or -1."""
+    """DuoRC gives answer strings only; the offset is their first case-insensitive match, or -1. An answer longer
+    than the plot cannot be in it, and is not searched for."""
     lowered = passage.lower()
-    return [GoldAnswer(text=t, start_char=lowered.find(t.lower())) for t in texts if t.strip()]
+    return [GoldAnswer(text=t, start_char=lowered.find(t.lower()) if len(t) <= len(passage) else -1)
+            for t in texts if t.strip()]

@@ -15,9 +15,9 @@ from urllib.parse import urlparse
 
 import torch
 
+from rcqa.catalog import DEFAULT_MODEL, canonical, hub_allowed, may_load
 from rcqa.resources import DEFAULT_MODEL_DIR
 
-DEFAULT_MODEL = "default"
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 _DEFAULT_WINDOW = {"max_len": 384, "doc_stride": 128, "max_query_len": 64}
 
@@ -119,18 +119,21 @@ class SharedTokenizer:
             return self.wrapped.encode(*args, **kwargs)
 
 
-MAX_LOADED = 4  # models kept in memory; the least recently used beyond this is dropped
+MAX_LOADED = 4  # models kept in memory by this process; the least recently used beyond this is dropped
 _loaded: OrderedDict[tuple[str, str], QAModel] = OrderedDict()
 _lock = threading.Lock()
 
 
 def load_model(name: str = DEFAULT_MODEL, device: str | None = None, fingerprint: str | None = None) -> QAModel:
-    """Load (once per process) the default model, a local folder or a hub id, in eval mode.
+    """Load (once per process) the default model, a local folder or a hub id, in eval mode. In public mode only the
+    catalog's models load (rcqa.catalog), and the refusal names nothing the visitor did not already know.
 
     A process that computes for another one (the app's worker processes, Dask's workers) passes the fingerprint
     of the model the other one loaded by this name: a different model (changed on disk since, or another machine's
     copy) is refused with ModelLoadError, so that no result is computed with one model and shown as another's."""
-    name = (name or DEFAULT_MODEL).strip()
+    name = canonical(name)
+    if not may_load(name):
+        raise ModelLoadError("this server offers only the models on its Model page")
     target = pick_device(device)
     key = (name, str(target))
     with _lock:
@@ -207,7 +210,7 @@ def _resolve(name: str) -> tuple[str, dict]:
 def _hub_options(hub_id: str) -> dict:
     from huggingface_hub import constants
 
-    if constants.HF_HUB_OFFLINE:
+    if constants.HF_HUB_OFFLINE or not hub_allowed():
         return {"local_files_only": True}
     if not _endpoint_reachable(constants.ENDPOINT):
         raise ModelLoadError(
@@ -231,7 +234,8 @@ def _reason(error: Exception) -> str:
     """Why loading failed, in one line: the fix for an offline miss, else the error's first line."""
     text = str(error).strip().splitlines()
     if "local_files_only" in str(error) or "offline" in str(error).lower():
-        return "it is not in the local cache and hub access is off (HF_HUB_OFFLINE); give a local folder"
+        return ("it is not in the local cache and hub access is off (set RCQA_HUB=1 to allow downloads); "
+                "give a local folder")
     return text[0] if text else type(error).__name__
 
 

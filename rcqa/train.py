@@ -224,7 +224,7 @@ def _resume(output: Path, model, optimizer, scheduler) -> int:
     path = output / "checkpoint.pt"
     if not path.is_file():
         return 0
-    state = torch.load(path, weights_only=False)
+    state = torch.load(path, weights_only=True)  # tensors and plain containers only: a checkpoint runs no code
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])

@@ -1,6 +1,11 @@
-"""The result cache: hits, misses on any changed setting, corrupt files, size cap."""
+"""The result cache: hits, misses on any changed setting, corrupt files, size cap, and faults: files evicted by
+another process, a full disk, crashed writers' partial files, read-only run caches."""
+import errno
 import json
+import os
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -78,3 +83,57 @@ def test_the_size_cap_evicts_the_least_recently_used(tmp_path, tiny_model_dirs):
     assert len(remaining) == 2
     assert cache.key(qa_model.fingerprint, gallery_example("comet-who"), SETTINGS) in remaining
     assert cache.key(qa_model.fingerprint, gallery_example("bakery-where"), SETTINGS) not in remaining
+
+
+def test_a_file_evicted_between_read_and_touch_is_still_a_hit(tmp_path, tiny_model_dirs, monkeypatch):
+    qa_model, cache = load_model(tiny_model_dirs["bert"]), ResultCache(tmp_path)
+    first, _ = cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, cache)
+
+    def evicted(path, *args, **kwargs):
+        raise FileNotFoundError(errno.ENOENT, "evicted by another process", str(path))
+
+    monkeypatch.setattr("rcqa.attribution.cache.os.utime", evicted)
+    again, hit = cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, cache)
+    assert hit and again.answer == first.answer
+
+
+def test_a_full_disk_still_returns_the_result_and_leaves_no_partial_file(tmp_path, tiny_model_dirs, monkeypatch):
+    qa_model = load_model(tiny_model_dirs["bert"])
+    written = []
+
+    def full(path, data):
+        written.append(path)
+        Path.write_text(path, "half")  # what a disk that filled mid-write leaves
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    result, hit = cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, ResultCache(tmp_path))
+    assert not hit and result.answer.best is not None
+    assert written and list(tmp_path.iterdir()) == []
+
+
+def test_a_crashed_writers_partial_files_are_swept_once_stale(tmp_path):
+    stale, fresh = tmp_path / "a.123.part", tmp_path / "b.456.part"
+    for path in (stale, fresh):
+        path.write_bytes(b"half a result")
+    hours_ago = time.time() - 2 * 3600
+    os.utime(stale, (hours_ago, hours_ago))
+    ResultCache(tmp_path)
+    assert not stale.exists() and fresh.exists()  # a fresh one may be another process's write in progress
+
+
+def test_a_read_only_cache_never_writes_touches_or_deletes(tmp_path, tiny_model_dirs):
+    qa_model = load_model(tiny_model_dirs["bert"])
+    cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, ResultCache(tmp_path))
+    (stored,) = tmp_path.glob("*.npz")
+    (tmp_path / "corrupt.npz").write_bytes(b"not a zip")
+    long_ago = time.time() - 86_400
+    os.utime(stored, (long_ago, long_ago))
+    before = {p.name: p.stat().st_mtime for p in tmp_path.iterdir()}
+    read_only = ResultCache(tmp_path, read_only=True)
+    assert read_only.get(stored.stem) is not None and read_only.get("corrupt") is None
+    result, hit = cached_explain(qa_model, gallery_example("bakery-where"), SETTINGS, read_only)
+    assert not hit and result.answer.best is not None
+    assert {p.name: p.stat().st_mtime for p in tmp_path.iterdir()} == before
+    assert ResultCache(tmp_path / "absent", read_only=True).get("anything") is None
+    assert not (tmp_path / "absent").exists()

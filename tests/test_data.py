@@ -63,3 +63,42 @@ def test_malformed_files_give_a_clear_error_saying_where(tmp_path, content, mess
 def test_a_missing_file(tmp_path):
     with pytest.raises(DataError, match="no such file"):
         load_examples(tmp_path / "absent.json")
+
+
+def duorc(plot: str, answers: list, questions: int = 1) -> bytes:
+    return json.dumps([{"plot": plot, "qa": [{"question": "Who?", "answers": answers}] * questions}]).encode()
+
+
+def squad_with(answers: list, questions: int = 1) -> bytes:
+    document = json.loads(json.dumps(SQUAD))
+    document["data"][0]["paragraphs"][0]["qas"] = [
+        {"id": f"q{n}", "question": "When?", "answers": answers} for n in range(questions)]
+    return json.dumps(document).encode()
+
+
+@pytest.mark.parametrize("raw, message", [
+    (b"[" * 1000 + b"]" * 1000, "nested too deeply"),  # 2 KB: Python's JSON parser recursed past its limit
+    (squad_with([{"text": "1935", "answer_start": 21}] * 33), "33 answers; the limit is 32"),
+    (duorc("The bridge opened. " * 6000, ["bridge"]), "the plot has 114,000 characters; the limit is 100,000"),
+    # 125 questions × 32 answers, each searched for in a 100,000-character plot: 4 × 10⁸ characters
+    (duorc("b" * 99_999 + ".", ["zz"] * 32, questions=126), "too many answers to locate"),
+])
+def test_uploads_are_bounded_with_one_clear_sentence(raw, message):
+    with pytest.raises(DataError, match=message):
+        load_examples(raw)
+
+
+def test_a_file_with_too_many_questions(monkeypatch):
+    monkeypatch.setattr("rcqa.data.MAX_EXAMPLES", 3)
+    assert len(load_examples(squad_with([], questions=3))) == 3
+    with pytest.raises(DataError, match="more than 3 questions"):
+        load_examples(squad_with([], questions=4))
+    with pytest.raises(DataError, match="more than 3 questions"):
+        load_examples(duorc("The bridge opened.", ["bridge"], questions=4))
+
+
+def test_a_plot_the_loader_takes_is_one_the_model_can_be_asked_about():
+    from rcqa.data import MAX_PLOT_CHARS
+    from rcqa.qa import MAX_PASSAGE_CHARS
+
+    assert MAX_PLOT_CHARS == MAX_PASSAGE_CHARS

@@ -333,3 +333,11 @@ def test_with_gpus_each_local_worker_sees_one_gpu_of_its_own():
     assert environments == [{"CUDA_VISIBLE_DEVICES": "0", "OMP_NUM_THREADS": share},
                             {"CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": share}]
     assert all(address.startswith("tcp://127.0.0.1:") for address in addresses)
+
+
+def test_a_second_writer_into_a_run_folder_is_refused(tmp_path, tiny_model_dirs, data_file, capsys):
+    out = tmp_path / "run"
+    with store.writing(out):  # the first run, still writing
+        assert reproduce_cli(data_file, out, tiny_model_dirs["bert"]) == 2
+    assert "another run is writing into" in capsys.readouterr().err
+    assert not (out / "shards").exists()  # refused before it touched anything

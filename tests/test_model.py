@@ -77,6 +77,7 @@ def test_a_hub_id_with_an_unreachable_hub_fails_with_a_fix(monkeypatch):
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("RCQA_HUB", "1")
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # the discard port: nothing listens
     with pytest.raises(ModelLoadError, match="cannot reach the model hub"):
         load_model("someone/bert-base-squad")

@@ -164,3 +164,22 @@ def test_train_with_negatives_smoke_and_the_recipe_on_the_command_line(tmp_path,
 def load_examples_from(path):
     from rcqa.data import load_examples
     return load_examples(path)
+
+
+RAN = []
+
+
+class _Payload:
+    """What a hostile checkpoint carries: unpickling it calls RAN.append."""
+
+    def __reduce__(self):
+        return RAN.append, ("code ran",)
+
+
+def test_a_checkpoint_that_would_run_code_is_refused(tmp_path):
+    from rcqa.train import _resume
+
+    torch.save({"model": {}, "step": 3, "payload": _Payload()}, tmp_path / "checkpoint.pt")
+    with pytest.raises(Exception, match="Weights only load failed"):
+        _resume(tmp_path, None, None, None)
+    assert RAN == []

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -19,15 +21,31 @@ from rcqa.model import QAModel
 from rcqa.resources import cache_dir
 from rcqa.types import Attribution, Example
 
+LOG = logging.getLogger(__name__)
+STALE_PART_SECONDS = 3600  # a .part file this old is a crashed writer's, never one still being written
 FORMAT = 3  # bump when the stored layout or the engine's numbers change (2: Kronrod-refined panels; 3: words as
 # written with their tags, the squared-L2 score)
 
 
 class ResultCache:
-    def __init__(self, folder: str | Path | None = None, max_mb: float | None = None):
+    """read_only: results are read and never written, touched or deleted (a committed run's cache)."""
+
+    def __init__(self, folder: str | Path | None = None, max_mb: float | None = None, read_only: bool = False):
         self.folder = Path(folder or os.environ.get("RCQA_RESULT_CACHE") or cache_dir() / "results")
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
         self.max_bytes = (max_mb or float(os.environ.get("RCQA_CACHE_MAX_MB", 1024))) * 2**20  # inf: never evict
+        if not read_only:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._sweep_partials()
+
+    def _sweep_partials(self) -> None:
+        cutoff = time.time() - STALE_PART_SECONDS
+        for partial in self.folder.glob("*.part"):
+            try:
+                if partial.stat().st_mtime < cutoff:
+                    partial.unlink()
+            except OSError:  # another process swept it, or it is not ours to delete
+                continue
 
     @staticmethod
     def key(fingerprint: str, example: Example, settings: IGSettings) -> str:
@@ -46,15 +64,33 @@ class ResultCache:
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError):
-            path.unlink(missing_ok=True)  # corrupt or partial: recompute
+            if not self.read_only:
+                self._discard(path)  # corrupt or partial: recompute
             return None
-        os.utime(path)  # recently used
+        if not self.read_only:
+            try:
+                os.utime(path)  # recently used
+            except OSError:  # evicted by another process meanwhile, or a folder we may not write
+                pass
         return result
 
+    @staticmethod
+    def _discard(path: Path) -> None:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+
     def put(self, key: str, result: Attribution) -> None:
+        if self.read_only:
+            raise PermissionError(f"{self.folder} is a read-only result cache")
         partial = self._path(key).with_suffix(f".{os.getpid()}.part")
-        partial.write_bytes(result.to_npz(compact=True))
-        partial.replace(self._path(key))
+        try:
+            partial.write_bytes(result.to_npz(compact=True))
+            partial.replace(self._path(key))
+        except OSError:
+            self._discard(partial)  # a full disk leaves no half-written file behind
+            raise
         if math.isfinite(self.max_bytes):
             self._evict()
 
@@ -84,5 +120,9 @@ def cached_explain(qa_model: QAModel, example: Example, settings: IGSettings = I
     if stored is not None:
         return stored, True
     result = explain(qa_model, example, settings, on_layer=on_layer)
-    cache.put(key, result)
+    if not cache.read_only:
+        try:
+            cache.put(key, result)
+        except OSError as error:  # a full disk or a folder we may not write: the result is still the result
+            LOG.warning("could not keep the result in %s: %s", cache.folder, error)
     return result, False

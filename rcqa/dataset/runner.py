@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from rcqa.attribution.settings import IGSettings
 from rcqa.dataset import store
+from rcqa.resources import file_sha256
 from rcqa.types import Attribution, Example
 from rcqa.version import version
 
@@ -75,7 +76,7 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: s
             "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
                          "aggregation": job.aggregation, "top_k": job.top_k,
                          "extras": list(job.extras), "draws": job.draws, **job.protocol()},
-            "data": {"source": source or str(data), "path": str(data), "sha256": store.file_sha256(data),
+            "data": {"source": source or str(data), "path": str(data), "sha256": file_sha256(data),
                      "limit": limit},
             "counts": {}, "failed": [], "runs": []}
 
@@ -112,23 +113,24 @@ def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, w
               scheduler: str | None = None, retry_failed: bool = False, progress: bool = True, gpus: int = 0) -> dict:
     """Explain the examples that are neither in the folder's shards nor recorded as failed (unless retry_failed);
     returns the final manifest. `manifest` describes the run (model, analysis settings, data); a folder holding
-    another run is refused (store.RunMismatch). With gpus, the local cluster is one worker per GPU instead of
-    `workers` (see gpu_workers)."""
+    another run is refused (store.RunMismatch), and so is a second writer while one runs (store.RunLocked). With
+    gpus, the local cluster is one worker per GPU instead of `workers` (see gpu_workers)."""
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
     job = replace(job, fingerprint=manifest["model"]["fingerprint"])
-    run = _Run.open(folder, manifest, examples, address)
-    skipped = run.done if retry_failed else run.done | run.failed.keys()
-    todo = [e for e in examples if e.id not in skipped]
-    with tqdm(total=len(examples), initial=len(examples) - len(todo), unit="example", desc="reproduce",
-              disable=not progress, smoothing=0.1) as bar:
-        if todo:
-            with _client(workers, address, gpus) as client:
-                for rows, failures, results in _results(client, job, todo):
-                    run.record(rows, failures, results)
-                    bar.update(len(rows) + len(failures))
-    run.this_run["finished"] = _now()
-    run.save()
-    return run.manifest
+    with store.writing(folder):
+        run = _Run.open(folder, manifest, examples, address)
+        skipped = run.done if retry_failed else run.done | run.failed.keys()
+        todo = [e for e in examples if e.id not in skipped]
+        with tqdm(total=len(examples), initial=len(examples) - len(todo), unit="example", desc="reproduce",
+                  disable=not progress, smoothing=0.1) as bar:
+            if todo:
+                with _client(workers, address, gpus) as client:
+                    for rows, failures, results in _results(client, job, todo):
+                        run.record(rows, failures, results)
+                        bar.update(len(rows) + len(failures))
+        run.this_run["finished"] = _now()
+        run.save()
+        return run.manifest
 
 
 @dataclass

@@ -5,10 +5,12 @@ shard and its manifest update loses nothing. A shard that cannot be read (a trun
 and its examples count as not done."""
 from __future__ import annotations
 
-import hashlib
+import fcntl
 import json
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,6 +22,7 @@ from rcqa.dataset.rows import SCHEMA
 MANIFEST = "manifest.json"
 SHARDS = "shards"
 CORRUPT = "corrupt"
+LOCK = ".writer.lock"  # held (flock) by the one process writing into the folder
 RESULTS = "results"  # every explanation, as a result cache (rcqa.attribution.cache) that is never evicted
 
 
@@ -27,12 +30,22 @@ class RunMismatch(ValueError):
     """The folder holds a run of another model, other settings or other data."""
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+class RunLocked(ValueError):
+    """Another process is writing into the run folder."""
+
+
+@contextmanager
+def writing(folder: Path) -> Iterator[None]:
+    """Be the folder's only writer while inside: a second writer would delete the first one's temporary shards.
+    The kernel drops the lock when its holder exits, so a killed run leaves no stale lock."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunLocked(f"another run is writing into {folder}; wait for it to finish or give another "
+                            "--out folder") from None
+        yield
 
 
 def _identity(manifest: dict) -> dict:
@@ -84,9 +97,9 @@ def finished_ids(folder: Path) -> set[str]:
     return ids
 
 
-def results(folder: Path) -> ResultCache:
-    """The run's explanations, by result-cache key."""
-    return ResultCache(folder / RESULTS, max_mb=float("inf"))
+def results(folder: Path, read_only: bool = False) -> ResultCache:
+    """The run's explanations, by result-cache key (read_only for a run others only read, as the dashboard)."""
+    return ResultCache(folder / RESULTS, max_mb=float("inf"), read_only=read_only)
 
 
 def write_shard(folder: Path, rows: list[dict]) -> Path:

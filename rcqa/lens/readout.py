@@ -89,21 +89,23 @@ def answer_lens(qa_model: QAModel, example: Example) -> AnswerLens:
 def read_layers(qa_model: QAModel, example: Example, probes: Probes | None = None, note: str = "") -> AnswerLens:
     """Read the answer out of every layer of every window: with the head, and with probes if given."""
     answer, windows = answer_with_windows(qa_model, example.passage, example.question)
-    stacks = [LayerStack(qa_model.model, {k: v[begin:begin + WINDOW_BATCH].to(qa_model.device)
-                                          for k, v in windows.inputs.items()})
-              for begin in range(0, len(windows), WINDOW_BATCH)]
-    top = stacks[0].num_layers
-    readers: dict[str, Callable[[int, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]] = {
-        "head": lambda layer, states: stacks[0].run_from(top, states)}  # above the top layer: the head alone
+    readers: dict[str, Callable[[LayerStack, int, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]] = {
+        "head": lambda stack, layer, states: stack.run_from(stack.num_layers, states)}  # above the top: the head
     if probes is not None:
-        readers["probe"] = probes.logits
-    readings = {name: [] for name in readers}
+        readers["probe"] = lambda stack, layer, states: probes.logits(layer, states)
+    logits = {name: [] for name in readers}  # per reader, per batch: layers × (start, end), batch × tokens
     with torch.no_grad():
-        for layer in range(top + 1):
-            for name, reader in readers.items():  # batch by batch, as the answer's logits were computed
-                start, end = (torch.cat(part).float().cpu()
-                              for part in zip(*(reader(layer, stack.hidden[layer]) for stack in stacks)))
-                readings[name].append(_reading(start, end, windows, example, answer))
+        for begin in range(0, len(windows), WINDOW_BATCH):  # the batches the answer's logits were computed in
+            stack = LayerStack(qa_model.model, {k: v[begin:begin + WINDOW_BATCH].to(qa_model.device)
+                                                for k, v in windows.inputs.items()})
+            for name, reader in readers.items():
+                logits[name].append([tuple(part.float().cpu() for part in reader(stack, layer, states))
+                                     for layer, states in enumerate(stack.hidden)])
+            top = stack.num_layers
+            del stack  # its states are 4 MB a window; only the logits are kept
+    readings = {name: [_reading(*(torch.cat(part) for part in zip(*(batch[layer] for batch in batches))),
+                                windows, example, answer) for layer in range(top + 1)]
+                for name, batches in logits.items()}
     return AnswerLens(example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=answer,
                       layers=layer_labels(top), readings=readings,
                       probes=probes.report if probes is not None else None, note=note)

@@ -9,6 +9,7 @@ import streamlit as st
 from rcqa.data import DataError, load_examples
 from rcqa.gallery import GALLERY_BY_ID
 from rcqa.types import Example
+from rcqa.ui.show import plain
 from rcqa.ui.view import View, passage_hash, update, view
 
 UPLOAD_CHOICES = 1000  # questions of an uploaded file offered at once; a filter narrows them
@@ -36,7 +37,7 @@ def read_upload() -> None:
 
 def show_upload_error() -> None:
     if message := st.session_state.get(_UPLOAD_ERROR):
-        st.error(f"The file could not be read: {message}")
+        st.error(f"The file could not be read: {plain(message)}")
 
 
 def matching(examples: list[Example], text: str, limit: int = UPLOAD_CHOICES) -> tuple[list[Example], int]:

@@ -19,7 +19,7 @@ from rcqa.attribution.settings import IGSettings
 from rcqa.data import load_examples
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import Run, load_run, select, summarize
-from rcqa.resources import squad_file
+from rcqa.resources import ResourceError, squad_file
 from rcqa.types import Example
 from rcqa.ui import examples, inputs, results, view
 
@@ -90,8 +90,13 @@ def data_file(found: Run) -> Path:
 
 def open_in_explore(found: Run, example_id: str) -> str | None:
     """Point Explore at one of the run's examples with the run's settings and, when the run kept it and the
-    loaded model is the run's, the run's own explanation. Returns what went wrong, else None."""
-    path = data_file(found)
+    loaded model is the run's, the run's own explanation. Returns what went wrong, else None. Nothing is downloaded:
+    a missing SQuAD names the command that fetches it."""
+    try:
+        path = data_file(found)
+    except ResourceError:
+        return ("SQuAD v1.1 dev is not on this machine, so the run's passages cannot be shown; the operator can "
+                "fetch it with `python -m rcqa data fetch`.")
     if not path.is_file():
         return f"The run's data file {path} is not on this machine, so its passages cannot be shown."
     questions = _examples(str(path))
@@ -107,7 +112,7 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
                 question=example.question, aggregation=analysis["aggregation"], top_k=analysis["top_k"],
                 **view.view_fields(settings))
     fingerprint = found.manifest["model"]["fingerprint"]
-    result = store.results(found.folder).get(ResultCache.key(fingerprint, example, settings))
+    result = store.results(found.folder, read_only=True).get(ResultCache.key(fingerprint, example, settings))
     qa_model = inputs.model()
     if result is not None and qa_model is not None and qa_model.fingerprint == fingerprint:
         results.keep_result(results.result_key(qa_model, example, view.view().settings()), result)

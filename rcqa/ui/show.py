@@ -1,6 +1,8 @@
 """Drawing on a page: charts with their downloads, escaped HTML, and the errors a user caused."""
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from rcqa.data import DataError
@@ -9,11 +11,20 @@ from rcqa.model import ModelLoadError
 from rcqa.qa import InputError
 
 
+_MARKDOWN = re.compile(r"[\\`*_{}\[\]()<>#!|~$]|:(?=\S)")  # markup, links, and :emoji: / :red[...] directives
+
+
+def plain(text: str) -> str:
+    """Text that st.error / st.warning show as written: a value from a link or a file cannot become a link, an image
+    or markup on our page."""
+    return _MARKDOWN.sub(lambda found: "\\" + found.group(), str(text))
+
+
 def report(error: Exception) -> None:
     """An error a user caused, as a message they can act on."""
     kind = {ModelLoadError: "The model could not be loaded", DataError: "The file could not be read",
             InputError: "The model cannot answer this"}.get(type(error), "These settings cannot be used")
-    st.error(f"{kind}: {error}")
+    st.error(f"{kind}: {plain(error)}")
 
 
 def html(fragment: str) -> None:

@@ -17,10 +17,12 @@ from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.quadrature import PAPER_STEPS, RULES
 from rcqa.attribution.settings import BASELINES, PRESETS, IGSettings
 from rcqa.attribution.targets import TARGETS
+from rcqa.catalog import in_catalog
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.model import DEFAULT_MODEL
 from rcqa.types import AGGREGATIONS
+from rcqa.ui.show import plain
 
 MODEL_ENV = "RCQA_MODEL"  # the app's default model: a folder or hub id (else the embedded model)
 URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
@@ -116,7 +118,11 @@ def to_query(view: View) -> dict[str, str]:
 def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
     """A view from URL parameters, and what in them could not be used (those fall back to defaults)."""
     view, problems = View(), []
-    view.model = query.get("model") or view.model
+    if query.get("model") and in_catalog(query["model"]):
+        view.model = query["model"]
+    elif query.get("model"):  # a link never loads an arbitrary model: a visitor's click on the Model page does
+        problems.append("This link names a model this server does not offer, so the default model is shown. "
+                        "A model of your own is loaded on the Model page.")
     if query.get("src") in SOURCES:
         view.source = query["src"]
     if view.source == "paste":
@@ -176,7 +182,7 @@ def publish() -> None:
 
 def show_url_problems() -> None:
     for problem in st.session_state.pop(_URL_PROBLEMS, []):
-        st.warning(problem)
+        st.warning(plain(problem))  # problems quote the link's values
 
 
 def update(**changes: Any) -> None:

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from rcqa import figures
-from rcqa.ui import inputs, view
+from rcqa.ui import inputs, show, view
 
 chosen = view.view()
 _KINDS = {"default": f"The app's default ({view.default_model()})", "folder": "A local folder",
@@ -35,10 +35,10 @@ def choose_model() -> None:
         "Folder" if kind == "folder" else "Hub id", key=f"rcqa.model_name.{kind}",
         placeholder="/path/to/a/checkpoint" if kind == "folder" else "org/model")
     if st.button("Load this model", type="primary", disabled=not name.strip(), key="rcqa.load_model"):
-        with st.spinner(f"Loading {name}…"):
+        with st.spinner(f"Loading {show.plain(name)}…"):
             error = inputs.switch_model(name)
         if error:
-            st.error(f"The model could not be loaded: {error}")
+            st.error(f"The model could not be loaded: {show.plain(error)}")
             st.caption(f"The app keeps using {chosen.model}.")
         else:
             st.success(f"Now using {chosen.model}.")

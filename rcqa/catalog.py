@@ -1,0 +1,63 @@
+"""Which models this process may load, and under which name one model is known.
+
+On a researcher's own machine any folder or hub id may be loaded. A served dashboard sets RCQA_PUBLIC=1: then only
+the catalog loads, the embedded default, the dashboard's RCQA_MODEL and RCQA_MODELS (names, model folders, or folders of model folders,
+separated by the path separator). The hub is reached only when RCQA_HUB=1 opts in; otherwise a hub id loads from
+the local cache alone. Names are canonical ("./x", "x/" and "x//y" are one folder), so that one model is one cache
+entry.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULT_MODEL = "default"
+PUBLIC_ENV, MODELS_ENV, HUB_ENV = "RCQA_PUBLIC", "RCQA_MODELS", "RCQA_HUB"
+APP_MODEL_ENV = "RCQA_MODEL"  # the dashboard's own default model, offered as well
+
+
+def _flag(variable: str) -> bool:
+    return os.environ.get(variable, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def public_mode() -> bool:
+    """Free-form loading is off: only the catalog's models load."""
+    return _flag(PUBLIC_ENV)
+
+
+def hub_allowed() -> bool:
+    """The operator opted in to downloads from the model hub."""
+    return _flag(HUB_ENV)
+
+
+def canonical(name: str) -> str:
+    """The one name of a model: 'default', a folder's absolute path, or a hub id without stray slashes."""
+    name = (name or DEFAULT_MODEL).strip()
+    if name == DEFAULT_MODEL:
+        return name
+    path = Path(name).expanduser()
+    if name.startswith((".", "/", "~")) or path.exists():
+        return str(path.resolve())
+    return "/".join(part for part in name.split("/") if part)
+
+
+def catalog() -> list[str]:
+    """The canonical names of the models the operator offers, the embedded default first."""
+    names = [DEFAULT_MODEL]
+    entries = [os.environ.get(APP_MODEL_ENV, ""), *os.environ.get(MODELS_ENV, "").split(os.pathsep)]
+    for entry in filter(None, (e.strip() for e in entries)):
+        folder = Path(entry).expanduser()
+        if folder.is_dir() and not (folder / "config.json").is_file():  # a folder of model folders
+            names += [canonical(str(child)) for child in sorted(folder.iterdir()) if (child / "config.json").is_file()]
+        else:
+            names.append(canonical(entry))
+    return list(dict.fromkeys(names))
+
+
+def in_catalog(name: str) -> bool:
+    return canonical(name) in catalog()
+
+
+def may_load(name: str) -> bool:
+    """Whether this process may load the model: any model, unless in public mode."""
+    return not public_mode() or in_catalog(name)

@@ -1,0 +1,49 @@
+"""Which models load: canonical names (one model, one cache entry), public mode's catalog, the hub only on opt-in."""
+import os
+from pathlib import Path
+
+import pytest
+
+import rcqa.model as model_module
+from rcqa.catalog import catalog, canonical
+from rcqa.model import ModelLoadError, load_model
+
+
+def test_spellings_of_one_folder_are_one_model(tiny_model_dirs, monkeypatch):
+    folder = Path(tiny_model_dirs["bert"])
+    monkeypatch.chdir(folder.parent)
+    spellings = [str(folder), f"{folder}/", f"{folder.parent}//{folder.name}", f"./{folder.name}",
+                 f"{folder.parent}/./{folder.name}"]
+    assert {canonical(s) for s in spellings} == {str(folder.resolve())}
+    assert len({id(load_model(s)) for s in spellings}) == 1
+    assert canonical("org//model/") == "org/model" and canonical(" default ") == "default"
+
+
+def test_public_mode_loads_only_the_catalog(tiny_model_dirs, monkeypatch, tmp_path):
+    monkeypatch.setenv("RCQA_PUBLIC", "1")
+    monkeypatch.setenv("RCQA_MODELS", tiny_model_dirs["bert"])
+    assert load_model(tiny_model_dirs["bert"] + "/").name == str(Path(tiny_model_dirs["bert"]).resolve())
+    secret = tmp_path / "secret-folder"
+    secret.mkdir()
+    for refused in (tiny_model_dirs["roberta"], str(secret), "/etc", "org/some-model"):
+        with pytest.raises(ModelLoadError) as error:
+            load_model(refused)
+        assert "offers only the models" in str(error.value)
+        assert "secret" not in str(error.value) and "/" not in str(error.value)  # never says what exists
+
+
+def test_a_folder_of_model_folders_offers_each(tiny_model_dirs, monkeypatch):
+    parent = Path(tiny_model_dirs["bert"]).parent
+    monkeypatch.setenv("RCQA_MODELS", os.pathsep.join([str(parent), "org/model"]))
+    assert catalog() == ["default", *sorted(str(Path(d).resolve()) for d in tiny_model_dirs.values()), "org/model"]
+
+
+def test_the_hub_is_reached_only_when_the_operator_opts_in(monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(model_module, "_endpoint_reachable", lambda url, timeout=3.0: True)
+    monkeypatch.delenv("RCQA_HUB", raising=False)
+    assert model_module._hub_options("org/model") == {"local_files_only": True}
+    monkeypatch.setenv("RCQA_HUB", "1")
+    assert model_module._hub_options("org/model") == {}
