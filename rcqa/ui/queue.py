@@ -13,7 +13,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from rcqa.model import QAModel
 from rcqa.ui import worker
 from rcqa.ui.jobs import Busy, JobQueue, Ticket, Work, default_workers, limit_torch_threads, torch_threads
-from rcqa.ui.show import report
+from rcqa.ui.show import failure, report
 from rcqa.ui.view import default_model
 
 POLL_SECONDS = 0.5  # how often a waiting page refreshes its place in the queue and the running job's progress
@@ -85,7 +85,8 @@ def await_ticket(ticket: Ticket, slot: str, label: str, failed: str, finished: C
     """Inside a status box labelled `label`: the request's place in the queue with a Cancel button (which withdraws
     the request kept in slot `slot`), then, given `progress` (the bar's first text, and the bar's fraction and
     text for a progress report), a progress bar, refreshed until the job finishes. Its result, the box labelled
-    finished(result); None, with the box labelled `failed` and the error shown, when it fails."""
+    finished(result); None, with the box labelled `failed` and one sentence shown (the server's own errors are
+    logged, never shown), when it fails."""
     with st.status(label, expanded=True) as status:
         place, cancel = st.empty(), st.empty()
         show_progress = lambda done: None  # noqa: E731
@@ -96,9 +97,13 @@ def await_ticket(ticket: Ticket, slot: str, label: str, failed: str, finished: C
         _wait_for(ticket, place, cancel, f"{slot}.cancel", slot, show_progress)
         try:
             result = ticket.result()
-        except ValueError as error:  # InputError included
+        except ValueError as error:  # InputError included: the user's to fix
             status.update(label=failed, state="error")
             report(error)
+            return None
+        except Exception as error:  # the server's: a worker that died, a cancellation, a full disk, a model load
+            status.update(label=failed, state="error")
+            failure(error, "The job")
             return None
         finally:
             st.session_state.pop(slot, None)

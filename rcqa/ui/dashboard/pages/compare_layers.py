@@ -44,5 +44,5 @@ def main() -> None:
                                         chosen.projection, result))
 
 
-main()
+show.guarded(main)()
 view.publish()

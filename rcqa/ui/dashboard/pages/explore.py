@@ -206,5 +206,5 @@ def main() -> None:
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
 
 
-main()
+show.guarded(main)()
 view.publish()
