@@ -51,7 +51,9 @@ def test_a_job_that_fails_on_the_server_is_one_sentence(monkeypatch, error, sent
         return work
 
     monkeypatch.setattr(rcqa.ui.results, "heavy", failing)
-    app = explain(open_app(query={"ex": "orchard-how-many"}))
+    steps = str(50 + len(sentence))  # settings no other test explains: the process's result cache holds no result
+    app = explain(open_app(query={"ex": "orchard-how-many", "steps": steps}))
+    assert app.session_state["rcqa.view"].steps == int(steps)
     shown = texts(app.error) + texts(app.warning)
     assert sentence in shown and SECRET not in shown and "Traceback" not in shown
 

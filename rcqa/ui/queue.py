@@ -3,7 +3,7 @@
 progress."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
@@ -12,7 +12,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rcqa.model import QAModel
 from rcqa.ui import worker
-from rcqa.ui.jobs import Busy, JobQueue, Ticket, Work, default_workers, limit_torch_threads, torch_threads
+from rcqa.ui.jobs import Busy, ClientBusy, JobQueue, Ticket, Work, default_workers, limit_torch_threads, torch_threads
 from rcqa.ui.show import failure, report
 from rcqa.ui.view import default_model
 
@@ -54,6 +54,16 @@ def _session() -> tuple[str, Callable[[], bool]]:
     return session, lambda: server.is_active_session(session)
 
 
+def client_address(address: str | None, headers: Mapping[str, str]) -> str | None:
+    """The visitor's address from the connection's (st.context.ip_address: None from loopback) and its headers:
+    the connection's own, or behind a reverse proxy on this machine (which connects from loopback) the address
+    the proxy appended last to X-Forwarded-For (those before it are the visitor's to forge); None for a visitor
+    on this machine, whose sessions then count one by one."""
+    if address is not None:
+        return address
+    return headers.get("X-Forwarded-For", "").split(",")[-1].strip() or None
+
+
 def pending(slot: str, key: str) -> Ticket | None:
     """This session's request kept in session slot `slot`, if it is for `key` and still queued, running or just
     finished."""
@@ -66,7 +76,12 @@ def submit(slot: str, key: str, work: Work) -> Ticket | None:
     message, when the queue is full."""
     session, alive = _session()
     try:
-        ticket = job_queue().submit(key, session, work, alive)
+        ticket = job_queue().submit(key, session, work, alive,
+                                    client=client_address(st.context.ip_address, st.context.headers))
+    except ClientBusy as busy:
+        st.warning(f"You already have {busy.waiting} explanations or comparisons waiting, the most this server "
+                   "queues for one visitor: wait for them, or cancel one.")
+        return None
     except Busy as busy:
         st.warning(f"The server is busy: {busy.waiting} explanations or comparisons are waiting, the most it "
                    "queues. Try again in a minute.")
