@@ -12,6 +12,7 @@ from rcqa.data import DataError
 from rcqa.figures import Chart, image_export_available
 from rcqa.model import ModelLoadError
 from rcqa.qa import InputError
+from rcqa.text import without_bidi_controls
 from rcqa.ui.jobs import Cancelled
 from rcqa.ui.worker import WorkerDied
 
@@ -22,8 +23,8 @@ _MARKDOWN = re.compile(r"[\\`*_{}\[\]()<>#!|~$]|:(?=\S)")  # markup, links, and 
 
 def plain(text: str) -> str:
     """Text that st.error / st.warning show as written: a value from a link or a file cannot become a link, an image
-    or markup on our page."""
-    return _MARKDOWN.sub(lambda found: "\\" + found.group(), str(text))
+    or markup on our page, nor reorder it (bidirectional controls are dropped)."""
+    return _MARKDOWN.sub(lambda found: "\\" + found.group(), without_bidi_controls(str(text)))
 
 
 def report(error: Exception) -> None:

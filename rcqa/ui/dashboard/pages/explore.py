@@ -7,6 +7,7 @@ from rcqa.attribution.settings import BASELINES, PRESETS
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
+from rcqa.text import without_bidi_controls
 from rcqa.types import AGGREGATIONS
 from rcqa.ui import PAGES, examples, inputs, results, show, view
 
@@ -16,7 +17,8 @@ PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper'
 
 
 def example_label(example) -> str:
-    return f"{example.title} — {example.question}" if example.title else example.question
+    label = f"{example.title} — {example.question}" if example.title else example.question
+    return without_bidi_controls(label)  # an uploaded file's titles and questions
 
 
 def choose_example() -> None:
