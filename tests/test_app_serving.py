@@ -1,6 +1,8 @@
 """What a stranger's link can do: load no model outside the catalog, and put no markup of theirs on our page; and
 what a failure on the server shows them: one sentence, never a traceback or a path."""
+import gc
 import re
+import weakref
 
 import pytest
 
@@ -38,16 +40,16 @@ def test_values_echoed_from_a_link_are_not_markdown():
 SECRET = "/srv/secret/models/x"
 
 
-@pytest.mark.parametrize("error, sentence", [
-    (WorkerDied("the worker process stopped"), "the process that ran it ended"),
-    (Cancelled("key"), "was cancelled"),
-    (OSError(28, "No space left on device", SECRET), "could not read or write its files"),
-    (RuntimeError(f"OSError: {SECRET} is not a model folder"), "failed on the server"),  # relayed from a worker
+@pytest.mark.parametrize("error, sentence", [  # made anew in each test: a raised error holds the frames it left
+    (lambda: WorkerDied("the worker process stopped"), "the process that ran it ended"),
+    (lambda: Cancelled("key"), "was cancelled"),
+    (lambda: OSError(28, "No space left on device", SECRET), "could not read or write its files"),
+    (lambda: RuntimeError(f"OSError: {SECRET} is not a model folder"), "failed on the server"),  # from a worker
 ])
 def test_a_job_that_fails_on_the_server_is_one_sentence(monkeypatch, error, sentence):
     def failing(*_):
         def work(report):
-            raise error
+            raise error()
         return work
 
     monkeypatch.setattr(rcqa.ui.results, "heavy", failing)
@@ -65,3 +67,14 @@ def test_a_full_disk_while_a_page_draws_is_one_sentence(monkeypatch):
     monkeypatch.setattr(rcqa.ui.results, "_answer", full)
     app = open_app(query={"ex": "orchard-how-many"})  # open_app asserts that no exception reached the page
     assert "could not read or write its files" in texts(app.error) and SECRET not in texts(app.error)
+
+
+def test_the_app_holds_its_models_only_in_load_models_bounded_cache(tiny_model_dirs):
+    app = open_app()
+    loaded = rcqa.model.load_model(tiny_model_dirs["bert"])
+    assert app.session_state["rcqa.view"].model == tiny_model_dirs["bert"]
+    held = weakref.ref(loaded)
+    del loaded
+    rcqa.model._loaded.clear()  # what load_model does to a model past MAX_LOADED
+    gc.collect()
+    assert held() is None  # no second cache (st.cache_resource) keeps it alive beside load_model's

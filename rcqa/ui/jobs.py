@@ -227,14 +227,18 @@ class JobQueue:
     def _serve(self) -> None:
         lower_priority()
         while True:
-            with self._changed:
+            # no local keeps the last job: its error, re-raised in a page, holds that page's frames and their models
+            self._run(self._next())
+
+    def _next(self) -> Job:
+        with self._changed:
+            self._prune()
+            while not self._waiting:
+                self._changed.wait()
                 self._prune()
-                while not self._waiting:
-                    self._changed.wait()
-                    self._prune()
-                job = self._waiting.popleft()
-                job.state, self._running = "running", self._running + 1
-            self._run(job)
+            job = self._waiting.popleft()
+            job.state, self._running = "running", self._running + 1
+            return job
 
     def _run(self, job: Job) -> None:
         def report(progress: Any) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import traceback
 from collections.abc import Callable
 
 import streamlit as st
@@ -37,7 +38,8 @@ def report(error: Exception) -> None:
 def failure(error: Exception, doing: str) -> None:
     """An error the server met while `doing` something (a worker that died, a full disk, a model that failed in a
     worker): logged with its traceback, shown as one sentence that names no path and holds no traceback."""
-    log.error("%s failed", doing, exc_info=error)
+    # the traceback as text: a record holding the error would keep its frames (and the models in them) alive
+    log.error("%s failed:\n%s", doing, "".join(traceback.format_exception(error)).rstrip())
     if isinstance(error, Cancelled):
         st.warning(f"{doing} was cancelled: ask again to queue it.")
     elif isinstance(error, WorkerDied):
