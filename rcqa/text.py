@@ -25,6 +25,18 @@ _CITATION = r"(?<=[^\d\s]):\d+(?:[–-]\d+)?"
 _LOCK = threading.Lock()  # one spaCy pipeline serves every thread; it is not documented as thread-safe
 
 
+# embeddings, overrides, isolates and the two marks: invisible, and able to reorder the text around them
+BIDI_CONTROLS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_NO_BIDI = dict.fromkeys(map(ord, BIDI_CONTROLS))
+
+
+def without_bidi_controls(text: str) -> str:
+    """Text to show, without the bidirectional control characters: a pasted U+202E (right-to-left override)
+    cannot make a passage, a question or an answer read differently from what it is. The script's own
+    direction (Arabic, Hebrew) is the browser's to lay out, and stays."""
+    return text.translate(_NO_BIDI)
+
+
 @dataclass(frozen=True)
 class WrittenWord:
     """One word of a text as spaCy tokenises it: characters [start_char, end_char) and its tag."""

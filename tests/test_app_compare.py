@@ -1,19 +1,28 @@
-"""The Compare-layers page: it explains the current example if needed, then compares its layers."""
+"""The Compare-layers page: it explains the current example on a click, then compares its layers; the token maps
+are drawn on a click too."""
 import re
 
 import numpy as np
 import pytest
 
-from tests.app_harness import app_env, open_app, spec_titled, values  # noqa: F401
+from tests.app_harness import app_env, explain, open_app, plotly_specs, spec_titled, values  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/compare_layers.py"
 
 
-def test_the_page_explains_the_current_example_with_progress_and_compares_its_layers():
+def map_layer(app):
+    app.button(key="rcqa.ask.projection").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app
+
+
+def test_the_page_explains_the_current_example_on_a_click_with_progress_and_compares_its_layers():
     app = open_app(query={"ex": "orchard-how-many"})
     app.switch_page(PAGE).run()
     assert not app.exception
+    assert "rcqa.ticket" not in app.session_state and not app.get("progress")  # a visit queues nothing
+    explain(app)
     assert app.get("progress")[0].proto.text.startswith("layer 4/4 done")
     jsd = spec_titled(app, "How differently layers spread their attribution")
     matrix = values(jsd["data"][0]["z"])
@@ -31,22 +40,23 @@ def test_the_page_explains_the_current_example_with_progress_and_compares_its_la
     first, second, difference = (values(trace["y"]) for trace in pair["data"])
     assert np.allclose(difference, second - first)
 
-    tsne = spec_titled(app, "Token vectors at block 2: t-SNE")
+    assert not any(s["layout"]["title"]["text"].startswith("Token vectors") for s in plotly_specs(app))
+    tsne = spec_titled(map_layer(app), "Token vectors at block 2: t-SNE")
     assert {trace["name"] for trace in tsne["data"]} <= {"answer", "[CLS]/[SEP]", "question", "answer sentence",
                                                          "other"}
     assert "customdata[0]" in tsne["data"][0]["hovertemplate"]
     app.radio(key="rcqa.widget.projection").set_value("pca").run()
     app.selectbox(key="rcqa.widget.projection_layer").set_value(2).run()
-    pca = spec_titled(app, "Token vectors at block 1: PCA")
+    pca = spec_titled(map_layer(app), "Token vectors at block 1: PCA")
     assert re.fullmatch(r"Principal component 1 \(\d+% of variance\)", pca["layout"]["xaxis"]["title"]["text"])
     assert {trace["name"]: trace["marker"]["color"] for trace in pca["data"]}["[CLS]/[SEP]"] == "#111111"
 
 
 def test_a_link_opens_the_chosen_layers_and_keeps_the_explore_page_settings():
     app = open_app(query={"ex": "river-where", "k": "3", "first": "1", "second": "9", "maplayer": "2", "map": "pca"})
-    app.switch_page(PAGE).run()
+    explain(app.switch_page(PAGE).run())
     assert app.selectbox(key="rcqa.widget.first_layer").value == 1
     assert app.selectbox(key="rcqa.widget.second_layer").value == 3  # a layer this model lacks: its last
-    spec_titled(app, "Token vectors at block 1: PCA")
+    spec_titled(map_layer(app), "Token vectors at block 1: PCA")
     assert "top-3" in " ".join(app.radio(key="rcqa.widget.variant").options)
     assert (app.query_params["second"], app.query_params["k"]) == ("3", "3")

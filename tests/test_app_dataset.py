@@ -95,3 +95,13 @@ def test_an_example_opens_in_explore_with_the_runs_explanation(runs_folder):
     assert not list(Path(os.environ["RCQA_RESULT_CACHE"]).glob("*.npz"))
     heatmap = spec_titled(app, "Where each layer's attribution goes")["data"][0]
     assert heatmap["y"] == ["embeddings", "block 0", "block 1", "block 2"]
+
+
+def test_a_run_whose_manifest_is_broken_is_left_out_with_a_note(runs_folder, tmp_path, monkeypatch):
+    broken = tmp_path / "broken-run"
+    broken.mkdir()
+    (broken / "manifest.json").write_text('{"model": ')  # a writer that died mid-write, or a full disk
+    monkeypatch.setenv("RCQA_RUNS", os.pathsep.join([str(broken), str(runs_folder / "hand")]))
+    app = open_app(PAGE)
+    assert "broken-run" in texts(app.caption)
+    assert metrics(app)["Examples"] == "3"  # the readable run is shown

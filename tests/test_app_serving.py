@@ -1,11 +1,17 @@
-"""What a stranger's link can do: load no model outside the catalog, and put no markup of theirs on our page."""
+"""What a stranger's link can do: load no model outside the catalog, and put no markup of theirs on our page; and
+what a failure on the server shows them: one sentence, never a traceback or a path."""
+import gc
 import re
+import weakref
 
 import pytest
 
-import rcqa.model
 import rcqa.catalog
-from tests.app_harness import app_env, open_app, texts  # noqa: F401
+import rcqa.model
+import rcqa.ui.results
+from rcqa.ui.jobs import Cancelled
+from rcqa.ui.worker import WorkerDied
+from tests.app_harness import app_env, explain, open_app, texts  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PHISHING = "[Session expired: sign in](https://example.invalid)"
@@ -29,3 +35,46 @@ def test_values_echoed_from_a_link_are_not_markdown():
     assert any("Ignored steps=" in w for w in warnings) and any("example.invalid" in w for w in warnings)
     for warning in warnings:
         assert not re.search(r"(?<!\\)\[[^\]]*(?<!\\)\]\(", warning), warning  # no live [text](url)
+
+
+SECRET = "/srv/secret/models/x"
+
+
+@pytest.mark.parametrize("error, sentence", [  # made anew in each test: a raised error holds the frames it left
+    (lambda: WorkerDied("the worker process stopped"), "the process that ran it ended"),
+    (lambda: Cancelled("key"), "was cancelled"),
+    (lambda: OSError(28, "No space left on device", SECRET), "could not read or write its files"),
+    (lambda: RuntimeError(f"OSError: {SECRET} is not a model folder"), "failed on the server"),  # from a worker
+])
+def test_a_job_that_fails_on_the_server_is_one_sentence(monkeypatch, error, sentence):
+    def failing(*_):
+        def work(report):
+            raise error()
+        return work
+
+    monkeypatch.setattr(rcqa.ui.results, "heavy", failing)
+    steps = str(50 + len(sentence))  # settings no other test explains: the process's result cache holds no result
+    app = explain(open_app(query={"ex": "orchard-how-many", "steps": steps}))
+    assert app.session_state["rcqa.view"].steps == int(steps)
+    shown = texts(app.error) + texts(app.warning)
+    assert sentence in shown and SECRET not in shown and "Traceback" not in shown
+
+
+def test_a_full_disk_while_a_page_draws_is_one_sentence(monkeypatch):
+    def full(*_):
+        raise OSError(28, "No space left on device", SECRET)
+
+    monkeypatch.setattr(rcqa.ui.results, "_answer", full)
+    app = open_app(query={"ex": "orchard-how-many"})  # open_app asserts that no exception reached the page
+    assert "could not read or write its files" in texts(app.error) and SECRET not in texts(app.error)
+
+
+def test_the_app_holds_its_models_only_in_load_models_bounded_cache(tiny_model_dirs):
+    app = open_app()
+    loaded = rcqa.model.load_model(tiny_model_dirs["bert"])
+    assert app.session_state["rcqa.view"].model == tiny_model_dirs["bert"]
+    held = weakref.ref(loaded)
+    del loaded
+    rcqa.model._loaded.clear()  # what load_model does to a model past MAX_LOADED
+    gc.collect()
+    assert held() is None  # no second cache (st.cache_resource) keeps it alive beside load_model's

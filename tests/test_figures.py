@@ -75,6 +75,22 @@ def test_every_html_view_escapes_passage_and_question_text(hostile):
     assert "&lt;" in views[0] and "&amp;" in views[0]
 
 
+REORDERING = Example(id="bidi", title="Price list", question="What does the ticket cost?",
+                    passage="The ticket costs \u202e0001\u202c dollars, said \u2067Margaret\u2069 Ellison\u200f.")
+
+
+def test_no_view_lets_a_bidirectional_control_reorder_the_passage(tiny_bert):
+    reordering = explain(tiny_bert, REORDERING, IGSettings(steps=4, tolerance=None))
+    views = [figures.topk_passage(reordering, 0).html, figures.topk_grid(reordering).html,
+             figures.answer_passage(REORDERING, reordering.answer),
+             figures.answer_summary(REORDERING, reordering.answer), figures.example_heading(REORDERING, "m"),
+             figures.nbest_html(reordering.answer), *figures.heatmap(reordering).figure.layout.xaxis.ticktext]
+    for markup in views:
+        assert not set(markup) & set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    # the characters shown are the passage's, in its order, less the controls
+    assert "The ticket costs 0001 dollars, said Margaret Ellison." in read_html(views[2])[1]
+
+
 def test_plotly_labels_escape_words(hostile):
     ticks = figures.heatmap(hostile).figure.layout.xaxis.ticktext
     assert "5&lt;6" in ticks and not any("<" in tick for tick in ticks)

@@ -3,7 +3,7 @@ import threading
 
 import pytest
 
-from rcqa.ui.jobs import Busy, Cancelled, JobQueue
+from rcqa.ui.jobs import Busy, Cancelled, ClientBusy, JobQueue
 
 WAIT = 10  # seconds: only reached if the queue is broken
 
@@ -179,3 +179,37 @@ def test_jobs_run_at_a_lower_priority_than_the_page_scripts(monkeypatch):
     monkeypatch.setenv("RCQA_JOB_NICE", "15")
     ticket = JobQueue(1).submit("nicer", "s", own_niceness)
     assert ticket.wait(WAIT) and ticket.result() == max(base, 15)
+
+
+def test_one_address_has_at_most_its_share_waiting_however_many_sessions_it_opens(order):
+    queue = JobQueue(workers=1, per_client=2)
+    blocker, *jobs, anonymous = gates(order, "blocker", "a", "b", "c", "other", "d")
+    running = queue.submit("blocker", "s0", blocker)
+    assert blocker.started.wait(WAIT)
+    first = queue.submit("a", "s1", jobs[0], client="10.0.0.9")
+    second = queue.submit("b", "s2", jobs[1], client="10.0.0.9")
+    with pytest.raises(ClientBusy) as refused:
+        queue.submit("c", "s3", jobs[2], client="10.0.0.9")  # a third session of the same address
+    assert refused.value.waiting == 2 and isinstance(refused.value, Busy)
+    replaced = queue.submit("c", "s2", jobs[2], client="10.0.0.9")  # a session replacing its own request may
+    assert second.state == "cancelled" and replaced.state == "waiting"
+    joined = queue.submit("a", "s4", jobs[0], client="10.0.0.9")  # joining a waiting job adds no work
+    elsewhere = queue.submit("other", "s5", jobs[3], client="10.0.0.7")
+    unknown = queue.submit("d", "s6", anonymous)  # no address: the session's own limit only
+    assert queue.waiting == 4 and joined.job is first.job
+    blocker.finish(running)
+    for gate, ticket in zip((jobs[0], jobs[2], jobs[3], anonymous), (first, replaced, elsewhere, unknown)):
+        gate.finish(ticket)
+    assert order == ["blocker", "a", "c", "other", "d"]
+
+
+@pytest.mark.parametrize("address, headers, client", [
+    ("203.0.113.5", {"X-Forwarded-For": "198.51.100.1"}, "203.0.113.5"),  # a direct visitor: the connection's
+    (None, {"X-Forwarded-For": "6.6.6.6, 198.51.100.1"}, "198.51.100.1"),  # behind the proxy: what it appended
+    (None, {"X-Forwarded-For": " 198.51.100.1 "}, "198.51.100.1"),
+    (None, {}, None),  # on this machine: every session counts alone
+])
+def test_the_client_address_is_the_connection_or_what_the_local_proxy_saw(address, headers, client):
+    from rcqa.ui.queue import client_address
+
+    assert client_address(address, headers) == client

@@ -55,3 +55,14 @@ def test_threads_share_the_tagger_safely():
 def test_a_citation_glued_to_a_word_is_split_off_but_a_time_is_not():
     words = [w.text for w in written_words("Martin Sekulić.:32 in New York City:57–60 at 10:30")]
     assert words == ["Martin", "Sekulić", ".", ":32", "in", "New", "York", "City", ":57–60", "at", "10:30"]
+
+
+def test_bidirectional_controls_are_dropped_and_every_other_character_kept():
+    from rcqa.text import without_bidi_controls
+
+    # "evil.exe" written with an override so that it reads "evil" + "exe." reversed: shown as stored, in order
+    assert without_bidi_controls("photo\u202egpj.exe") == "photogpj.exe"
+    controls = "".join(map(chr, [0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+    assert without_bidi_controls(f"a{controls}b") == "ab"
+    hebrew = "\u05e9\u05dc\u05d5\u05dd 2,300 \u0645\u0631\u062d\u0628\u0627 \u200d"  # letters, digits, a ZWJ: kept
+    assert without_bidi_controls(hebrew) == hebrew

@@ -27,6 +27,7 @@ from rcqa.figures.layers import (
                                 jsd,
                                 layer_pair,
                                 projection,
+                                projection_map,
 )
 from rcqa.figures.lens import (
                                 knockouts,
@@ -59,5 +60,5 @@ __all__ = ["AGGREGATION_NAMES", "COMPLETENESS_WARNING", "POS_COLOURS", "ROLE_COL
            "answer_summary", "answer_word", "card_scores", "completeness", "example_heading", "heatmap",
            "image_export_available", "incomplete_layers", "jsd", "knockouts", "knockouts_table", "layer_answers",
            "layer_answers_table", "layer_pair", "model_facts", "nbest_html", "nbest_table", "pos_mix",
-           "projection", "quantifiers", "role_readings", "roles", "topk_grid", "topk_passage", "topk_table",
+           "projection", "projection_map", "quantifiers", "role_readings", "roles", "topk_grid", "topk_passage", "topk_table",
            "word_across_layers", "word_categories_of", "word_choices", "word_table"]

@@ -1,13 +1,12 @@
 """The model's answer: the passage with the answer and gold marked, a summary with EM / F1, the n-best table."""
 from __future__ import annotations
 
-import html
 import itertools
 
 import pandas as pd
 
 from rcqa.evaluate import score
-from rcqa.figures.common import FONT
+from rcqa.figures.common import FONT, escape_text
 from rcqa.types import Answer, Example
 
 
@@ -20,7 +19,7 @@ def answer_passage(example: Example, answer: Answer) -> str:
     boundaries = sorted({0, len(example.passage), *(p for s, e, _ in marks for p in (s, e))})
     pieces = []
     for start, end in itertools.pairwise(boundaries):
-        text = html.escape(example.passage[start:end])
+        text = escape_text(example.passage[start:end])
         kinds = {kind for s, e, kind in marks if s <= start and end <= e}
         if "gold" in kinds:
             text = f'<span style="border-bottom: 3px solid #2ca02c;">{text}</span>'
@@ -39,13 +38,13 @@ def answer_summary(example: Example, answer: Answer) -> str:
         return _abstention(example, answer)
     if best is None:
         return "<p>The model found no span to answer with.</p>"
-    parts = [f'<div style="font-size: 1.25em; font-weight: 600;">{html.escape(best.text)}</div>',
+    parts = [f'<div style="font-size: 1.25em; font-weight: 600;">{escape_text(best.text)}</div>',
              f"<p>probability {_percent(best.probability)} among every valid span of the passage"
              + (f" · from window {best.window + 1} of {answer.n_windows}" if answer.n_windows > 1 else "") + "</p>"]
     golds = [g.text for g in example.answers]
     if golds:
         exact, f1 = score(best.text, golds)
-        parts.append(f"<p>Gold: {' | '.join(html.escape(g) for g in dict.fromkeys(golds))} · exact match "
+        parts.append(f"<p>Gold: {' | '.join(escape_text(g) for g in dict.fromkeys(golds))} · exact match "
                      f"{exact:.0f} · F1 {f1:.2f}</p>")
     if answer.no_answer is not None:
         null = answer.no_answer
@@ -67,12 +66,12 @@ def _abstention(example: Example, answer: Answer) -> str:
              f"<p>probability of “no answer” {_percent(null.probability)}; null score − best span score = "
              f"{null.score - null.best_span_score:.2f}, above the threshold {null.threshold:.2f}</p>" if best else f"<p>probability of “no answer” {_percent(null.probability)}</p>"]
     if best:
-        parts.append(f"<p>The best span it rejected: “{html.escape(best.text)}” (probability "
+        parts.append(f"<p>The best span it rejected: “{escape_text(best.text)}” (probability "
                      f"{_percent(best.probability)}). The explanations below can explain the abstention: "
                      "choose the target <em>null</em> or <em>answer_vs_null</em>.</p>")
     golds = [g.text for g in example.answers]
     if golds and not example.is_impossible:
-        parts.append(f"<p>Gold: {' | '.join(html.escape(g) for g in dict.fromkeys(golds))} · exact match 0 · F1 0"
+        parts.append(f"<p>Gold: {' | '.join(escape_text(g) for g in dict.fromkeys(golds))} · exact match 0 · F1 0"
                      "</p>")
     elif example.is_impossible:
         parts.append("<p>The question has no answer in the passage: abstaining is right.</p>")
@@ -87,8 +86,8 @@ def nbest_html(answer: Answer, height_px: int = 250) -> str:
         "text-align: right; white-space: nowrap;" if name in numeric else "text-align: left; min-width: 8em;")
         for name in table.columns}  # the answer wraps; the numbers stay in view
     shown = {"probability": _percent, "start logit": _logit, "end logit": _logit}
-    header = "".join(f'<th style="{style[name]}">{html.escape(name)}</th>' for name in table.columns)
-    rows = "".join("<tr>" + "".join(f'<td style="{style[name]}">{html.escape(str(shown.get(name, str)(value)))}</td>'
+    header = "".join(f'<th style="{style[name]}">{escape_text(name)}</th>' for name in table.columns)
+    rows = "".join("<tr>" + "".join(f'<td style="{style[name]}">{escape_text(str(shown.get(name, str)(value)))}</td>'
                                     for name, value in row.items()) + "</tr>" for row in table.to_dict("records"))
     return (f'<div style="max-height: {height_px}px; overflow: auto;"><table style="font-size: 0.85em; line-height: '
             f'1.4; border-collapse: collapse; margin: 0;"><thead><tr>{header}</tr></thead><tbody>{rows}</tbody>'
@@ -106,8 +105,8 @@ def _percent(probability: float) -> str:
 
 def example_heading(example: Example, model_name: str) -> str:
     """One escaped line naming the example and model a page shows."""
-    return (f'<p style="color: #444;"><strong>{html.escape(example.title or example.id)}</strong>: '
-            f"“{html.escape(example.question)}” · model {html.escape(model_name)}</p>")
+    return (f'<p style="color: #444;"><strong>{escape_text(example.title or example.id)}</strong>: '
+            f"“{escape_text(example.question)}” · model {escape_text(model_name)}</p>")
 
 
 def nbest_table(answer: Answer) -> pd.DataFrame:

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rcqa.attribution.targets import TARGETS
+from rcqa.text import without_bidi_controls
 from rcqa.types import Attribution
 
 COMPLETENESS_WARNING = 0.05  # relative error above which a layer's attributions do not add up
@@ -48,9 +49,15 @@ def image_export_available() -> bool:
     return Chromium.find_browser(skip_local=False) is not None
 
 
+def escape_text(text: str, quote: bool = True) -> str:
+    """Text for HTML: escaped, so that words like '<b>' show as typed, and without bidirectional controls, so that
+    none reorders what is shown."""
+    return html.escape(without_bidi_controls(text), quote)
+
+
 def escape_label(text: str) -> str:
-    """Text for a Plotly label or hover: escaped, so that words like '<b>' show as typed."""
-    return html.escape(text, quote=False)
+    """Text for a Plotly label or hover (escape_text)."""
+    return escape_text(text, quote=False)
 
 
 def settings_line(result: Attribution, aggregation: str, target: int) -> str:

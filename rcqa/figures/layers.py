@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from rcqa.analysis.projection import GROUPS, project, token_groups
+from rcqa.analysis.projection import GROUPS, Projection, project, token_groups
 from rcqa.analysis.similarity import describe, jsd_matrix
 from rcqa.analysis.words import passage_distribution
 from rcqa.figures.common import (
@@ -113,7 +113,12 @@ def projection(result: Attribution, layer: int, method: str = "tsne") -> Chart:
     """A 2-D map of every token vector at one layer, coloured as in the paper."""
     if result.hidden_states is None:
         raise ValueError("this result holds no layer outputs (hidden states); explain it again to project them")
-    projected = project(result.hidden_states[layer], method)
+    return projection_map(result, layer, project(result.hidden_states[layer], method))
+
+
+def projection_map(result: Attribution, layer: int, projected: Projection) -> Chart:
+    """projection's map, of the layer's vectors projected already (the dashboard projects them in a worker)."""
+    method = "tsne" if projected.perplexity is not None else "pca"
     data = pd.DataFrame({"position": range(len(result.tokens)), "token": result.tokens,
                          "group": token_groups(result), "x": projected.points[:, 0], "y": projected.points[:, 1]})
     figure = go.Figure()

@@ -2,7 +2,6 @@
 random deletion, the summary numbers, and how alike the methods rank the words."""
 from __future__ import annotations
 
-import html
 
 import numpy as np
 import pandas as pd
@@ -11,7 +10,7 @@ import plotly.graph_objects as go
 from rcqa.faithfulness.compare import Comparison, MethodResult
 from rcqa.faithfulness.metrics import rank_correlations
 from rcqa.faithfulness.report import measures, readings
-from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, word_ticks
+from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, escape_text, word_ticks
 from rcqa.figures.words import MARK
 from rcqa.types import overlaps
 
@@ -74,12 +73,12 @@ def method_passages(comparison: Comparison, k: int = 5) -> Chart:
     table = word_score_table(comparison)
     rows = "".join(
         f'<tr><td style="vertical-align: top; padding: 6px 10px 6px 0; white-space: nowrap;"><strong>'
-        f'{html.escape(name)}</strong></td><td style="padding: 6px 0; font-size: 0.9em; border-top: 1px solid '
+        f'{escape_text(name)}</strong></td><td style="padding: 6px 0; font-size: 0.9em; border-top: 1px solid '
         f'#eee;">{_shaded_passage(comparison, part, k)}</td></tr>'
         for name, part in table.groupby("method", sort=False))
     legend = (f'<p style="font-size: 0.85em; color: #555;">Shading: the word\'s score over the method\'s top word\'s '
               f"(darker = more important); numbers: the top-{k} ranks. Underlined: the explained span "
-              f"({html.escape(comparison.target['span'])}). Random shows its first draw.</p>")
+              f"({escape_text(comparison.target['span'])}). Random shows its first draw.</p>")
     page = f'<div style="{FONT}"><table style="border-collapse: collapse;">{rows}</table>{legend}</div>'
     return Chart(f"methods-passages-{comparison.example.id}", table, html=page)
 
@@ -89,8 +88,8 @@ def _shaded_passage(comparison: Comparison, rows: pd.DataFrame, k: int) -> str:
     pieces = ["… " if comparison.words and comparison.words[0].start_char > 0 else ""]
     cursor = comparison.words[0].start_char if comparison.words else 0
     for word, score, rank in zip(comparison.words, rows.relative_score, rows["rank"]):
-        pieces.append(html.escape(passage[cursor:word.start_char]))
-        text = html.escape(word.text)
+        pieces.append(escape_text(passage[cursor:word.start_char]))
+        text = escape_text(word.text)
         if overlaps(*span, word.start_char, word.end_char):
             text = f'<span style="border-bottom: 2px solid #d62728;">{text}</span>'
         ranked = not pd.isna(rank)

@@ -2,7 +2,6 @@
 across layers."""
 from __future__ import annotations
 
-import html
 
 import numpy as np
 import pandas as pd
@@ -15,6 +14,7 @@ from rcqa.figures.common import (
     Chart,
     apply_layout,
     escape_label,
+    escape_text,
     settings_line,
     word_ticks,
 )
@@ -101,8 +101,8 @@ def _marked_passage(result: Attribution, marks: dict[int, tuple[int, float]]) ->
     pieces = ["… " if shown and shown[0].start_char > 0 else ""]
     cursor = shown[0].start_char if shown else 0
     for word in shown:
-        pieces.append(html.escape(passage[cursor:word.start_char]))
-        text = html.escape(word.text)
+        pieces.append(escape_text(passage[cursor:word.start_char]))
+        text = escape_text(word.text)
         if overlaps(span_start, span_end, word.start_char, word.end_char):
             text = f'<span style="border-bottom: 2px solid #d62728;">{text}</span>'
         if word_index.get(word.start_char) in marks:
@@ -135,14 +135,14 @@ def _topk_legend(result: Attribution, k: int) -> str:
     window = (f" Only the analysed window is shown: window {result.window + 1} of {result.answer.n_windows}, the one "
               "holding the explained span." if result.answer.n_windows > 1 else "")
     return (f'<p style="font-size: 0.85em; color: #555;">Highlighted: the layer\'s top-{k} passage words (the number '
-            f"is the rank; darker = more important). Underlined: the explained span ({result.targets[0]['span']}).{window}</p>")
+            f"is the rank; darker = more important). Underlined: the explained span ({escape_text(result.targets[0]['span'])}).{window}</p>")
 
 
 def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
     """The passage with one layer's top-k words highlighted."""
     table = topk_table(result, k, aggregation, target)
     marks = _marks(result, table, layer)
-    page = (f'<div style="{FONT}"><strong>{html.escape(result.layers[layer])}</strong>: top-{k} passage words'
+    page = (f'<div style="{FONT}"><strong>{escape_text(result.layers[layer])}</strong>: top-{k} passage words'
             f"{_fewer_than_k(len(marks), k)}"
             f'<div style="white-space: pre-wrap;">{_marked_passage(result, marks)}</div>{_topk_legend(result, k)}</div>')
     return Chart(f"top{k}-{result.example.id}-{result.layers[layer].replace(' ', '')}",
@@ -154,7 +154,7 @@ def topk_grid(result: Attribution, k: int = 5, aggregation: str = "l2", target: 
     table = topk_table(result, k, aggregation, target)
     rows = "".join(
         f'<tr><td style="vertical-align: top; padding: 6px 10px 6px 0; white-space: nowrap;"><strong>'
-        f'{html.escape(label)}</strong></td><td style="padding: 6px 0; font-size: 0.9em; border-top: 1px solid #eee;">'
+        f'{escape_text(label)}</strong></td><td style="padding: 6px 0; font-size: 0.9em; border-top: 1px solid #eee;">'
         f'{_fewer_than_k(len(marks), k)}{_marked_passage(result, marks)}</td></tr>'
         for layer, label in enumerate(result.layers) for marks in [_marks(result, table, layer)])
     page = (f'<div style="{FONT}"><table style="border-collapse: collapse;">{rows}</table>'

@@ -1,5 +1,5 @@
-"""What every page starts from: the view's model, loaded once per process, and the model, example and settings a
-page reads from Explore."""
+"""What every page starts from: the view's model, loaded once per process (load_model's cache is the process's
+one), and the model, example and settings a page reads from Explore."""
 from __future__ import annotations
 
 import streamlit as st
@@ -17,12 +17,21 @@ from rcqa.ui.show import report
 from rcqa.ui.view import show_url_problems, update, view
 
 
-@st.cache_resource(show_spinner="Loading the model…", max_entries=4)
 def _load(name: str) -> QAModel:
-    qa_model = load_model(name)
-    for gallery_example in GALLERY:  # a visitor's first page is a gallery answer: have them all ready, even under load
-        answer(qa_model, gallery_example)
+    """The model from load_model's cache, the process's one (bounded: rcqa.model.MAX_LOADED); the spinner shows
+    only when loading takes a while."""
+    with st.spinner("Loading the model…"):
+        qa_model = load_model(name)
+        _answer_gallery(qa_model.fingerprint, qa_model)
     return qa_model
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _answer_gallery(fingerprint: str, _qa_model: QAModel) -> None:
+    """A visitor's first page is a gallery answer: have them all ready, even under load (once per model; the
+    cache keeps nothing but the fingerprint)."""
+    for gallery_example in GALLERY:
+        answer(_qa_model, gallery_example)
 
 
 def model() -> QAModel | None:

@@ -4,7 +4,8 @@ At most `workers` jobs run at once (what the device holds); the rest wait in ord
 same key: the result cache's) are one job, computed once and handed to everyone who asked. A session has at
 most one job waiting: asking for another withdraws it from the first. A job nobody waits for any more (every
 asker cancelled or left) is dropped before it starts; a running job always finishes, since its result goes
-to the disk cache. Past `limit` waiting jobs, new ones are refused with Busy.
+to the disk cache. Past `limit` waiting jobs, new ones are refused with Busy; so are those of a client (an
+address, which may hold many sessions) that already has `per_client` jobs waiting.
 
 Standard library only: the dashboard (rcqa.ui.queue) adapts it to Streamlit sessions.
 """
@@ -20,6 +21,7 @@ import torch
 
 WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
 QUEUE_LIMIT = 32
+CLIENT_LIMIT = 2  # jobs waiting for one client address, whatever its number of sessions
 JOB_NICENESS = 10  # heavy work yields the cores to page scripts: a new visitor's page is drawn first
 
 Report = Callable[[Any], None]  # what a job calls with its progress, e.g. each finished layer
@@ -31,6 +33,15 @@ class Busy(RuntimeError):
 
     def __init__(self, waiting: int):
         super().__init__(f"{waiting} explanations are waiting, the most this server queues; try again shortly")
+        self.waiting = waiting
+
+
+class ClientBusy(Busy):
+    """This client address already has `waiting` jobs waiting, the most the queue holds for one."""
+
+    def __init__(self, waiting: int):
+        RuntimeError.__init__(self, f"{waiting} requests from your address are waiting, the most this server "
+                                    "queues for one; wait for them or cancel one")
         self.waiting = waiting
 
 
@@ -77,6 +88,7 @@ class Job:
     def __init__(self, key: str, work: Work):
         self.key, self.work = key, work
         self.askers: dict[str, Callable[[], bool]] = {}  # session → is it still there?
+        self.clients: dict[str, str] = {}  # session → its client address, where known
         self.state = "waiting"  # → running → done | failed, or waiting → dropped
         self.progress: Any = None
         self.result: Any = None
@@ -130,28 +142,34 @@ class Ticket:
 class JobQueue:
     """Jobs in arrival order, run by `workers` threads started on the first submit."""
 
-    def __init__(self, workers: int = 1, limit: int = QUEUE_LIMIT):
-        self.workers, self.limit = workers, limit
+    def __init__(self, workers: int = 1, limit: int = QUEUE_LIMIT, per_client: int = CLIENT_LIMIT):
+        self.workers, self.limit, self.per_client = workers, limit, per_client
         self._waiting: deque[Job] = deque()
         self._jobs: dict[str, Job] = {}  # waiting or running, by key
         self._running = 0
         self._changed = threading.Condition()
         self._threads: list[threading.Thread] = []
 
-    def submit(self, key: str, session: str, work: Work, alive: Callable[[], bool] = lambda: True) -> Ticket:
-        """Claim the job for key (joining one waiting or running, else queueing `work`) for session; any other
-        job the session has waiting loses its claim. Busy if a new job would pass the limit."""
+    def submit(self, key: str, session: str, work: Work, alive: Callable[[], bool] = lambda: True,
+               client: str | None = None) -> Ticket:
+        """Claim the job for key (joining one waiting or running, else queueing `work`) for session, of client
+        (its address, None where unknown); any other job the session has waiting loses its claim. Busy if a new
+        job would pass the limit, ClientBusy if the client's own."""
         with self._changed:
             self._prune()
             job = self._jobs.get(key)
             if job is None:
                 if len(self._waiting) >= self.limit:
                     raise Busy(len(self._waiting))
+                if client is not None and (mine := self._client_waiting(client, session)) >= self.per_client:
+                    raise ClientBusy(mine)
                 job = self._jobs[key] = Job(key, work)
                 self._waiting.append(job)
             for other in [j for j in self._waiting if j is not job and session in j.askers]:
                 self._withdraw(other, session)
             job.askers[session] = alive
+            if client is not None:
+                job.clients[session] = client
             self._start_workers()
             self._changed.notify_all()
             return Ticket(self, job, session)
@@ -180,8 +198,13 @@ class JobQueue:
         with self._changed:
             return self._running
 
+    def _client_waiting(self, client: str, session: str) -> int:
+        """Waiting jobs asked for by the client's sessions, less the one `session` is about to withdraw."""
+        return sum(1 for job in self._waiting if any(c == client for s, c in job.clients.items() if s != session))
+
     def _withdraw(self, job: Job, session: str) -> None:
         job.askers.pop(session, None)
+        job.clients.pop(session, None)
         if job.state == "waiting" and not job.askers:
             self._drop(job)
 
@@ -204,14 +227,18 @@ class JobQueue:
     def _serve(self) -> None:
         lower_priority()
         while True:
-            with self._changed:
+            # no local keeps the last job: its error, re-raised in a page, holds that page's frames and their models
+            self._run(self._next())
+
+    def _next(self) -> Job:
+        with self._changed:
+            self._prune()
+            while not self._waiting:
+                self._changed.wait()
                 self._prune()
-                while not self._waiting:
-                    self._changed.wait()
-                    self._prune()
-                job = self._waiting.popleft()
-                job.state, self._running = "running", self._running + 1
-            self._run(job)
+            job = self._waiting.popleft()
+            job.state, self._running = "running", self._running + 1
+            return job
 
     def _run(self, job: Job) -> None:
         def report(progress: Any) -> None:

@@ -3,7 +3,7 @@
 progress."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
@@ -12,8 +12,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rcqa.model import QAModel
 from rcqa.ui import worker
-from rcqa.ui.jobs import Busy, JobQueue, Ticket, Work, default_workers, limit_torch_threads, torch_threads
-from rcqa.ui.show import report
+from rcqa.ui.jobs import Busy, ClientBusy, JobQueue, Ticket, Work, default_workers, limit_torch_threads, torch_threads
+from rcqa.ui.show import failure, report
 from rcqa.ui.view import default_model
 
 POLL_SECONDS = 0.5  # how often a waiting page refreshes its place in the queue and the running job's progress
@@ -54,6 +54,16 @@ def _session() -> tuple[str, Callable[[], bool]]:
     return session, lambda: server.is_active_session(session)
 
 
+def client_address(address: str | None, headers: Mapping[str, str]) -> str | None:
+    """The visitor's address from the connection's (st.context.ip_address: None from loopback) and its headers:
+    the connection's own, or behind a reverse proxy on this machine (which connects from loopback) the address
+    the proxy appended last to X-Forwarded-For (those before it are the visitor's to forge); None for a visitor
+    on this machine, whose sessions then count one by one."""
+    if address is not None:
+        return address
+    return headers.get("X-Forwarded-For", "").split(",")[-1].strip() or None
+
+
 def pending(slot: str, key: str) -> Ticket | None:
     """This session's request kept in session slot `slot`, if it is for `key` and still queued, running or just
     finished."""
@@ -66,7 +76,12 @@ def submit(slot: str, key: str, work: Work) -> Ticket | None:
     message, when the queue is full."""
     session, alive = _session()
     try:
-        ticket = job_queue().submit(key, session, work, alive)
+        ticket = job_queue().submit(key, session, work, alive,
+                                    client=client_address(st.context.ip_address, st.context.headers))
+    except ClientBusy as busy:
+        st.warning(f"You already have {busy.waiting} explanations or comparisons waiting, the most this server "
+                   "queues for one visitor: wait for them, or cancel one.")
+        return None
     except Busy as busy:
         st.warning(f"The server is busy: {busy.waiting} explanations or comparisons are waiting, the most it "
                    "queues. Try again in a minute.")
@@ -85,7 +100,8 @@ def await_ticket(ticket: Ticket, slot: str, label: str, failed: str, finished: C
     """Inside a status box labelled `label`: the request's place in the queue with a Cancel button (which withdraws
     the request kept in slot `slot`), then, given `progress` (the bar's first text, and the bar's fraction and
     text for a progress report), a progress bar, refreshed until the job finishes. Its result, the box labelled
-    finished(result); None, with the box labelled `failed` and the error shown, when it fails."""
+    finished(result); None, with the box labelled `failed` and one sentence shown (the server's own errors are
+    logged, never shown), when it fails."""
     with st.status(label, expanded=True) as status:
         place, cancel = st.empty(), st.empty()
         show_progress = lambda done: None  # noqa: E731
@@ -96,9 +112,13 @@ def await_ticket(ticket: Ticket, slot: str, label: str, failed: str, finished: C
         _wait_for(ticket, place, cancel, f"{slot}.cancel", slot, show_progress)
         try:
             result = ticket.result()
-        except ValueError as error:  # InputError included
+        except ValueError as error:  # InputError included: the user's to fix
             status.update(label=failed, state="error")
             report(error)
+            return None
+        except Exception as error:  # the server's: a worker that died, a cancellation, a full disk, a model load
+            status.update(label=failed, state="error")
+            failure(error, "The job")
             return None
         finally:
             st.session_state.pop(slot, None)

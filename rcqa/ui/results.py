@@ -1,8 +1,10 @@
 """What the pages compute, each kept where it pays: answers and lenses per model and text (st.cache_data),
 explanations in the disk result cache and this session, the methods' comparison in this session. Explanations and
-comparisons go through the job queue (rcqa.ui.queue); interventions and projections are quick enough to run in
-the page."""
+comparisons, and on a click the answer lens, the interventions and the token maps, go through the job queue
+(rcqa.ui.queue), which runs them in its worker processes."""
 from __future__ import annotations
+
+from typing import Any
 
 import streamlit as st
 
@@ -10,9 +12,9 @@ from rcqa import qa
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Comparison, Protocol
-from rcqa.figures import Chart, projection
-from rcqa.lens import AnswerLens, answer_lens
-from rcqa.lens.interventions import Interventions, intervene
+from rcqa.figures import Chart, projection_map
+from rcqa.lens import AnswerLens
+from rcqa.lens.interventions import Interventions
 from rcqa.model import QAModel
 from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example
@@ -22,7 +24,8 @@ from rcqa.ui.show import report
 
 _RESULT, _TICKET = "rcqa.result", "rcqa.ticket"
 _COMPARISON, _COMPARISON_TICKET = "rcqa.comparison", "rcqa.comparison_ticket"
-_KNOCKOUTS = "rcqa.knockouts"  # the interventions this session asked for
+_ASKED, _KEPT = "rcqa.asked", "rcqa.kept"  # the lenses, interventions and maps this session asked for, and got
+KEPT_RESULTS = 8
 KNOCKOUT_DRAWS = 5  # random draws per layer on the Explore page
 
 
@@ -100,6 +103,21 @@ def compute_result(qa_model: QAModel, current: Example, settings: IGSettings) ->
     return found[0]
 
 
+def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings) -> Attribution | None:
+    """The explanation if it is stored, else, once "Explain every layer" is pressed (or this session's request is
+    still under way: its place, then its progress), computed through the queue; None until then."""
+    if (result := stored_result(qa_model, current, settings)) is not None:
+        return result
+    if pending_request(qa_model, current, settings) is None:
+        slot = st.empty()
+        if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
+            st.caption(f"Attributes the answer at the output of all {qa_model.num_layers + 1} layers of "
+                       f"{qa_model.name}.")
+            return None
+        slot.empty()
+    return compute_result(qa_model, current, settings)
+
+
 # --- the methods' comparison ---------------------------------------------------------------------------------
 
 def comparison_key(qa_model: QAModel, current: Example, settings: IGSettings, protocol: Protocol) -> str:
@@ -137,50 +155,70 @@ def compute_comparison(qa_model: QAModel, current: Example, settings: IGSettings
     return comparison
 
 
-# --- what each layer knows and does ------------------------------------------------------------------------
+# --- what each layer knows and does, on request ------------------------------------------------------------
 
-@st.cache_data(max_entries=64, show_spinner="Reading the answer out of every layer…")
-def _lens(fingerprint: str, passage: str, question: str, golds: tuple[str, ...], _qa_model: QAModel,
-          _example: Example) -> AnswerLens:
-    return answer_lens(_qa_model, _example)
+def asked(request: tuple) -> bool:
+    """Whether this session pressed the button for request (its first item names the kind of work)."""
+    return request in st.session_state.get(_ASKED, set())
 
 
-def lens(qa_model: QAModel, current: Example) -> AnswerLens | None:
-    """The answer lens of the example: one forward pass, so computed on demand and kept per model and text."""
-    try:
-        return _lens(qa_model.fingerprint, current.passage, current.question,
-                     tuple(a.text for a in current.answers), qa_model, current)
-    except InputError as error:
-        report(error)
+def ask(request: tuple) -> None:
+    st.session_state.setdefault(_ASKED, set()).add(request)
+
+
+def ask_button(request: tuple, label: str, what_it_does: str) -> bool:
+    """Whether request was asked for; else its button, with what it does, is drawn and False returned."""
+    if asked(request):
+        return True
+    st.button(label, key=f"rcqa.ask.{request[0]}", on_click=ask, args=(request,))
+    st.caption(what_it_does)
+    return False
+
+
+def queued(request: tuple, qa_model: QAModel, function, *args, label: str) -> Any | None:
+    """function(qa_model, *args) computed through the queue for request (kept with this session's last few
+    results); None, with a message shown, when the queue is full or the work fails."""
+    kept: dict = st.session_state.setdefault(_KEPT, {})
+    if request in kept:
+        return kept[request]
+    slot, key = f"rcqa.ticket.{request[0]}", "-".join(map(str, request))
+    ticket = pending(slot, key) or submit(slot, key, heavy(qa_model, function, *args))
+    if ticket is None:
         return None
+    found = await_ticket(ticket, slot, label, f"{label} failed", lambda _: label.removesuffix("…"))
+    if found is not None:
+        while len(kept) >= KEPT_RESULTS:
+            kept.pop(next(iter(kept)))
+        kept[request] = found
+    return found
 
 
-def knockouts_asked(request: tuple) -> bool:
-    """Whether this session asked for the interventions of (result key, k, baseline, aggregation)."""
-    return request in st.session_state.get(_KNOCKOUTS, set())
-
-
-def ask_knockouts(request: tuple) -> None:
-    st.session_state.setdefault(_KNOCKOUTS, set()).add(request)
-
-
-@st.cache_data(max_entries=32, show_spinner="Knocking out each layer's words…")
-def _knockouts(key: str, k: int, baseline: str, aggregation: str, _qa_model: QAModel,
-               _result: Attribution) -> Interventions:
-    return intervene(_qa_model, _result, k=k, draws=KNOCKOUT_DRAWS, baseline=baseline, aggregation=aggregation)
+def lens(qa_model: QAModel, result: Attribution, key: str) -> AnswerLens | None:
+    """The answer lens of the result's example, once asked for: one forward pass, through the queue."""
+    request = ("lens", key)
+    if not ask_button(request, "Read the answer out of every layer",
+                      "Runs the QA head (and any probes trained for this model) on every layer's output: one "
+                      "forward pass."):
+        return None
+    return queued(request, qa_model, worker.lens, result.example, label="Reading the answer out of every layer…")
 
 
 def knockouts(qa_model: QAModel, result: Attribution, request: tuple) -> Interventions | None:
-    """The interventions asked for (knockouts_asked's request), kept per result and settings; None, with the error
-    shown, when they cannot run."""
-    try:
-        return _knockouts(*request, qa_model, result)
-    except ValueError as error:
-        report(error)
+    """The interventions of request ("knockouts", result key, k, baseline, aggregation), once asked for."""
+    _, _, k, baseline, aggregation = request
+    return queued(request, qa_model, worker.knockouts, result, k, KNOCKOUT_DRAWS, baseline, aggregation,
+                  label="Knocking out each layer's words…")
+
+
+def projection_chart(qa_model: QAModel, key: str, layer: int, method: str, result: Attribution) -> Chart | None:
+    """The map of one layer's token vectors, once asked for: t-SNE is slow on long inputs."""
+    request = ("projection", key, layer, method)
+    if not ask_button(request, "Map the token vectors", "Projects every token's vector at this layer to two "
+                      "dimensions (t-SNE takes a while on long passages)."):
         return None
-
-
-@st.cache_data(max_entries=32, show_spinner="Projecting the token vectors…")
-def projection_chart(key: str, layer: int, method: str, _result: Attribution) -> Chart:
-    """t-SNE is slow on long inputs: keep each layer's map per result (key) and method."""
-    return projection(_result, layer, method)
+    if result.hidden_states is None:
+        report(ValueError("this result holds no layer outputs (hidden states); explain it again to project them"))
+        return None
+    projected = queued(request, qa_model, worker.projection, result.hidden_states[layer], method,
+                       label="Projecting the token vectors…")
+    return None if projected is None else projection_map(result, layer, projected)

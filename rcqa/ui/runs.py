@@ -47,6 +47,20 @@ def run_folders() -> list[Path]:
     return found
 
 
+def readable_runs() -> tuple[list[Path], list[str]]:
+    """The runs under $RCQA_RUNS that can be shown, and the names of those that cannot (a manifest that is not
+    JSON, or lacks the model it names): one broken run leaves the others on the page."""
+    readable, unreadable = [], []
+    for folder in run_folders():
+        try:
+            run(folder).manifest["model"]["name"]
+        except (OSError, ValueError, KeyError, TypeError):
+            unreadable.append(folder.name)
+        else:
+            readable.append(folder)
+    return readable, unreadable
+
+
 def _stamp(folder: Path) -> float:
     """Changes whenever the run does (the runner rewrites its manifest after every chunk)."""
     return (folder / store.MANIFEST).stat().st_mtime

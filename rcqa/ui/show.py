@@ -1,7 +1,11 @@
 """Drawing on a page: charts with their downloads, escaped HTML, and the errors a user caused."""
 from __future__ import annotations
 
+import functools
+import logging
 import re
+import traceback
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -9,15 +13,19 @@ from rcqa.data import DataError
 from rcqa.figures import Chart, image_export_available
 from rcqa.model import ModelLoadError
 from rcqa.qa import InputError
+from rcqa.text import without_bidi_controls
+from rcqa.ui.jobs import Cancelled
+from rcqa.ui.worker import WorkerDied
 
+log = logging.getLogger("rcqa.ui")
 
 _MARKDOWN = re.compile(r"[\\`*_{}\[\]()<>#!|~$]|:(?=\S)")  # markup, links, and :emoji: / :red[...] directives
 
 
 def plain(text: str) -> str:
     """Text that st.error / st.warning show as written: a value from a link or a file cannot become a link, an image
-    or markup on our page."""
-    return _MARKDOWN.sub(lambda found: "\\" + found.group(), str(text))
+    or markup on our page, nor reorder it (bidirectional controls are dropped)."""
+    return _MARKDOWN.sub(lambda found: "\\" + found.group(), without_bidi_controls(str(text)))
 
 
 def report(error: Exception) -> None:
@@ -25,6 +33,35 @@ def report(error: Exception) -> None:
     kind = {ModelLoadError: "The model could not be loaded", DataError: "The file could not be read",
             InputError: "The model cannot answer this"}.get(type(error), "These settings cannot be used")
     st.error(f"{kind}: {plain(error)}")
+
+
+def failure(error: Exception, doing: str) -> None:
+    """An error the server met while `doing` something (a worker that died, a full disk, a model that failed in a
+    worker): logged with its traceback, shown as one sentence that names no path and holds no traceback."""
+    # the traceback as text: a record holding the error would keep its frames (and the models in them) alive
+    log.error("%s failed:\n%s", doing, "".join(traceback.format_exception(error)).rstrip())
+    if isinstance(error, Cancelled):
+        st.warning(f"{doing} was cancelled: ask again to queue it.")
+    elif isinstance(error, WorkerDied):
+        st.error(f"{doing} stopped: the process that ran it ended (it is restarted). Try again.")
+    elif isinstance(error, OSError):
+        st.error(f"{doing} failed: the server could not read or write its files (its disk may be full). Try again "
+                 "later; the operator finds the details in the server's log.")
+    else:
+        st.error(f"{doing} failed on the server. Try again later; the operator finds the details in the server's "
+                 "log.")
+
+
+def guarded(page: Callable[[], None]) -> Callable[[], None]:
+    """A page's main that never shows a traceback: an error none of its own handlers took is logged and shown as
+    failure's one sentence. Streamlit's own reruns and page switches are BaseExceptions and pass through."""
+    @functools.wraps(page)
+    def run() -> None:
+        try:
+            page()
+        except Exception as error:  # the page's last line of defence: a visitor sees one sentence, never a trace
+            failure(error, "Drawing this page")
+    return run
 
 
 def html(fragment: str) -> None:

@@ -169,3 +169,24 @@ def comparison(qa_model, example, settings, protocol, report: Callable[[Any], No
     from rcqa.faithfulness.compare import compare
 
     return compare(qa_model, example, protocol=protocol, settings=settings)
+
+
+def lens(qa_model, example, report: Callable[[Any], None]):
+    """The answer lens (rcqa.lens) of the example."""
+    from rcqa.lens import answer_lens
+
+    return answer_lens(qa_model, example)
+
+
+def knockouts(qa_model, result, k, draws, baseline, aggregation, report: Callable[[Any], None]):
+    """The interventions (rcqa.lens.interventions) on an explanation's top, bottom and random words."""
+    from rcqa.lens.interventions import intervene
+
+    return intervene(qa_model, result, k=k, draws=draws, baseline=baseline, aggregation=aggregation)
+
+
+def projection(qa_model, vectors, method, report: Callable[[Any], None]):
+    """A 2-D map (rcqa.analysis.projection) of one layer's token vectors; the model is not used."""
+    from rcqa.analysis.projection import project
+
+    return project(vectors, method)

@@ -15,8 +15,7 @@ def main() -> None:
     if (chosen_inputs := inputs.page_inputs()) is None:
         return
     qa_model, current, settings = chosen_inputs
-    result = results.stored_result(qa_model, current, settings) or results.compute_result(qa_model, current, settings)
-    if result is None:
+    if (result := results.result_on_click(qa_model, current, settings)) is None:
         return
     view.fit_layers(len(result.layers))
     layers = list(range(len(result.layers)))
@@ -40,9 +39,10 @@ def main() -> None:
         view.bind(st.radio, "projection", "Map", options=list(METHODS), format_func=_METHOD_NAMES.get, horizontal=True)
     with layer:
         view.bind(st.selectbox, "projection_layer", "Layer", options=layers, format_func=result.layers.__getitem__)
-    show.chart(results.projection_chart(results.result_key(qa_model, current, settings), chosen.projection_layer,
-                                        chosen.projection, result))
+    if chart := results.projection_chart(qa_model, results.result_key(qa_model, current, settings),
+                                         chosen.projection_layer, chosen.projection, result):
+        show.chart(chart)
 
 
-main()
+show.guarded(main)()
 view.publish()

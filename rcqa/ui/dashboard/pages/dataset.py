@@ -70,7 +70,9 @@ def main() -> None:
     st.caption("The dataset-level analyses of Ramnath et al. (EMNLP 2020) over a `python -m rcqa reproduce` run, "
                "beside the published numbers. Layers are compared at equal relative depth: the published model "
                "(BERT-base) has 12 blocks.")
-    folders = runs.run_folders()
+    folders, unreadable = runs.readable_runs()
+    if unreadable:
+        st.caption(f"Left out, their manifest.json cannot be read: {show.plain(', '.join(unreadable))}.")
     if not folders:
         st.info("No run found. Make one with `python -m rcqa reproduce --data squad-dev --limit 100 --out runs/mine` "
                 f"and start the app with `{runs.RUNS_ENV}=runs`.")
@@ -126,4 +128,4 @@ def main() -> None:
     show_examples(shown[0], chosen)
 
 
-main()
+show.guarded(main)()

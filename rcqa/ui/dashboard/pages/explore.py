@@ -7,6 +7,7 @@ from rcqa.attribution.settings import BASELINES, PRESETS
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
+from rcqa.text import without_bidi_controls
 from rcqa.types import AGGREGATIONS
 from rcqa.ui import PAGES, examples, inputs, results, show, view
 
@@ -16,7 +17,8 @@ PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper'
 
 
 def example_label(example) -> str:
-    return f"{example.title} — {example.question}" if example.title else example.question
+    label = f"{example.title} — {example.question}" if example.title else example.question
+    return without_bidi_controls(label)  # an uploaded file's titles and questions
 
 
 def choose_example() -> None:
@@ -102,8 +104,8 @@ def show_answer(qa_model, current) -> bool:
     return True
 
 
-def show_lens(qa_model, current) -> None:
-    lens = results.lens(qa_model, current)
+def show_lens(qa_model, result, key: str) -> None:
+    lens = results.lens(qa_model, result, key)
     if lens is None:
         return
     show.chart(figures.layer_answers(lens))
@@ -117,13 +119,12 @@ def show_lens(qa_model, current) -> None:
 def show_knockouts(qa_model, result, key: str) -> None:
     view.bind(st.radio, "knockout", "Replace a knocked-out word's states by", options=list(KNOCKOUT_BASELINES),
               format_func=KNOCKOUT_BASELINES.get, horizontal=True)
-    request = (key, chosen.top_k, chosen.knockout, chosen.aggregation)
-    if not results.knockouts_asked(request):
-        st.button("Knock out each layer's words", key="rcqa.knockout", on_click=results.ask_knockouts, args=(request,))
-        st.caption(f"At every layer, replaces the states of its top-{chosen.top_k} words, of {chosen.top_k} random "
-                   f"passage words ({results.KNOCKOUT_DRAWS} draws) and of its bottom-{chosen.top_k} words, all "
-                   "outside the explained span, and skips each block, then runs the layers above: a few forward "
-                   "passes.")
+    request = ("knockouts", key, chosen.top_k, chosen.knockout, chosen.aggregation)
+    if not results.ask_button(request, "Knock out each layer's words",
+                              f"At every layer, replaces the states of its top-{chosen.top_k} words, of "
+                              f"{chosen.top_k} random passage words ({results.KNOCKOUT_DRAWS} draws) and of its "
+                              f"bottom-{chosen.top_k} words, all outside the explained span, and skips each block, "
+                              "then runs the layers above: a few forward passes."):
         return
     if found := results.knockouts(qa_model, result, request):
         show.chart(figures.knockouts(found))
@@ -163,7 +164,7 @@ def show_result(result, qa_model, key: str) -> None:
     with check:
         show.chart(figures.completeness(result))
     with lens:
-        show_lens(qa_model, result.example)
+        show_lens(qa_model, result, key)
     with knockouts:
         show_knockouts(qa_model, result, key)
 
@@ -192,19 +193,9 @@ def main() -> None:
     except ValueError as error:
         show.report(error)
         return
-    result = results.stored_result(qa_model, current, settings)
-    if result is None:
-        if results.pending_request(qa_model, current, settings) is None:  # else: show its place, then its progress
-            slot = st.empty()
-            if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
-                st.caption(f"Attributes the answer at the output of all {qa_model.num_layers + 1} layers of "
-                           f"{qa_model.name}.")
-                return
-            slot.empty()
-        result = results.compute_result(qa_model, current, settings)
-    if result is not None:
+    if (result := results.result_on_click(qa_model, current, settings)) is not None:
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
 
 
-main()
+show.guarded(main)()
 view.publish()

@@ -55,5 +55,5 @@ def main() -> None:
         show_comparison(comparison)
 
 
-main()
+show.guarded(main)()
 view.publish()

@@ -44,10 +44,14 @@ def choose_model() -> None:
             st.success(f"Now using {chosen.model}.")
 
 
-st.title("Model")
-view.show_url_problems()
-loaded = st.container()  # drawn after a switch, so that it shows the model just loaded
-choose_model()
-with loaded:
-    describe_model()
+def main() -> None:
+    st.title("Model")
+    view.show_url_problems()
+    loaded = st.container()  # drawn after a switch, so that it shows the model just loaded
+    choose_model()
+    with loaded:
+        describe_model()
+
+
+show.guarded(main)()
 view.publish()
