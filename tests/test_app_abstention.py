@@ -70,3 +70,27 @@ def test_links_take_nbest_spans_within_the_nbest_list_only():
     assert from_query({"span": "nbest:19"})[0].span == "nbest:19"
     view, problems = from_query({"span": "nbest:20"})
     assert view.span == "predicted" and problems[0].startswith("Ignored span='nbest:20' from the link")
+
+
+def test_a_runs_example_opens_in_explore_with_the_runs_target_though_the_model_abstains(
+        abstaining_tiny_dir, tmp_path, monkeypatch):
+    import json
+
+    from rcqa.cli import main
+    from rcqa.gallery import gallery_example
+    from tests.test_dataset import squad_json
+
+    data = tmp_path / "gallery.json"
+    data.write_text(json.dumps(squad_json([gallery_example("vaccine-unanswerable")])))
+    assert main(["reproduce", "--data", str(data), "--out", str(tmp_path / "runs" / "abstaining"), "--model",
+                 abstaining_tiny_dir, "--tolerance", "0", "--steps", "2", "--workers", "1"]) == 0
+    monkeypatch.setenv("RCQA_RUNS", str(tmp_path / "runs"))
+    app = open_app("pages/dataset.py")
+    app.session_state["rcqa.dataset.examples"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    app.run()
+    app.button(key="rcqa.dataset.open").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.session_state["rcqa.view"].target == "span_log_prob"  # the run's, not the abstention's default
+    assert "rcqa.explain" not in [button.key for button in app.button]  # shown from the run
+    result = shown_result(app)
+    assert result.answer.abstained and result.targets[0]["name"] == "span_log_prob"

@@ -162,3 +162,16 @@ def test_reproduce_takes_allow_null_into_its_job_and_manifest(monkeypatch, tmp_p
     (row,), _, _ = runner.explain_chunk(replace(job, settings=replace(job.settings, allow_null=None)),
                                         given["examples"])
     assert row["abstained"] is True and 0 < row["null_probability"] < 1
+
+
+def test_a_no_answer_card_changes_the_fingerprint_and_nothing_else_does(tiny_model_dirs, abstaining_tiny_dir, tmp_path):
+    # equal fingerprints must mean equal answers: the same weights abstain under one card and answer under none
+    import shutil
+
+    from rcqa.model import load_model
+
+    plain, abstaining = load_model(tiny_model_dirs["bert"]), load_model(abstaining_tiny_dir)
+    assert plain.fingerprint != abstaining.fingerprint
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_model_dirs["bert"], copy)
+    assert load_model(str(copy)).fingerprint == plain.fingerprint  # another folder, no card: the same model

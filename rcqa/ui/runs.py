@@ -128,6 +128,7 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
     view.update(model=found.manifest["model"]["name"], source="upload", example_id=example.id,
                 question=example.question, aggregation=analysis["aggregation"], top_k=analysis["top_k"],
                 **view.view_fields(settings))
+    view.target_chosen()  # the run's target, kept even where its model abstained
     fingerprint = found.manifest["model"]["fingerprint"]
     result = store.results(found.folder, read_only=True).get(ResultCache.key(fingerprint, example, settings))
     qa_model = inputs.model()
