@@ -148,6 +148,11 @@ GALLERY: tuple[Example, ...] = (
              "In what year did the railway company buy the canal?", "1852"),
     _example("library-unanswerable", "The town library (no answer in the passage)", _LIBRARY,
              "Who was the first head librarian?", None),
+    # SQuAD 2.0-style: the passage holds a plausible wrong answer (the last keeper; the milkmaid, the boy unnamed)
+    _example("lighthouse-unanswerable", "Corran Point lighthouse (no answer in the passage)", _LIGHTHOUSE,
+             "Who was the first keeper of the lighthouse?", None),
+    _example("vaccine-unanswerable", "Jenner and the first vaccine (no answer in the passage)", _VACCINE,
+             "Who was the boy that Jenner tested?", None),
 )
 
 

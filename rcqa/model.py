@@ -71,9 +71,13 @@ class QAModel:
     @cached_property
     def fingerprint(self) -> str:
         """A stable hash of the config and every weight: equal fingerprints mean equal answers. The folder the model
-        was read from (the config's _name_or_path) is left out: the same model in another checkout is the same."""
+        was read from (the config's _name_or_path) is left out: the same model in another checkout is the same. The
+        card's no-answer rule decides answers too, so it counts where the card has one (and a card without one
+        leaves the fingerprint as it was)."""
         config = {k: v for k, v in self.config.to_dict().items() if k != "_name_or_path"}
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
+        if self.card.get("no_answer"):
+            digest.update(json.dumps({"no_answer": self.card["no_answer"]}, sort_keys=True, default=str).encode())
         for key, tensor in sorted(self.model.state_dict().items()):
             digest.update(key.encode())
             digest.update(tensor.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())

@@ -20,3 +20,16 @@ def tiny_bert(tiny_model_dirs):
     from rcqa.model import load_model
 
     return load_model(tiny_model_dirs["bert"])
+
+
+@pytest.fixture(scope="session")
+def abstaining_tiny_dir(tiny_model_dirs, tmp_path_factory) -> str:
+    """The tiny BERT with a SQuAD 2.0 card whose threshold is so low that null score − best span score always
+    exceeds it: a model that says "no answer" to every question unless told --no-null."""
+    import json
+    import shutil
+
+    folder = tmp_path_factory.mktemp("abstaining") / "bert-squad2"
+    shutil.copytree(tiny_model_dirs["bert"], folder)
+    (folder / "rcqa_card.json").write_text(json.dumps({"no_answer": {"threshold": -1e9}}))
+    return str(folder)

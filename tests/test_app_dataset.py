@@ -4,6 +4,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rcqa.cli import main
@@ -21,6 +22,7 @@ from tests.test_dataset_report import HAND_ROWS, write_run
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/dataset.py"
+ABSTAINED = (True, False, True)  # of HAND_ROWS a, b, c
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +30,7 @@ def runs_folder(tmp_path_factory, tiny_model_dirs):
     """A hand-made run (values worked out by hand in test_dataset_report) and a real run of the tiny model."""
     root = tmp_path_factory.mktemp("runs")
     write_run(root / "hand", HAND_ROWS)
+    write_run(root / "with-abstentions", [{**r, "abstained": abstained} for r, abstained in zip(HAND_ROWS, ABSTAINED)])
     data = root / "gallery.json"
     data.write_text(json.dumps(squad_json([gallery_example("lighthouse-who"), gallery_example("orchard-how-many")])))
     assert main(["reproduce", "--data", str(data), "--out", str(root / "tiny"), "--model", tiny_model_dirs["bert"],
@@ -105,3 +108,23 @@ def test_a_run_whose_manifest_is_broken_is_left_out_with_a_note(runs_folder, tmp
     app = open_app(PAGE)
     assert "broken-run" in texts(app.caption)
     assert metrics(app)["Examples"] == "3"  # the readable run is shown
+
+
+def test_a_run_with_abstentions_splits_its_layer_roles_and_filters_by_them(runs_folder):
+    plain = choose_run(open_app(PAGE), runs_folder / "hand")
+    assert "rcqa.dataset.abstained" not in [box.key for box in plain.selectbox]
+    assert not any("answered and abstained" in s["layout"]["title"]["text"] for s in plotly_specs(plain))
+
+    app = choose_run(open_app(PAGE), runs_folder / "with-abstentions")
+    split = spec_titled(app, "What the top-5 words of each layer are, over the dataset: answered and abstained")
+    lines = {t["name"]: values(t["y"]) for t in split["data"] if t.get("mode") == "lines+markers"}
+    # by hand: b alone was answered (undefined at block 0); a and c abstained
+    answered = lines["answer: with-abstentions (default), answered (1)"]
+    assert answered[0] == 20 and (answered[1] is None or np.isnan(float(answered[1])))
+    assert lines["answer: with-abstentions (default), abstained (2)"] == pytest.approx([5, 30, 65])
+    app.selectbox(key="rcqa.dataset.abstained").set_value("abstained (no answer)").run()
+    assert metrics(app)["Examples"] == "2"
+    (table,) = [frame.value for frame in app.dataframe if "id" in frame.value.columns]
+    assert set(table.id) == {"a", "c"}
+    app.selectbox(key="rcqa.dataset.abstained").set_value("answered").run()
+    assert metrics(app)["Examples"] == "1"

@@ -54,3 +54,124 @@ def test_evaluate_reports_the_official_v2_metrics_on_a_file_with_unanswerables(c
     assert metrics["NoAns_exact"] == 0.0 and metrics["threshold"] is None  # never abstaining, every NoAns is wrong
     assert metrics["best_f1"] >= metrics["f1"] and metrics["best_exact"] >= metrics["exact"]
     assert {"best_f1_thresh", "best_exact_thresh", "HasAns_f1", "NoAns_f1"} <= metrics.keys()
+
+
+def explain_json(tmp_path, model, *flags, example_id="library-unanswerable"):
+    from rcqa.cli import main
+    from rcqa.gallery import gallery_example
+
+    example = gallery_example(example_id)
+    (tmp_path / "passage.txt").write_text(example.passage)
+    out = tmp_path / "result.json"
+    assert main(["explain", "--passage-file", str(tmp_path / "passage.txt"), "--question", example.question,
+                 "--json", str(out), "--model", model, "--no-cache", *flags]) == 0
+    return example, json.loads(out.read_text())
+
+
+def null_log_prob_by_hand(model_dir, example, window_tokens):
+    """log softmax(start)[CLS] + log softmax(end)[CLS] of the model's own logits on the analysed window's tokens,
+    read with transformers alone."""
+    import torch
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForQuestionAnswering.from_pretrained(model_dir).eval()
+    encoded = tokenizer(example.question, example.passage, return_tensors="pt")
+    assert tokenizer.convert_ids_to_tokens(encoded["input_ids"][0]) == window_tokens  # one window holds it all
+    with torch.no_grad():
+        output = model(**encoded)
+    return float(output.start_logits.log_softmax(-1)[0, 0] + output.end_logits.log_softmax(-1)[0, 0])
+
+
+def test_explain_target_null_explains_an_abstention_complete_to_1_percent_per_layer(capsys, tmp_path,
+                                                                                    abstaining_tiny_dir):
+    example, result = explain_json(tmp_path, abstaining_tiny_dir, "--target", "null", "--target", "answer_vs_null")
+    assert result["answer"]["no_answer"]["chosen"] and result["answer"]["answer"] == ""
+    assert "no answer (p = " in capsys.readouterr().err
+    rejected = result["answer"]["nbest"][0]
+    assert [t["name"] for t in result["targets"]] == ["null", "answer_vs_null"]
+    assert all(t["null_token"] == 0 and t["span"] == rejected["text"] for t in result["targets"])
+    # completeness at the default settings, every layer and both targets
+    assert len(result["completeness"]) == 2 * len(result["layers"])
+    assert max(c["relative_error"] for c in result["completeness"]) <= 0.01
+    by_hand = null_log_prob_by_hand(abstaining_tiny_dir, example, result["tokens"])
+    assert all(abs(c["f_input"] - by_hand) < 1e-4 for c in result["completeness"] if c["target"] == "null")
+    assert result["analyses"]["target"] == "null"
+    assert result["analyses"]["category_labels"]["answer"] == "answer (the rejected best span)"
+    assert "allow_null" not in result["settings"]  # the card decided
+
+
+def test_explain_no_null_decodes_without_no_answer_and_keys_the_cache_apart(tmp_path, abstaining_tiny_dir):
+    from rcqa.attribution.cache import ResultCache
+    from rcqa.attribution.settings import IGSettings
+    from rcqa.gallery import gallery_example
+
+    _, result = explain_json(tmp_path, abstaining_tiny_dir, "--no-null", "--target", "answer_vs_null")
+    assert result["answer"]["no_answer"] is None and result["answer"]["answer"] == result["answer"]["nbest"][0]["text"]
+    assert result["settings"]["allow_null"] is False
+    assert result["analyses"]["category_labels"]["answer"] == "answer (the best span, chosen over no answer)"
+    example = gallery_example("library-unanswerable")
+    keys = {ResultCache.key("f", example, IGSettings(allow_null=allowed)) for allowed in (None, True, False)}
+    assert len(keys) == 3
+    assert ResultCache.key("f", example, IGSettings()) == ResultCache.key("f", example, IGSettings(allow_null=None))
+
+
+def test_faithfulness_decodes_with_allow_null(tmp_path, tiny_model_dirs):
+    from rcqa.cli import main
+    from rcqa.gallery import gallery_example
+
+    example = gallery_example("library-unanswerable")
+    (tmp_path / "passage.txt").write_text(example.passage)
+    documents = {}
+    for flag in ("--allow-null", "--no-null"):
+        out = tmp_path / f"{flag}.json"
+        assert main(["faithfulness", "--passage-file", str(tmp_path / "passage.txt"), "--question", example.question,
+                     "--json", str(out), "--model", tiny_model_dirs["bert"], "--methods", "gradient", "--k", "2",
+                     "--draws", "1", "--tolerance", "0", "--steps", "2", flag]) == 0
+        documents[flag] = json.loads(out.read_text())
+    null = documents["--allow-null"]["answer"]["no_answer"]
+    assert null["threshold"] == 0.0 and 0 < null["probability"] < 1
+    assert documents["--no-null"]["answer"]["no_answer"] is None
+
+
+def test_reproduce_takes_allow_null_into_its_job_and_manifest(monkeypatch, tmp_path, abstaining_tiny_dir):
+    from rcqa.cli import main
+    from rcqa.dataset import runner
+    from rcqa.gallery import gallery_example
+
+    example = gallery_example("library-unanswerable")
+    data = tmp_path / "v2.json"
+    data.write_text(json.dumps({"version": "v2.0", "data": [{"title": "t", "paragraphs": [{
+        "context": example.passage, "qas": [{"id": "q", "question": example.question, "answers": [],
+                                             "is_impossible": True}]}]}]}))
+    given = {}
+
+    def capture(job, examples, manifest, folder, **_):
+        given.update(job=job, examples=examples, manifest=manifest)
+        return {"counts": {"done": 0, "total": 1, "failed": 0}}
+
+    monkeypatch.setattr(runner, "reproduce", capture)
+    assert main(["reproduce", "--data", str(data), "--out", str(tmp_path / "run"), "--model", abstaining_tiny_dir,
+                 "--no-null", "--tolerance", "0", "--steps", "2"]) == 0
+    job = given["job"]
+    assert job.settings.allow_null is False and given["manifest"]["analysis"]["settings"]["allow_null"] is False
+    # what the workers then record: no abstention with --no-null, an abstention where the card decides
+    (row,), _, _ = runner.explain_chunk(job, given["examples"])
+    assert row["abstained"] is None and row["null_probability"] is None
+    from dataclasses import replace
+    (row,), _, _ = runner.explain_chunk(replace(job, settings=replace(job.settings, allow_null=None)),
+                                        given["examples"])
+    assert row["abstained"] is True and 0 < row["null_probability"] < 1
+
+
+def test_a_no_answer_card_changes_the_fingerprint_and_nothing_else_does(tiny_model_dirs, abstaining_tiny_dir, tmp_path):
+    # equal fingerprints must mean equal answers: the same weights abstain under one card and answer under none
+    import shutil
+
+    from rcqa.model import load_model
+
+    plain, abstaining = load_model(tiny_model_dirs["bert"]), load_model(abstaining_tiny_dir)
+    assert plain.fingerprint != abstaining.fingerprint
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_model_dirs["bert"], copy)
+    assert load_model(str(copy)).fingerprint == plain.fingerprint  # another folder, no card: the same model

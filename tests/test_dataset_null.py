@@ -40,3 +40,31 @@ def test_runs_filter_by_abstention_and_old_runs_still_load(tmp_path):
     old_rows = load_run(old).rows
     assert "abstained" not in old_rows.column_names and select(old_rows)["id"].to_pylist() == ["a", "b", "c"]
     assert select(old_rows, abstained=True).num_rows == 0
+
+
+def test_the_report_splits_the_layer_roles_into_answered_and_abstained_questions(tmp_path):
+    import json
+
+    import pytest
+
+    from rcqa.dataset.report import write
+
+    rows = [{**HAND_ROWS[0], "abstained": True, "null_probability": .8},
+            {**HAND_ROWS[1], "abstained": False, "null_probability": .1},
+            {**HAND_ROWS[2], "abstained": True, "null_probability": .7}]
+    out = tmp_path / "report"
+    write([write_run(tmp_path / "run", rows)], out, images=False)
+    parts = json.loads((out / "summary.json").read_text())["by_abstention"]
+    assert (parts["answered"]["n"], parts["abstained"]["n"]) == (1, 2)
+    # by hand from the rows: b alone answered; a and c abstained, averaged per layer
+    assert parts["answered"]["roles"]["answer"][0] == 20 and parts["answered"]["roles"]["answer"][1] is None
+    assert parts["abstained"]["roles"]["answer"] == pytest.approx([5, 30, 65])
+    assert parts["abstained"]["roles"]["query"] == pytest.approx([55, 15, 5])
+    table = (out / "tables" / "dataset-roles-by-abstention.csv").read_text()
+    assert "run (default), answered (1)" in table and "run (default), abstained (2)" in table
+    assert "answered 1 (EM 0.0); abstained 2 (EM 50.0)" in (out / "report.html").read_text()
+    # a run where the model never abstained has no split
+    plain = tmp_path / "plain-report"
+    write([write_run(tmp_path / "plain", [{**r, "abstained": False} for r in rows])], plain, images=False)
+    assert json.loads((plain / "summary.json").read_text())["by_abstention"] == {}
+    assert not (plain / "tables" / "dataset-roles-by-abstention.csv").exists()

@@ -21,6 +21,9 @@ def test_several_quantifier_questions_with_two_or_more_numbers():
     assert all(len(re.findall(r"\d[\d,.]*", e.passage)) >= 2 for e in quantifier)
 
 
-def test_one_unanswerable_and_one_long_example():
-    assert sum(e.is_impossible and not e.answers for e in GALLERY) == 1
+def test_three_unanswerable_and_one_long_example():
+    unanswerable = [e for e in GALLERY if e.is_impossible]
+    assert len(unanswerable) == 3 and not any(e.answers for e in unanswerable)
+    assert all(e.title.endswith("(no answer in the passage)") for e in unanswerable)
+    assert len({e.passage for e in unanswerable}) == 3
     assert len(gallery_example("canal-long").passage.split()) > 400

@@ -13,6 +13,8 @@ SETTINGS = [
     IGSettings(targets=("span_logits", "span_log_prob"), span="nbest:2", baseline="mask", rule="riemann_right",
                steps=16, tolerance=None, max_steps=64, memory_budget_mb=256),
     IGSettings(span="gold", baseline="zero", steps=4, tolerance=0.001),
+    IGSettings(targets=("null", "answer_vs_null"), allow_null=True),
+    IGSettings(allow_null=False),
 ]
 
 
@@ -29,7 +31,7 @@ def test_a_partial_dict_keeps_the_other_defaults():
 
 
 def test_unknown_keys_are_refused_by_name():
-    with pytest.raises(ValueError, match=r"unknown IG setting 'stpes'; the settings are baseline, "):
+    with pytest.raises(ValueError, match=r"unknown IG setting 'stpes'; the settings are allow_null, baseline, "):
         IGSettings.from_dict({**IGSettings().to_dict(), "stpes": 8})
     with pytest.raises(ValueError, match=r"unknown IG settings 'a', 'b'"):
         IGSettings.from_dict({"b": 1, "a": 2})

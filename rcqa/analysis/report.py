@@ -5,6 +5,7 @@ import numpy as np
 
 from rcqa.analysis.pos import answer_pos, pos_shares
 from rcqa.analysis.roles import (
+    category_labels,
     category_shares,
     phase_readings,
     quantifier_share,
@@ -27,6 +28,7 @@ def analyses(result: Attribution, aggregation: str = "l2", k: int = 5, target: i
         "distribution": distribution.round(6).tolist(),
         "top_k": [[w.text for w in words] for words in top_words(result, distribution, k)],
         "categories": {name: _json(values, 2) for name, values in shares.items()},
+        "category_labels": category_labels(result, target),
         "pos": {group: _json(values, 2) for group, values in pos_shares(result, distribution, k).items()},
         "answer_pos": answer_pos(result, target),
         "phases": [{"layers": span, "reading": text} for span, text in phase_readings(result.layers, shares)],

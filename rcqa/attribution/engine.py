@@ -71,9 +71,11 @@ class ExplainedWindow:
         return _words(self.windows, self.window, self.length, passage)
 
 
-def explained_window(qa_model: QAModel, example: Example, span: str = "predicted") -> ExplainedWindow:
-    """Answer the example and find the window and tokens of the span to explain ('predicted', 'gold', 'nbest:K')."""
-    answer, windows = answer_with_windows(qa_model, example.passage, example.question)
+def explained_window(qa_model: QAModel, example: Example, span: str = "predicted",
+                     allow_null: bool | None = None) -> ExplainedWindow:
+    """Answer the example (allow_null as in rcqa.qa.answer) and find the window and tokens of the span to explain
+    ('predicted', 'gold', 'nbest:K'). 'predicted' is the best span, also when the model rejected it for "no answer"."""
+    answer, windows = answer_with_windows(qa_model, example.passage, example.question, allow_null=allow_null)
     window, start_token, end_token = _span_tokens(span, example, answer, windows)
     return ExplainedWindow(answer, windows, window, start_token, end_token, window_inputs(windows, window))
 
@@ -82,7 +84,7 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
             on_layer: Callable[[LayerResult], None] | None = None) -> Attribution:
     """Answer the example, then attribute the chosen targets at every layer of the answer's window."""
     started = time.perf_counter()
-    explained = explained_window(qa_model, example, settings.span)
+    explained = explained_window(qa_model, example, settings.span, settings.allow_null)
     inputs = explained.inputs
     targets = [Target(name, explained.start_token, explained.end_token) for name in settings.targets]
     stack = LayerStack(qa_model.model, _to(inputs, qa_model.device))

@@ -25,6 +25,7 @@ class IGSettings:
     tolerance: float | None = 0.01  # Gauss–Legendre: refine panels until every layer's completeness error is under it
     max_steps: int = 128
     memory_budget_mb: int = 1024
+    allow_null: bool | None = None  # decode with "no answer" (rcqa.qa.answer); None: as the model's card says
 
     def __post_init__(self):
         if self.baseline not in BASELINES:
@@ -48,8 +49,12 @@ class IGSettings:
         return cls(targets=("paper_confidence",), baseline="zero", rule="riemann_right", steps=50, tolerance=None)
 
     def to_dict(self) -> dict:
-        """The settings as JSON-ready values (targets a list); from_dict reads it back."""
-        return {**asdict(self), "targets": list(self.targets)}
+        """The settings as JSON-ready values (targets a list); from_dict reads it back. allow_null is left out
+        while it is None (the card decides), so cache keys and run manifests written before it existed still match."""
+        data = {**asdict(self), "targets": list(self.targets)}
+        if data["allow_null"] is None:
+            del data["allow_null"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> IGSettings:

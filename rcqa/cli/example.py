@@ -5,9 +5,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rcqa.cli.options import (add_aggregation, add_answer_protocol, add_example, add_ig, add_model, add_null,
                               add_print_json, add_result_cache, cli_example, explained, preset_settings, read_text)
+
+if TYPE_CHECKING:
+    from rcqa.types import Answer
 
 
 def add_answer(commands: argparse._SubParsersAction) -> None:
@@ -71,8 +75,16 @@ def _explain(args: argparse.Namespace) -> int:
     document = {**result.to_dict(), "analyses": analyses(result, aggregation, args.top_k)}
     Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
     origin = "from the result cache" if hit else f"in {result.seconds:.1f} s"
-    print(f"answer {result.answer.text!r}; {len(result.layers)} layers {origin} -> {args.json}", file=sys.stderr)
+    print(f"{_said(result.answer)}; {len(result.layers)} layers {origin} -> {args.json}", file=sys.stderr)
     return 0
+
+
+def _said(answer: Answer) -> str:
+    """The answer in a few words, an abstention with p(no answer) and the best span it rejected."""
+    if not answer.abstained:
+        return f"answer {answer.text!r}"
+    rejected = f", rejected best span {answer.best.text!r}" if answer.best else ""
+    return f"no answer (p = {answer.no_answer.probability:.3f}{rejected})"
 
 
 def add_faithfulness(commands: argparse._SubParsersAction) -> None:

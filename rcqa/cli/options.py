@@ -105,10 +105,11 @@ def add_ig(command: argparse.ArgumentParser) -> None:
                          help="Gauss–Legendre: refine the worst panel (Kronrod's extension, then halving) until "
                               "every layer's completeness error is under it (0: off; default 0.01)")
     command.add_argument("--max-steps", type=int, help="the most gradients a layer may spend (default 128)")
+    add_null(command)
 
 
 _IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule": "rule", "steps": "steps",
-              "tolerance": "tolerance", "max_steps": "max_steps"}
+              "tolerance": "tolerance", "max_steps": "max_steps", "allow_null": "allow_null"}
 
 
 def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, str]:

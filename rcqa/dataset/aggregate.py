@@ -91,6 +91,21 @@ def select(rows: pa.Table, question_type: str | None = None, correct: bool | Non
     return rows.filter(pc.fill_null(mask, False))
 
 
+def has_abstentions(rows: pa.Table) -> bool:
+    """Whether the model abstained on any of these rows (never for a run without the column)."""
+    return "abstained" in rows.column_names and bool(pc.any(rows["abstained"]).as_py())
+
+
+def by_abstention(run: Run, rows: pa.Table | None = None) -> dict[str, dict]:
+    """The summaries of the answered and of the abstained questions among the rows (all of the run's unless given),
+    each present only when it has a row; empty for rows without any abstention."""
+    rows = run.rows if rows is None else rows
+    if not has_abstentions(rows):
+        return {}
+    parts = {name: select(rows, abstained=flag) for name, flag in (("answered", False), ("abstained", True))}
+    return {name: summarize(run, part) for name, part in parts.items() if part.num_rows}
+
+
 def per_layer(rows: pa.Table, column: str, n_layers: int | None = None) -> np.ndarray:
     """(examples × layers) values of a per-layer column, NaN where undefined; rows without the column's value
     (a non-quantifier question's quantifier share) are dropped. n_layers shapes the result when no row is left."""

@@ -61,9 +61,10 @@ def _published_points(figure: go.Figure, points: list[published.Published], colo
     return pd.DataFrame(rows)
 
 
-def roles_by_depth(runs: dict[str, dict]) -> Chart:
+def roles_by_depth(runs: dict[str, dict], chart_name: str = "dataset-roles", of: str = "") -> Chart:
     """The answer / supporting / query shares of the top-k per layer, with 95 % intervals, beside the MLRC
-    reproduction's first and last layer."""
+    reproduction's first and last layer. `runs` may also be one run's parts (answered and abstained questions),
+    said in `of` after the title."""
     figure, tables = go.Figure(), []
     for dash, (name, summary) in zip(DASHES, runs.items()):
         table = _long_table(name, summary, summary["roles"], summary["roles_ci"])
@@ -76,10 +77,16 @@ def roles_by_depth(runs: dict[str, dict]) -> Chart:
                                hovertemplate=f"%{{customdata}}: %{{y:.1f}}% {category} ({name})<extra></extra>")
     tables.append(_published_points(figure, published.ROLE_SHARES, ROLE_COLOURS))
     k = _k(runs)
-    apply_layout(figure, f"What the top-{k} words of each layer are, over the dataset",
+    apply_layout(figure, f"What the top-{k} words of each layer are, over the dataset{of}",
                  "mean share of each layer's top words per category, 95 % bootstrap band · markers: BERT-base, "
                  "MLRC reproduction (first and last layer)", DEPTH_AXIS, f"Share of the top-{k} words (%)", height=480)
-    return Chart("dataset-roles", pd.concat(tables, ignore_index=True), figure)
+    return Chart(chart_name, pd.concat(tables, ignore_index=True), figure)
+
+
+def roles_by_abstention(parts: dict[str, dict], run: str) -> Chart:
+    """roles_by_depth of one run's answered and abstained questions, one line style each."""
+    named = {f"{run}, {part} ({summary['n']:,})": summary for part, summary in parts.items()}
+    return roles_by_depth(named, "dataset-roles-by-abstention", ": answered and abstained questions")
 
 
 def quantifier_by_depth(runs: dict[str, dict]) -> Chart:

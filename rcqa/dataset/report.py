@@ -20,7 +20,7 @@ import plotly.io as pio
 
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import figures, published
-from rcqa.dataset.aggregate import Run, load_run, summarize
+from rcqa.dataset.aggregate import Run, by_abstention, load_run, summarize
 from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
 from rcqa.figures.common import Chart, image_export_available
 
@@ -31,11 +31,15 @@ def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
     names = _unique_names(runs)
     summaries = {name: summarize(run) for name, run in zip(names, runs)}
     subject = summaries[names[0]]
+    parts = by_abstention(runs[0])
     summary = {**subject, "run": names[0],
+               "by_abstention": {part: {key: found[key] for key in ("n", "exact_match", "f1", "roles", "roles_ci")}
+                                 for part, found in parts.items()},
                "conclusions": {name: [vars(v) for v in verdicts(s)] for name, s in summaries.items()},
                "worst_median_completeness": {name: worst_completeness(s) for name, s in summaries.items()},
                "compared_runs": {name: s for name, s in summaries.items() if name != names[0]}}
-    charts = [figures.roles_by_depth(summaries), figures.quantifier_by_depth(summaries),
+    charts = [figures.roles_by_depth(summaries), *([figures.roles_by_abstention(parts, names[0])] if parts else []),
+              figures.quantifier_by_depth(summaries),
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
               figures.pos_by_layer(subject), figures.scores_by_type(subject), figures.completeness_by_layer(summaries)]
     extras = (figures.faithfulness_curves(subject), figures.lens_by_layer(subject), figures.interventions_by_layer(subject))
@@ -138,6 +142,9 @@ def _html(summary: dict, charts: list[Chart], svgs: dict[str, str] | None) -> st
         "scores": f"EM {figures.number_text(summary['exact_match'])}, F1 {figures.number_text(summary['f1'])}",
         "speed": f"{figures.number_text(summary['examples_per_hour'], 0)} examples per hour ({figures.number_text(summary['seconds'], 0)} s)",
     }
+    if parts := summary["by_abstention"]:
+        facts["no answer"] = "; ".join(f"{part} {found['n']} (EM {figures.number_text(found['exact_match'])})"
+                                       for part, found in parts.items())
     figures_html = []
     for i, chart in enumerate(charts):
         if svgs is not None:

@@ -144,7 +144,7 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
     scores some methods already gave for this same window and target (the dataset runner passes IG's, from the
     layer-wise explanation's embeddings layer), which are used instead of computing them again."""
     protocol, settings = protocol or Protocol(), settings or IGSettings()
-    case = Case.of(qa_model, example, settings.targets[0], settings.span)
+    case = Case.of(qa_model, example, settings.targets[0], settings.span, settings.allow_null)
     names = [*dict.fromkeys(m for m in methods if m != RandomBaseline.name), RandomBaseline.name]
     scores, seconds = _scores(case, names, protocol, settings, known or {})
     words = case.passage_words()

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 from rcqa.analysis.pos import GROUPS as POS_GROUPS
 from rcqa.analysis.pos import answer_pos, pos_shares
 from rcqa.analysis.roles import (
+    category_labels,
     category_shares,
     phase_readings,
     quantifier_share,
@@ -36,10 +37,14 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
     data = pd.concat([_per_layer_table(result, top, exclusive, "exclusive"),
                       _per_layer_table(result, top, category_shares(result, distribution, k, target),
                                        "paper (overlapping)")], ignore_index=True)
-    figure = _stacked_shares(result, data[data.measure == "exclusive"], ROLE_COLOURS, k)
+    labels = category_labels(result, target)
+    names = {label: "+".join(labels.get(part, part) for part in label.split("+")) for label in ROLE_COLOURS}
+    figure = _stacked_shares(result, data[data.measure == "exclusive"], ROLE_COLOURS, k, names)
     figure.update_layout(legend={"title": {"text": "Top-k word is"}})
+    inside = ("the words of the best span the model weighed against no answer" if labels["answer"] != "answer"
+              else "inside the explained span")
     apply_layout(figure, f"What each layer's top-{k} passage words are",
-            "answer = inside the explained span · supporting = within 5 words of it · query = also in the "
+            f"{labels['answer']} = {inside} · supporting = within 5 words of it · query = also in the "
             "question (stopwords excluded) · punctuation is no word", "Layer (output of)",
             f"Share of the layer's top-{k} passage words (%)")
     return Chart(f"roles-top{k}-{result.example.id}", data, figure)
@@ -75,12 +80,12 @@ def _per_layer_table(result: Attribution, top: list[np.ndarray], shares: dict[st
 
 
 def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, str], k: int,
-                    extra_bar: str | None = None) -> go.Figure:
-    """Stacked bars of shares per layer (and an extra bar); a layer with fewer than k top words says so above its
-    bar, and one with none says that its shares are undefined."""
+                    names: dict[str, str] | None = None, extra_bar: str | None = None) -> go.Figure:
+    """Stacked bars of shares per layer (and an extra bar), each category shown under its name in `names`; a layer
+    with fewer than k top words says so above its bar, and one with none says that its shares are undefined."""
     figure = go.Figure()
-    for name, colour in colours.items():
-        part = data[data.category == name]
+    for category, colour in colours.items():
+        part, name = data[data.category == category], (names or {}).get(category, category)
         figure.add_bar(x=part.layer_label, y=part.share_pct, name=name, marker_color=colour,
                        hovertemplate=f"%{{x}}: %{{y:.0f}}% {name}<extra></extra>")
     counts = data.drop_duplicates("layer_label").set_index("layer_label").top_words

@@ -103,15 +103,17 @@ def compute_result(qa_model: QAModel, current: Example, settings: IGSettings) ->
     return found[0]
 
 
-def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings) -> Attribution | None:
+def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
+                    explained: str = "the answer") -> Attribution | None:
     """The explanation if it is stored, else, once "Explain every layer" is pressed (or this session's request is
-    still under way: its place, then its progress), computed through the queue; None until then."""
+    still under way: its place, then its progress), computed through the queue; None until then. `explained` says
+    what the button attributes."""
     if (result := stored_result(qa_model, current, settings)) is not None:
         return result
     if pending_request(qa_model, current, settings) is None:
         slot = st.empty()
         if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
-            st.caption(f"Attributes the answer at the output of all {qa_model.num_layers + 1} layers of "
+            st.caption(f"Attributes {explained} at the output of all {qa_model.num_layers + 1} layers of "
                        f"{qa_model.name}.")
             return None
         slot.empty()

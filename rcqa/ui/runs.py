@@ -18,7 +18,7 @@ from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.settings import IGSettings
 from rcqa.data import load_examples
 from rcqa.dataset import store
-from rcqa.dataset.aggregate import Run, load_run, select, summarize
+from rcqa.dataset.aggregate import Run, by_abstention, has_abstentions, load_run, select, summarize
 from rcqa.resources import ResourceError, squad_file
 from rcqa.types import Example
 from rcqa.ui import examples, inputs, results, view
@@ -32,9 +32,10 @@ class Filter:
     question_type: str | None = None
     correct: bool | None = None
     quantifier: bool | None = None
+    abstained: bool | None = None
 
     def apply(self, rows: pa.Table) -> pa.Table:
-        return select(rows, self.question_type, self.correct, self.quantifier)
+        return select(rows, self.question_type, self.correct, self.quantifier, self.abstained)
 
 
 def run_folders() -> list[Path]:
@@ -87,6 +88,22 @@ def summary(folder: Path, chosen: Filter) -> dict | None:
     return _summary(str(folder), _stamp(folder), chosen)
 
 
+def abstains(folder: Path) -> bool:
+    """Whether the run's model abstained on any of its questions."""
+    return has_abstentions(run(folder).rows)
+
+
+@st.cache_data(max_entries=64, show_spinner="Averaging over the answered and the abstained questions…")
+def _by_abstention(folder: str, stamp: float, chosen: Filter) -> dict[str, dict]:
+    found = _run(folder, stamp)
+    return by_abstention(found, chosen.apply(found.rows))
+
+
+def abstention_parts(folder: Path, chosen: Filter) -> dict[str, dict]:
+    """The summaries of the chosen rows' answered and abstained questions (empty where the model never abstained)."""
+    return _by_abstention(str(folder), _stamp(folder), chosen)
+
+
 def examples_table(folder: Path, chosen: Filter):
     return chosen.apply(run(folder).rows).select(EXAMPLE_COLUMNS).to_pandas()
 
@@ -125,6 +142,7 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
     view.update(model=found.manifest["model"]["name"], source="upload", example_id=example.id,
                 question=example.question, aggregation=analysis["aggregation"], top_k=analysis["top_k"],
                 **view.view_fields(settings))
+    view.target_chosen()  # the run's target, kept even where its model abstained
     fingerprint = found.manifest["model"]["fingerprint"]
     result = store.results(found.folder, read_only=True).get(ResultCache.key(fingerprint, example, settings))
     qa_model = inputs.model()

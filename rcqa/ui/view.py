@@ -21,16 +21,20 @@ from rcqa.catalog import in_catalog
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.model import DEFAULT_MODEL
-from rcqa.types import AGGREGATIONS
+from rcqa.spans import N_BEST
+from rcqa.types import AGGREGATIONS, Answer
 from rcqa.ui.show import plain
 
 MODEL_ENV = "RCQA_MODEL"  # the app's default model: a folder or hub id (else the embedded model)
 URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
 SOURCES = {"gallery": "Gallery", "upload": "Upload a SQuAD / DuoRC file", "paste": "Paste a passage"}
 SPANS = {"predicted": "the model's predicted answer (the paper)", "gold": "the gold answer"}
+NBEST_SPANS = tuple(f"nbest:{rank}" for rank in range(N_BEST))  # "why not this span?": the K-th best span
+ABSTENTION_TARGET = "answer_vs_null"  # what an abstention is explained by unless a target was chosen
 TOLERANCES = (None, 0.001, 0.005, 0.01, 0.05)
 MAX_TOP_K = 20
 _VIEW, _URL_PROBLEMS = "rcqa.view", "rcqa.url_problems"
+_TARGET_CHOSEN = "rcqa.target_chosen"  # a target picked by the user or a link, which fit_target leaves alone
 
 
 def default_model() -> str:
@@ -79,7 +83,7 @@ def view_fields(settings: IGSettings) -> dict[str, Any]:
 
 # URL parameter → (View field, allowed values or a (type, low, high) range)
 _URL_FIELDS: dict[str, tuple[str, Any]] = {
-    "target": ("target", tuple(TARGETS)), "span": ("span", tuple(SPANS)), "baseline": ("baseline", tuple(BASELINES)),
+    "target": ("target", tuple(TARGETS)), "span": ("span", (*SPANS, *NBEST_SPANS)), "baseline": ("baseline", tuple(BASELINES)),
     "rule": ("rule", RULES), "steps": ("steps", (int, 1, 128)), "tol": ("tolerance", TOLERANCES),
     "agg": ("aggregation", AGGREGATIONS), "k": ("top_k", (int, 1, MAX_TOP_K)), "layer": ("layer", (int, 0, 100)),
     "jsd": ("variant", tuple(VARIANTS)), "first": ("first_layer", (int, -1, 100)),
@@ -169,7 +173,9 @@ def _parse(text: str, allowed: Any) -> Any:
 def view() -> View:
     """The session's view: read from the URL on the session's first run, then kept in the session."""
     if _VIEW not in st.session_state:
-        st.session_state[_VIEW], st.session_state[_URL_PROBLEMS] = from_query(st.query_params.to_dict())
+        query = st.query_params.to_dict()
+        st.session_state[_VIEW], st.session_state[_URL_PROBLEMS] = from_query(query)
+        st.session_state[_TARGET_CHOSEN] = "target" in query
     return st.session_state[_VIEW]
 
 
@@ -208,6 +214,36 @@ def bind(widget: Callable[..., Any], name: str, label: str, then: Callable[[View
             then(view())
 
     return widget(label, key=key, on_change=write_back, **kwargs)
+
+
+def target_chosen(current: View | None = None) -> None:
+    """The target was picked (a widget's callback): fit_target no longer changes it."""
+    st.session_state[_TARGET_CHOSEN] = True
+
+
+def fit_target(answer: Answer) -> None:
+    """Explain an abstention by default: while no target was picked, the default target becomes answer_vs_null
+    when the model abstains, and goes back to the default when it answers."""
+    current = view()
+    if st.session_state.get(_TARGET_CHOSEN):
+        return
+    default = IGSettings.targets[0]
+    if answer.abstained and current.target == default:
+        current.target = ABSTENTION_TARGET
+    elif not answer.abstained and current.target == ABSTENTION_TARGET:
+        current.target = default
+
+
+def why_not(rank: int) -> None:
+    """Explain why the model gave "no answer" rather than its rank-th best span (0: the best)."""
+    update(span=NBEST_SPANS[rank], target=ABSTENTION_TARGET)
+    target_chosen()
+
+
+def span_label(span: str) -> str:
+    if span in SPANS:
+        return SPANS[span]
+    return f"the n-best span #{int(span.split(':')[1]) + 1}"
 
 
 def steps_of_rule(current: View) -> None:

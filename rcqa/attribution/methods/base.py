@@ -36,9 +36,10 @@ class Case:
 
     @classmethod
     def of(cls, qa_model: QAModel, example: Example, target: str = "span_log_prob",
-           span: str = "predicted") -> Case:
-        """Answer the example and take the window of the span to explain ('predicted', 'gold' or 'nbest:K')."""
-        return cls(qa_model, example, explained_window(qa_model, example, span), target)
+           span: str = "predicted", allow_null: bool | None = None) -> Case:
+        """Answer the example (allow_null as in rcqa.qa.answer) and take the window of the span to explain
+        ('predicted', 'gold' or 'nbest:K')."""
+        return cls(qa_model, example, explained_window(qa_model, example, span, allow_null), target)
 
     @property
     def length(self) -> int:

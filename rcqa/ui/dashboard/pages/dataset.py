@@ -13,6 +13,7 @@ from rcqa.ui import PAGES, runs, show
 ANY = "any"
 CORRECTNESS = {ANY: None, "right (exact match)": True, "wrong": False}
 QUANTIFIER = {ANY: None, "quantifier questions (how many / much)": True, "other questions": False}
+ABSTENTION = {ANY: None, "answered": False, "abstained (no answer)": True}
 
 
 def run_label(folder) -> str:
@@ -20,13 +21,17 @@ def run_label(folder) -> str:
     return f"{found.name}: {found.rows.num_rows:,} examples, model {found.manifest['model']['name']}"
 
 
-def choose_filter() -> runs.Filter:
-    kind, correct, quantifier = st.columns(3)
+def choose_filter(abstains: bool) -> runs.Filter:
+    """The filter widgets; the model's abstentions filter only a run whose model abstained."""
+    kind, correct, quantifier, *abstention = st.columns(4 if abstains else 3)
     chosen_type = kind.selectbox("Question type", [ANY, *QUESTION_TYPES], key="rcqa.dataset.type")
     chosen_correct = correct.selectbox("Answers", list(CORRECTNESS), key="rcqa.dataset.correct")
     chosen_quantifier = quantifier.selectbox("Questions", list(QUANTIFIER), key="rcqa.dataset.quantifier")
+    chosen_abstention = abstention[0].selectbox("No answer", list(ABSTENTION), key="rcqa.dataset.abstained",
+                                                help="the questions the model answered, or abstained on") \
+        if abstains else ANY
     return runs.Filter(None if chosen_type == ANY else chosen_type, CORRECTNESS[chosen_correct],
-                       QUANTIFIER[chosen_quantifier])
+                       QUANTIFIER[chosen_quantifier], ABSTENTION[chosen_abstention])
 
 
 def show_facts(summary: dict) -> None:
@@ -83,7 +88,7 @@ def main() -> None:
     compared = st.selectbox("Compare with", [None, *others], format_func=lambda f: "nothing" if f is None
                             else labels[f], key="rcqa.dataset.compare",
                             help="another run (say the paper's code settings) asked the same questions")
-    chosen = choose_filter()
+    chosen = choose_filter(runs.abstains(Path(chosen_run)))
     shown = [Path(f) for f in (chosen_run, compared) if f is not None]
     summaries = {runs.run(f).name: runs.summary(f, chosen) for f in shown}
     subject = summaries[runs.run(shown[0]).name]
@@ -103,6 +108,8 @@ def main() -> None:
          "Completeness"])
     with roles:
         show.chart(figures.roles_by_depth(summaries))
+        if parts := runs.abstention_parts(shown[0], chosen):
+            show.chart(figures.roles_by_abstention(parts, runs.run(shown[0]).name))
     with quantifiers:
         show.chart(figures.quantifier_by_depth(summaries))
     with jsd:

@@ -8,12 +8,15 @@ from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.text import without_bidi_controls
-from rcqa.types import AGGREGATIONS
+from rcqa.types import AGGREGATIONS, NULL_TARGETS
 from rcqa.ui import PAGES, examples, inputs, results, show, view
 
 chosen = view.view()
 PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper's code settings",
                  "paper-text": "Use the paper's text settings"}
+
+
+WHY_NOT = "rcqa.why_not"
 
 
 def example_label(example) -> str:
@@ -58,14 +61,14 @@ def choose_settings() -> None:
         wide, narrow = st.columns([3, 2])
         with wide:
             view.bind(st.selectbox, "target", "Target F", options=list(TARGETS),
-                      format_func=lambda name: f"{name}: {TARGETS[name]}")
+                      format_func=lambda name: f"{name}: {TARGETS[name]}", then=view.target_chosen)
             view.bind(st.selectbox, "baseline", "Baseline", options=list(BASELINES),
                       format_func=lambda name: f"{name}: {BASELINES[name]}")
             view.bind(st.selectbox, "rule", "Integration rule", options=list(RULES), format_func=view.RULE_NAMES.get,
                       then=view.steps_of_rule)
         with narrow:
-            view.bind(st.selectbox, "span", "Span the target is taken at", options=list(view.SPANS),
-                      format_func=view.SPANS.get)
+            spans = [*view.SPANS, *([chosen.span] if chosen.span not in view.SPANS else [])]
+            view.bind(st.selectbox, "span", "Span the target is taken at", options=spans, format_func=view.span_label)
             view.bind(st.number_input, "steps", "Steps (path points)", min_value=1, max_value=128,
                       disabled=chosen.rule == "paper_trapezoid",
                       help="The paper's released rule always evaluates its 20 points.")
@@ -88,10 +91,11 @@ def choose_settings() -> None:
             view.bind(st.number_input, "top_k", "Top-k words per layer", min_value=1, max_value=view.MAX_TOP_K)
 
 
-def show_answer(qa_model, current) -> bool:
+def show_answer(qa_model, current):
+    """The passage, the answer and its n-best list; the answer, or None when the example cannot be answered."""
     answer = results.answer(qa_model, current)
     if answer is None:
-        return False
+        return None
     passage, summary = st.columns([3, 2], gap="large")
     with passage:
         st.subheader("Passage")
@@ -101,7 +105,22 @@ def show_answer(qa_model, current) -> bool:
         show.html(figures.answer_summary(current, answer))
         st.caption("The other candidate spans it considered")
         show.html(figures.nbest_html(answer))
-    return True
+        if answer.abstained:
+            choose_why_not(answer)
+    return answer
+
+
+def choose_why_not(answer) -> None:
+    """Pick a candidate span to ask why the model said "no answer" rather than it (target answer_vs_null)."""
+    spans = {rank: f"#{rank + 1}: {span.text}" for rank, span in enumerate(answer.nbest)}
+    def picked() -> None:
+        if (rank := st.session_state[WHY_NOT]) is not None:
+            view.why_not(rank)
+
+    st.selectbox("Why not this span?", list(spans), index=None, format_func=spans.get, key=WHY_NOT,
+                 on_change=picked, placeholder="Choose a candidate span",
+                 help="Explains log p(span) − log p(no answer) at that span: what made the model prefer no answer "
+                      "to it.")
 
 
 def show_lens(qa_model, result, key: str) -> None:
@@ -183,8 +202,10 @@ def main() -> None:
     if current is None:
         st.info("Choose a gallery example, upload a file, or paste a passage and a question.")
         return
-    if not show_answer(qa_model, current):
+    answer = show_answer(qa_model, current)
+    if answer is None:
         return
+    view.fit_target(answer)
     st.divider()
     st.subheader("Where each layer looks")
     choose_settings()
@@ -193,7 +214,9 @@ def main() -> None:
     except ValueError as error:
         show.report(error)
         return
-    if (result := results.result_on_click(qa_model, current, settings)) is not None:
+    explained = ("why the model said no answer (" + settings.targets[0] + ")"
+                 if answer.abstained and settings.targets[0] in NULL_TARGETS else "the answer")
+    if (result := results.result_on_click(qa_model, current, settings, explained)) is not None:
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
 
 
