@@ -20,12 +20,17 @@ from rcqa.ui.worker import WorkerDied
 log = logging.getLogger("rcqa.ui")
 
 _MARKDOWN = re.compile(r"[\\`*_{}\[\]()<>#!|~$]|:(?=\S)")  # markup, links, and :emoji: / :red[...] directives
+# GFM links bare URLs, www. names and e-mail addresses in the text that escapes resolve to, so escaping cannot stop
+# them: a word joiner (invisible) between ':' and '//', after 'www' and before '@' breaks each pattern
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?i:(?<=www))(?=\.)|(?=@)")
+WORD_JOINER = "\u2060"
 
 
 def plain(text: str) -> str:
     """Text that st.error / st.warning show as written: a value from a link or a file cannot become a link, an image
     or markup on our page, nor reorder it (bidirectional controls are dropped)."""
-    return _MARKDOWN.sub(lambda found: "\\" + found.group(), without_bidi_controls(str(text)))
+    escaped = _MARKDOWN.sub(lambda found: "\\" + found.group(), without_bidi_controls(str(text)))
+    return _AUTOLINK.sub(WORD_JOINER, escaped)
 
 
 def report(error: Exception) -> None:
