@@ -13,6 +13,12 @@ BASELINES = {
 }
 
 
+WINDOWS = {
+    "answer": "the window holding the explained span (the default)",
+    "all": "every window of the passage in one explanation, with one target over all of them (about N× the time)",
+}
+
+
 @dataclass(frozen=True)
 class IGSettings:
     """Everything that changes the numbers; part of every cache key."""
@@ -26,6 +32,7 @@ class IGSettings:
     max_steps: int = 128
     memory_budget_mb: int = 1024
     allow_null: bool | None = None  # decode with "no answer" (rcqa.qa.answer); None: as the model's card says
+    windows: str = "answer"  # "answer": the explained span's window; "all": every window (rcqa.attribution.passage)
 
     def __post_init__(self):
         if self.baseline not in BASELINES:
@@ -34,6 +41,8 @@ class IGSettings:
         if self.rule == "paper_trapezoid":  # a fixed rule: record the steps it really takes
             object.__setattr__(self, "steps", PAPER_STEPS)
             object.__setattr__(self, "max_steps", max(self.max_steps, PAPER_STEPS))
+        if self.windows not in WINDOWS:
+            raise ValueError(f"unknown windows {self.windows!r}; choose one of {', '.join(WINDOWS)}")
         if not 1 <= self.steps <= self.max_steps:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
 
@@ -50,10 +59,13 @@ class IGSettings:
 
     def to_dict(self) -> dict:
         """The settings as JSON-ready values (targets a list); from_dict reads it back. allow_null is left out
-        while it is None (the card decides), so cache keys and run manifests written before it existed still match."""
+        while it is None (the card decides), and windows while it is "answer", so cache keys and run manifests written
+        before they existed still match."""
         data = {**asdict(self), "targets": list(self.targets)}
         if data["allow_null"] is None:
             del data["allow_null"]
+        if data["windows"] == "answer":
+            del data["windows"]
         return data
 
     @classmethod

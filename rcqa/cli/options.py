@@ -80,7 +80,7 @@ def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, set
               on_layer: Callable[[LayerResult], None] | None = None) -> tuple[Attribution, bool]:
     """The attribution of `example` and whether it came from the result cache (never, with --no-cache)."""
     from rcqa.attribution.cache import ResultCache, cached_explain
-    from rcqa.attribution.engine import explain
+    from rcqa.attribution.explanation import explain
 
     if args.no_cache:
         return explain(qa_model, example, settings, on_layer=on_layer), False
