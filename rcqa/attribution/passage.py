@@ -246,9 +246,8 @@ def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = 
     stacks = [LayerStack(qa_model.model, {k: v.to(qa_model.device) for k, v in window.items()}) for window in inputs]
     baselines = [baseline_stack(qa_model, window, settings.baseline) for window in inputs]
     bounds = np.cumsum([0, *(len(p) for p in layout.positions)])
-    null_window = (explained.answer.no_answer.window if explained.answer.no_answer else
-                   int(null_scores(*(torch.cat(side) for side in zip(*((s.start_logits, s.end_logits)
-                                                                         for s in stacks)))).argmin()))
+    null_window = (explained.answer.no_answer.window if explained.answer.no_answer else  # the decoder's rule
+                   int(torch.cat([null_scores(s.start_logits, s.end_logits) for s in stacks]).argmin()))
     targets = [Target(name, int(bounds[home] + explained.start_token), int(bounds[home] + explained.end_token),
                       null_token=int(bounds[null_window] + NULL_TOKEN)) for name in settings.targets]
     read = _read_windows(stacks, targets)

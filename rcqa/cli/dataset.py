@@ -5,7 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rcqa.cli.options import CliError, add_aggregation, add_answer_protocol, add_ig, add_model, preset_settings
+from rcqa.cli.options import (CliError, add_aggregation, add_answer_protocol, add_ig, add_model, add_windows,
+                              preset_settings)
 
 
 def add_reproduce(commands: argparse._SubParsersAction) -> None:
@@ -25,6 +26,7 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--retry-failed", action="store_true",
                          help="explain again the examples an earlier run recorded as failed")
     add_ig(command)
+    add_windows(command)
     add_aggregation(command)
     command.add_argument("--top-k", type=int, default=5)
     for name, description in EXTRAS.items():
