@@ -7,11 +7,14 @@ time_to_accuracy     that loop at the tutorial's defaults (50 Gauss-Legendre ste
                      side's token scores are also compared with a converged 128-point reference.
 all_layers_seconds   the engine's default explanation of the input, every layer.
 fixed_steps_seconds  the same at a fixed 50 Gauss-Legendre steps (the GPU figure, with --random-bert-base).
+passage_run          (bench --windows N) a passage of N windows: the whole passage in one explanation against
+                     its N windows explained one after another, each with its own peak memory.
 """
 from __future__ import annotations
 
 import resource
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,12 +25,14 @@ import torch
 
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.cache import ResultCache, cached_explain
-from rcqa.attribution.engine import explain, window_inputs
+from rcqa.attribution.engine import explain, explained_window, iter_layers, window_inputs
+from rcqa.attribution.passage import explain_passage
 from rcqa.attribution.settings import IGSettings
-from rcqa.attribution.stack import find_blocks
+from rcqa.attribution.stack import LayerStack, find_blocks
+from rcqa.attribution.targets import Target
 from rcqa.gallery import GALLERY, gallery_example
 from rcqa.model import QAModel
-from rcqa.qa import answer_with_windows
+from rcqa.qa import answer_with_windows, encode
 from rcqa.types import Attribution, Example
 
 CAPTUM_TUTORIAL_STEPS = 50
@@ -267,4 +272,106 @@ def format_table(report: dict) -> str:
                     f"completeness error {fast['completeness_error']:.2%} (float32 "
                     f"{fast['full_precision_completeness_error']:.2%}), token scores within "
                     f"{fast['max_rel_diff']:.1e} of float32's")
+    return "\n".join(rows)
+
+
+def example_of_windows(qa_model: QAModel, windows: int) -> Example:
+    """The long gallery passage, then the other gallery passages, cut so that the model reads it in `windows`
+    windows (the question and the answer are the long passage's)."""
+    source = gallery_example("canal-long")
+    words = " ".join([source.passage, *(e.passage for e in GALLERY if e.id != source.id)] * windows).split(" ")
+
+    def count(n: int) -> int:
+        return len(encode(qa_model, source.question, " ".join(words[:n])))
+
+    low, high = 1, len(words)
+    while low < high:  # the fewest words that need `windows` windows
+        middle = (low + high) // 2
+        low, high = (middle + 1, high) if count(middle) < windows else (low, middle)
+    if count(low) != windows:
+        raise ValueError(f"the gallery's passages do not fill {windows} windows of {qa_model.max_len} tokens")
+    return Example(id=f"bench-{windows}-windows", passage=" ".join(words[:low]), question=source.question)
+
+
+def passage_run(qa_model: QAModel, windows: int = 5, settings: IGSettings = IGSettings()) -> dict:
+    """The whole passage (--windows all) against explaining its windows one after another (each window's IG at
+    every layer for the same target, at the answer's span in its window and at the window's first passage token
+    in the others), with the seconds, the gradients spent and the peak memory of each."""
+    example = example_of_windows(qa_model, windows)
+    explained = explained_window(qa_model, example, settings.span, settings.allow_null)
+
+    def one_after_another() -> dict:
+        steps = 0
+        for window in range(windows):
+            inputs = window_inputs(explained.windows, window)
+            first = explained.windows.segments[window].index("passage")
+            span = (explained.start_token, explained.end_token) if window == explained.window else (first, first)
+            targets = [Target(name, *span) for name in settings.targets]
+            stack = LayerStack(qa_model.model, {k: v.to(qa_model.device) for k, v in inputs.items()})
+            steps += sum(r.completeness[0].steps for r in iter_layers(qa_model, stack, inputs, targets, settings))
+        return {"steps": steps}
+
+    def whole() -> dict:
+        result = explain_passage(qa_model, example, settings)
+        return {"steps": sum(c.steps for c in result.completeness if c.target == settings.targets[0]),
+                "completeness_error": max(c.relative_error for c in result.completeness)}
+
+    sequential, together = _measured(qa_model, one_after_another), _measured(qa_model, whole)
+    return {"model": qa_model.name, "device": str(qa_model.device), "torch_threads": torch.get_num_threads(),
+            "windows": windows, "passage_words": len(example.passage.split()), "settings": settings.to_dict(),
+            "one_after_another": sequential, "whole_passage": together,
+            "ratio": together["seconds"] / sequential["seconds"]}
+
+
+def _measured(qa_model: QAModel, job: Callable[[], dict]) -> dict:
+    """job's own fields with its seconds and its peak memory: on a GPU the allocator's peak, on a CPU the process's
+    resident set sampled every 10 ms (above what it held before)."""
+    if qa_model.device.type == "cuda":
+        torch.cuda.synchronize(qa_model.device)
+        torch.cuda.reset_peak_memory_stats(qa_model.device)
+        before = torch.cuda.memory_allocated(qa_model.device)
+    started = time.perf_counter()
+    with _rss_sampler() as peak:
+        found = job()
+    seconds = time.perf_counter() - started
+    if qa_model.device.type == "cuda":
+        memory = (torch.cuda.max_memory_allocated(qa_model.device) - before) / 2**20
+        return {**found, "seconds": seconds, "peak_gpu_mb_above_start": memory}
+    return {**found, "seconds": seconds, "peak_rss_mb_above_start": peak["mb"]}
+
+
+@contextmanager
+def _rss_sampler() -> Iterator[dict]:
+    def rss_mb() -> float:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+
+    start, peak, done = rss_mb(), {"mb": 0.0}, threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.01):
+            peak["mb"] = max(peak["mb"], rss_mb() - start)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield peak
+    finally:
+        done.set()
+        sampler.join()
+
+
+def format_passage_table(report: dict) -> str:
+    memory = "peak_gpu_mb_above_start" if "peak_gpu_mb_above_start" in report["whole_passage"] else \
+        "peak_rss_mb_above_start"
+    rows = [f"model {report['model']}, {report['windows']} windows ({report['passage_words']} words), "
+            f"{report['device']}, {report['torch_threads']} threads"]
+    for name in ("one_after_another", "whole_passage"):
+        side = report[name]
+        points = "path points over windows and layers" if name == "one_after_another" else \
+            f"path points over layers, each for all {report['windows']} windows"
+        rows.append(f"{name.replace('_', ' '):<18}{side['seconds']:>9.1f} s  {side['steps']:>5} {points}, "
+                    f"peak memory {side[memory]:,.0f} MB")
+    rows.append(f"whole / one after another: {report['ratio']:.2f}; worst completeness error of the whole passage "
+                f"{report['whole_passage']['completeness_error']:.2%}")
     return "\n".join(rows)

@@ -250,6 +250,12 @@ class Attribution:
         """(layers, tokens) scores of one target under one aggregation."""
         return self.scores[target, AGGREGATIONS.index(aggregation)]
 
+    @property
+    def whole_passage(self) -> bool:
+        """Whether the result explains every window of the passage at once (rcqa.attribution.passage): its tokens
+        and words are then the whole passage's."""
+        return self.settings.get("windows") == "all"
+
     def passage_indices(self) -> list[int]:
         """Indices into words of the passage's words in the analysed window, in text order; punctuation is not
         a word."""

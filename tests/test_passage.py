@@ -184,3 +184,21 @@ def test_explain_windows_all_on_the_command_line(capsys, tmp_path, tiny_model_di
     assert all(len(c["window_sums"]) == windows for c in document["completeness"])
     assert document["words"][-1]["end_char"] == len(passage.read_text().rstrip())
     assert document["analyses"]  # the analyses run over the whole passage unchanged
+
+
+def test_the_heatmap_of_a_3000_word_passage_pages_around_the_span():
+    from dataclasses import replace
+
+    from rcqa.figures.words import PAGE_WORDS, heatmap
+    from tests.handmade import handmade
+
+    words = [(f"w{i}", "NN", [float(i % 7), 1.0]) for i in range(3000)]
+    result = handmade([("what", "WP")], words, explained=(2000, 2001))
+    result = replace(result, settings={**result.settings, **IGSettings(windows="all").to_dict()},
+                     answer=replace(result.answer, n_windows=24))
+    figure = heatmap(result).figure
+    axis = figure.layout.xaxis
+    assert len(axis.ticktext) == 3000 and axis.rangeslider.visible
+    first, last = axis.range
+    assert last - first == PAGE_WORDS and first < 2000 < last  # a page of words around the explained span
+    assert "whole passage, 24 windows" in figure.layout.title.subtitle.text

@@ -15,6 +15,11 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--completeness", action="store_true",
                          help="instead: completeness error and words with attribution per layer over the gallery, for "
                               "the default settings, the span_logits target and the paper's settings")
+    command.add_argument("--windows", type=int, metavar="N",
+                         help="instead: a passage of N windows explained whole (--windows all) against its N windows "
+                              "one after another, with the memory each takes")
+    command.add_argument("--memory-budget-mb", type=int, default=1024,
+                         help="with --windows: the batches' memory budget on a CPU (default 1024)")
     command.add_argument("--random-bert-base", action="store_true",
                          help="time a randomly initialised BERT-base (12 layers, 768 hidden) instead of --model")
     command.add_argument("--matmul-precision", choices=("highest", "high", "medium"), default="highest",
@@ -31,7 +36,10 @@ def _bench(args: argparse.Namespace) -> int:
     from rcqa.model import load_model, random_bert_base
 
     qa_model = random_bert_base(args.device) if args.random_bert_base else load_model(args.model, args.device)
-    if args.completeness:
+    if args.windows:
+        report = bench.passage_run(qa_model, args.windows, IGSettings(memory_budget_mb=args.memory_budget_mb))
+        text = bench.format_passage_table(report)
+    elif args.completeness:
         report = {"default": bench.completeness_distribution(qa_model, IGSettings()),
                   "span_logits": bench.completeness_distribution(qa_model, IGSettings(targets=("span_logits",))),
                   "paper": bench.completeness_distribution(qa_model, IGSettings.paper())}
