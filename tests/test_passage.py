@@ -202,3 +202,30 @@ def test_the_heatmap_of_a_3000_word_passage_pages_around_the_span():
     first, last = axis.range
     assert last - first == PAGE_WORDS and first < 2000 < last  # a page of words around the explained span
     assert "whole passage, 24 windows" in figure.layout.title.subtitle.text
+
+
+@pytest.mark.parametrize("allow_null", [True, False])
+def test_the_null_is_read_in_the_window_the_decoder_takes_it_from(tiny_bert, allow_null):
+    from rcqa.qa import logits
+
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("bridge-how-much")
+    result = explain(qa_model, example, IGSettings(targets=("null",), windows="all", allow_null=allow_null,
+                                                   tolerance=None, steps=4))
+    start, end = logits(qa_model, encode(qa_model, example.question, example.passage))
+    smallest = int((start[:, 0] + end[:, 0]).argmin())  # run_squad: the null score of the window where it is least
+    assert result.targets[0]["null_window"] == smallest
+    if allow_null:
+        assert result.answer.no_answer.window == smallest
+    assert len(set((start[:, 0] + end[:, 0]).tolist())) > 1  # the windows' null scores differ: the choice matters
+
+
+def test_the_passage_benchmark_measures_both_sides(tiny_model_dirs):
+    from rcqa import bench
+
+    sides = {side: bench.passage_side(tiny_model_dirs["bert"], "cpu", False, 3, IGSettings(steps=2).to_dict(), side)
+             for side in bench.PASSAGE_SIDES}
+    assert all(side["seconds"] > 0 and side["cpu_seconds"] > 0 and side["steps"] > 0 for side in sides.values())
+    # the tiny model's 4 layers, at least 2 points each; one after another: every window's
+    assert sides["one_after_another"]["steps"] >= 3 * 4 * 2 and sides["whole_passage"]["steps"] >= 4 * 2
+    assert sides["whole_passage"]["completeness_error"] <= 0.01

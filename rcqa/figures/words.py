@@ -21,7 +21,7 @@ from rcqa.figures.common import (
 from rcqa.types import Attribution, overlaps
 
 MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
-PAGE_WORDS = 150  # a heatmap of more words shows this many at a time, with a slider over the rest
+PAGE_WORDS = 60  # a heatmap of more words shows this many at a time (labels stay legible), with a slider over the rest
 RANGE_SLIDER_HEIGHT = 80
 
 
