@@ -100,10 +100,11 @@ def test_the_joint_target_is_complete_at_every_layer_of_a_long_passage(tiny_bert
     assert round_trip.completeness == result.completeness and round_trip.settings["n_windows"] == windows
 
 
-def test_a_target_of_one_window_leaves_the_other_windows_alone(tiny_bert):
+@pytest.mark.parametrize("target", ["span_logits", "end_logit"])  # end_logit: a gradient on the end logits only
+def test_a_target_of_one_window_leaves_the_other_windows_alone(tiny_bert, target):
     qa_model = few_windows(tiny_bert)
     example = gallery_example("bridge-how-much")
-    settings = IGSettings(targets=("span_logits",), tolerance=None)
+    settings = IGSettings(targets=(target,), tolerance=None)
     whole = explain(qa_model, example, dataclasses.replace(settings, windows="all"))
     window = engine.explain(qa_model, example, settings)
     assert whole.settings["windows_read"] == [window.window]
@@ -229,3 +230,26 @@ def test_the_passage_benchmark_measures_both_sides(tiny_model_dirs):
     # the tiny model's 4 layers, at least 2 points each; one after another: every window's
     assert sides["one_after_another"]["steps"] >= 3 * 4 * 2 and sides["whole_passage"]["steps"] >= 4 * 2
     assert sides["whole_passage"]["completeness_error"] <= 0.01
+
+
+def test_reproduce_refuses_one_window_extras_with_the_whole_passage(capsys, tmp_path, tiny_model_dirs):
+    from rcqa.cli import main
+
+    status = main(["reproduce", "--data", str(tmp_path / "none.json"), "--out", str(tmp_path / "run"),
+                   "--windows", "all", "--interventions", "--model", tiny_model_dirs["bert"]])
+    assert status == 2 and "--interventions reads one window" in capsys.readouterr().err
+
+
+def test_the_layer_outputs_kept_are_each_tokens_from_its_max_context_window(tiny_bert):
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("bridge-how-much")
+    result = explain(qa_model, example, IGSettings(windows="all", tolerance=None, steps=2))
+    windows = encode(qa_model, example.question, example.passage)
+    layout = PassageLayout.of(windows)
+    hidden = [torch.cat(LayerStack(qa_model.model, engine.window_inputs(windows, w)).hidden).numpy()
+              for w in range(len(windows))]
+    for w, positions in enumerate(layout.positions):
+        for token, p in enumerate(positions):
+            if layout.max_context[p] == w or (layout.max_context[p] is None and w == result.window):
+                assert np.allclose(result.hidden_states[:, p], hidden[w][:, token], atol=1e-6), (w, token)
+    assert len(set(layout.max_context) - {None}) == len(windows)  # every window holds some token's best context

@@ -49,9 +49,14 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     if args.workers < 1 or args.gpus < 0:
         raise CliError("--workers must be at least 1 and --gpus at least 0")
+    settings, aggregation = preset_settings(args)
+    # the deletion tests and the knock-outs read the explanation's window; the lens reads the example itself
+    if settings.windows == "all" and (one_window := [name for name in ("faithfulness", "interventions")
+                                                     if getattr(args, name)]):
+        raise CliError(f"--{' and --'.join(one_window)} read{'s' * (len(one_window) == 1)} one window; run them "
+                       "without --windows all")
     data = squad_file("dev") if args.data == "squad-dev" else Path(args.data)
     examples = load_examples(data)[: args.limit]
-    settings, aggregation = preset_settings(args)
     job = Job(args.model, settings, aggregation, args.top_k, args.device or ("cuda" if args.gpus else None),
               tuple(name for name in EXTRAS if getattr(args, name)), args.draws,
               spare_answer=args.spare_answer, naopc_beam=args.naopc_beam)
