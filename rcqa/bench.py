@@ -331,20 +331,26 @@ def passage_side(model: str, device: str | None, random_base: bool, windows: int
     explained = explained_window(qa_model, example, settings.span, settings.allow_null)
     explain(qa_model, example, IGSettings(steps=2, tolerance=None))  # warm-up: first-call allocations
 
+    blocks = qa_model.num_layers
+
     def one_after_another() -> dict:
-        steps = 0
+        steps = block_passes = 0
         for window in range(windows):
             inputs = window_inputs(explained.windows, window)
             first = explained.windows.segments[window].index("passage")
             span = (explained.start_token, explained.end_token) if window == explained.window else (first, first)
             targets = [Target(name, *span) for name in settings.targets]
             stack = LayerStack(qa_model.model, {k: v.to(qa_model.device) for k, v in inputs.items()})
-            steps += sum(r.completeness[0].steps for r in iter_layers(qa_model, stack, inputs, targets, settings))
-        return {"steps": steps}
+            for r in iter_layers(qa_model, stack, inputs, targets, settings):
+                steps += r.completeness[0].steps
+                block_passes += r.completeness[0].steps * (blocks - r.layer)
+        return {"steps": steps, "block_passes": block_passes}
 
     def whole() -> dict:
         result = explain_passage(qa_model, example, settings)
-        return {"steps": sum(c.steps for c in result.completeness if c.target == settings.targets[0]),
+        checks = [c for c in result.completeness if c.target == settings.targets[0]]
+        return {"steps": sum(c.steps for c in checks),
+                "block_passes": len(result.settings["windows_read"]) * sum(c.steps * (blocks - c.layer) for c in checks),
                 "completeness_error": max(c.relative_error for c in result.completeness)}
 
     measured = _measured(qa_model, one_after_another if side == "one_after_another" else whole)
@@ -401,7 +407,8 @@ def format_passage_table(report: dict) -> str:
         points = "path points over windows and layers" if name == "one_after_another" else \
             f"path points over layers, each for all {report['windows']} windows"
         rows.append(f"{name.replace('_', ' '):<18}{side['seconds']:>9.1f} s ({side['cpu_seconds']:.1f} CPU s)  "
-                    f"{side['steps']:>5} {points}, peak memory {side[memory]:,.0f} MB")
+                    f"{side['steps']:>5} {points} ({side['block_passes']:,} block gradients), peak memory "
+                    f"{side[memory]:,.0f} MB")
     rows.append(f"whole / one after another: {report['ratio']:.2f} ({report['cpu_ratio']:.2f} in CPU seconds); worst "
                 f"completeness error of the whole passage "
                 f"{report['whole_passage']['completeness_error']:.2%}")

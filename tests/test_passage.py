@@ -227,9 +227,11 @@ def test_the_passage_benchmark_measures_both_sides(tiny_model_dirs):
     sides = {side: bench.passage_side(tiny_model_dirs["bert"], "cpu", False, 3, IGSettings(steps=2).to_dict(), side)
              for side in bench.PASSAGE_SIDES}
     assert all(side["seconds"] > 0 and side["cpu_seconds"] > 0 and side["steps"] > 0 for side in sides.values())
-    # the tiny model's 4 layers, at least 2 points each; one after another: every window's
+    # the tiny model's 4 layers (3 blocks), at least 2 points each; one after another: every window's
     assert sides["one_after_another"]["steps"] >= 3 * 4 * 2 and sides["whole_passage"]["steps"] >= 4 * 2
     assert sides["whole_passage"]["completeness_error"] <= 0.01
+    # a point at layer l costs the blocks above it: 3 at the embeddings … 0 at the last block's output (the head only)
+    assert sides["whole_passage"]["block_passes"] >= 3 * 2 * (3 + 2 + 1)
 
 
 def test_reproduce_refuses_one_window_extras_with_the_whole_passage(capsys, tmp_path, tiny_model_dirs):

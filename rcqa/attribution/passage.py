@@ -134,7 +134,10 @@ def _passage_starts(passage_offsets: list[list[tuple[int, int]]]) -> list[int]:
 
 class PassagePath:
     """The joint path at one layer: every read window's states x'_w + α (x_w − x'_w), laid end to end along the
-    tokens (1 × Σ tokens × dim), and the targets over every window's logits laid the same way."""
+    tokens (1 × Σ tokens × dim), and the targets over every window's logits laid the same way.
+
+    Windows of one length whose blocks take the same extra arguments (no padding: the same all-ones mask, or none)
+    run as one batch through the blocks, as many as the memory budget allows beside their path points."""
 
     def __init__(self, stacks: list[LayerStack], baselines: list[LayerStack | None], layer: int,
                  targets: list[Target], read: list[int], memory_budget_mb: int,
@@ -148,9 +151,19 @@ class PassagePath:
         longest = max(read, key=lambda w: self.lengths[w])
         x = self.x[longest]
         self.capacity = chunk_size(stacks[longest], layer, x, budget_mb(x.device, memory_budget_mb))
+        self.groups = _groups(stacks, read, layer)
 
-    def _points(self, w: int, alpha: torch.Tensor) -> torch.Tensor:
-        return self.x_base[w] + alpha[:, None, None] * (self.x[w] - self.x_base[w])
+    def _batches(self, points: int) -> list[tuple[int, ...]]:
+        """The read windows in batches that run together, each of at most capacity // points windows."""
+        size = max(1, self.capacity // points)
+        return [group[i:i + size] for group in self.groups for i in range(0, len(group), size)]
+
+    def _run(self, batch: tuple[int, ...], path: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Start and end logits of a batch's path points (windows × points rows, window after window)."""
+        return self.stacks[batch[0]].run_from(self.layer, path)
+
+    def _path(self, batch: tuple[int, ...], alpha: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.x_base[w] + alpha[:, None, None] * (self.x[w] - self.x_base[w]) for w in batch])
 
     def _joint(self, logits: dict[int, tuple[torch.Tensor, torch.Tensor]], points: int):
         """Every window's start and end logits laid end to end (points × Σ tokens); a window not read keeps its
@@ -164,8 +177,10 @@ class PassagePath:
 
     def values(self, alphas) -> torch.Tensor:
         alpha = torch.as_tensor(np.asarray(alphas), dtype=self.difference.dtype, device=self.difference.device)
+        logits = {}
         with torch.no_grad():
-            logits = {w: self.stacks[w].run_from(self.layer, self._points(w, alpha)) for w in self.read}
+            for batch in self._batches(len(alpha)):
+                logits |= _by_window(batch, self._run(batch, self._path(batch, alpha)), len(alpha))
             start, end = self._joint(logits, len(alpha))
             return torch.stack([t(start, end) for t in self.targets]).cpu()
 
@@ -186,38 +201,42 @@ class PassagePath:
         return torch.cat(sums, dim=-2)
 
     def _chunk_gradients(self, alpha: torch.Tensor, weight: torch.Tensor) -> dict[int, dict[int, torch.Tensor]]:
-        """Per read window and target: Σ_k weight[k, j] ∇_x_w F at this chunk's points (sums × 1 × tokens × dim)."""
-        keep = max(1, self.capacity // len(alpha))  # windows whose graph fits beside the others' logits
-        kept, logits = {}, {}
-        for w in self.read:
-            if len(kept) < keep:
-                kept[w] = self._forward(w, alpha)
-                logits[w] = tuple(t.detach() for t in kept[w][1:])
+        """Per read window and target: Σ_k weight[k, j] ∇_x_w F at this chunk's points (sums × 1 × tokens × dim).
+        The batches that fit in the budget keep their graphs; the others run without one first, and again with one
+        once dF/dlogits is known."""
+        kept, logits, used = {}, {}, 0
+        for batch in self._batches(len(alpha)):
+            if not kept or used + len(batch) * len(alpha) <= self.capacity:
+                kept[batch] = self._forward(batch, alpha)
+                used += len(batch) * len(alpha)
+                logits |= _by_window(batch, tuple(t.detach() for t in kept[batch][1:]), len(alpha))
             else:
                 with torch.no_grad():
-                    logits[w] = self.stacks[w].run_from(self.layer, self._points(w, alpha))
+                    logits |= _by_window(batch, self._run(batch, self._path(batch, alpha)), len(alpha))
         outputs = self._logit_gradients(logits, len(alpha))
         found = {}
-        for w in [*kept, *(w for w in self.read if w not in kept)]:  # the kept graphs first, then freed
-            wanted = [t for t, (start, end) in enumerate(outputs[w]) if start.any() or end.any()]
-            graph = kept.pop(w, None)
+        for batch in [*kept, *(b for b in self._batches(len(alpha)) if b not in kept)]:  # the kept graphs first
+            wanted = [t for t in range(len(self.targets))
+                      if any(start.any() or end.any() for start, end in (outputs[w][t] for w in batch))]
+            graph = kept.pop(batch, None)
             if not wanted:
                 continue
-            path, start, end = graph or self._forward(w, alpha)
-            found[w] = {}
+            path, start, end = graph or self._forward(batch, alpha)
             for i, t in enumerate(wanted):
-                (gradient,) = torch.autograd.grad((start, end), path, grad_outputs=outputs[w][t],
+                grad_outputs = tuple(torch.cat([outputs[w][t][side] for w in batch]) for side in (0, 1))
+                (gradient,) = torch.autograd.grad((start, end), path, grad_outputs=grad_outputs,
                                                   retain_graph=i < len(wanted) - 1)
-                found[w][t] = torch.einsum("ks,ktd->std", weight, gradient)[:, None]
+                for w, rows in zip(batch, gradient.split(len(alpha))):
+                    found.setdefault(w, {})[t] = torch.einsum("ks,ktd->std", weight, rows)[:, None]
             del path, start, end, graph
-            if self.on_window:
+            for w in batch if self.on_window else ():
                 self.on_window(w)
         return found
 
-    def _forward(self, w: int, alpha: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        path = self._points(w, alpha).requires_grad_(True)
+    def _forward(self, batch: tuple[int, ...], alpha: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        path = self._path(batch, alpha).requires_grad_(True)
         with torch.enable_grad():
-            return (path, *self.stacks[w].run_from(self.layer, path))
+            return (path, *self._run(batch, path))
 
     def _logit_gradients(self, logits: dict[int, tuple[torch.Tensor, torch.Tensor]],
                          points: int) -> dict[int, list[tuple[torch.Tensor, torch.Tensor]]]:
@@ -232,6 +251,42 @@ class PassagePath:
         bounds = np.cumsum([0, *self.lengths])
         return {w: [(s[:, bounds[w]:bounds[w + 1]], e[:, bounds[w]:bounds[w + 1]]) for s, e in per_target]
                 for w in self.read}
+
+
+def _by_window(batch: tuple[int, ...], logits: tuple[torch.Tensor, torch.Tensor],
+               points: int) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+    """A batch's (start, end) logits, rows window after window, as each window's (points × tokens) pair."""
+    return {w: pair for w, pair in zip(batch, zip(*(side.split(points) for side in logits)))}
+
+
+def _groups(stacks: list[LayerStack], read: list[int], layer: int) -> list[tuple[int, ...]]:
+    """The read windows in groups that can run as one batch: of one length, their blocks above `layer` called with
+    the same extra arguments, each of them None or a tensor of batch 1 (which broadcasts over any batch)."""
+    groups: list[list[int]] = []
+    for w in read:
+        home = next((g for g in groups if _same_calls(stacks[g[0]], stacks[w], layer)), None)
+        if home is None:
+            groups.append([w])
+        else:
+            home.append(w)
+    return [tuple(g) for g in groups]
+
+
+def _same_calls(one: LayerStack, other: LayerStack, layer: int) -> bool:
+    if one.hidden[layer].shape != other.hidden[layer].shape:
+        return False
+    for a, b in zip(one.calls[layer:], other.calls[layer:]):
+        values = [*zip(a.args, b.args), *((a.kwargs[k], b.kwargs.get(k)) for k in a.kwargs)]
+        if len(a.args) != len(b.args) or a.kwargs.keys() != b.kwargs.keys():
+            return False
+        for x, y in values:
+            if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+                if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape[:1] == (1,)
+                        and x.shape == y.shape and torch.equal(x, y)):
+                    return False
+            elif x is not y and x != y:
+                return False
+    return True
 
 
 def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
