@@ -2,12 +2,10 @@
 passage words, quantifier questions, and a plain-words reading of the phases."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from rcqa.analysis.words import top_k
-from rcqa.text import NUMBER_TAG
+from rcqa.text import NUMBER_TAG, is_quantifier_question
 from rcqa.types import NULL_TARGETS, Attribution, Word, overlaps
 
 SUPPORT_WINDOW = 5  # words either side of the answer span (the paper's supporting words)
@@ -28,12 +26,6 @@ mightn mustn needn shan shouldn wasn weren won wouldn
 
 def normalise(text: str) -> str:
     return text.lower().strip()
-
-
-def is_quantifier_question(question: str) -> bool:
-    """The paper's test: the question holds 'how' and 'many' or 'much'."""
-    words = set(re.findall(r"[a-z]+", question.lower()))
-    return "how" in words and bool(words & {"many", "much"})
 
 
 def category_masks(result: Attribution, target: int = 0) -> dict[str, np.ndarray]:
