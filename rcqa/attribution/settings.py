@@ -61,6 +61,8 @@ class IGSettings:
             object.__setattr__(self, "max_steps", max(self.max_steps, PAPER_STEPS))
         if not 1 <= self.steps <= self.max_steps:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
+        if "contrast" in self.targets:
+            raise ValueError("the contrast target is asked for by its foil: contrast=FOIL (--contrast FOIL)")
         if self.contrast is not None:
             parse_foil(self.contrast)
 

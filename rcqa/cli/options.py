@@ -95,7 +95,7 @@ def add_ig(command: argparse.ArgumentParser) -> None:
     command.add_argument("--preset", choices=PRESETS, default="default",
                          help="; ".join(f"{name}: {p.description}" for name, p in PRESETS.items()).replace("%", "%%")
                          + ". The options below override it.")
-    command.add_argument("--target", action="append", choices=TARGETS,
+    command.add_argument("--target", action="append", choices=[name for name in TARGETS if name != "contrast"],
                          help="what to explain (repeat to share one forward pass); default span_log_prob")
     command.add_argument("--span", help="predicted (default), gold, or nbest:K")
     command.add_argument("--contrast", metavar="FOIL",
