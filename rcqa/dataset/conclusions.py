@@ -62,8 +62,29 @@ def _numbers_later(summary: dict) -> Verdict:
 CHECKS: tuple[Callable[[dict], Verdict], ...] = (_query_falls, _answer_rises, _agree_beyond_top, _numbers_later)
 
 
+CORRECT = 50.0  # % EM: "still predict correctly" reads as a majority of the questions answered exactly
+
+
+def contrast_verdict(contrast: dict) -> Verdict:
+    """The paper's quantifier claim under `reproduce --contrast distractor-number`: later layers focus on the other
+    numbers (the distractor's share of the contrast's top-k is larger in the last third of the layers than in the
+    first) but the model still predicts correctly (EM ≥ CORRECT % on those questions)."""
+    claim = ("On quantifier questions, later layers focus on the other numbers (the distractor's share of the "
+             "contrast's top-k rises) but still predict correctly")
+    early, late = thirds(contrast["shares"].get("foil", []))
+    em = contrast["exact_match"]
+    if np.isnan(early) or np.isnan(late) or em is None:
+        return Verdict(claim, None, "undefined in this run")
+    return Verdict(claim, bool(late > early and em >= CORRECT),
+                   f"distractor share early layers {early:.1f}%, late layers {late:.1f}%; EM {em:.1f}% over "
+                   f"{contrast['n']} questions")
+
+
 def verdicts(summary: dict) -> list[Verdict]:
-    return [check(summary) for check in CHECKS]
+    """The paper's claims on the run; a distractor-number contrast run adds its quantifier claim."""
+    contrast = summary.get("contrast")
+    extra = [contrast_verdict(contrast)] if contrast and contrast["foil"] == "distractor-number" else []
+    return [check(summary) for check in CHECKS] + extra
 
 
 def worst_completeness(summary: dict) -> float | None:

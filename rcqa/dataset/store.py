@@ -69,7 +69,8 @@ def open_run(folder: Path, fresh: dict) -> dict:
         if old[what] != new[what]:
             raise RunMismatch(f"{folder} holds a run with another {what} ({_short(old[what])}, now "
                               f"{_short(new[what])}); give another --out folder")
-    return {**fresh, "failed": existing.get("failed", []), "runs": existing.get("runs", [])}
+    return {**fresh, "failed": existing.get("failed", []), "skipped": existing.get("skipped", []),
+            "runs": existing.get("runs", [])}
 
 
 def _short(value) -> str:
