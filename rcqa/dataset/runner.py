@@ -184,9 +184,10 @@ class _Run:
 
     def save(self) -> None:
         self.manifest["counts"] = {"total": len(self.selected), "done": len(self.selected & self.done),
-                                   "failed": len(self.failed), "skipped": len(self.skipped)}
+                                   "failed": len(self.failed), **({"skipped": len(self.skipped)} if self.skipped else {})}
         self.manifest["failed"] = [{"id": i, "reason": reason} for i, reason in self.failed.items()]
-        self.manifest["skipped"] = [{"id": i, "reason": reason} for i, reason in self.skipped.items()]
+        if self.skipped:  # a contrast run's questions without its foil (runs without any keep their old manifest)
+            self.manifest["skipped"] = [{"id": i, "reason": reason} for i, reason in self.skipped.items()]
         store.write_manifest(self.folder, self.manifest)
 
 
