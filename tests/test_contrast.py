@@ -211,6 +211,7 @@ def test_a_foil_in_another_window_leaves_the_answers_logit_target_alone(tiny_ber
     foil = both.targets[0]["foil"]
     assert (foil["window"], foil["explained_window"], foil["in_explained_window"]) == (far.window, both.window,
                                                                                      False)
+    assert (both.targets[0]["foil_start_token"], both.targets[0]["foil_score"]) == (None, pytest.approx(far.score))
     np.testing.assert_allclose(both.scores[0], both.scores[1], rtol=1e-6, atol=1e-7)
     pairs = zip([c for c in both.completeness if c.target == "contrast"],
                 [c for c in both.completeness if c.target == "span_logits"])
@@ -223,3 +224,13 @@ def test_the_contrast_target_reads_the_foil_in_the_window_or_as_a_constant():
     foil = contrast.Foil("nbest:1", "x", 0, 1, 2, 5, 6, 3.5, 0.1)
     assert contrast_target(foil, 2, 1, 1) == Target("contrast", 1, 1, foil_start_token=5, foil_end_token=6)
     assert contrast_target(foil, 0, 1, 1) == Target("contrast", 1, 1, foil_score=3.5)
+
+
+def test_the_python_api_takes_the_contrast_as_a_setting(tiny_model_dirs):
+    import rcqa
+
+    example = gallery_example("river-where")
+    result = rcqa.explain(tiny_model_dirs["bert"], example.passage, example.question, contrast="runner-up",
+                          tolerance=None, steps=2)
+    assert [t["name"] for t in result.targets] == ["contrast", "span_log_prob"]
+    assert result.settings["contrast"] == "runner-up"

@@ -86,7 +86,7 @@ def test_a_contrast_run_summarises_shares_margins_and_the_quantifier_claim(tmp_p
     write([folder], tmp_path / "report", images=False)
     page = (tmp_path / "report" / "report.html").read_text()
     assert "Why this answer and not the foil?" in page
-    assert "The paper's quantifier claim holds on this model under this test." in page
+    assert "The paper&#x27;s quantifier claim holds on this model under this test." in page
 
 
 @pytest.mark.parametrize("late_foil, em_of_c", [(0.0, 1.0),  # the focus does not rise: 6.7 % early, 13.3 % late

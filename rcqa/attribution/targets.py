@@ -79,4 +79,7 @@ class Target:
         """What an explanation records of its target (the span's text is added by the engine)."""
         data = {"name": self.name, "description": self.description, "start_token": self.start_token,
                 "end_token": self.end_token}
+        if self.name == "contrast":
+            return {**data, "foil_start_token": self.foil_start_token, "foil_end_token": self.foil_end_token,
+                    "foil_score": self.foil_score}
         return {**data, "null_token": self.null_token} if self.name in NULL_TARGETS else data

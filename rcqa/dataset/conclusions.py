@@ -80,6 +80,15 @@ def contrast_verdict(contrast: dict) -> Verdict:
                    f"{contrast['n']} questions")
 
 
+def contrast_statement(contrast: dict) -> str | None:
+    """The quantifier claim in one plain sentence for a distractor-number contrast run, else None."""
+    if contrast["foil"] != "distractor-number":
+        return None
+    verdict = contrast_verdict(contrast)
+    said = {True: "holds", False: "does not hold", None: "cannot be told"}[verdict.holds]
+    return f"The paper's quantifier claim {said} on this model under this test. {verdict.claim}: {verdict.evidence}."
+
+
 def verdicts(summary: dict) -> list[Verdict]:
     """The paper's claims on the run; a distractor-number contrast run adds its quantifier claim."""
     contrast = summary.get("contrast")

@@ -21,7 +21,7 @@ import plotly.io as pio
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import figures, published
 from rcqa.dataset.aggregate import Run, by_abstention, load_run, summarize
-from rcqa.dataset.conclusions import conclusion_table, contrast_verdict, verdicts, worst_completeness
+from rcqa.dataset.conclusions import conclusion_table, contrast_statement, verdicts, worst_completeness
 from rcqa.figures.common import Chart, image_export_available
 
 
@@ -118,12 +118,8 @@ def _contrast_section(summary: dict) -> str:
     rows = pd.DataFrame([{"layer": label, **{f"{name} %": values[i] for name, values in found["shares"].items()},
                           "lens margin": found["lens_margin"][i], "answer leads on the lens %": found["lens_ahead"][i]}
                          for i, label in enumerate(summary["layers"])])
-    claim = ""
-    if found["foil"] == "distractor-number":
-        verdict = contrast_verdict(found)
-        said = {True: "holds", False: "does not hold", None: "cannot be told"}[verdict.holds]
-        claim = (f"<p><b>The paper's quantifier claim {said} on this model under this test.</b> "
-                 f"{html.escape(verdict.claim)}: {html.escape(verdict.evidence)}.</p>")
+    statement = contrast_statement(found)
+    claim = "" if statement is None else f"<p><b>{html.escape(statement)}</b></p>"
     return f"""<h2>Why this answer and not the foil?</h2>
 <p>Each question's explanation is the contrast log p(answer) − log p(foil), foil = {html.escape(found['foil'])}
 ({found['n']} questions; {summary['n_skipped']} without such a foil skipped). Per layer: the shares of answer, foil,
