@@ -71,3 +71,20 @@ def test_links_take_well_formed_foils_only():
     assert view.contrast is None and "at most 300 characters" in problems[0]
     view, problems = from_query({"target": "contrast"})
     assert view.target == "span_log_prob" and problems
+
+
+def test_the_dataset_page_states_the_quantifier_claim_of_a_contrast_run(tmp_path, monkeypatch):
+    from tests.test_dataset_contrast import contrast_rows
+    from tests.test_dataset_report import MANIFEST, write_run
+
+    folder = write_run(tmp_path / "contrast", contrast_rows(late_foil=20, em_of_c=0.0),
+                       {**MANIFEST, "skipped": [{"id": "d", "reason": "not a quantifier question"}]})
+    monkeypatch.setenv("RCQA_RUNS", str(tmp_path))
+    app = open_app("pages/dataset.py")
+    app.selectbox(key="rcqa.dataset.run").set_value(str(folder.resolve())).run()
+    assert not app.exception, [e.value for e in app.exception]
+    shown = texts(app.markdown).replace("\\", "")
+    assert "The paper's quantifier claim holds on this model under this test." in shown
+    assert "1 question without such a foil was skipped." in texts(app.caption)
+    chart = spec_titled(app, "Why the answer and not the foil (distractor-number)? 3 questions")
+    assert {trace["name"] for trace in chart["data"]} >= {"foil words", "answer words", "lens margin (right axis)"}

@@ -107,7 +107,9 @@ def main() -> None:
         st.subheader("Why this answer and not the foil?")
         if statement := contrast_statement(subject["contrast"]):
             st.markdown(f"**{show.plain(statement)}**")
-        st.caption(f"{subject['n_skipped']} questions without such a foil were skipped.")
+        skipped = subject["n_skipped"]
+        st.caption(f"{skipped} question{'' if skipped == 1 else 's'} without such a foil {'was' if skipped == 1 else 'were'} "
+                   "skipped.")
         show.chart(contrast)
     roles, quantifiers, jsd, pos, scores, check = st.tabs(
         ["Layer roles", "Quantifier questions", "Layers compared (JSD)", "Parts of speech", "Scores",
