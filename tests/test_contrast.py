@@ -234,3 +234,27 @@ def test_the_python_api_takes_the_contrast_as_a_setting(tiny_model_dirs):
                           tolerance=None, steps=2)
     assert [t["name"] for t in result.targets] == ["contrast", "span_log_prob"]
     assert result.settings["contrast"] == "runner-up"
+
+
+def test_explain_contrast_on_the_command_line_writes_the_foil_and_refuses_an_overlap(tiny_model_dirs, tmp_path,
+                                                                                     capsys):
+    import json
+
+    from rcqa.cli import main
+
+    example = gallery_example("river-where")
+    passage = tmp_path / "passage.txt"
+    passage.write_text(example.passage)
+    out = tmp_path / "out.json"
+    common = ["explain", "--passage-file", str(passage), "--question", example.question, "--model",
+              tiny_model_dirs["bert"], "--no-cache", "--tolerance", "0", "--steps", "2", "--json", str(out)]
+    assert main([*common, "--contrast", "runner-up"]) == 0
+    document = json.loads(out.read_text())
+    contrast_part = document["contrast"]
+    assert contrast_part["foil"] == document["targets"][0]["foil"] and document["analyses"]["target"] == "contrast"
+    assert len(contrast_part["lens_margin"]) == len(contrast_part["completeness"]) == len(document["layers"])
+    assert contrast_part["lens_reading"].startswith("On the lens") and "foil" in document["analyses"]["categories"]
+    capsys.readouterr()
+    assert main([*common, "--contrast", "nbest:0"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "overlaps the explained span" in error[0]
