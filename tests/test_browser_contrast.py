@@ -7,6 +7,7 @@ from tests.test_browser import browser, page, server, settle, shoot, wait_for_ch
 
 def test_a_contrast_from_a_link_shows_the_foil_and_the_lens_sentence(server, page):
     page.goto(f"{server}/?ex=bridge-how-many&contrast=distractor-number")
+    page.get_by_text("The model's answer", exact=True).wait_for(timeout=300_000)  # a busy CPU loads the model slowly
     settle(page, after_action=False)
     page.get_by_text("Attributes why the answer and not the best-scoring other number").wait_for()
     page.get_by_role("button", name="Explain every layer").click()
