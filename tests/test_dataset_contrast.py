@@ -5,6 +5,8 @@ import json
 import pytest
 import torch
 
+from rcqa.analysis.pos import GROUPS
+from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.settings import IGSettings
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import load_run, summarize
@@ -52,19 +54,27 @@ def test_a_question_without_a_distractor_number_is_skipped_not_failed(tiny_model
     assert run.this_run["failed"] == 0
 
 
+LAYERS = ["embeddings", "block 0", "block 1", "block 2"]
+
+
 def contrast_cell(foil_share, margin, request="distractor-number"):
     return json.dumps({"foil": {"request": request, "text": "3"}, "category_foil": foil_share, "lens_margin": margin})
 
 
+def four_layer_row(id, answer, foil_share, margin, em=1.0) -> dict:
+    """A quantifier question's row of a contrast run over 4 layers (the hand rows have 3)."""
+    return {**row(id, quantifier=True, em=em), "layers": LAYERS, "category_answer": list(answer),
+            "category_supporting": [0.0] * 4, "category_query": [0.0] * 4, "distribution": [[.5, .5]] * 4,
+            "top_k": [[]] * 4, **{f"pos_{g}": [100.0 if g == "entity" else 0.0] * 4 for g in GROUPS},
+            **{f"jsd_{v}": [[0.0] * 4] * 4 for v in VARIANTS}, "completeness": [0.001] * 4, "steps": [8] * 4,
+            "contrast": contrast_cell(foil_share, margin)}
+
+
 def contrast_rows(late_foil: float, em_of_c: float):
-    return [
-        {**row("a", quantifier=True, answer=(0, 20, 60), em=1.0),
-         "contrast": contrast_cell([0, 20, 40], [-1.0, 0.5, 2.0])},
-        {**row("b", quantifier=True, answer=(20, None, 80), em=1.0),
-         "contrast": contrast_cell([0, None, late_foil], [-2.0, -1.0, 1.0])},
-        {**row("c", quantifier=True, answer=(10, 40, 70), em=em_of_c),
-         "contrast": contrast_cell([20, 40, 0], [0.5, 1.5, 3.0])},
-    ]
+    # the last block's share is 50 everywhere: there only the two spans have attribution, and the verdict leaves it out
+    return [four_layer_row("a", (0, 20, 60, 50), [0, 20, 40, 50], [-1.0, 0.5, 2.0, 3.0]),
+            four_layer_row("b", (20, None, 80, 50), [0, None, late_foil, 50], [-2.0, -1.0, 1.0, 2.0]),
+            four_layer_row("c", (10, 40, 70, 50), [20, 40, 0, 50], [0.5, 1.5, 3.0, 4.0], em=em_of_c)]
 
 
 def test_a_contrast_run_summarises_shares_margins_and_the_quantifier_claim(tmp_path):
@@ -73,15 +83,15 @@ def test_a_contrast_run_summarises_shares_margins_and_the_quantifier_claim(tmp_p
     summary = summarize(load_run(folder))
     found = summary["contrast"]
     assert found["n"] == 3 and found["foil"] == "distractor-number" and summary["n_skipped"] == 1
-    assert found["shares"]["foil"] == pytest.approx([20 / 3, 30, 20])  # layer 1: b's undefined share left out
-    assert found["shares"]["answer"] == pytest.approx([10, 30, 70])
-    assert found["lens_margin"] == pytest.approx([-2.5 / 3, 1.0 / 3, 2.0])
-    assert found["lens_ahead"] == pytest.approx([100 / 3, 200 / 3, 100])
+    assert found["shares"]["foil"] == pytest.approx([20 / 3, 30, 20, 50])  # block 0: b's undefined share left out
+    assert found["shares"]["answer"] == pytest.approx([10, 30, 70, 50])
+    assert found["lens_margin"] == pytest.approx([-2.5 / 3, 1.0 / 3, 2.0, 3.0])
+    assert found["lens_ahead"] == pytest.approx([100 / 3, 200 / 3, 100, 100])
     assert found["exact_match"] == pytest.approx(200 / 3)
-    # early third (embeddings) 6.7 %, late third (block 1) 20 %: the focus rises, and 2 of 3 answered exactly
+    # without the last block: early third (embeddings) 6.7 %, late third (block 1) 20 %; 2 of 3 answered exactly
     verdict = contrast_verdict(found)
-    assert verdict.holds is True and "early layers 6.7%, late layers 20.0%; EM 66.7% over 3 questions" in \
-        verdict.evidence
+    assert verdict.holds is True and "early layers 6.7%, late layers 20.0%" in verdict.evidence
+    assert "EM 66.7% over 3 questions" in verdict.evidence
     assert verdicts(summary)[-1] == verdict
     write([folder], tmp_path / "report", images=False)
     page = (tmp_path / "report" / "report.html").read_text()
@@ -89,12 +99,11 @@ def test_a_contrast_run_summarises_shares_margins_and_the_quantifier_claim(tmp_p
     assert "The paper&#x27;s quantifier claim holds on this model under this test." in page
 
 
-@pytest.mark.parametrize("late_foil, em_of_c", [(0.0, 1.0),  # the focus does not rise: 6.7 % early, 13.3 % late
-                                                (20.0, 0.0)])
+@pytest.mark.parametrize("late_foil, em_of_c", [(0.0, 1.0), (20.0, 0.0)])
 def test_the_quantifier_claim_fails_when_the_focus_falls_or_the_answers_are_wrong(tmp_path, late_foil, em_of_c):
     rows = contrast_rows(late_foil, em_of_c)
-    if late_foil == 0.0:
-        rows[0]["contrast"] = contrast_cell([30, 20, 0], [-1.0, 0.5, 2.0])
+    if late_foil == 0.0:  # without the last block: early (embeddings) 16.7 %, late (block 1) 0 %: the focus falls
+        rows[0]["contrast"] = contrast_cell([30, 20, 0, 50], [-1.0, 0.5, 2.0, 3.0])
     else:
         rows[1]["em"] = 0.0  # 1 of 3 answered exactly
     found = summarize(load_run(write_run(tmp_path / "run", rows)))["contrast"]
