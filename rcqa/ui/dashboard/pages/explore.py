@@ -220,7 +220,7 @@ def show_contrast(qa_model, result, key: str) -> None:
     where = ("in the explained window" if foil["in_explained_window"] else
              f"in window {foil['window'] + 1}, not the explained window {result.window + 1}: its logits are a "
              "constant there, so the scores show the answer's side only")
-    probability = "" if foil["probability"] is None else f", p = {foil['probability']:.3f}"
+    probability = "" if foil["probability"] is None else f", p = {foil['probability']:.2g}"
     st.markdown(show.plain(f"Contrast: log p(answer) − log p(foil), foil “{foil['text'] or 'no answer'}” "
                            f"({where}{probability})."))
     if (margins := results.contrast_margins(qa_model, result, key)) is not None:
