@@ -258,3 +258,22 @@ def test_explain_contrast_on_the_command_line_writes_the_foil_and_refuses_an_ove
     assert main([*common, "--contrast", "nbest:0"]) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and "overlaps the explained span" in error[0]
+
+
+def test_a_foil_two_windows_hold_is_read_in_the_explained_one(tiny_bert):
+    passage = " ".join(f"w{i}" for i in range(150))
+    example = Example(id="overlap", passage=passage, question="Which one?")
+    windows = encode(tiny_bert, example.question, passage)
+    assert len(windows) > 1
+
+    def tokens_in(window: int) -> dict[int, int]:  # passage character → its token, in one window
+        return {a: t for t, (a, _) in enumerate(windows.offsets[window]) if windows.segments[window][t] == "passage"}
+
+    first, second = tokens_in(0), tokens_in(1)
+    shared = sorted(set(first) & set(second))
+    word = passage[shared[len(shared) // 2]:].split(" ", 1)[0]  # a word from the middle of the overlap
+    at = passage.index(f" {word} ") + 1
+    last = {w: max(tokens_in(w).values()) for w in (0, 1)}
+    for window in (0, 1):  # explain each window's own last token: the foil is placed in that same window
+        foil = find_foil(f"text:{word}", tiny_bert, example, None, windows, (window, last[window], last[window]))
+        assert (foil.window, foil.start_char) == (window, at)
