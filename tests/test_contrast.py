@@ -277,3 +277,17 @@ def test_a_foil_two_windows_hold_is_read_in_the_explained_one(tiny_bert):
     for window in (0, 1):  # explain each window's own last token: the foil is placed in that same window
         foil = find_foil(f"text:{word}", tiny_bert, example, None, windows, (window, last[window], last[window]))
         assert (foil.window, foil.start_char) == (window, at)
+
+
+def test_a_runner_up_past_the_nbest_list_is_searched_for(tiny_bert, monkeypatch):
+    from rcqa.types import Answer, Span
+
+    example = Example(id="r", passage="cats and dogs , cats or dogs", question="What?")
+    windows = encode(tiny_bert, example.question, example.passage)
+    span = explained_at(windows, example.passage, "dogs")
+    at = example.passage.index("or")
+    hand_logits(monkeypatch, windows, {(at, 2): (3.0, 2.0), (example.passage.index("dogs"), 4): (9.0, 9.0)})
+    dogs = Span("dogs", 9, 13, span[1], span[2], 0, 9.0, 9.0, 0.9)
+    only_the_answer = Answer(question=example.question, nbest=(dogs,), n_windows=1)
+    foil = find_foil("runner-up", tiny_bert, example, only_the_answer, windows, span)
+    assert (foil.text, foil.start_char, foil.score) == ("or", at, pytest.approx(5.0))

@@ -9,6 +9,7 @@ too is the whole-passage explanation's job.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch
@@ -17,9 +18,12 @@ from rcqa.attribution.settings import parse_foil
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
 from rcqa.qa import InputError, logits
-from rcqa.spans import NULL_TOKEN, Windows, answer_standing, null_scores, token_span
+from rcqa.spans import NULL_TOKEN, Windows, answer_standing, decode, null_scores, token_span
 from rcqa.text import is_quantifier_question, written_words
-from rcqa.types import Answer, Example, overlaps
+from rcqa.types import Answer, Example, Span, overlaps
+
+
+RUNNER_UP_SEARCH = 200  # answers searched for a runner-up when every n-best span overlaps the explained one
 
 
 class NoFoil(InputError):
@@ -56,7 +60,8 @@ def find_foil(foil: str, qa_model: QAModel, example: Example, answer: Answer, wi
     window, start_token, end_token = span
     chars = windows.offsets[window][start_token][0], windows.offsets[window][end_token][1]
     if kind in ("nbest", "runner-up"):
-        found = _nbest_foil(foil, answer, chars, None if kind == "runner-up" else argument)
+        found = _nbest_foil(foil, answer, chars, None if kind == "runner-up" else argument,
+                            lambda: decode(*logits(qa_model, windows), windows, example.passage, RUNNER_UP_SEARCH))
     else:
         found = _scored_foil(foil, kind, argument, qa_model, example, answer, windows, window, chars)
     if found.start_char is not None and overlaps(*chars, found.start_char, found.end_char):
@@ -73,12 +78,15 @@ def contrast_target(foil: Foil, window: int, start_token: int, end_token: int) -
     return Target("contrast", start_token, end_token, foil_score=foil.score)
 
 
-def _nbest_foil(foil: str, answer: Answer, chars: tuple[int, int], rank: int | None) -> Foil:
-    """The rank-th n-best span, or (rank None) the best one that does not overlap the characters."""
+def _nbest_foil(foil: str, answer: Answer, chars: tuple[int, int], rank: int | None,
+                wider: Callable[[], list[Span]]) -> Foil:
+    """The rank-th n-best span, or (rank None) the best one that does not overlap the characters: in the n-best
+    list, else among the wider list of answers (often every n-best span extends the answer: "in 1872", "1872")."""
     if rank is None:
         chosen = next((s for s in answer.nbest if not s.overlaps(*chars)), None)
+        chosen = chosen or next((s for s in wider() if not s.overlaps(*chars)), None)
         if chosen is None:
-            raise NoFoil(f"no n-best span stays clear of the explained span (of {len(answer.nbest)})")
+            raise NoFoil(f"none of the {RUNNER_UP_SEARCH} most probable answers stays clear of the explained span")
     elif rank >= len(answer.nbest):
         raise InputError(f"there are only {len(answer.nbest)} candidate spans; {foil} does not exist")
     else:

@@ -16,7 +16,8 @@ FOILS = {  # what --contrast FOIL may name: the span the explained one is contra
     "gold": "the gold answer",
     "null": '"no answer" (start = end = [CLS], in the window where its score is smallest, as SQuAD 2.0 decodes)',
     "text:STRING": "a span of the passage, as written (the best-scoring place where it occurs, outside the span)",
-    "runner-up": "the best n-best span that does not overlap the explained span",
+    "runner-up": "the most probable answer that does not overlap the explained span (in the n-best list, else "
+                 "among the 200 most probable)",
     "distractor-number": "for a quantifier question: the best-scoring other number (a word tagged CD) of the passage",
 }
 MAX_FOIL_TEXT = 300  # characters of text:STRING (a foil is a span, not a passage)
