@@ -194,6 +194,26 @@ def test_an_uploaded_squad_file_can_be_searched_and_answered():
     spec_titled(app, "Where each layer")
 
 
+def test_an_uploaded_file_is_let_go_once_read(monkeypatch):
+    """Streamlit's upload store would keep the file's bytes for the session's life; read, they are dropped."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+
+    stored, add_file = [], MemoryUploadedFileManager.add_file
+    def recording_add_file(store, session_id, file):
+        stored.append((store, session_id, file.file_id))
+        add_file(store, session_id, file)
+
+    monkeypatch.setattr(MemoryUploadedFileManager, "add_file", recording_add_file)
+    lighthouse = gallery_example("lighthouse-when")
+    app = open_app()
+    app.radio(key="rcqa.widget.source").set_value("upload").run()
+    app.get("file_uploader")[0].set_value(("dev.json", squad_upload((lighthouse.passage, lighthouse.question, "1872")),
+                                           "application/json")).run()
+    assert "1 of 1 questions in dev.json match" in texts(app.caption)
+    (store, session_id, file_id), = stored
+    assert store.get_files(session_id, [file_id]) == []
+
+
 @pytest.mark.parametrize("content, message", [
     (b"{not json", "not valid JSON"),
     (b'{"data": [{"paragraphs": [{"qas": []}]}]}', "'context' must be a non-empty string"),
