@@ -7,6 +7,7 @@ from dataclasses import replace
 import streamlit as st
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from rcqa.data import DataError
 from rcqa.gallery import GALLERY_BY_ID
@@ -25,8 +26,8 @@ def read_upload() -> None:
     A malformed file leaves an error to show and keeps the previous file's questions. The file is read in a
     process of its own, with a time limit (rcqa.uploads), and its bytes are let go once read."""
     file = st.session_state.get(UPLOAD_WIDGET)
-    if file is None:  # cleared, or already read and let go: the questions read stay for this session
-        return
+    if not isinstance(file, UploadedFile):  # cleared (None), or read and let go (a DeletedFile, which is "changed"
+        return                              # once): the questions read stay for this session
     try:
         examples = read_examples(file.getvalue())
         if not examples:
