@@ -59,7 +59,8 @@ def _run_child(raw: bytes, seconds: float) -> bytes:
 
 def serve() -> None:
     """The child: the file's bytes on stdin, a pickled ("examples", list) or ("error", sentence) on stdout."""
-    os.nice(CHILD_NICENESS)
+    if hasattr(os, "nice"):  # not on Windows
+        os.nice(CHILD_NICENESS)
     try:
         answer = ("examples", load_examples(sys.stdin.buffer.read()))
     except DataError as error:
