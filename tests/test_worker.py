@@ -1,6 +1,8 @@
 """Heavy jobs in worker processes: another process at idle priority, progress and errors relayed, a dead worker
 replaced, and results equal to the same work done in the server's process."""
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -124,3 +126,25 @@ def test_a_worker_loads_the_preloaded_model_before_any_task_and_survives_one_tha
     assert processes.run(task(other, models_loaded_here), lambda _: None) == sorted([bert.name, other.name])
     broken = worker.WorkerProcesses(1, threads=1, preload=str(Path(tiny_model_dirs["bert"]) / "missing"))
     assert broken.run(task(other, models_loaded_here), lambda _: None) == [other.name]
+
+
+# as Streamlit does while a page runs, __main__ is the app's main script; spawn runs it again in the child
+SPAWN_FROM_A_PAGE = """
+import multiprocessing, sys, types
+main = types.ModuleType("__main__")
+main.__file__ = sys.argv[1]
+sys.modules["__main__"] = main
+child = multiprocessing.get_context("spawn").Process(
+    target=exec, args=("import sys; sys.exit(2 if 'streamlit' in sys.modules else 0)",))
+child.start()
+child.join()
+sys.exit(child.exitcode)
+"""
+
+
+@pytest.mark.parametrize("main_script", ["app.py", "rcqa/ui/dashboard/app.py"])
+def test_a_worker_started_from_a_page_runs_none_of_the_app_and_imports_no_streamlit(main_script):
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", SPAWN_FROM_A_PAGE, str(root / main_script)], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
