@@ -1,6 +1,8 @@
 """Heavy jobs in worker processes: another process at idle priority, progress and errors relayed, a dead worker
 replaced, and results equal to the same work done in the server's process."""
 import os
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -199,3 +201,23 @@ def test_on_the_cpu_nothing_is_bound_and_the_workers_are_a_quarter_of_the_cores(
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     processes = worker.WorkerProcesses(1, threads=1, gpus=job_gpus())
     assert processes.run(task(tiny_bert, gpu_binding), lambda _: None)[0] == visible  # inherited, untouched
+# as Streamlit does while a page runs, __main__ is the app's main script; spawn runs it again in the child
+SPAWN_FROM_A_PAGE = """
+import multiprocessing, sys, types
+main = types.ModuleType("__main__")
+main.__file__ = sys.argv[1]
+sys.modules["__main__"] = main
+child = multiprocessing.get_context("spawn").Process(
+    target=exec, args=("import sys; sys.exit(2 if 'streamlit' in sys.modules else 0)",))
+child.start()
+child.join()
+sys.exit(child.exitcode)
+"""
+
+
+@pytest.mark.parametrize("main_script", ["app.py", "rcqa/ui/dashboard/app.py"])
+def test_a_worker_started_from_a_page_runs_none_of_the_app_and_imports_no_streamlit(main_script):
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", SPAWN_FROM_A_PAGE, str(root / main_script)], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
