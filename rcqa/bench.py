@@ -6,7 +6,8 @@ time_to_accuracy     that loop at the tutorial's defaults (50 Gauss-Legendre ste
                      its defaults (adaptive steps until every layer's completeness error is <= 1 %); each
                      side's token scores are also compared with a converged 128-point reference.
 all_layers_seconds   the engine's default explanation of the input, every layer.
-fixed_steps_seconds  the same at a fixed 50 Gauss-Legendre steps (the GPU figure, with --random-bert-base).
+fixed_steps_seconds  the same at a fixed 50 Gauss-Legendre steps (the GPU figure, with --random-bert-base;
+                     --random-config for a random BERT of another shape).
 """
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.model import DEFAULT_MODEL
 from rcqa.spans import N_BEST
+from rcqa.text import without_bidi_controls
 from rcqa.types import AGGREGATIONS, Answer
 from rcqa.ui.show import plain
 
@@ -261,7 +262,7 @@ def foil_label(foil: str | None) -> str:
         return NAMED_FOILS[foil]
     if foil.startswith("nbest:"):
         return f"the n-best span #{int(foil.split(':')[1]) + 1}"
-    return f"the text “{foil.removeprefix('text:')}”"
+    return f"the text “{without_bidi_controls(foil.removeprefix('text:'))}”"  # a link's text, shown in a choice
 
 
 def foil_typed(text: str) -> None:

@@ -114,7 +114,7 @@ def show_answer(qa_model, current):
 def choose_why_not(answer) -> None:
     """Pick a candidate span to ask why the model answered as it did rather than with it (the contrast against it),
     or, when it abstained, why it said "no answer" rather than it (target answer_vs_null)."""
-    spans = {rank: f"#{rank + 1}: {span.text}" for rank, span in enumerate(answer.nbest)}
+    spans = {rank: without_bidi_controls(f"#{rank + 1}: {span.text}") for rank, span in enumerate(answer.nbest)}
     def picked() -> None:
         if (rank := st.session_state[WHY_NOT]) is not None:
             view.why_not(rank, answer.abstained)
@@ -154,8 +154,8 @@ def show_lens(qa_model, result, key: str) -> None:
     if lens.note:
         st.caption(f"Only the QA head reads the layers: {lens.note}.")
     percent = st.column_config.NumberColumn(format="percent")
-    st.dataframe(figures.layer_answers_table(lens).drop(columns="layer"), hide_index=True,
-                 column_config={"probability": percent, "final_answer_probability": percent})
+    show.table(figures.layer_answers_table(lens).drop(columns="layer"), hide_index=True,
+               column_config={"probability": percent, "final_answer_probability": percent})
 
 
 def show_knockouts(qa_model, result, key: str) -> None:
@@ -200,7 +200,7 @@ def show_result(result, qa_model, key: str) -> None:
         if quantifiers := figures.quantifiers(result, k, aggregation):
             show.chart(quantifiers)
     with word:
-        choices = figures.word_choices(result)
+        choices = [without_bidi_controls(choice) for choice in figures.word_choices(result)]
         word_index = st.selectbox("Passage word", range(len(choices)), index=figures.answer_word(result),
                                   format_func=choices.__getitem__, key=f"rcqa.word.{result.example.id}")
         show.chart(figures.word_across_layers(result, word_index, aggregation))
