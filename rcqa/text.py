@@ -57,6 +57,12 @@ class WrittenWord:
         return self.tag == NUMBER_TAG and not self.is_punctuation
 
 
+def is_quantifier_question(question: str) -> bool:
+    """The paper's test: the question holds 'how' and 'many' or 'much'."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    return "how" in words and bool(words & {"many", "much"})
+
+
 def is_punctuation(text: str) -> bool:
     """Punctuation, symbols and markup: no letter or digit, or a markup tag such as '<b>'."""
     return not any(c.isalnum() for c in text) or re.fullmatch(_MARKUP, text) is not None

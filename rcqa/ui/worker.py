@@ -197,6 +197,13 @@ def lens(qa_model, example, report: Callable[[Any], None]):
     return answer_lens(qa_model, example)
 
 
+def contrast_margins(qa_model, result, report: Callable[[Any], None]):
+    """The lens's margin of the explained span over the contrast's foil per layer (rcqa.lens.contrast)."""
+    from rcqa.lens.contrast import contrast_margins as margins
+
+    return margins(qa_model, result)
+
+
 def knockouts(qa_model, result, k, draws, baseline, aggregation, report: Callable[[Any], None]):
     """The interventions (rcqa.lens.interventions) on an explanation's top, bottom and random words."""
     from rcqa.lens.interventions import intervene

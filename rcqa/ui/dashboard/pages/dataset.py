@@ -6,7 +6,7 @@ import streamlit as st
 
 from rcqa.analysis.similarity import VARIANTS, describe
 from rcqa.dataset import figures, published
-from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
+from rcqa.dataset.conclusions import conclusion_table, contrast_statement, verdicts, worst_completeness
 from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.ui import PAGES, runs, show
 
@@ -103,6 +103,14 @@ def main() -> None:
                                                     for name, s in summaries.items()}})
     # the verdict first: the claims are long, and a narrow page would hide it off to the right
     show.table(conclusions[["holds", "claim", "evidence", "run"]], hide_index=True)
+    if (contrast := figures.contrast_by_layer(subject)) is not None:
+        st.subheader("Why this answer and not the foil?")
+        if statement := contrast_statement(subject["contrast"]):
+            st.markdown(f"**{show.plain(statement)}**")
+        skipped = subject["n_skipped"]
+        st.caption(f"{skipped} question{'' if skipped == 1 else 's'} without such a foil {'was' if skipped == 1 else 'were'} "
+                   "skipped.")
+        show.chart(contrast)
     roles, quantifiers, jsd, pos, scores, check = st.tabs(
         ["Layer roles", "Quantifier questions", "Layers compared (JSD)", "Parts of speech", "Scores",
          "Completeness"])
