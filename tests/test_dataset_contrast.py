@@ -113,3 +113,30 @@ def test_the_quantifier_claim_fails_when_the_focus_falls_or_the_answers_are_wron
 def test_a_run_without_a_contrast_has_no_contrast_section(tmp_path):
     summary = summarize(load_run(write_run(tmp_path / "plain", [row("a"), row("b"), row("c")])))
     assert summary["contrast"] is None and len(verdicts(summary)) == 4
+
+
+def test_reproduce_questions_quantifier_keeps_only_how_many_and_how_much_before_the_limit(tiny_model_dirs, tmp_path,
+                                                                                          monkeypatch):
+    from rcqa.cli import main
+    from rcqa.dataset import runner
+
+    questions = ["Who built it?", "How many towers are there?", "When was it built?", "How much did it cost?",
+                 "How many bells ring?"]
+    passage = "Ann built it in 1900 with 3 towers; it cost 40 pounds and 2 bells ring."
+    data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": passage, "qas": [
+        {"id": f"q{i}", "question": q, "answers": [{"text": "Ann", "answer_start": 0}]}
+        for i, q in enumerate(questions)]}]}]}
+    (tmp_path / "few.json").write_text(json.dumps(data))
+    seen = {}
+
+    def record(job, examples, manifest, out, **options):
+        seen.update(ids=[e.id for e in examples], data=manifest["data"])
+        return {**manifest, "counts": {"done": len(examples), "total": len(examples), "failed": 0}}
+
+    monkeypatch.setattr(runner, "reproduce", record)
+    assert main(["reproduce", "--data", str(tmp_path / "few.json"), "--out", str(tmp_path / "run"), "--model",
+                 tiny_model_dirs["bert"], "--questions", "quantifier", "--limit", "2"]) == 0
+    assert seen["ids"] == ["q1", "q3"] and seen["data"]["questions"] == "quantifier" and seen["data"]["limit"] == 2
+    assert main(["reproduce", "--data", str(tmp_path / "few.json"), "--out", str(tmp_path / "run"), "--model",
+                 tiny_model_dirs["bert"]]) == 0
+    assert seen["ids"] == [f"q{i}" for i in range(5)] and "questions" not in seen["data"]  # old runs still resume

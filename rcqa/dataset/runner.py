@@ -65,7 +65,8 @@ class TorchThreads(WorkerPlugin):
         torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // sharing))
 
 
-def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: str | None = None) -> dict:
+def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: str | None = None,
+                 questions: str = "all") -> dict:
     """The description of a run that decides whether a folder's rows can be resumed (see store.open_run)."""
     from rcqa.model import load_model
 
@@ -77,7 +78,7 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: s
                          "aggregation": job.aggregation, "top_k": job.top_k,
                          "extras": list(job.extras), "draws": job.draws, **job.protocol()},
             "data": {"source": source or str(data), "path": str(data), "sha256": file_sha256(data),
-                     "limit": limit},
+                     "limit": limit, **({"questions": questions} if questions != "all" else {})},
             "counts": {}, "failed": [], "runs": []}
 
 
