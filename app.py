@@ -4,8 +4,11 @@ From here the Dataset page shows the checkout's committed runs (reports/runs), u
 import os
 from pathlib import Path
 
-os.environ.setdefault("RCQA_RUNS", str(Path(__file__).resolve().parent / "reports" / "runs"))
+# multiprocessing's spawn runs the main script again, as __mp_main__, in every worker process the app starts (during
+# a page's run Streamlit's __main__ is this script): a worker needs none of it, nor streamlit
+if __name__ != "__mp_main__":
+    os.environ.setdefault("RCQA_RUNS", str(Path(__file__).resolve().parent / "reports" / "runs"))
 
-from rcqa.ui.dashboard.app import main  # noqa: E402 (the runs are chosen before the app reads them)
+    from rcqa.ui.dashboard.app import main  # the runs are chosen before the app reads them
 
-main()
+    main()

@@ -34,7 +34,8 @@ def explain(model_or_name: str | QAModel, passage: str, question: str, preset: s
             **settings) -> Attribution:
     """Layer-wise Integrated Gradients of the answer: the preset's settings (rcqa.PRESETS), each keyword in
     `settings` (a field of rcqa.IGSettings) in its place. `gold`: the gold answer text(s), for span="gold" and the
-    scores. `cache`: True for the result cache's folder, or a folder of your own."""
+    scores. `cache`: True for the result cache's folder, or a folder of your own. contrast="runner-up" (or another
+    FOIL: rcqa.attribution.settings.FOILS) adds, first, the target log p(span) − log p(foil)."""
     qa_model, example = as_model(model_or_name, device), Example.of(passage, question, gold)
     chosen = _settings(preset, settings)
     if cache is False:

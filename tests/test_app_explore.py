@@ -194,6 +194,30 @@ def test_an_uploaded_squad_file_can_be_searched_and_answered():
     spec_titled(app, "Where each layer")
 
 
+def test_an_uploaded_file_is_let_go_once_read(monkeypatch):
+    """Streamlit's upload store would keep the file's bytes for the session's life; read, they are dropped."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+
+    stored, add_file = [], MemoryUploadedFileManager.add_file
+    def add_once(store, session_id, file):  # a browser sends a file's bytes once; AppTest sends them every run
+        if file.file_id not in [known for *_, known in stored]:
+            stored.append((store, session_id, file.file_id))
+            add_file(store, session_id, file)
+
+    monkeypatch.setattr(MemoryUploadedFileManager, "add_file", add_once)
+    lighthouse, bridge = gallery_example("lighthouse-when"), gallery_example("bridge-how-many")
+    upload = squad_upload((lighthouse.passage, lighthouse.question, "1872"), (bridge.passage, bridge.question, "7"))
+    app = open_app()
+    app.radio(key="rcqa.widget.source").set_value("upload").run()
+    app.get("file_uploader")[0].set_value(("dev.json", upload, "application/json")).run()
+    assert "2 of 2 questions in dev.json match" in texts(app.caption)
+    (store, session_id, file_id), = stored
+    assert store.get_files(session_id, [file_id]) == []
+    app.text_input(key="rcqa.upload_filter").input("piers").run()  # the uploader now holds a deleted file
+    assert not app.exception, [e.value for e in app.exception]
+    assert "1 of 2 questions" in texts(app.caption)
+
+
 @pytest.mark.parametrize("content, message", [
     (b"{not json", "not valid JSON"),
     (b'{"data": [{"paragraphs": [{"qas": []}]}]}', "'context' must be a non-empty string"),

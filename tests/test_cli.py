@@ -4,7 +4,9 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
+from rcqa.attribution.settings import IGSettings
 from rcqa.cli import build_parser, main
 from rcqa.gallery import gallery_example
 
@@ -131,7 +133,23 @@ def test_explain_rejects_an_unknown_span(capsys, tmp_path, tiny_model_dirs):
     assert status == 2 and "nbest:99 does not exist" in err
 
 
-def test_bench_json_has_the_promised_fields(capsys, tiny_model_dirs):
+BENCH_FIELDS = {  # as docs/cli.md lists them
+    "model", "fingerprint", "architecture", "device", "layers", "tokens", "repeats", "torch_threads",
+    "all_layers_seconds", "all_layers_steps", "all_layers_completeness_error", "fixed_steps", "fixed_steps_seconds",
+    "peak_rss_mb", "cache_hit_seconds", "same_work", "time_to_accuracy", "peak_rss_mb_with_captum",
+    "reduced_precision"}
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny forwards on shared cores run many times faster on one torch thread than on two."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_bench_json_has_the_promised_fields(capsys, tiny_model_dirs, one_thread):
     status, out, _ = run(capsys, "bench", "--model", tiny_model_dirs["bert"], "--tokens", "60", "--json")
     report = json.loads(out)
     assert status == 0
@@ -145,6 +163,30 @@ def test_bench_json_has_the_promised_fields(capsys, tiny_model_dirs):
     assert accurate["engine_token_error"] < 0.05 and accurate["captum_token_error"] < 0.05
     assert report["tokens"] <= 60 and report["peak_rss_mb"] > 0 and report["all_layers_seconds"] > 0
     assert report["cache_hit_seconds"] > 0 and report["fixed_steps"] == 50 and report["fixed_steps_seconds"] > 0
+
+
+def test_bench_of_a_small_random_bert_on_the_cpu_reports_every_field_within_the_tolerance(capsys, one_thread):
+    status, out, _ = run(capsys, "bench", "--device", "cpu", "--random-config", "layers=2,hidden=64,heads=2",
+                         "--tokens", "64", "--json")
+    report = json.loads(out)
+    assert status == 0 and report.keys() == BENCH_FIELDS
+    assert report["model"] == "random-bert-L2-H64-A2" and report["device"] == "cpu"
+    assert report["layers"] == 3 and report["tokens"] <= 64  # the embeddings and 2 blocks
+    assert len(report["all_layers_steps"]) == 3 and report["reduced_precision"] is None
+    tolerance = IGSettings().tolerance
+    assert report["all_layers_completeness_error"] <= tolerance
+    assert report["time_to_accuracy"]["engine_completeness_error"] <= tolerance
+    assert report["same_work"]["max_rel_diff"] <= 1e-4  # the engine and Captum did the same work
+
+
+@pytest.mark.parametrize("shape, why", [("layers=0", "layers must be a whole number from 1 to 48"),
+                                        ("hidden=64,heads=3", "hidden (64) must be a multiple of heads (3)"),
+                                        ("depth=2", "expected keys layers, hidden, heads"),
+                                        ("hidden=1e3", "hidden must be a whole number")])
+def test_bench_refuses_a_random_shape_it_cannot_build(capsys, shape, why):
+    with pytest.raises(SystemExit) as stopped:
+        main(["bench", "--random-config", shape])
+    assert stopped.value.code == 2 and why in capsys.readouterr().err
 
 
 def test_every_command_prints_its_help(capsys):

@@ -68,7 +68,7 @@ def test_best_span_across_windows_wins_and_records_its_window():
     start[0, 3], end[0, 3] = 2.0, 2.0
     start[1, 6], end[1, 6] = 5.0, 5.0
     best = decode(start, end, windows(2), PASSAGE)[0]
-    assert (best.window, best.text) == (1, "delta")
+    assert (best.window, best.text) == (1, "delta") and len(windows(2)) == 2  # the windows, not their tokens
 
 
 def test_a_span_repeated_by_overlapping_windows_is_listed_once():
@@ -202,6 +202,19 @@ def test_equal_probabilities_go_to_the_better_single_span():
     probability = torch.tensor([0.25, 0.5, 0.25], dtype=torch.float64)
     assert _ranked(probability, torch.tensor([1.0, 2.0, 3.0]), 3) == [1, 2, 0]
     assert _ranked(probability, torch.tensor([3.0, 2.0, 1.0]), 2) == [1, 0]
+
+
+def test_answers_tied_in_probability_and_score_come_in_passage_order_on_any_device():
+    # 25 one-token words, every logit equal: all 325 spans tie. The n-best list must not depend on how a device's
+    # unstable sort orders ties (torch's CPU sort reorders them from about 20 elements): the earliest first word,
+    # then the earliest last word, so the 20 best all start at the first word
+    words = [f"w{i}" for i in range(25)]
+    passage = " ".join(words)
+    starts = [len(" ".join(words[:i])) + (i > 0) for i in range(len(words))]
+    offsets = [(0, 0)] + [(start, start + len(w)) for w, start in zip(words, starts)] + [(0, 0)]
+    mask = torch.tensor([[False] + [True] * 25 + [False]])
+    spans = decode(torch.zeros(1, 27), torch.zeros(1, 27), windows(offsets=[offsets], mask=mask), passage, n_best=20)
+    assert [s.text for s in spans] == [" ".join(words[:n]) for n in range(1, 21)]
 
 
 def test_no_passage_tokens_hold_no_span():

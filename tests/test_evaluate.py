@@ -134,3 +134,33 @@ def test_v2_best_threshold_counts_from_abstain_everywhere_in_the_order_of_the_od
     # evaluate_v2's threshold defaults to 0, the card's default
     examples = [Example(id="h1", passage="p", question="q", answers=(GoldAnswer("Paris", 0),))]
     assert evaluate_v2(examples, lambda e: ("Paris", 0.5))["exact"] == 0.0
+
+
+def test_a_question_without_gold_answers_scores_nothing_and_is_left_out_of_the_v1_percentages():
+    assert score("Turin", []) == (0.0, 0.0)
+    golds = {"1": ["Turin"], "2": ["four years"], "3": ["nine"]}
+    predictions = {"1": "Turin", "2": "four years", "3": "eight", "4": "anything"}
+    examples = [Example(id=i, passage="p", question="q", answers=(GoldAnswer(g[0], 0),)) for i, g in golds.items()]
+    examples.append(Example(id="4", passage="p", question="q"))  # no gold, yet not marked impossible (a test set)
+    # by hand: EM 2 of 3, F1 (1 + 1 + 0) / 3; the question without gold counts in neither
+    assert evaluate(examples, lambda e: predictions[e.id]) == {
+        "exact_match": pytest.approx(200 / 3), "f1": pytest.approx(200 / 3), "n": 3}
+    assert evaluate([], lambda e: "") == {"exact_match": 0.0, "f1": 0.0, "n": 0}
+
+
+def test_v2_best_threshold_skips_odds_of_questions_without_a_gold_entry():
+    from rcqa.evaluate import squad_v2_metrics
+
+    # find_best_thresh's `if qid not in scores: continue`: "extra", first in the order of the odds, has no gold
+    # entry and is passed over; the rest is V2's hand-worked best_exact (75 at −2)
+    metrics = squad_v2_metrics(V2_GOLDS, {**V2_PREDICTIONS, "extra": "x"}, {**V2_ODDS, "extra": -9.0})
+    assert metrics["best_exact"] == pytest.approx(75.0) and metrics["best_exact_thresh"] == -2.0
+
+
+def test_evaluate_v2_counts_an_unanswerable_question_unanswerable_whatever_answers_it_carries():
+    from rcqa.evaluate import evaluate_v2
+
+    # an impossible question with plausible answers kept: answering with one of them is still wrong
+    examples = [Example(id="y", passage="p", question="q", answers=(GoldAnswer("Paris", 0),), is_impossible=True)]
+    metrics = evaluate_v2(examples, lambda e: ("Paris", -1.0), threshold=0.0)
+    assert metrics["exact"] == 0.0 and metrics["NoAns_total"] == 1

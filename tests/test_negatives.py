@@ -102,3 +102,90 @@ def test_the_v2_file_reads_back_and_articles_are_held_out_whole(tmp_path):
     training, held_out = split_by_article(mixed, 1, seed=0)
     assert len(training) + len(held_out) == len(mixed)
     assert not {e.title for e in training} & {e.title for e in held_out} and len({e.title for e in held_out}) == 1
+
+
+def test_a_source_questions_id_names_no_kind_and_an_empty_text_has_no_sentences():
+    assert negative_kind("56be4db0acb8001400a502ec") is None and negative_kind("a1-neg-ctx") == "in_context"
+    assert sentences("") == []
+
+
+def test_in_context_takes_an_answer_at_the_first_character_and_only_sentences_it_overlaps():
+    first = in_context_negative(example("q", "What was finished?", "The tower"))  # start_char 0
+    assert first is not None and first.passage.startswith("It stands 300 metres")
+    # an answer ending in the space before a sentence, or starting in the one after it, does not overlap it
+    ends_in_space = Example("e", TOWER, "For what?", answers=(GoldAnswer("the fair. ", TOWER.index("the fair")),))
+    assert in_context_negative(ends_in_space).passage.startswith("It stands 300 metres")
+    starts_in_space = Example("s", TOWER, "How tall?", answers=(GoldAnswer(" It stands", TOWER.index(" It")),))
+    assert in_context_negative(starts_in_space).passage == (
+        "The tower was finished in 1889 for the fair. Visitors climb its stairs every day, and the lifts carry "
+        "many more of them to the very top.")
+
+
+def test_in_context_keeps_a_paragraph_left_with_exactly_the_fewest_words():
+    rest = "One two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen."
+    assert in_context_negative(example("q", "When?", "1889", passage="It was built in 1889. " + rest)).passage == rest
+    assert in_context_negative(example("q", "When?", "1889", passage="It was built in 1889. " + rest.replace(
+        " fifteen", ""))) is None  # fourteen words are too few
+
+
+def test_other_paragraph_weighs_words_by_inverse_paragraph_frequency():
+    import random
+
+    # n = 4 paragraphs. "lantern" is in one (log 4/1 = 1.39); "keeper" and "shore" in three (log 4/3 = 0.29 each,
+    # 0.58 for both); "the" in all four (0): the lantern's paragraph wins though it shares fewer words
+    source = example("k", "Was the lantern or the keeper by the shore in 1889?", "1889",
+                     passage="The keeper lit it in 1889 by the shore.", title="Coast")
+    article = Article.of([source.passage, "The lantern is red.", "The keeper walks the shore.",
+                          "The keeper and the shore."])
+    assert other_paragraph_negative(source, article, random.Random(0)).passage == "The lantern is red."
+
+
+IN_CONTEXT_CAPABLE = {"a1", "a2", "c1"}  # by hand: the other ARTICLE paragraphs keep under 15 words without the answer
+
+
+def kinds_by_the_rule(order: list[str], wanted: int, quota: int) -> list[str]:
+    """with_negatives' documented rule, by hand: in the drawn order, in-context first while fewer than the quota
+    are, else other-paragraph (which every ARTICLE question can give: RIVER and STAIRS name no other's answer)."""
+    kinds = []
+    for source in order[:wanted]:
+        in_context = kinds.count("in_context") < quota and source in IN_CONTEXT_CAPABLE
+        kinds.append("in_context" if in_context else "other_paragraph")
+    return kinds
+
+
+@pytest.mark.parametrize("in_context", [0.0, 0.25, 0.5, 1.0])
+@pytest.mark.parametrize("seed", [0, 1, 2, 16])  # 16 draws all three capable sources among the first four
+def test_the_in_context_share_is_met_in_the_drawn_order_where_the_draw_allows(in_context, seed):
+    assert {e.id for e in ARTICLE if in_context_negative(e)} == IN_CONTEXT_CAPABLE
+    order = [ARTICLE[i].id for i in _shuffled(len(ARTICLE), seed)]
+    negatives = with_negatives(ARTICLE, in_context=in_context, seed=seed)[len(ARTICLE):]
+    assert [negative_kind(n.id) for n in negatives] == kinds_by_the_rule(order, 4, round(4 * in_context))
+    assert [n.id.rsplit("-neg", 1)[0] for n in negatives] == order[:4]
+
+
+def _shuffled(n: int, seed: int) -> list[int]:
+    import random
+
+    order = list(range(n))
+    random.Random(seed).shuffle(order)  # with_negatives' draw: the standard library's, seeded
+    return order
+
+
+def test_negatives_come_from_answerable_sources_only_and_the_bounds_are_checked():
+    unanswerable = Example("u1", RIVER, "Who painted the bridges?", title="Tower", is_impossible=True)
+    ungraded = Example("t1", STAIRS, "Who climbed the stairs?", title="Tower")  # no gold answer, not impossible
+    for seed in range(4):
+        mixed = with_negatives([unanswerable, ungraded, *ARTICLE], seed=seed)
+        assert len(mixed) == 15  # 10 questions, 5 negatives, all from ARTICLE's 8 answerable ones
+        assert {n.id.rsplit("-neg", 1)[0] for n in mixed[10:]} <= {e.id for e in ARTICLE}
+    assert with_negatives(ARTICLE, share=0.0) == ARTICLE
+    for bad in ({"share": -0.1}, {"share": 1.0}, {"in_context": -0.1}, {"in_context": 1.5}):
+        with pytest.raises(ValueError, match=r"^share must be in \[0, 1\) and in_context in \[0, 1\]$"):
+            with_negatives(ARTICLE, **bad)
+
+
+def test_the_held_out_articles_are_the_seeds_draw_and_the_file_says_v2():
+    many = [example(f"q{i}", "When was the tower finished?", "1889", title=f"Article {i}") for i in range(20)]
+    first, second = split_by_article(many, 10, seed=3), split_by_article(many, 10, seed=3)
+    assert first == second  # 1 in 184,756 for two unseeded draws
+    assert squad_v2_document(many)["version"] == "v2.0"

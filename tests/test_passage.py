@@ -224,7 +224,7 @@ def test_the_null_is_read_in_the_window_the_decoder_takes_it_from(tiny_bert, all
 def test_the_passage_benchmark_measures_both_sides(tiny_model_dirs):
     from rcqa import bench
 
-    sides = {side: bench.passage_side(tiny_model_dirs["bert"], "cpu", False, 3, IGSettings(steps=2).to_dict(), side)
+    sides = {side: bench.passage_side(tiny_model_dirs["bert"], "cpu", None, 3, IGSettings(steps=2).to_dict(), side)
              for side in bench.PASSAGE_SIDES}
     assert all(side["seconds"] > 0 and side["cpu_seconds"] > 0 and side["steps"] > 0 for side in sides.values())
     # the tiny model's 4 layers (3 blocks), at least 2 points each; one after another: every window's
@@ -255,3 +255,27 @@ def test_the_layer_outputs_kept_are_each_tokens_from_its_max_context_window(tiny
             if layout.max_context[p] == w or (layout.max_context[p] is None and w == result.window):
                 assert np.allclose(result.hidden_states[:, p], hidden[w][:, token], atol=1e-6), (w, token)
     assert len(set(layout.max_context) - {None}) == len(windows)  # every window holds some token's best context
+
+
+def test_a_contrast_with_a_foil_in_another_window_reads_both_windows(tiny_bert):
+    from rcqa.qa import answer
+
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("bridge-how-much")
+    found = answer(qa_model, example.passage, example.question)
+    best = found.best
+    rank = next(k for k, span in enumerate(found.nbest)
+                if span.window != best.window and not span.overlaps(best.start_char, best.end_char))
+    result = explain(qa_model, example, IGSettings(targets=("span_logits",), contrast=f"nbest:{rank}",
+                                                   windows="all", tolerance=None, steps=4))
+    contrast = result.targets[0]
+    assert contrast["name"] == "contrast" and contrast["foil"]["window"] != result.window
+    assert result.settings["windows_read"] == sorted({result.window, contrast["foil"]["window"]})
+    assert result.token_offsets[contrast["foil_start_token"]][0] == contrast["foil"]["start_char"]
+    checks = [c for c in result.completeness if c.target == "contrast"]
+    assert all(c.relative_error <= 1e-3 for c in checks)  # linear in the logits: exact up to float error
+    # F = answer's logits − foil's logits: by linearity the contrast's signed sums are span_logits' less the foil's
+    span_sums = np.array([c.attribution_sum for c in result.completeness if c.target == "span_logits"])
+    foil_sums = np.array([c.window_sums[contrast["foil"]["window"]] for c in checks])
+    assert np.allclose([c.attribution_sum for c in checks], span_sums + foil_sums, rtol=1e-4, atol=1e-5)
+    assert (foil_sums != 0).all()

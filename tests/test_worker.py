@@ -1,10 +1,14 @@
 """Heavy jobs in worker processes: another process at idle priority, progress and errors relayed, a dead worker
 replaced, and results equal to the same work done in the server's process."""
 import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.engine import explain
@@ -13,6 +17,7 @@ from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.ui import worker
+from rcqa.ui.jobs import WORKERS_ENV, default_workers, job_gpus
 
 # --- tasks: module-level, so that the worker can import them by name -------------------------------------------
 
@@ -42,6 +47,17 @@ def fails_unpicklably(qa_model, report):
 
 def dies(qa_model, report):
     os._exit(3)
+
+
+def gpu_binding(qa_model, report):
+    return os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("RCQA_DEVICE")
+
+
+def gpu_binding_a_while(qa_model, report):
+    import time
+
+    time.sleep(0.5)  # long enough that the other job starts while this one runs
+    return gpu_binding(qa_model, report)
 
 
 def models_loaded_here(qa_model, report):
@@ -124,3 +140,84 @@ def test_a_worker_loads_the_preloaded_model_before_any_task_and_survives_one_tha
     assert processes.run(task(other, models_loaded_here), lambda _: None) == sorted([bert.name, other.name])
     broken = worker.WorkerProcesses(1, threads=1, preload=str(Path(tiny_model_dirs["bert"]) / "missing"))
     assert broken.run(task(other, models_loaded_here), lambda _: None) == [other.name]
+
+
+# --- one worker per GPU, with the GPUs faked: real children, each reporting the GPU it was bound to ------------
+
+@pytest.fixture
+def two_gpus(monkeypatch):
+    """This process sees two CUDA devices, as far as rcqa's device choice can tell."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    for name in (WORKERS_ENV, "RCQA_DEVICE", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_with_two_gpus_the_app_starts_one_worker_bound_to_each_and_spreads_jobs_over_them(two_gpus, tiny_bert):
+    gpus = job_gpus()
+    assert gpus == ["0", "1"] and default_workers(len(gpus)) == 2
+    processes = worker.WorkerProcesses(default_workers(len(gpus)), threads=1, gpus=gpus)
+    with ThreadPoolExecutor(2) as pool:  # two jobs at once: each on a worker, each worker on its own GPU
+        bindings = list(pool.map(lambda _: processes.run(task(tiny_bert, gpu_binding_a_while), lambda _: None),
+                                 range(2)))
+    assert sorted(bindings) == [("0", None), ("1", None)]
+    one_after_another = [processes.run(task(tiny_bert, gpu_binding), lambda _: None)[0] for _ in range(4)]
+    assert sorted(one_after_another) == ["0", "0", "1", "1"]
+
+
+def test_a_worker_that_dies_is_replaced_on_its_own_gpu(two_gpus, tiny_bert):
+    processes = worker.WorkerProcesses(1, threads=1, gpus=["1"])
+    with pytest.raises(worker.WorkerDied):
+        processes.run(task(tiny_bert, dies), lambda _: None)
+    assert processes.run(task(tiny_bert, gpu_binding), lambda _: None)[0] == "1"
+
+
+def test_the_gpus_are_those_this_process_sees_or_the_one_named_and_the_worker_count_can_be_set(two_gpus, tiny_bert,
+                                                                                              monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")  # a child must name the machine's GPUs, not ours
+    assert job_gpus() == ["3", "5"]
+    monkeypatch.setenv("RCQA_DEVICE", "cuda:1")
+    assert job_gpus() == ["5"]
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert default_workers(1) == 3
+    processes = worker.WorkerProcesses(3, threads=1, gpus=["3", "5"])
+    bound = sorted(processes.run(task(tiny_bert, gpu_binding), lambda _: None) for _ in range(3))
+    assert bound == [("3", "cuda"), ("3", "cuda"), ("5", "cuda")]  # round robin; cuda:1 is the child's one "cuda"
+    on_the_servers_gpu = worker.Task(gpu_binding, tiny_bert.name, tiny_bert.fingerprint, "cuda:1")
+    with pytest.raises(RuntimeError, match="device 'cuda' was asked for"):  # its own GPU, not a second one
+        processes.run(on_the_servers_gpu, lambda _: None)
+    monkeypatch.setenv("RCQA_DEVICE", "cpu")
+    assert job_gpus() == []
+
+
+def test_on_the_cpu_nothing_is_bound_and_the_workers_are_a_quarter_of_the_cores(monkeypatch, tiny_bert):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for name in (WORKERS_ENV, "RCQA_DEVICE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert job_gpus() == [] and default_workers(len(job_gpus())) == 2
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert default_workers(0) == 1
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    processes = worker.WorkerProcesses(1, threads=1, gpus=job_gpus())
+    assert processes.run(task(tiny_bert, gpu_binding), lambda _: None)[0] == visible  # inherited, untouched
+# as Streamlit does while a page runs, __main__ is the app's main script; spawn runs it again in the child
+SPAWN_FROM_A_PAGE = """
+import multiprocessing, sys, types
+main = types.ModuleType("__main__")
+main.__file__ = sys.argv[1]
+sys.modules["__main__"] = main
+child = multiprocessing.get_context("spawn").Process(
+    target=exec, args=("import sys; sys.exit(2 if 'streamlit' in sys.modules else 0)",))
+child.start()
+child.join()
+sys.exit(child.exitcode)
+"""
+
+
+@pytest.mark.parametrize("main_script", ["app.py", "rcqa/ui/dashboard/app.py"])
+def test_a_worker_started_from_a_page_runs_none_of_the_app_and_imports_no_streamlit(main_script):
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", SPAWN_FROM_A_PAGE, str(root / main_script)], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

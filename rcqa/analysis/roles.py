@@ -2,12 +2,10 @@
 passage words, quantifier questions, and a plain-words reading of the phases."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from rcqa.analysis.words import top_k
-from rcqa.text import NUMBER_TAG
+from rcqa.text import NUMBER_TAG, is_quantifier_question
 from rcqa.types import NULL_TARGETS, Attribution, Word, overlaps
 
 SUPPORT_WINDOW = 5  # words either side of the answer span (the paper's supporting words)
@@ -30,14 +28,9 @@ def normalise(text: str) -> str:
     return text.lower().strip()
 
 
-def is_quantifier_question(question: str) -> bool:
-    """The paper's test: the question holds 'how' and 'many' or 'much'."""
-    words = set(re.findall(r"[a-z]+", question.lower()))
-    return "how" in words and bool(words & {"many", "much"})
-
-
 def category_masks(result: Attribution, target: int = 0) -> dict[str, np.ndarray]:
-    """Per passage word: inside the explained span; within 5 words of it; a non-stopword of the question.
+    """Per passage word: inside the explained span; within 5 words of it; a non-stopword of the question; and, for a
+    contrast whose foil is a span, inside the foil (the window's words only: a foil in another window has none here).
 
     The span is the one the target explains (the prediction by default, as in the paper; the gold answer or
     an n-best span when those are explained). Punctuation is no word, so it neither counts nor widens the window."""
@@ -53,7 +46,16 @@ def category_masks(result: Attribution, target: int = 0) -> dict[str, np.ndarray
     question = {normalise(w.text) for w in result.words if w.segment == "question" and not w.is_punctuation}
     question -= STOPWORDS
     query = np.array([normalise(w.text) in question for w in passage], dtype=bool)
-    return {"answer": answer, "supporting": supporting, "query": query}
+    masks = {"answer": answer, "supporting": supporting, "query": query}
+    if (foil := foil_chars(result, target)) is not None:
+        masks["foil"] = np.array([overlaps(*foil, w.start_char, w.end_char) for w in passage], dtype=bool)
+    return masks
+
+
+def foil_chars(result: Attribution, target: int = 0) -> tuple[int, int] | None:
+    """[start_char, end_char) of the contrast's foil; None for another target, or for the foil "no answer"."""
+    foil = result.targets[target].get("foil")
+    return None if foil is None or foil["start_char"] is None else (foil["start_char"], foil["end_char"])
 
 
 def explains_abstention(result: Attribution, target: int = 0) -> bool:
@@ -65,15 +67,15 @@ def category_labels(result: Attribution, target: int = 0) -> dict[str, str]:
     """The name each category is shown under: for a null target there is no answer span, so the best span the
     model weighed against "no answer" takes the answer category, and says so."""
     if not explains_abstention(result, target):
-        return {c: c for c in CATEGORIES}
+        return {c: c for c in category_masks(result, target)}
     span = "the rejected best span" if result.answer.abstained else "the best span, chosen over no answer"
     return {"answer": f"answer ({span})", "supporting": "supporting (around that span)", "query": "query"}
 
 
 def word_categories(result: Attribution, target: int = 0) -> list[str]:
-    """One label per passage word for display: 'answer', 'supporting', 'query', 'answer+query', or ''."""
+    """One label per passage word for display: 'answer', 'supporting', 'query', 'answer+query', 'foil', or ''."""
     masks = category_masks(result, target)
-    return ["+".join(c for c in CATEGORIES if masks[c][i]) for i in range(len(result.passage_words()))]
+    return ["+".join(c for c in masks if masks[c][i]) for i in range(len(result.passage_words()))]
 
 
 def shares_of_top(top: list[np.ndarray], mask: np.ndarray) -> np.ndarray:
@@ -104,7 +106,9 @@ def phase_readings(layers: list[str], shares: dict[str, np.ndarray]) -> list[tup
     bounds = np.array_split(np.arange(len(layers)), 3)
     meaning = {"query": "matching the question's words in the passage",
                "supporting": "reading the context around the answer",
-               "answer": "settling on and verifying the answer"}
+               "answer": "settling on and verifying the answer",
+               "foil": "weighing the foil the answer is set against"}
+    names = [c for c in (*CATEGORIES, "foil") if c in shares]
     readings = []
     for name, indices in zip(("Early", "Middle", "Late"), bounds):
         if not len(indices):
@@ -113,9 +117,9 @@ def phase_readings(layers: list[str], shares: dict[str, np.ndarray]) -> list[tup
         if not defined:
             readings.append((f"{name} ({_layer_span(layers, indices)})", "no layer here has any top word."))
             continue
-        means = {c: float(shares[c][defined].mean()) for c in CATEGORIES}
+        means = {c: float(shares[c][defined].mean()) for c in names}
         leading = max(means, key=means.get)
-        detail = ", ".join(f"{c} {means[c]:.0f}%" for c in CATEGORIES)
+        detail = ", ".join(f"{c} {means[c]:.0f}%" for c in names)
         readings.append((f"{name} ({_layer_span(layers, indices)})", f"mostly {leading} words ({detail}): "
                                                                       f"{meaning[leading]}."))
     return readings

@@ -52,7 +52,7 @@ class ResultCache:
     def key(fingerprint: str, example: Example, settings: IGSettings) -> str:
         identity = {"format": FORMAT, "model": fingerprint, "passage": example.passage,
                     "question": example.question, "settings": settings.to_dict(),
-                    "gold": [[a.text, a.start_char] for a in example.answers] if settings.span == "gold" else None}
+                    "gold": [[a.text, a.start_char] for a in example.answers] if "gold" in (settings.span, settings.contrast) else None}
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
 
     def _path(self, key: str) -> Path:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rcqa.attribution.contrast import contrast_target, find_foil
 from rcqa.attribution.memory import budget_mb, in_chunks
 from rcqa.attribution.path import Integral, integrate_path
 from rcqa.attribution.quadrature import nodes_and_weights
@@ -64,6 +65,11 @@ class ExplainedWindow:
         """Per token: 'question', 'passage' or 'special'."""
         return self.windows.segments[self.window][:self.length]
 
+    @property
+    def span(self) -> tuple[int, int, int]:
+        """(window, start token, end token) of the explained span."""
+        return self.window, self.start_token, self.end_token
+
     def span_text(self, passage: str) -> str:
         return passage[self.offsets[self.start_token][0]:self.offsets[self.end_token][1]]
 
@@ -83,11 +89,15 @@ def explained_window(qa_model: QAModel, example: Example, span: str = "predicted
 
 def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
             on_layer: Callable[[LayerResult], None] | None = None) -> Attribution:
-    """Answer the example, then attribute the chosen targets at every layer of the answer's window."""
+    """Answer the example, then attribute the chosen targets at every layer of the answer's window (with a
+    contrast, it comes first: rcqa.attribution.contrast)."""
     started = time.perf_counter()
     explained = explained_window(qa_model, example, settings.span, settings.allow_null)
     inputs = explained.inputs
-    targets = [Target(name, explained.start_token, explained.end_token) for name in settings.targets]
+    foil = settings.contrast and find_foil(settings.contrast, qa_model, example, explained.answer, explained.windows,
+                                           explained.span)
+    targets = ([contrast_target(foil, *explained.span)] if foil else []) + [
+        Target(name, explained.start_token, explained.end_token) for name in settings.targets]
     stack = LayerStack(qa_model.model, _to(inputs, qa_model.device))
     layer_results = []
     for result in iter_layers(qa_model, stack, inputs, targets, settings):
@@ -99,7 +109,8 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
         window=explained.window, tokens=qa_model.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()),
         token_offsets=explained.offsets, token_segments=explained.segments, words=explained.words(example.passage),
         layers=layer_labels(stack.num_layers),
-        targets=[{**t.to_dict(), "span": explained.span_text(example.passage)} for t in targets],
+        targets=[{**t.to_dict(), "span": explained.span_text(example.passage),
+                  **({"foil": foil.to_dict(explained.window)} if t.name == "contrast" else {})} for t in targets],
         scores=np.stack([r.scores for r in layer_results], axis=2),
         completeness=[c for r in layer_results for c in r.completeness],
         settings={**settings.to_dict(), "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride},

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rcqa.attribution.contrast import find_foil
 from rcqa.attribution.engine import (LayerResult, aggregate, baseline_stack, chunk_size, explained_window,
                                      layer_attributions, token_words, window_inputs)
 from rcqa.attribution.memory import budget_mb, in_chunks
@@ -303,8 +304,18 @@ def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = 
     bounds = np.cumsum([0, *(len(p) for p in layout.positions)])
     null_window = (explained.answer.no_answer.window if explained.answer.no_answer else  # the decoder's rule
                    int(torch.cat([null_scores(s.start_logits, s.end_logits) for s in stacks]).argmin()))
-    targets = [Target(name, int(bounds[home] + explained.start_token), int(bounds[home] + explained.end_token),
-                      null_token=int(bounds[null_window] + NULL_TOKEN)) for name in settings.targets]
+    foil = settings.contrast and find_foil(settings.contrast, qa_model, example, explained.answer, windows,
+                                           explained.span)
+    names = ["contrast"] * bool(foil) + list(settings.targets)  # a contrast comes first, as for one window
+
+    def placed(name: str, position: Callable[[int, int], int]) -> Target:
+        """The target with its tokens at `position(window, token)`; the contrast's foil read in its own window."""
+        foil_tokens = ({"foil_start_token": position(foil.window, foil.start_token),
+                        "foil_end_token": position(foil.window, foil.end_token)} if name == "contrast" else {})
+        return Target(name, position(home, explained.start_token), position(home, explained.end_token),
+                      null_token=position(null_window, NULL_TOKEN), **foil_tokens)
+
+    targets = [placed(name, lambda w, t: int(bounds[w] + t)) for name in names]
     read = _read_windows(stacks, targets)
     labels = layer_labels(stacks[0].num_layers)
     layer_results = []
@@ -322,15 +333,15 @@ def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = 
         layer_results.append(LayerResult(layer, label, scores, completeness, time.perf_counter() - layer_started))
         if on_layer:
             on_layer(layer_results[-1])
-    recorded = [Target(name, layout.positions[home][explained.start_token],
-                       layout.positions[home][explained.end_token]) for name in settings.targets]
+    recorded = [placed(name, lambda w, t: layout.positions[w][t]) for name in names]
     return Attribution(
         example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=explained.answer,
         window=home, tokens=qa_model.tokenizer.convert_ids_to_tokens(list(layout.ids)),
         token_offsets=list(layout.offsets), token_segments=list(layout.segments),
         words=token_words(layout.offsets, layout.segments, windows.question, example.passage), layers=labels,
         targets=[{**t.to_dict(), "span": explained.span_text(example.passage), "window": home,
-                  **({"null_window": null_window} if "null_token" in t.to_dict() else {})} for t in recorded],
+                  **({"null_window": null_window} if "null_token" in t.to_dict() else {}),
+                  **({"foil": foil.to_dict(home)} if t.name == "contrast" else {})} for t in recorded],
         scores=np.stack([r.scores for r in layer_results], axis=2),
         completeness=[c for r in layer_results for c in r.completeness],
         settings={**settings.to_dict(), "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride,

@@ -11,6 +11,31 @@ BASELINES = {
     "mask": "the layer's activations for the input with every token but [CLS]/[SEP] replaced by [MASK]",
     "zero": "the zero vector at the layer (the paper)",
 }
+FOILS = {  # what --contrast FOIL may name: the span the explained one is contrasted with
+    "nbest:K": "the K-th n-best span (0-based, as --span)",
+    "gold": "the gold answer",
+    "null": '"no answer" (start = end = [CLS], in the window where its score is smallest, as SQuAD 2.0 decodes)',
+    "text:STRING": "a span of the passage, as written (the best-scoring place where it occurs, outside the span)",
+    "runner-up": "the most probable answer that does not overlap the explained span (in the n-best list, else "
+                 "among the 200 most probable)",
+    "distractor-number": "for a quantifier question: the best-scoring other number (a word tagged CD) of the passage",
+}
+MAX_FOIL_TEXT = 300  # characters of text:STRING (a foil is a span, not a passage)
+
+
+def parse_foil(foil: str) -> tuple[str, str | int | None]:
+    """(kind, argument) of a FOIL: ('nbest', K), ('text', STRING) or (name, None); ValueError, in one sentence,
+    for anything else."""
+    kind, _, argument = foil.partition(":")
+    if kind == "nbest" and argument.isdigit() and len(argument) < 4:
+        return "nbest", int(argument)
+    if kind == "text" and argument.strip():
+        if len(argument) > MAX_FOIL_TEXT:
+            raise ValueError(f"a text: foil is at most {MAX_FOIL_TEXT} characters")
+        return "text", argument
+    if foil in ("gold", "null", "runner-up", "distractor-number"):
+        return foil, None
+    raise ValueError(f"unknown foil {foil[:40]!r}; use {', '.join(FOILS)}")
 
 
 WINDOWS = {
@@ -32,6 +57,7 @@ class IGSettings:
     max_steps: int = 128
     memory_budget_mb: int = 1024
     allow_null: bool | None = None  # decode with "no answer" (rcqa.qa.answer); None: as the model's card says
+    contrast: str | None = None  # a FOIL: adds, first, the target log p(span) − log p(foil) (rcqa.attribution.contrast)
     windows: str = "answer"  # "answer": the explained span's window; "all": every window (rcqa.attribution.passage)
 
     def __post_init__(self):
@@ -45,6 +71,10 @@ class IGSettings:
             raise ValueError(f"unknown windows {self.windows!r}; choose one of {', '.join(WINDOWS)}")
         if not 1 <= self.steps <= self.max_steps:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
+        if "contrast" in self.targets:
+            raise ValueError("the contrast target is asked for by its foil: contrast=FOIL (--contrast FOIL)")
+        if self.contrast is not None:
+            parse_foil(self.contrast)
 
     @classmethod
     def paper(cls) -> IGSettings:
@@ -58,12 +88,13 @@ class IGSettings:
         return cls(targets=("paper_confidence",), baseline="zero", rule="riemann_right", steps=50, tolerance=None)
 
     def to_dict(self) -> dict:
-        """The settings as JSON-ready values (targets a list); from_dict reads it back. allow_null is left out
-        while it is None (the card decides), and windows while it is "answer", so cache keys and run manifests written
-        before they existed still match."""
+        """The settings as JSON-ready values (targets a list); from_dict reads it back. allow_null and contrast are
+        left out while they are None, and windows while it is "answer", so cache keys and run manifests written before
+        they existed still match."""
         data = {**asdict(self), "targets": list(self.targets)}
-        if data["allow_null"] is None:
-            del data["allow_null"]
+        for optional in ("allow_null", "contrast"):
+            if data[optional] is None:
+                del data[optional]
         if data["windows"] == "answer":
             del data["windows"]
         return data

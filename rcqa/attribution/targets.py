@@ -16,6 +16,8 @@ TARGETS = {
     "end_logit": "end logit of the span",
     "null": 'log p(no answer) = log p(start = [CLS]) + log p(end = [CLS]) (a SQuAD 2.0 model\'s "no answer")',
     "answer_vs_null": "log p(span) − log p(no answer) = the span's start + end logit − [CLS]'s (> 0: the span wins)",
+    "contrast": "log p(span) − log p(foil) = the span's start + end logit − the foil's, both from the softmax over "
+                "every window's spans (> 0: the span wins); a foil in another window is a constant here",
 }
 
 
@@ -27,12 +29,18 @@ def log_prob(start_logits: torch.Tensor, end_logits: torch.Tensor, start: int, e
 @dataclass(frozen=True)
 class Target:
     """A named function of (start_logits, end_logits) at one token span of the analysed window. The null targets
-    read "no answer" at [CLS] (null_token); their span is the best span the model weighs against it."""
+    read "no answer" at [CLS] (null_token); their span is the best span the model weighs against it. The contrast
+    subtracts its foil's start + end logit: read at foil_start_token / foil_end_token when the foil lies in the
+    analysed window, else foil_score, the logits' sum in the foil's own window, which the analysed window's states
+    do not change (the all-windows softmax's normaliser cancels either way)."""
 
     name: str
     start_token: int
     end_token: int
     null_token: int = NULL_TOKEN
+    foil_start_token: int | None = None
+    foil_end_token: int | None = None
+    foil_score: float = 0.0
 
     def __post_init__(self):
         if self.name not in TARGETS:
@@ -58,10 +66,20 @@ class Target:
         if self.name == "answer_vs_null":  # a contrast whose foil is "no answer"; the normalisers cancel
             return log_prob(start_logits, end_logits, s, e) - log_prob(start_logits, end_logits, self.null_token,
                                                                        self.null_token)
+        if self.name == "contrast":
+            return start_logits[:, s] + end_logits[:, e] - self._foil(start_logits, end_logits)
         return end_logits[:, e]
+
+    def _foil(self, start_logits: torch.Tensor, end_logits: torch.Tensor) -> torch.Tensor | float:
+        if self.foil_start_token is None:
+            return self.foil_score
+        return start_logits[:, self.foil_start_token] + end_logits[:, self.foil_end_token]
 
     def to_dict(self) -> dict:
         """What an explanation records of its target (the span's text is added by the engine)."""
         data = {"name": self.name, "description": self.description, "start_token": self.start_token,
                 "end_token": self.end_token}
+        if self.name == "contrast":
+            return {**data, "foil_start_token": self.foil_start_token, "foil_end_token": self.foil_end_token,
+                    "foil_score": self.foil_score}
         return {**data, "null_token": self.null_token} if self.name in NULL_TARGETS else data

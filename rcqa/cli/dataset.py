@@ -7,6 +7,9 @@ from pathlib import Path
 
 from rcqa.cli.options import (CliError, add_aggregation, add_answer_protocol, add_ig, add_model, add_windows,
                               preset_settings)
+from rcqa.text import is_quantifier_question
+
+QUESTION_KINDS = {"all": lambda question: True, "quantifier": is_quantifier_question}
 
 
 def add_reproduce(commands: argparse._SubParsersAction) -> None:
@@ -15,7 +18,10 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("reproduce", help="explain a whole dataset on a Dask cluster into a resumable "
                                                     "Parquet store (rows of per-layer analyses + manifest.json)")
     command.add_argument("--data", required=True, help="'squad-dev' (SQuAD v1.1 dev) or a SQuAD/DuoRC file")
-    command.add_argument("--limit", type=int, help="first N questions only")
+    command.add_argument("--limit", type=int, help="first N questions only (of those --questions keeps)")
+    command.add_argument("--questions", choices=QUESTION_KINDS, default="all",
+                         help="quantifier: only the how-many / how-much questions (the paper's quantifier analysis; "
+                              "the questions --contrast distractor-number needs), in the file's order")
     command.add_argument("--out", required=True, help="run folder; rerunning into it resumes the run")
     command.add_argument("--workers", type=int, default=1, help="worker processes of the local cluster")
     command.add_argument("--gpus", type=int, default=0, metavar="N",
@@ -56,12 +62,13 @@ def _reproduce(args: argparse.Namespace) -> int:
         raise CliError(f"--{' and --'.join(one_window)} read{'s' * (len(one_window) == 1)} one window; run them "
                        "without --windows all")
     data = squad_file("dev") if args.data == "squad-dev" else Path(args.data)
-    examples = load_examples(data)[: args.limit]
+    examples = [example for example in load_examples(data) if QUESTION_KINDS[args.questions](example.question)]
+    examples = examples[: args.limit]
     job = Job(args.model, settings, aggregation, args.top_k, args.device or ("cuda" if args.gpus else None),
               tuple(name for name in EXTRAS if getattr(args, name)), args.draws,
               spare_answer=args.spare_answer, naopc_beam=args.naopc_beam)
-    manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data), Path(args.out),
-                         workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed,
+    manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data, args.questions),
+                         Path(args.out), workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed,
                          gpus=args.gpus)
     counts = manifest["counts"]
     print(f"{counts['done']} of {counts['total']} examples in {args.out} ({counts['failed']} failed, "

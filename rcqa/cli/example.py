@@ -63,6 +63,7 @@ def add_explain(commands: argparse._SubParsersAction) -> None:
 def _explain(args: argparse.Namespace) -> int:
     from rcqa.analysis.report import analyses
     from rcqa.attribution.passage import WindowProgress
+    from rcqa.lens.contrast import contrast_summary
     from rcqa.model import load_model
 
     settings, aggregation = preset_settings(args)
@@ -81,6 +82,9 @@ def _explain(args: argparse.Namespace) -> int:
 
     result, hit = explained(args, qa_model, example, settings, on_layer=progress)
     document = {**result.to_dict(), "analyses": analyses(result, aggregation, args.top_k)}
+    if settings.contrast:
+        document["contrast"] = contrast_summary(qa_model, result)
+        print(document["contrast"]["lens_reading"], file=sys.stderr)
     Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
     origin = "from the result cache" if hit else f"in {result.seconds:.1f} s"
     print(f"{_said(result.answer)}; {len(result.layers)} layers {origin} -> {args.json}", file=sys.stderr)

@@ -20,8 +20,12 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
                               "one after another, with the memory each takes")
     command.add_argument("--memory-budget-mb", type=int, default=1024,
                          help="with --windows: the batches' memory budget on a CPU (default 1024)")
-    command.add_argument("--random-bert-base", action="store_true",
-                         help="time a randomly initialised BERT-base (12 layers, 768 hidden) instead of --model")
+    random = command.add_mutually_exclusive_group()
+    random.add_argument("--random-bert-base", action="store_const", const={}, dest="random_bert",
+                        help="time a randomly initialised BERT-base (12 layers, 768 hidden) instead of --model")
+    random.add_argument("--random-config", type=random_config, dest="random_bert", metavar="layers=L,hidden=H,heads=A",
+                        help="time a randomly initialised BERT of this shape instead of --model (each key optional, "
+                             "BERT-base's value otherwise; e.g. layers=2,hidden=64,heads=2 for a quick run)")
     command.add_argument("--matmul-precision", choices=("highest", "high", "medium"), default="highest",
                          help="also time the default settings with TF32 (high) or bf16 (medium) matrix products, "
                               "with their completeness check and the token scores' distance from float32")
@@ -33,14 +37,15 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
 def _bench(args: argparse.Namespace) -> int:
     from rcqa import bench
     from rcqa.attribution.settings import IGSettings
-    from rcqa.model import load_model, random_bert_base
+    from rcqa.model import load_model, random_bert
 
     if args.windows:  # each side in a process of its own, which loads the model itself
-        report = bench.passage_run(args.model, args.device, args.random_bert_base, args.windows,
+        report = bench.passage_run(args.model, args.device, args.random_bert, args.windows,
                                    IGSettings(memory_budget_mb=args.memory_budget_mb), args.repeats)
         print(json.dumps(report, indent=2) if args.json else bench.format_passage_table(report))
         return 0
-    qa_model = random_bert_base(args.device) if args.random_bert_base else load_model(args.model, args.device)
+    qa_model = (load_model(args.model, args.device) if args.random_bert is None else
+                random_bert(args.device, **args.random_bert))
     if args.completeness:
         report = {"default": bench.completeness_distribution(qa_model, IGSettings()),
                   "span_logits": bench.completeness_distribution(qa_model, IGSettings(targets=("span_logits",))),
@@ -54,6 +59,28 @@ def _bench(args: argparse.Namespace) -> int:
         text = bench.format_table(report)
     print(json.dumps(report, indent=2) if args.json else text)
     return 0
+
+
+RANDOM_LIMITS = {"layers": 48, "hidden": 4096, "heads": 64}  # BERT-base is 12, 768, 12; BERT-large 24, 1024, 16
+
+
+def random_config(text: str) -> dict[str, int]:
+    """--random-config's `layers=2,hidden=64,heads=2` as keyword arguments of rcqa.model.random_bert, each a whole
+    number from 1 to its RANDOM_LIMITS, hidden a multiple of heads."""
+    from rcqa.model import BERT_BASE
+
+    shape = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, equals, value = item.partition("=")
+        if key not in RANDOM_LIMITS or not equals:
+            raise argparse.ArgumentTypeError(f"expected keys layers, hidden, heads as key=number, not {item[:40]!r}")
+        if not value.isdigit() or not 1 <= int(value) <= RANDOM_LIMITS[key]:
+            raise argparse.ArgumentTypeError(f"{key} must be a whole number from 1 to {RANDOM_LIMITS[key]}")
+        shape[key] = int(value)
+    hidden, heads = (shape.get(key, BERT_BASE[key]) for key in ("hidden", "heads"))
+    if hidden % heads:
+        raise argparse.ArgumentTypeError(f"hidden ({hidden}) must be a multiple of heads ({heads})")
+    return shape
 
 
 def add_evaluate(commands: argparse._SubParsersAction) -> None:

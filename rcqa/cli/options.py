@@ -89,15 +89,18 @@ def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, set
 
 def add_ig(command: argparse.ArgumentParser) -> None:
     from rcqa.attribution.quadrature import RULES
-    from rcqa.attribution.settings import BASELINES, PRESETS
+    from rcqa.attribution.settings import BASELINES, FOILS, PRESETS
     from rcqa.attribution.targets import TARGETS
 
     command.add_argument("--preset", choices=PRESETS, default="default",
                          help="; ".join(f"{name}: {p.description}" for name, p in PRESETS.items()).replace("%", "%%")
                          + ". The options below override it.")
-    command.add_argument("--target", action="append", choices=TARGETS,
+    command.add_argument("--target", action="append", choices=[name for name in TARGETS if name != "contrast"],
                          help="what to explain (repeat to share one forward pass); default span_log_prob")
     command.add_argument("--span", help="predicted (default), gold, or nbest:K")
+    command.add_argument("--contrast", metavar="FOIL",
+                         help="also explain, first, log p(span) − log p(FOIL): why the span and not the foil. "
+                              + "; ".join(f"{name}: {text}" for name, text in FOILS.items()).replace("%", "%%"))
     command.add_argument("--baseline", choices=BASELINES)
     command.add_argument("--rule", choices=RULES)
     command.add_argument("--steps", type=int)
@@ -117,7 +120,8 @@ def add_windows(command: argparse.ArgumentParser) -> None:
 
 
 _IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule": "rule", "steps": "steps",
-              "tolerance": "tolerance", "max_steps": "max_steps", "allow_null": "allow_null", "windows": "windows"}
+              "tolerance": "tolerance", "max_steps": "max_steps", "allow_null": "allow_null",
+              "contrast": "contrast", "windows": "windows"}
 
 
 def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, str]:

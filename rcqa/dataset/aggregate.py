@@ -33,7 +33,7 @@ SUMMARY_COLUMNS = ("id", "question", "question_type", "is_quantifier", "predicti
                    *(f"jsd_{v}" for v in VARIANTS))
 # analyses a run may have added (reproduce --faithfulness --lens --interventions), and the abstention columns that
 # runs made before "no answer" lack
-OPTIONAL_COLUMNS = (*EXTRAS, "abstained", "null_probability")
+OPTIONAL_COLUMNS = (*EXTRAS, "abstained", "null_probability", "contrast")
 
 
 @dataclass(frozen=True)
@@ -173,12 +173,37 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
         "faithfulness": summarize_faithfulness(rows, seed),
         "lens": summarize_lens(rows),
         "interventions": summarize_interventions(rows),
+        "contrast": summarize_contrast(rows, seed),
+        "n_skipped": len(run.manifest.get("skipped", [])),
         "settings": run.manifest.get("analysis", {}),
         "model": run.manifest.get("model", {}).get("name"),
         "fingerprint": run.manifest.get("model", {}).get("fingerprint"),
         "data": run.manifest.get("data", {}),
         **_throughput(run),
     }
+
+
+def summarize_contrast(rows: pa.Table, seed: int = 0) -> dict | None:
+    """A contrast run's numbers: per layer, the shares (%) of answer, foil, supporting and query words in the
+    contrast's top-k, with intervals; the lens's margin log p(answer) − log p(foil) and the share (%) of questions
+    whose answer leads there; EM over its questions. None for a run without a contrast."""
+    if "contrast" not in rows.column_names:
+        return None
+    kept = rows.filter(pc.invert(pc.is_null(rows["contrast"])))
+    if not kept.num_rows:
+        return None
+    cells = [json.loads(cell) for cell in kept["contrast"].to_pylist()]
+    tables = {c: per_layer(kept, f"category_{c}") for c in CATEGORIES}
+    foil_shares = [c["category_foil"] for c in cells if c["category_foil"] is not None]
+    if foil_shares:
+        tables["foil"] = np.array([[np.nan if x is None else x for x in v] for v in foil_shares], dtype=float)
+    shares = {c: layer_means(table, seed) for c, table in tables.items()}
+    margins = np.array([c["lens_margin"] for c in cells], dtype=float)
+    return {"n": kept.num_rows, "foil": cells[0]["foil"]["request"],
+            "shares": {c: [m["mean"] for m in means] for c, means in shares.items()},
+            "shares_ci": {c: [[m["low"], m["high"]] for m in means] for c, means in shares.items()},
+            "lens_margin": margins.mean(axis=0).tolist(), "lens_ahead": (100 * (margins > 0).mean(axis=0)).tolist(),
+            "exact_match": scores(kept)["exact_match"]}
 
 
 def _per_question_type(rows: pa.Table) -> dict:

@@ -62,8 +62,41 @@ def _numbers_later(summary: dict) -> Verdict:
 CHECKS: tuple[Callable[[dict], Verdict], ...] = (_query_falls, _answer_rises, _agree_beyond_top, _numbers_later)
 
 
+CORRECT = 50.0  # % EM: "still predict correctly" reads as a majority of the questions answered exactly
+
+
+def contrast_verdict(contrast: dict) -> Verdict:
+    """The paper's quantifier claim under `reproduce --contrast distractor-number`: later layers focus on the other
+    numbers (the distractor's share of the contrast's top-k is larger in the last third of the layers than in the
+    first) but the model still predicts correctly (EM ≥ CORRECT % on those questions).
+
+    The last block is left out: the QA head reads each token on its own, so there a logit contrast's attribution
+    lands on the two spans' tokens alone, and its top-k is the answer and the foil by construction."""
+    claim = ("On quantifier questions, later layers focus on the other numbers (the distractor's share of the "
+             "contrast's top-k rises) but still predict correctly")
+    early, late = thirds(contrast["shares"].get("foil", [])[:-1])
+    em = contrast["exact_match"]
+    if np.isnan(early) or np.isnan(late) or em is None:
+        return Verdict(claim, None, "undefined in this run")
+    return Verdict(claim, bool(late > early and em >= CORRECT),
+                   f"distractor share early layers {early:.1f}%, late layers {late:.1f}% (the last block, whose "
+                   f"top-k holds only the two spans, left out); EM {em:.1f}% over {contrast['n']} questions")
+
+
+def contrast_statement(contrast: dict) -> str | None:
+    """The quantifier claim in one plain sentence for a distractor-number contrast run, else None."""
+    if contrast["foil"] != "distractor-number":
+        return None
+    verdict = contrast_verdict(contrast)
+    said = {True: "holds", False: "does not hold", None: "cannot be told"}[verdict.holds]
+    return f"The paper's quantifier claim {said} on this model under this test. {verdict.claim}: {verdict.evidence}."
+
+
 def verdicts(summary: dict) -> list[Verdict]:
-    return [check(summary) for check in CHECKS]
+    """The paper's claims on the run; a distractor-number contrast run adds its quantifier claim."""
+    contrast = summary.get("contrast")
+    extra = [contrast_verdict(contrast)] if contrast and contrast["foil"] == "distractor-number" else []
+    return [check(summary) for check in CHECKS] + extra
 
 
 def worst_completeness(summary: dict) -> float | None:

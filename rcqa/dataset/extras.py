@@ -4,6 +4,7 @@ the dataset aggregates read."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -52,5 +53,23 @@ COMPUTE: dict[str, Callable[..., str]] = {"faithfulness": _faithfulness, "lens":
 
 
 def extra_cells(qa_model: QAModel, example: Example, result: Attribution, job) -> dict[str, str | None]:
-    """The row's extra columns: the chosen analyses' JSON, null for the others."""
-    return {name: COMPUTE[name](qa_model, example, result, job) if name in job.extras else None for name in EXTRAS}
+    """The row's extra columns: the chosen analyses' JSON, null for the others; and a contrast run's contrast."""
+    return {**{name: COMPUTE[name](qa_model, example, result, job) if name in job.extras else None
+               for name in EXTRAS},
+            "contrast": contrast_cell(qa_model, result, job.aggregation, job.top_k) if job.settings.contrast else None}
+
+
+def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: str, k: int) -> str:
+    """The contrast (the explanation's first target) in a row: its foil, the foil words' share (%) of each layer's
+    top-k (the row's category columns hold the answer's, supporting and query words'), and the lens margin per
+    layer."""
+    from rcqa.analysis.roles import category_shares
+    from rcqa.analysis.words import passage_distribution
+    from rcqa.lens.contrast import contrast_margins
+
+    shares = category_shares(result, passage_distribution(result, aggregation), k)
+    foil_share = shares.get("foil")  # None for the foil "no answer", which has no words
+    return json.dumps({"foil": result.targets[0]["foil"],
+                       "category_foil": None if foil_share is None else [None if math.isnan(x) else round(float(x), 2)
+                                                                         for x in foil_share],
+                       "lens_margin": contrast_margins(qa_model, result).round(4).tolist()})

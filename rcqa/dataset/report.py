@@ -21,7 +21,7 @@ import plotly.io as pio
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import figures, published
 from rcqa.dataset.aggregate import Run, by_abstention, load_run, summarize
-from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
+from rcqa.dataset.conclusions import conclusion_table, contrast_statement, verdicts, worst_completeness
 from rcqa.figures.common import Chart, image_export_available
 
 
@@ -42,7 +42,8 @@ def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
               figures.quantifier_by_depth(summaries),
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
               figures.pos_by_layer(subject), figures.scores_by_type(subject), figures.completeness_by_layer(summaries)]
-    extras = (figures.faithfulness_curves(subject), figures.lens_by_layer(subject), figures.interventions_by_layer(subject))
+    extras = (figures.faithfulness_curves(subject), figures.lens_by_layer(subject), figures.interventions_by_layer(subject),
+              figures.contrast_by_layer(subject))
     charts += [chart for chart in extras if chart is not None]
     return summary, charts
 
@@ -109,6 +110,26 @@ sufficiency are more faithful). {_ANSWER_PROTOCOL[summary["faithfulness"].get("s
 {_table(table)}"""
 
 
+def _contrast_section(summary: dict) -> str:
+    """A contrast run's section: where the margin over the foil is won, per layer, and the quantifier claim."""
+    found = summary.get("contrast")
+    if not found:
+        return ""
+    rows = pd.DataFrame([{"layer": label, **{f"{name} %": values[i] for name, values in found["shares"].items()},
+                          "lens margin": found["lens_margin"][i], "answer leads on the lens %": found["lens_ahead"][i]}
+                         for i, label in enumerate(summary["layers"])])
+    statement = contrast_statement(found)
+    claim = "" if statement is None else f"<p><b>{html.escape(statement)}</b></p>"
+    return f"""<h2>Why this answer and not the foil?</h2>
+<p>Each question's explanation is the contrast log p(answer) − log p(foil), foil = {html.escape(found['foil'])}
+({found['n']} questions; {summary['n_skipped']} without such a foil skipped). Per layer: the shares of answer, foil,
+supporting and query words among the contrast's top-k words, and the lens's mean margin of the answer over the foil
+(the QA head on each layer's states), with the share of questions whose answer already leads there. EM over these
+questions: {figures.number_text(found['exact_match'])}.</p>
+{claim}
+{_table(rows)}"""
+
+
 _ANSWER_PROTOCOL = {True: "The explained span's own words were never deleted: the test asks which context each method "
                           "finds.",
                     False: "The explained span's own words could be deleted (the old protocol), which mostly measures "
@@ -171,6 +192,7 @@ Early and late layers are the first and last third of the layers.</p>
 depth (0 = embeddings, 1 = last block), never by index. Protocols differ as the source column says.</p>
 {_table(published.comparison(summary))}
 {_faithfulness_section(summary)}
+{_contrast_section(summary)}
 <h2>Scores per question type</h2>
 {_table(_type_table(summary))}
 <h2>Figures</h2>

@@ -65,7 +65,8 @@ class TorchThreads(WorkerPlugin):
         torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // sharing))
 
 
-def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: str | None = None) -> dict:
+def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: str | None = None,
+                 questions: str = "all") -> dict:
     """The description of a run that decides whether a folder's rows can be resumed (see store.open_run)."""
     from rcqa.model import load_model
 
@@ -77,15 +78,17 @@ def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: s
                          "aggregation": job.aggregation, "top_k": job.top_k,
                          "extras": list(job.extras), "draws": job.draws, **job.protocol()},
             "data": {"source": source or str(data), "path": str(data), "sha256": file_sha256(data),
-                     "limit": limit},
+                     "limit": limit, **({"questions": questions} if questions != "all" else {})},
             "counts": {}, "failed": [], "runs": []}
 
 
 def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[dict], list[tuple[str, Attribution]]]:
-    """On a worker: the rows of the examples that could be explained, {id, reason} for those that could not, and
+    """On a worker: the rows of the examples that could be explained, {id, reason} for those that could not ({id,
+    reason, skipped: True} for those the contrast's foil does not exist in), and
     each explanation under its result-cache key (without the layer outputs, which only the t-SNE map reads and
     which would be most of its size), so Explore can open it from the run instead of computing it again."""
     from rcqa.attribution.cache import ResultCache
+    from rcqa.attribution.contrast import NoFoil
     from rcqa.attribution.explanation import explain
     from rcqa.dataset.extras import extra_cells
     from rcqa.dataset.rows import example_row
@@ -97,6 +100,9 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
         try:
             result = explain(qa_model, example, job.settings)
             rows.append(example_row(result, job.aggregation, job.top_k, extra_cells(qa_model, example, result, job)))
+        except NoFoil as missing:  # a question the contrast does not apply to (no distractor number): no failure
+            failures.append({"id": example.id, "reason": str(missing), "skipped": True})
+            continue
         except Exception as error:  # any example the engine cannot read is recorded and skipped, never fatal
             failures.append({"id": example.id, "reason": _reason(error)})
             continue
@@ -119,8 +125,8 @@ def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, w
     job = replace(job, fingerprint=manifest["model"]["fingerprint"])
     with store.writing(folder):
         run = _Run.open(folder, manifest, examples, address)
-        skipped = run.done if retry_failed else run.done | run.failed.keys()
-        todo = [e for e in examples if e.id not in skipped]
+        passed = run.done | run.skipped.keys() | (set() if retry_failed else run.failed.keys())
+        todo = [e for e in examples if e.id not in passed]
         with tqdm(total=len(examples), initial=len(examples) - len(todo), unit="example", desc="reproduce",
                   disable=not progress, smoothing=0.1) as bar:
             if todo:
@@ -143,6 +149,7 @@ class _Run:
     done: set[str]
     failed: dict[str, str]
     this_run: dict
+    skipped: dict[str, str]  # examples the contrast does not apply to, with why: neither failed nor done again
 
     @classmethod
     def open(cls, folder: Path, manifest: dict, examples: list[Example], address: str | None) -> _Run:
@@ -153,7 +160,8 @@ class _Run:
         this_run = {"started": _now(), "finished": None, "computed": 0, "failed": 0, "scheduler": address or "local"}
         manifest["runs"].append(this_run)
         run = cls(folder, manifest, selected, store.finished_ids(folder),
-                  {f["id"]: f["reason"] for f in manifest["failed"]}, this_run)
+                  {f["id"]: f["reason"] for f in manifest["failed"]}, this_run,
+                  {f["id"]: f["reason"] for f in manifest.get("skipped", [])})
         run.save()
         return run
 
@@ -167,15 +175,20 @@ class _Run:
         for row in rows:
             self.done.add(row["id"])
             self.failed.pop(row["id"], None)
-        self.failed.update({f["id"]: f["reason"] for f in failures})
+        for failure in failures:
+            (self.skipped if failure.get("skipped") else self.failed)[failure["id"]] = failure["reason"]
+            if failure.get("skipped"):
+                self.failed.pop(failure["id"], None)
         self.this_run["computed"] += len(rows)
-        self.this_run["failed"] += len(failures)
+        self.this_run["failed"] += sum(1 for f in failures if not f.get("skipped"))
         self.save()
 
     def save(self) -> None:
         self.manifest["counts"] = {"total": len(self.selected), "done": len(self.selected & self.done),
-                                   "failed": len(self.failed)}
+                                   "failed": len(self.failed), **({"skipped": len(self.skipped)} if self.skipped else {})}
         self.manifest["failed"] = [{"id": i, "reason": reason} for i, reason in self.failed.items()]
+        if self.skipped:  # a contrast run's questions without its foil (runs without any keep their old manifest)
+            self.manifest["skipped"] = [{"id": i, "reason": reason} for i, reason in self.skipped.items()]
         store.write_manifest(self.folder, self.manifest)
 
 

@@ -69,7 +69,10 @@ def open_run(folder: Path, fresh: dict) -> dict:
         if old[what] != new[what]:
             raise RunMismatch(f"{folder} holds a run with another {what} ({_short(old[what])}, now "
                               f"{_short(new[what])}); give another --out folder")
-    return {**fresh, "failed": existing.get("failed", []), "runs": existing.get("runs", [])}
+    resumed = {**fresh, "failed": existing.get("failed", []), "runs": existing.get("runs", [])}
+    if "skipped" in existing:  # a contrast run's questions without its foil
+        resumed["skipped"] = existing["skipped"]
+    return resumed
 
 
 def _short(value) -> str:

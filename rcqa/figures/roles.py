@@ -15,13 +15,13 @@ from rcqa.analysis.roles import (
     shares_of_top,
 )
 from rcqa.analysis.words import passage_distribution, top_k
-from rcqa.figures.common import Chart, apply_layout
+from rcqa.figures.common import Chart, apply_layout, escape_label
 from rcqa.figures.words import word_categories_of
 from rcqa.types import Attribution
 
 # exclusive labels of a top-k word (a word can be a query word and an answer or supporting word at once)
 ROLE_COLOURS = {"answer": "#d62728", "answer+query": "#8c1c13", "supporting": "#ff7f0e",
-                "supporting+query": "#b85c00", "query": "#2ca02c", "other": "#c7c7c7"}
+                "supporting+query": "#b85c00", "query": "#2ca02c", "foil": "#1f77b4", "other": "#c7c7c7"}
 POS_COLOURS = dict(zip(POS_GROUPS, ("#1f77b4", "#d62728", "#ff7f0e", "#9467bd", "#c7c7c7", "#7f7f7f", "#e377c2")))
 
 
@@ -29,9 +29,10 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
     """Per layer, what its top-k passage words are: answer, supporting (±5 words around it), query, or other.
 
     Bars stack exclusive labels (a query word inside the answer counts once, as 'answer+query'), so every bar is
-    100 % of the layer's top words. The data also holds the paper's overlapping per-category shares."""
+    100 % of the layer's top words; a contrast's foil word counts as 'foil' whatever else it is. The data also holds
+    the paper's overlapping per-category shares."""
     distribution = passage_distribution(result, aggregation, target)
-    labels = np.array(word_categories_of(result, target))
+    labels = np.array([_exclusive(label) for label in word_categories_of(result, target)])
     top = top_k(distribution, k)
     exclusive = {name: shares_of_top(top, labels == name) for name in ROLE_COLOURS}
     data = pd.concat([_per_layer_table(result, top, exclusive, "exclusive"),
@@ -43,11 +44,21 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
     figure.update_layout(legend={"title": {"text": "Top-k word is"}})
     inside = ("the words of the best span the model weighed against no answer" if labels["answer"] != "answer"
               else "inside the explained span")
+    foil = f" · foil = inside the foil {_foil_text(result, target)}" if "foil" in labels else ""
     apply_layout(figure, f"What each layer's top-{k} passage words are",
             f"{labels['answer']} = {inside} · supporting = within 5 words of it · query = also in the "
-            "question (stopwords excluded) · punctuation is no word", "Layer (output of)",
+            f"question (stopwords excluded){foil} · punctuation is no word", "Layer (output of)",
             f"Share of the layer's top-{k} passage words (%)")
     return Chart(f"roles-top{k}-{result.example.id}", data, figure)
+
+
+def _exclusive(label: str) -> str:
+    return "foil" if "foil" in label.split("+") else label
+
+
+def _foil_text(result: Attribution, target: int) -> str:
+    text = result.targets[target]["foil"]["text"]
+    return f"“{escape_label(text if len(text) <= 40 else text[:39] + '…')}”"
 
 
 def pos_mix(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:

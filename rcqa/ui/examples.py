@@ -5,12 +5,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 import streamlit as st
+from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-from rcqa.data import DataError, load_examples
+from rcqa.data import DataError
 from rcqa.gallery import GALLERY_BY_ID
 from rcqa.types import Example
 from rcqa.ui.show import plain
 from rcqa.ui.view import View, passage_hash, update, view
+from rcqa.uploads import read_examples
 
 UPLOAD_CHOICES = 1000  # questions of an uploaded file offered at once; a filter narrows them
 UPLOAD_WIDGET = "rcqa.upload_file"
@@ -19,20 +23,31 @@ _UPLOAD, _UPLOAD_ERROR = "rcqa.upload", "rcqa.upload_error"
 
 def read_upload() -> None:
     """Callback of the file uploader: keep the file's questions in the session and select the first.
-    A malformed file leaves an error to show and keeps the previous file's questions."""
+    A malformed file leaves an error to show and keeps the previous file's questions. The file is read in a
+    process of its own, with a time limit (rcqa.uploads), and its bytes are let go once read."""
     file = st.session_state.get(UPLOAD_WIDGET)
-    if file is None:  # cleared: the questions already read stay for this session
-        return
+    if not isinstance(file, UploadedFile):  # cleared (None), or read and let go (a DeletedFile, which is "changed"
+        return                              # once): the questions read stay for this session
     try:
-        examples = load_examples(file.getvalue())
+        examples = read_examples(file.getvalue())
         if not examples:
             raise DataError(f"{file.name} holds no questions")
     except DataError as error:
         st.session_state[_UPLOAD_ERROR] = f"{file.name}: {error}"
         return
+    finally:
+        _let_go(file)
     st.session_state.pop(_UPLOAD_ERROR, None)
     st.session_state[_UPLOAD] = (file.name, examples)
     update(source="upload", example_id=examples[0].id, question=examples[0].question)
+
+
+def _let_go(file) -> None:
+    """Drop the file's bytes from Streamlit's upload store, which keeps them for the session's life otherwise (as
+    st.chat_input does with its files once read); the uploader then reads as empty, and shows the file's name."""
+    context = get_script_run_ctx()
+    if context is not None and isinstance(context.uploaded_file_mgr, MemoryUploadedFileManager):
+        context.uploaded_file_mgr.remove_file(session_id=context.session_id, file_id=file.file_id)
 
 
 def show_upload_error() -> None:

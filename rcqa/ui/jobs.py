@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from rcqa.model import pick_device
+
 WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
 QUEUE_LIMIT = 32
 CLIENT_LIMIT = 2  # jobs waiting for one client address, whatever its number of sessions
@@ -49,12 +51,26 @@ class Cancelled(RuntimeError):
     """The ticket was cancelled (or replaced by a newer request of its session) before its job ran."""
 
 
-def default_workers() -> int:
-    """$RCQA_EXPLAIN_WORKERS, else one: one explanation already keeps a GPU busy with its batched path points,
-    and on a CPU a second one would halve the speed of both; more only where there are cores to spare."""
+def job_gpus() -> list[str]:
+    """The GPUs the app's jobs run on, each as a child process's CUDA_VISIBLE_DEVICES names it: those this process
+    sees (its own CUDA_VISIBLE_DEVICES entries, else 0 … count − 1) where the default device (rcqa.model.pick_device)
+    is CUDA, only the one $RCQA_DEVICE names where it names one (cuda:1), none where the jobs run on the CPU."""
+    device = pick_device()
+    if device.type != "cuda":
+        return []
+    count = torch.cuda.device_count()
+    named = [entry.strip() for entry in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if entry.strip()]
+    visible = named[:count] if named else [str(index) for index in range(count)]
+    return visible if device.index is None else visible[device.index:device.index + 1]
+
+
+def default_workers(gpus: int = 0) -> int:
+    """$RCQA_EXPLAIN_WORKERS, else one per GPU where the jobs run on `gpus` of them (one explanation already keeps a
+    GPU busy with its batched path points), else one per four cores: on a CPU a second job would halve the speed of
+    both, so more only where there are cores to spare."""
     if os.environ.get(WORKERS_ENV):
         return max(1, int(os.environ[WORKERS_ENV]))
-    return 1 if torch.cuda.is_available() else max(1, (os.cpu_count() or 1) // 4)
+    return gpus or max(1, (os.cpu_count() or 1) // 4)
 
 
 def torch_threads(workers: int) -> int:

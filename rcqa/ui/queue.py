@@ -12,28 +12,37 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rcqa.model import QAModel
 from rcqa.ui import worker
-from rcqa.ui.jobs import Busy, ClientBusy, JobQueue, Ticket, Work, default_workers, limit_torch_threads, torch_threads
+from rcqa.ui.jobs import (Busy, ClientBusy, JobQueue, Ticket, Work, default_workers, job_gpus, limit_torch_threads,
+                          torch_threads)
 from rcqa.ui.show import failure, report
 from rcqa.ui.view import default_model
 
 POLL_SECONDS = 0.5  # how often a waiting page refreshes its place in the queue and the running job's progress
 
 
+def _gpus() -> list[str]:
+    """The GPUs the jobs spread over: all of job_gpus() in worker processes, the server's one in its threads."""
+    gpus = job_gpus()
+    return gpus if worker.processes_enabled() else gpus[:1]
+
+
 @st.cache_resource
 def job_queue() -> JobQueue:
     """The process's one queue of explanations, shared by every session."""
-    workers = default_workers()
+    workers = default_workers(len(_gpus()))
     limit_torch_threads(workers)
     return JobQueue(workers)
 
 
 @st.cache_resource
 def worker_processes() -> worker.WorkerProcesses | None:
-    """The processes the queue's jobs run in (rcqa.ui.worker), or None where $RCQA_JOB_PROCESSES is 0."""
+    """The processes the queue's jobs run in (rcqa.ui.worker), one per GPU where there are GPUs, or None where
+    $RCQA_JOB_PROCESSES is 0."""
     if not worker.processes_enabled():
         return None
-    workers = default_workers()
-    return worker.WorkerProcesses(workers, torch_threads(workers), preload=default_model())
+    gpus = _gpus()
+    workers = default_workers(len(gpus))
+    return worker.WorkerProcesses(workers, torch_threads(workers), preload=default_model(), gpus=gpus)
 
 
 def heavy(qa_model: QAModel, function: Callable, *args) -> Work:

@@ -213,6 +213,15 @@ def lens(qa_model: QAModel, result: Attribution, key: str) -> AnswerLens | None:
     return queued(request, qa_model, worker.lens, result.example, label="Reading the answer out of every layer…")
 
 
+def contrast_margins(qa_model: QAModel, result: Attribution, key: str):
+    """A contrast's lens margin per layer (a forward pass of one or two windows, through the queue); None for a
+    result without a contrast."""
+    if result.targets[0].get("foil") is None:
+        return None
+    return queued(("contrast", key), qa_model, worker.contrast_margins, result,
+                  label="Reading the answer's margin over the foil at every layer…")
+
+
 def knockouts(qa_model: QAModel, result: Attribution, request: tuple) -> Interventions | None:
     """The interventions of request ("knockouts", result key, k, baseline, aggregation), once asked for."""
     _, _, k, baseline, aggregation = request

@@ -1,4 +1,4 @@
-"""Drawing on a page: charts with their downloads, escaped HTML, and the errors a user caused."""
+"""Drawing on a page: charts with their downloads, escaped HTML, tables, and the errors a user caused."""
 from __future__ import annotations
 
 import functools
@@ -6,7 +6,10 @@ import logging
 import re
 import traceback
 from collections.abc import Callable
+from typing import Any
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 from rcqa.data import DataError
@@ -31,6 +34,30 @@ def plain(text: str) -> str:
     or markup on our page, nor reorder it (bidirectional controls are dropped)."""
     escaped = _MARKDOWN.sub(lambda found: "\\" + found.group(), without_bidi_controls(str(text)))
     return _AUTOLINK.sub(WORD_JOINER, escaped)
+
+
+def table(frame: pd.DataFrame, **options) -> Any:
+    """st.dataframe (with its options; it returns the selection) of a table whose cells may hold a visitor's or a
+    file's text, drawn as shown_cells gives them. Every table a page draws goes through here."""
+    return st.dataframe(shown_cells(frame), **options)
+
+
+def shown_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its text cells (strings, and lists of them) and column names without bidirectional controls.
+    The data grid draws a cell as plain text, where no HTML isolate can hold an override, so they are dropped, as
+    plain() and the HTML views drop them: a cell reads as the passage above it does, in the order it is stored."""
+    shown = frame.rename(columns=lambda name: without_bidi_controls(name) if isinstance(name, str) else name)
+    for column in shown.columns[[dtype == object or isinstance(dtype, pd.StringDtype) for dtype in shown.dtypes]]:
+        shown[column] = shown[column].map(_shown_cell)
+    return shown
+
+
+def _shown_cell(value: Any) -> Any:
+    if isinstance(value, str):
+        return without_bidi_controls(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_shown_cell(item) for item in value]
+    return value
 
 
 def report(error: Exception) -> None:

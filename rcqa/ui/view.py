@@ -15,13 +15,14 @@ import streamlit as st
 from rcqa.analysis.projection import METHODS
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.quadrature import PAPER_STEPS, RULES
-from rcqa.attribution.settings import BASELINES, PRESETS, WINDOWS, IGSettings
+from rcqa.attribution.settings import BASELINES, PRESETS, WINDOWS, IGSettings, parse_foil
 from rcqa.attribution.targets import TARGETS
 from rcqa.catalog import in_catalog
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.model import DEFAULT_MODEL
 from rcqa.spans import N_BEST
+from rcqa.text import without_bidi_controls
 from rcqa.types import AGGREGATIONS, Answer
 from rcqa.ui.show import plain
 
@@ -31,6 +32,10 @@ SOURCES = {"gallery": "Gallery", "upload": "Upload a SQuAD / DuoRC file", "paste
 SPANS = {"predicted": "the model's predicted answer (the paper)", "gold": "the gold answer"}
 NBEST_SPANS = tuple(f"nbest:{rank}" for rank in range(N_BEST))  # "why not this span?": the K-th best span
 ABSTENTION_TARGET = "answer_vs_null"  # what an abstention is explained by unless a target was chosen
+PICKABLE_TARGETS = tuple(name for name in TARGETS if name != "contrast")  # a contrast is asked for by its foil
+NAMED_FOILS = {None: "no contrast: explain the span alone", "runner-up": "the best span clear of the answer",
+               "gold": "the gold answer", "null": '"no answer"',
+               "distractor-number": "the best-scoring other number (quantifier questions)"}
 TOLERANCES = (None, 0.001, 0.005, 0.01, 0.05)
 MAX_TOP_K = 20
 _VIEW, _URL_PROBLEMS = "rcqa.view", "rcqa.url_problems"
@@ -65,6 +70,7 @@ class View:
     projection: str = "tsne"
     projection_layer: int = -1
     knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.lens.interventions)
+    contrast: str | None = None  # a FOIL: explain why the span and not it (rcqa.attribution.contrast)
     windows: str = "answer"  # "all": the whole passage in one explanation (offered when it has several windows)
 
     def settings(self) -> IGSettings:
@@ -72,7 +78,8 @@ class View:
         return IGSettings.from_dict({"targets": [self.target], **{name: getattr(self, name) for name in _SETTINGS}})
 
 
-_SETTINGS = ("span", "baseline", "rule", "steps", "tolerance", "windows")  # the IGSettings fields beside the target
+# the IGSettings fields a View holds beside its target
+_SETTINGS = ("span", "baseline", "rule", "steps", "tolerance", "contrast", "windows")
 
 
 def view_fields(settings: IGSettings) -> dict[str, Any]:
@@ -84,12 +91,13 @@ def view_fields(settings: IGSettings) -> dict[str, Any]:
 
 # URL parameter → (View field, allowed values or a (type, low, high) range)
 _URL_FIELDS: dict[str, tuple[str, Any]] = {
-    "target": ("target", tuple(TARGETS)), "span": ("span", (*SPANS, *NBEST_SPANS)), "baseline": ("baseline", tuple(BASELINES)),
+    "target": ("target", PICKABLE_TARGETS), "span": ("span", (*SPANS, *NBEST_SPANS)), "baseline": ("baseline", tuple(BASELINES)),
     "rule": ("rule", RULES), "steps": ("steps", (int, 1, 128)), "tol": ("tolerance", TOLERANCES),
     "agg": ("aggregation", AGGREGATIONS), "k": ("top_k", (int, 1, MAX_TOP_K)), "layer": ("layer", (int, 0, 100)),
     "jsd": ("variant", tuple(VARIANTS)), "first": ("first_layer", (int, -1, 100)),
     "second": ("second_layer", (int, -1, 100)), "map": ("projection", METHODS),
     "maplayer": ("projection_layer", (int, -1, 100)), "ko": ("knockout", tuple(KNOCKOUT_BASELINES)),
+    "contrast": ("contrast", parse_foil),
     "win": ("windows", tuple(WINDOWS)),
 }
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
@@ -164,6 +172,11 @@ def _parse(text: str, allowed: Any) -> Any:
         if not (text.lstrip("-").isdigit() and low <= int(text) <= high):
             raise ValueError(f"must be a whole number from {low} to {high}")
         return int(text)
+    if allowed is parse_foil:
+        if text == "off":
+            return None
+        parse_foil(text)  # its ValueError says, in one sentence, what a foil may be
+        return text
     if allowed is TOLERANCES:
         value = None if text == "off" else float(text)
         if value not in TOLERANCES:
@@ -238,10 +251,27 @@ def fit_target(answer: Answer) -> None:
         current.target = default
 
 
-def why_not(rank: int) -> None:
-    """Explain why the model gave "no answer" rather than its rank-th best span (0: the best)."""
-    update(span=NBEST_SPANS[rank], target=ABSTENTION_TARGET)
-    target_chosen()
+def why_not(rank: int, abstained: bool) -> None:
+    """Explain why the model gave its answer rather than its rank-th best span (the contrast against it), or, when it
+    abstained, why it gave "no answer" rather than that span (0: the best)."""
+    if abstained:
+        update(span=NBEST_SPANS[rank], target=ABSTENTION_TARGET, contrast=None)
+        target_chosen()
+    else:
+        update(span="predicted", contrast=NBEST_SPANS[rank])
+
+
+def foil_label(foil: str | None) -> str:
+    if foil in NAMED_FOILS:
+        return NAMED_FOILS[foil]
+    if foil.startswith("nbest:"):
+        return f"the n-best span #{int(foil.split(':')[1]) + 1}"
+    return f"the text “{without_bidi_controls(foil.removeprefix('text:'))}”"  # a link's text, shown in a choice
+
+
+def foil_typed(text: str) -> None:
+    """A foil typed as text: the contrast with that text (nothing typed: no contrast)."""
+    update(contrast=f"text:{text}" if text.strip() else None)
 
 
 def span_label(span: str) -> str:

@@ -5,9 +5,10 @@ server's process it shares that lock with every page script and with the websock
 priority is descheduled while it holds the lock, which stalls them all. A child process has an interpreter of its
 own, and as SCHED_IDLE it runs only on cores nothing else wants: a new visitor's page takes them at once.
 
-Children are started with `spawn` (forking a threaded server is unsafe), load each model they are asked for by
-name once and check its fingerprint against the server's, and report progress over their pipe. A child that dies
-(killed, out of memory) fails its job with WorkerDied and is replaced for the next one.
+Children are started with `spawn` (forking a threaded server is unsafe, and CUDA cannot be forked), load each model
+they are asked for by name once and check its fingerprint against the server's, and report progress over their
+pipe. On a machine with GPUs each child is bound to one, and sees only that one. A child that dies (killed, out of
+memory) fails its job with WorkerDied and is replaced, on the same GPU, for the next one.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import multiprocessing
 import os
 import pickle
 import queue
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,12 +47,14 @@ def processes_enabled() -> bool:
 
 
 class WorkerProcess:
-    """One child process that runs one Task at a time."""
+    """One child process that runs one Task at a time, bound to the GPU `gpu` (as CUDA_VISIBLE_DEVICES names it)
+    where one is given."""
 
-    def __init__(self, threads: int, preload: str | None = None):
+    def __init__(self, threads: int, preload: str | None = None, gpu: str | None = None):
+        self.gpu = gpu
         context = multiprocessing.get_context("spawn")
         self._connection, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child, threads, preload), name="rcqa-worker",
+        self._process = context.Process(target=_serve, args=(child, threads, preload, gpu), name="rcqa-worker",
                                         daemon=True)
         self._process.start()
         child.close()
@@ -89,14 +92,16 @@ class WorkerProcess:
 
 class WorkerProcesses:
     """`size` worker processes, started at once, so that their imports (and the model named `preload`, loaded
-    on the device it chooses by default) are done before the first job; each run borrows an idle one. The job
-    queue runs at most `size` jobs at once, so none waits here."""
+    on the device it chooses by default) are done before the first job; each run borrows the idle one that has
+    waited longest, so that jobs take turns on the workers. Given `gpus` (rcqa.ui.jobs.job_gpus), worker i is bound
+    to gpus[i % len(gpus)]: one worker per GPU by default, jobs spread over them. The job queue runs at most `size`
+    jobs at once, so none waits here."""
 
-    def __init__(self, size: int, threads: int, preload: str | None = None):
+    def __init__(self, size: int, threads: int, preload: str | None = None, gpus: Sequence[str] = ()):
         self.threads, self.preload = threads, preload
         self._idle: queue.SimpleQueue[WorkerProcess] = queue.SimpleQueue()
-        for _ in range(size):
-            self._idle.put(WorkerProcess(threads, preload))
+        for index in range(size):
+            self._idle.put(WorkerProcess(threads, preload, gpus[index % len(gpus)] if gpus else None))
 
     def run(self, task: Task, report: Callable[[Any], None]) -> Any:
         worker = self._idle.get()
@@ -105,13 +110,15 @@ class WorkerProcesses:
         finally:
             if not worker.alive():
                 worker.close()
-                worker = WorkerProcess(self.threads, self.preload)
+                worker = WorkerProcess(self.threads, self.preload, worker.gpu)
             self._idle.put(worker)
 
 
-def _serve(connection, threads: int, preload: str | None) -> None:
-    """The child: idle priority before torch starts its threads (they inherit it), the preloaded model, then one
-    task at a time."""
+def _serve(connection, threads: int, preload: str | None, gpu: str | None) -> None:
+    """The child: its GPU, idle priority before torch starts its threads (they inherit it), the preloaded model,
+    then one task at a time."""
+    if gpu is not None:
+        _bind_to(gpu)
     _idle_priority()
     import torch
 
@@ -129,11 +136,23 @@ def _serve(connection, threads: int, preload: str | None) -> None:
         except EOFError:  # the server closed its end
             return
         try:
-            qa_model = load_model(task.model, task.device, fingerprint=task.fingerprint)
+            device = "cuda" if gpu is not None and task.device.startswith("cuda") else task.device
+            qa_model = load_model(task.model, device, fingerprint=task.fingerprint)
             result = task.run(qa_model, lambda progress: connection.send(("progress", progress)))
             connection.send(("result", result))
         except Exception as error:  # handed to the server, which shows it
             connection.send(("error", _picklable(error)))
+
+
+def _bind_to(gpu: str) -> None:
+    """See only the GPU `gpu`, as "cuda", from here on. CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises,
+    which in a spawned child is after this (torch initialises CUDA lazily, on the first call that needs it): so
+    everything the child does on "cuda" — the model, the engine's free-memory query, the allocator's context — is
+    on its own GPU, with no device index passed through the library, and no context is opened on GPU 0. The
+    server's device (say cuda:1, its $RCQA_DEVICE) is this GPU's "cuda" here, so $RCQA_DEVICE says "cuda" too."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    if os.environ.get("RCQA_DEVICE", "").startswith("cuda"):
+        os.environ["RCQA_DEVICE"] = "cuda"
 
 
 def _idle_priority() -> None:
@@ -176,6 +195,13 @@ def lens(qa_model, example, report: Callable[[Any], None]):
     from rcqa.lens import answer_lens
 
     return answer_lens(qa_model, example)
+
+
+def contrast_margins(qa_model, result, report: Callable[[Any], None]):
+    """The lens's margin of the explained span over the contrast's foil per layer (rcqa.lens.contrast)."""
+    from rcqa.lens.contrast import contrast_margins as margins
+
+    return margins(qa_model, result)
 
 
 def knockouts(qa_model, result, k, draws, baseline, aggregation, report: Callable[[Any], None]):

@@ -1,11 +1,14 @@
 """rcqa's dashboard: `rcqa app` (or, from a checkout, `streamlit run app.py`). The pages are the scripts in pages/
 beside this file; its Streamlit settings are .streamlit/config.toml beside it (Streamlit reads a main script's own)."""
-import streamlit as st
-
-from rcqa.ui import PAGES
 
 
 def main() -> None:
+    # imported here: multiprocessing's spawn runs this script (the main script of `rcqa app`) again, as __mp_main__,
+    # in every worker process the app starts, and a worker needs no streamlit
+    import streamlit as st
+
+    from rcqa.ui import PAGES
+
     st.set_page_config(page_title="rcqa", layout="wide")
     st.navigation([
         st.Page(PAGES / "explore.py", title="Explore a question", icon=":material/search:", default=True),

@@ -6,7 +6,7 @@ import streamlit as st
 
 from rcqa.analysis.similarity import VARIANTS, describe
 from rcqa.dataset import figures, published
-from rcqa.dataset.conclusions import conclusion_table, verdicts, worst_completeness
+from rcqa.dataset.conclusions import conclusion_table, contrast_statement, verdicts, worst_completeness
 from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.ui import PAGES, runs, show
 
@@ -54,9 +54,9 @@ def show_facts(summary: dict) -> None:
 def show_examples(folder, chosen: runs.Filter) -> None:
     st.subheader("The examples")
     table = runs.examples_table(folder, chosen)
-    picked = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row",
-                          key="rcqa.dataset.examples", height=320,
-                          column_config={"probability": st.column_config.NumberColumn(format="percent")})
+    picked = show.table(table, hide_index=True, on_select="rerun", selection_mode="single-row",
+                        key="rcqa.dataset.examples", height=320,
+                        column_config={"probability": st.column_config.NumberColumn(format="percent")})
     rows = picked.selection.rows
     if not rows:
         st.caption("Select a row to open that example in Explore with the run's settings and explanation.")
@@ -102,7 +102,15 @@ def main() -> None:
     conclusions = conclusion_table({"conclusions": {name: [vars(v) for v in verdicts(s)]
                                                     for name, s in summaries.items()}})
     # the verdict first: the claims are long, and a narrow page would hide it off to the right
-    st.dataframe(conclusions[["holds", "claim", "evidence", "run"]], hide_index=True)
+    show.table(conclusions[["holds", "claim", "evidence", "run"]], hide_index=True)
+    if (contrast := figures.contrast_by_layer(subject)) is not None:
+        st.subheader("Why this answer and not the foil?")
+        if statement := contrast_statement(subject["contrast"]):
+            st.markdown(f"**{show.plain(statement)}**")
+        skipped = subject["n_skipped"]
+        st.caption(f"{skipped} question{'' if skipped == 1 else 's'} without such a foil {'was' if skipped == 1 else 'were'} "
+                   "skipped.")
+        show.chart(contrast)
     roles, quantifiers, jsd, pos, scores, check = st.tabs(
         ["Layer roles", "Quantifier questions", "Layers compared (JSD)", "Parts of speech", "Scores",
          "Completeness"])
@@ -129,9 +137,9 @@ def main() -> None:
     if (methods := figures.faithfulness_curves(subject)) is not None:
         with st.expander("Which explanation to trust: the methods' deletion tests over the run", expanded=True):
             show.chart(methods)
-            st.dataframe(figures.faithfulness_table(subject), hide_index=True)
+            show.table(figures.faithfulness_table(subject), hide_index=True)
     with st.expander("Beside the published numbers (table)"):
-        st.dataframe(published.comparison(subject), hide_index=True)
+        show.table(published.comparison(subject), hide_index=True)
     show_examples(shown[0], chosen)
 
 

@@ -5,9 +5,10 @@ import streamlit as st
 
 from rcqa import figures
 from rcqa.attribution.quadrature import RULES
-from rcqa.attribution.settings import BASELINES, PRESETS
+from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
+from rcqa.lens.contrast import margin_reading
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.text import without_bidi_controls
 from rcqa.types import AGGREGATIONS, NULL_TARGETS
@@ -18,7 +19,7 @@ PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper'
                  "paper-text": "Use the paper's text settings"}
 
 
-WHY_NOT = "rcqa.why_not"
+WHY_NOT, FOIL_TEXT = "rcqa.why_not", "rcqa.foil_text"
 
 
 def example_label(example) -> str:
@@ -75,7 +76,7 @@ def choose_settings(answer) -> None:
         st.markdown("**What is attributed** (changing these computes a new explanation)")
         wide, narrow = st.columns([3, 2])
         with wide:
-            view.bind(st.selectbox, "target", "Target F", options=list(TARGETS),
+            view.bind(st.selectbox, "target", "Target F", options=list(view.PICKABLE_TARGETS),
                       format_func=lambda name: f"{name}: {TARGETS[name]}", then=view.target_chosen)
             view.bind(st.selectbox, "baseline", "Baseline", options=list(BASELINES),
                       format_func=lambda name: f"{name}: {BASELINES[name]}")
@@ -94,6 +95,7 @@ def choose_settings(answer) -> None:
                             "completeness; the worst panel is refined, first by Kronrod's extension of its rule "
                             "(its gradients are kept), then by halving, until the layer's error is under the "
                             "tolerance (at most 128 gradients a layer). The paper's rules always run exactly as set.")
+        choose_foil()
         for column, (name, label) in zip(st.columns(3), PRESET_LABELS.items()):
             column.button(label, on_click=view.update, kwargs=view.PRESET_VIEWS[name], key=f"rcqa.preset.{name}",
                           help=PRESETS[name].description)
@@ -120,22 +122,43 @@ def show_answer(qa_model, current):
         show.html(figures.answer_summary(current, answer))
         st.caption("The other candidate spans it considered")
         show.html(figures.nbest_html(answer))
-        if answer.abstained:
-            choose_why_not(answer)
+        choose_why_not(answer)
     return answer
 
 
 def choose_why_not(answer) -> None:
-    """Pick a candidate span to ask why the model said "no answer" rather than it (target answer_vs_null)."""
-    spans = {rank: f"#{rank + 1}: {span.text}" for rank, span in enumerate(answer.nbest)}
+    """Pick a candidate span to ask why the model answered as it did rather than with it (the contrast against it),
+    or, when it abstained, why it said "no answer" rather than it (target answer_vs_null)."""
+    spans = {rank: without_bidi_controls(f"#{rank + 1}: {span.text}") for rank, span in enumerate(answer.nbest)}
     def picked() -> None:
         if (rank := st.session_state[WHY_NOT]) is not None:
-            view.why_not(rank)
+            view.why_not(rank, answer.abstained)
 
     st.selectbox("Why not this span?", list(spans), index=None, format_func=spans.get, key=WHY_NOT,
                  on_change=picked, placeholder="Choose a candidate span",
                  help="Explains log p(span) − log p(no answer) at that span: what made the model prefer no answer "
-                      "to it.")
+                      "to it." if answer.abstained else
+                      "Explains log p(answer) − log p(span): what separates the answer from that span (a span that "
+                      "overlaps the answer cannot be contrasted with it).")
+
+
+def choose_foil() -> None:
+    """The contrast's foil: a named one, or a span of the passage typed as written."""
+    foils = [*view.NAMED_FOILS, *([chosen.contrast] if chosen.contrast not in view.NAMED_FOILS else [])]
+    left, right = st.columns(2)
+    with left:
+        view.bind(st.selectbox, "contrast", "Why the span and not… (contrast)", options=foils,
+                  format_func=view.foil_label,
+                  help="Explains log p(span) − log p(foil), the two spans' start + end logits apart: what separates "
+                       "them. A foil in another window of the passage is a constant there (that window is not "
+                       "explained).")
+    with right:
+        typed = chosen.contrast.removeprefix("text:") if (chosen.contrast or "").startswith("text:") else ""
+        st.session_state[FOIL_TEXT] = typed
+        st.text_input("…or type a foil from the passage", key=FOIL_TEXT, max_chars=MAX_FOIL_TEXT,
+                      on_change=lambda: view.foil_typed(st.session_state[FOIL_TEXT]),
+                      help="Matched as written (case included), at whole tokens; where it occurs several times, the "
+                           "best-scoring place outside the span is taken.")
 
 
 def show_lens(qa_model, result, key: str) -> None:
@@ -146,8 +169,8 @@ def show_lens(qa_model, result, key: str) -> None:
     if lens.note:
         st.caption(f"Only the QA head reads the layers: {lens.note}.")
     percent = st.column_config.NumberColumn(format="percent")
-    st.dataframe(figures.layer_answers_table(lens).drop(columns="layer"), hide_index=True,
-                 column_config={"probability": percent, "final_answer_probability": percent})
+    show.table(figures.layer_answers_table(lens).drop(columns="layer"), hide_index=True,
+               column_config={"probability": percent, "final_answer_probability": percent})
 
 
 def show_knockouts(qa_model, result, key: str) -> None:
@@ -184,6 +207,7 @@ def show_result(result, qa_model, key: str) -> None:
         with st.expander("Every layer at once"):
             show.chart(figures.topk_grid(result, k, aggregation))
     with roles:
+        show_contrast(qa_model, result, key)
         show.chart(figures.roles(result, k, aggregation))
         for phase, reading in figures.role_readings(result, k, aggregation):
             st.markdown(f"**{phase}**: {reading}")
@@ -191,7 +215,7 @@ def show_result(result, qa_model, key: str) -> None:
         if quantifiers := figures.quantifiers(result, k, aggregation):
             show.chart(quantifiers)
     with word:
-        choices = figures.word_choices(result)
+        choices = [without_bidi_controls(choice) for choice in figures.word_choices(result)]
         word_index = st.selectbox("Passage word", range(len(choices)), index=figures.answer_word(result),
                                   format_func=choices.__getitem__, key=f"rcqa.word.{result.example.id}")
         show.chart(figures.word_across_layers(result, word_index, aggregation))
@@ -203,6 +227,21 @@ def show_result(result, qa_model, key: str) -> None:
                 st.info("This tab reads one window: choose the answer's window under “Windows explained” to use it.")
             else:
                 section(qa_model, result, key)
+
+
+def show_contrast(qa_model, result, key: str) -> None:
+    """For a contrast: its foil, and in words where the answer first beats it on the lens."""
+    foil = result.targets[0].get("foil")
+    if foil is None:
+        return
+    where = ("in the explained window" if foil["in_explained_window"] else
+             f"in window {foil['window'] + 1}, not the explained window {result.window + 1}: its logits are a "
+             "constant there, so the scores show the answer's side only")
+    probability = "" if foil["probability"] is None else f", p = {foil['probability']:.2g}"
+    st.markdown(show.plain(f"Contrast: log p(answer) − log p(foil), foil “{foil['text'] or 'no answer'}” "
+                           f"({where}{probability})."))
+    if (margins := results.contrast_margins(qa_model, result, key)) is not None:
+        st.markdown(show.plain(margin_reading(result.layers, margins)))
 
 
 def main() -> None:
@@ -235,6 +274,8 @@ def main() -> None:
         settings = dataclasses.replace(settings, windows="answer")
     explained = ("why the model said no answer (" + settings.targets[0] + ")"
                  if answer.abstained and settings.targets[0] in NULL_TARGETS else "the answer")
+    if settings.contrast:
+        explained = f"why the answer and not {show.plain(view.foil_label(settings.contrast))}"
     if settings.windows == "all":
         explained += f" over all {answer.n_windows} windows of the passage"
     if (result := results.result_on_click(qa_model, current, settings, explained)) is not None:

@@ -14,11 +14,11 @@ def describe_model() -> None:
     qa_model = inputs.model()
     if qa_model is None:
         return
-    st.dataframe(figures.model_facts(qa_model), hide_index=True)
+    show.table(figures.model_facts(qa_model), hide_index=True)
     scores = figures.card_scores(qa_model.card)
     if not scores.empty:
         st.subheader("Evaluation (from its model card)")
-        st.dataframe(scores, hide_index=True)
+        show.table(scores, hide_index=True)
     if qa_model.card:
         with st.expander("The whole model card (rcqa_card.json)"):
             st.json(qa_model.card)

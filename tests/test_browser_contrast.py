@@ -1,0 +1,24 @@
+"""In a real browser: a contrast from a link explained on the default model, down to the layer roles that name the
+foil and say where the answer first beats it. Screenshots land beside test_browser's."""
+from __future__ import annotations
+
+from tests.test_browser import browser, page, server, settle, shoot, wait_for_chart  # noqa: F401
+
+
+def test_a_contrast_from_a_link_shows_the_foil_and_the_lens_sentence(server, page):
+    page.goto(f"{server}/?ex=bridge-how-many&contrast=distractor-number")
+    page.get_by_text("The model's answer", exact=True).wait_for(timeout=300_000)  # a busy CPU loads the model slowly
+    settle(page, after_action=False)
+    page.get_by_text("Attributes why the answer and not the best-scoring other number").wait_for()
+    page.get_by_role("button", name="Explain every layer").click()
+    # two targets at every layer of the default model: minutes on a busy CPU, before the page settles
+    page.get_by_text("Where each layer's attribution goes").first.wait_for(timeout=600_000)
+    settle(page)
+    wait_for_chart(page, "Where each layer's attribution goes")
+    shoot(page, "contrast-01-heatmap")
+    page.get_by_role("tab", name="Layer roles").click()
+    page.get_by_text("On the lens the").wait_for(timeout=90_000)
+    page.get_by_text("Contrast: log p(answer) − log p(foil)").wait_for()
+    page.wait_for_timeout(1500)  # Plotly draws a tab's chart when it becomes visible
+    shoot(page, "contrast-02-roles")
+    assert "contrast=distractor-number" in page.url

@@ -1,0 +1,293 @@
+"""Contrastive targets, F = log p(span) − log p(foil): the foil each FOIL names, checked against passages and logits
+built by hand; the contrast's linearity and completeness on the tiny model."""
+import numpy as np
+import pytest
+import torch
+
+import rcqa.attribution.contrast as contrast
+from rcqa.attribution.contrast import NoFoil, contrast_target, find_foil
+from rcqa.attribution.engine import explain, explained_window
+from rcqa.attribution.settings import IGSettings, parse_foil
+from rcqa.attribution.targets import Target
+from rcqa.gallery import gallery_example
+from rcqa.qa import InputError, encode
+from rcqa.types import Example, GoldAnswer
+
+START = [1.0, 2.0, 0.5, -1.0]
+END = [0.0, 1.0, 3.0, 2.5]
+
+
+def test_the_contrast_is_the_span_logits_less_the_foils():
+    start, end = torch.tensor([START]), torch.tensor([END])
+    assert float(Target("contrast", 1, 2, foil_start_token=3, foil_end_token=3)(start, end)[0]) == \
+        pytest.approx((2.0 + 3.0) - (-1.0 + 2.5))
+    # a foil in another window: its score is a constant, whatever this window's logits
+    assert float(Target("contrast", 1, 2, foil_score=4.0)(start, end)[0]) == pytest.approx(5.0 - 4.0)
+    log_p = Target("span_log_prob", 1, 2)(start, end) - Target("span_log_prob", 3, 3)(start, end)
+    assert float(Target("contrast", 1, 2, foil_start_token=3, foil_end_token=3)(start, end)[0]) == \
+        pytest.approx(float(log_p[0]))  # the normalisers cancel
+
+
+@pytest.mark.parametrize("foil, parsed", [("nbest:2", ("nbest", 2)), ("gold", ("gold", None)),
+                                          ("null", ("null", None)), ("text:the river", ("text", "the river")),
+                                          ("text:a:b", ("text", "a:b")), ("runner-up", ("runner-up", None)),
+                                          ("distractor-number", ("distractor-number", None))])
+def test_every_foil_form_parses(foil, parsed):
+    assert parse_foil(foil) == parsed
+    assert IGSettings(contrast=foil).contrast == foil
+
+
+@pytest.mark.parametrize("foil", ["nbest:", "nbest:-1", "nbest:x", "nbest:99999", "text:", "text:  ", "best",
+                                  "Gold", "text:" + "x" * 301])
+def test_malformed_foils_are_refused_in_one_sentence(foil):
+    with pytest.raises(ValueError, match="foil") as refused:
+        IGSettings(contrast=foil)
+    assert "\n" not in str(refused.value)
+
+
+def test_the_contrast_is_left_out_of_settings_without_one_so_old_cache_keys_match():
+    assert "contrast" not in IGSettings().to_dict()
+    assert IGSettings.from_dict(IGSettings(contrast="gold").to_dict()).contrast == "gold"
+
+
+QUANTITY = Example(id="q", passage="In 1990 the farm had 3 cats and 12 dogs.", question="How many dogs had the farm?",
+                   answers=(GoldAnswer("12", 31),))
+
+
+def tokens_at(windows, at: int, length: int) -> tuple[int, int]:
+    """The first and last passage token of window 0 inside the characters [at, at + length)."""
+    tokens = [t for t, (a, b) in enumerate(windows.offsets[0]) if windows.segments[0][t] == "passage"
+              and a >= at and b <= at + length]
+    return tokens[0], tokens[-1]
+
+
+def hand_logits(monkeypatch, windows, scores: dict[tuple[int, int], tuple[float, float]]):
+    """Logits that are zero but at the first and last token of each given characters [at, at + length): the
+    (start, end) logit there."""
+    start = torch.zeros(len(windows), windows.inputs["input_ids"].shape[1])
+    end = start.clone()
+    for (at, length), (first, last) in scores.items():
+        first_token, last_token = tokens_at(windows, at, length)
+        start[0, first_token], end[0, last_token] = first, last
+    monkeypatch.setattr(contrast, "logits", lambda qa_model, found: (start, end))
+
+
+def explained_at(windows, passage: str, text: str) -> tuple[int, int, int]:
+    return 0, *tokens_at(windows, passage.index(text), len(text))
+
+
+@pytest.mark.parametrize("scores, chosen", [({"3": (2.0, 2.0), "1990": (1.0, 1.0)}, "3"),
+                                            ({"3": (2.0, 2.0), "1990": (1.0, 3.5)}, "1990")])
+def test_the_distractor_number_is_the_best_scoring_other_number(tiny_bert, monkeypatch, scores, chosen):
+    windows = encode(tiny_bert, QUANTITY.question, QUANTITY.passage)
+    passage = QUANTITY.passage
+    hand_logits(monkeypatch, windows, {(passage.index(word), len(word)): value
+                                       for word, value in {**scores, "12": (9.0, 9.0)}.items()})
+    span = explained_at(windows, QUANTITY.passage, "12")
+    foil = find_foil("distractor-number", tiny_bert, QUANTITY, None, windows, span)
+    assert (foil.text, foil.start_char, foil.window) == (chosen, QUANTITY.passage.index(chosen), 0)
+    assert foil.score == pytest.approx(sum(scores[chosen]))
+
+
+def test_a_question_without_a_distractor_number_is_skipped_with_its_reason(tiny_bert, monkeypatch):
+    other = Example(id="w", passage=QUANTITY.passage, question="What did the farm have?")
+    windows = encode(tiny_bert, other.question, other.passage)
+    hand_logits(monkeypatch, windows, {})
+    with pytest.raises(NoFoil, match="not a quantifier question"):
+        find_foil("distractor-number", tiny_bert, other, None, windows, explained_at(windows, other.passage, "12"))
+    lone = Example(id="l", passage="The farm had 12 dogs and some cats.", question="How many dogs?")
+    windows = encode(tiny_bert, lone.question, lone.passage)
+    hand_logits(monkeypatch, windows, {})
+    with pytest.raises(NoFoil, match="no number besides"):
+        find_foil("distractor-number", tiny_bert, lone, None, windows, explained_at(windows, lone.passage, "12"))
+
+
+def test_a_text_foil_is_matched_as_written_and_its_best_place_taken(tiny_bert, monkeypatch):
+    example = Example(id="t", passage="cats and dogs , cats or dogs", question="What?")
+    windows = encode(tiny_bert, example.question, example.passage)
+    second = example.passage.index("cats", 1)
+    hand_logits(monkeypatch, windows, {(second, 4): (1.5, 0.5), (0, 4): (0.5, -0.5)})  # the second "cats" wins
+    span = explained_at(windows, example.passage, "dogs")
+    foil = find_foil("text:cats", tiny_bert, example, None, windows, span)
+    assert (foil.text, foil.start_char, foil.score) == ("cats", second, pytest.approx(2.0))
+    with pytest.raises(InputError, match="does not occur in the passage as written"):
+        find_foil("text:Cats", tiny_bert, example, None, windows, span)
+    with pytest.raises(InputError, match="occurs only inside the explained span"):
+        find_foil("text:or", tiny_bert, example, None, windows, explained_at(windows, example.passage, "cats or"))
+
+
+def test_a_text_foil_must_start_and_end_at_token_boundaries(tiny_bert):
+    example = gallery_example("river-where")
+    explained = explained_window(tiny_bert, example)
+    inside_a_word = "elta"  # "Velta" is one word, so "elta" starts inside a word-piece or a word
+    with pytest.raises(InputError, match="inside a word-piece"):
+        find_foil(f"text:{inside_a_word}", tiny_bert, example, explained.answer, explained.windows, explained.span)
+
+
+def test_a_foil_overlapping_the_span_and_a_missing_one_are_refused(tiny_bert):
+    example = gallery_example("river-where")
+    explained = explained_window(tiny_bert, example)
+    best = explained.answer.best
+    with pytest.raises(InputError, match="overlaps the explained span"):
+        find_foil("nbest:0", tiny_bert, example, explained.answer, explained.windows, explained.span)
+    with pytest.raises(InputError, match="occurs only inside the explained span"):
+        find_foil(f"text:{best.text}", tiny_bert, example, explained.answer, explained.windows, explained.span)
+    gold_is_the_answer = Example(id="g", passage=example.passage, question=example.question,
+                                 answers=(GoldAnswer(best.text[:5], best.start_char),))
+    with pytest.raises(InputError, match="overlaps the explained span"):
+        find_foil("gold", tiny_bert, gold_is_the_answer, explained.answer, explained.windows, explained.span)
+    with pytest.raises(InputError, match="only 20 candidate spans"):
+        find_foil("nbest:20", tiny_bert, example, explained.answer, explained.windows, explained.span)
+    with pytest.raises(InputError, match="no gold answer"):
+        find_foil("gold", tiny_bert, Example(id="x", passage=example.passage, question=example.question),
+                  explained.answer, explained.windows, explained.span)
+
+
+def test_the_runner_up_is_the_best_span_clear_of_the_answer(tiny_bert):
+    example = gallery_example("river-where")
+    explained = explained_window(tiny_bert, example)
+    answer = explained.answer
+    foil = find_foil("runner-up", tiny_bert, example, answer, explained.windows, explained.span)
+    clear = [s for s in answer.nbest if s.end_char <= answer.best.start_char or s.start_char >= answer.best.end_char]
+    assert (foil.text, foil.probability, foil.score) == (clear[0].text, clear[0].probability, clear[0].score)
+
+
+def test_null_is_no_answer_where_its_score_is_smallest(tiny_bert):
+    example = gallery_example("comet-who")
+    explained = explained_window(tiny_bert, example, allow_null=True)
+    foil = find_foil("null", tiny_bert, example, explained.answer, explained.windows, explained.span)
+    null = explained.answer.no_answer
+    assert (foil.start_char, foil.window, foil.start_token, foil.end_token) == (None, null.window, 0, 0)
+    assert (foil.score, foil.probability) == (pytest.approx(null.score, abs=1e-5), null.probability)
+
+
+def test_the_contrast_is_the_difference_of_the_two_span_targets_by_linearity(tiny_bert):
+    # IG is linear in F: with the same path points, the contrast's signed scores are the span's less the foil's
+    example = gallery_example("river-where")
+    fixed = {"tolerance": None, "steps": 16}
+    result = explain(tiny_bert, example, IGSettings(targets=("span_logits",), contrast="runner-up", **fixed))
+    foil = result.targets[0]["foil"]
+    assert [t["name"] for t in result.targets] == ["contrast", "span_logits"] and foil["in_explained_window"]
+    rank = next(i for i, s in enumerate(result.answer.nbest) if s.text == foil["text"])
+    at_foil = explain(tiny_bert, example, IGSettings(targets=("span_logits",), span=f"nbest:{rank}", **fixed))
+    difference = result.layer_scores("sum", 1) - at_foil.layer_scores("sum", 0)
+    assert np.abs(result.layer_scores("sum", 0) - difference).max() <= 1e-6
+    best = result.answer.best
+    top = [c for c in result.completeness if c.target == "contrast"][-1]
+    assert top.f_input == pytest.approx(best.score - foil["score"], abs=1e-4)
+
+
+@pytest.mark.parametrize("rule, limit", [("gausslegendre", 0.01), ("riemann_right", 0.05),
+                                         ("paper_trapezoid", 0.2)])  # the paper's fixed 20 points are coarse
+def test_the_contrast_is_complete_at_every_layer(tiny_bert, rule, limit):
+    settings = IGSettings(contrast="runner-up", rule=rule,
+                          **({} if rule == "gausslegendre" else {"steps": 50, "tolerance": None}))
+    result = explain(tiny_bert, gallery_example("orchard-how-many"), settings)
+    checks = [c for c in result.completeness if c.target == "contrast"]
+    assert [c.layer for c in checks] == list(range(len(result.layers)))
+    assert max(c.relative_error for c in checks) <= limit
+    # what the check sums is the contrast's scores, and F(input) is the two spans' logit margin at every layer
+    np.testing.assert_allclose([c.attribution_sum for c in checks], result.layer_scores("sum", 0).sum(1),
+                               rtol=1e-5, atol=1e-6)
+    margin = result.answer.best.score - result.targets[0]["foil"]["score"]
+    assert [c.f_input for c in checks] == pytest.approx([margin] * len(checks), abs=1e-4)
+
+
+def test_a_foil_in_another_window_leaves_the_answers_logit_target_alone(tiny_bert):
+    # the foil's logits do not depend on the explained window's states, so the contrast's attributions are the
+    # span logits' own, and its F is theirs less a constant
+    passage = " ".join(["Upstream, the Anfang spring feeds it."]
+                       + ["The Velta rises in the Morrow Hills and flows east to the sea at Halden."] * 8
+                       + ["Far downstream, the old mill at Kessel grinds corn."])
+    example = Example(id="long", passage=passage, question="Where does the Velta rise?")
+    explained = explained_window(tiny_bert, example)
+    assert explained.answer.n_windows > 1
+    # a word only the first window reads, or only the last, whichever the explained window is not
+    word = "Kessel" if explained.window < explained.answer.n_windows - 1 else "Anfang"
+    far = find_foil(f"text:{word}", tiny_bert, example, explained.answer, explained.windows, explained.span)
+    assert far.window != explained.window
+    fixed = {"tolerance": None, "steps": 8}
+    both = explain(tiny_bert, example, IGSettings(targets=("span_logits",), contrast=f"text:{word}", **fixed))
+    foil = both.targets[0]["foil"]
+    assert (foil["window"], foil["explained_window"], foil["in_explained_window"]) == (far.window, both.window,
+                                                                                     False)
+    assert (both.targets[0]["foil_start_token"], both.targets[0]["foil_score"]) == (None, pytest.approx(far.score))
+    np.testing.assert_allclose(both.scores[0], both.scores[1], rtol=1e-6, atol=1e-7)
+    pairs = zip([c for c in both.completeness if c.target == "contrast"],
+                [c for c in both.completeness if c.target == "span_logits"])
+    for contrasted, alone in pairs:
+        assert contrasted.f_input == pytest.approx(alone.f_input - far.score, abs=1e-4)
+        assert contrasted.delta == pytest.approx(alone.delta, abs=1e-4)
+
+
+def test_the_contrast_target_reads_the_foil_in_the_window_or_as_a_constant():
+    foil = contrast.Foil("nbest:1", "x", 0, 1, 2, 5, 6, 3.5, 0.1)
+    assert contrast_target(foil, 2, 1, 1) == Target("contrast", 1, 1, foil_start_token=5, foil_end_token=6)
+    assert contrast_target(foil, 0, 1, 1) == Target("contrast", 1, 1, foil_score=3.5)
+
+
+def test_the_python_api_takes_the_contrast_as_a_setting(tiny_model_dirs):
+    import rcqa
+
+    example = gallery_example("river-where")
+    result = rcqa.explain(tiny_model_dirs["bert"], example.passage, example.question, contrast="runner-up",
+                          tolerance=None, steps=2)
+    assert [t["name"] for t in result.targets] == ["contrast", "span_log_prob"]
+    assert result.settings["contrast"] == "runner-up"
+
+
+def test_explain_contrast_on_the_command_line_writes_the_foil_and_refuses_an_overlap(tiny_model_dirs, tmp_path,
+                                                                                     capsys):
+    import json
+
+    from rcqa.cli import main
+
+    example = gallery_example("river-where")
+    passage = tmp_path / "passage.txt"
+    passage.write_text(example.passage)
+    out = tmp_path / "out.json"
+    common = ["explain", "--passage-file", str(passage), "--question", example.question, "--model",
+              tiny_model_dirs["bert"], "--no-cache", "--tolerance", "0", "--steps", "2", "--json", str(out)]
+    assert main([*common, "--contrast", "runner-up"]) == 0
+    document = json.loads(out.read_text())
+    contrast_part = document["contrast"]
+    assert contrast_part["foil"] == document["targets"][0]["foil"] and document["analyses"]["target"] == "contrast"
+    assert len(contrast_part["lens_margin"]) == len(contrast_part["completeness"]) == len(document["layers"])
+    assert contrast_part["lens_reading"].startswith("On the lens") and "foil" in document["analyses"]["categories"]
+    capsys.readouterr()
+    assert main([*common, "--contrast", "nbest:0"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "overlaps the explained span" in error[0]
+
+
+def test_a_foil_two_windows_hold_is_read_in_the_explained_one(tiny_bert):
+    passage = " ".join(f"w{i}" for i in range(150))
+    example = Example(id="overlap", passage=passage, question="Which one?")
+    windows = encode(tiny_bert, example.question, passage)
+    assert len(windows) > 1
+
+    def tokens_in(window: int) -> dict[int, int]:  # passage character → its token, in one window
+        return {a: t for t, (a, _) in enumerate(windows.offsets[window]) if windows.segments[window][t] == "passage"}
+
+    first, second = tokens_in(0), tokens_in(1)
+    shared = sorted(set(first) & set(second))
+    word = passage[shared[len(shared) // 2]:].split(" ", 1)[0]  # a word from the middle of the overlap
+    at = passage.index(f" {word} ") + 1
+    last = {w: max(tokens_in(w).values()) for w in (0, 1)}
+    for window in (0, 1):  # explain each window's own last token: the foil is placed in that same window
+        foil = find_foil(f"text:{word}", tiny_bert, example, None, windows, (window, last[window], last[window]))
+        assert (foil.window, foil.start_char) == (window, at)
+
+
+def test_a_runner_up_past_the_nbest_list_is_searched_for(tiny_bert, monkeypatch):
+    from rcqa.types import Answer, Span
+
+    example = Example(id="r", passage="cats and dogs , cats or dogs", question="What?")
+    windows = encode(tiny_bert, example.question, example.passage)
+    span = explained_at(windows, example.passage, "dogs")
+    at = example.passage.index("or")
+    hand_logits(monkeypatch, windows, {(at, 2): (3.0, 2.0), (example.passage.index("dogs"), 4): (9.0, 9.0)})
+    dogs = Span("dogs", 9, 13, span[1], span[2], 0, 9.0, 9.0, 0.9)
+    only_the_answer = Answer(question=example.question, nbest=(dogs,), n_windows=1)
+    foil = find_foil("runner-up", tiny_bert, example, only_the_answer, windows, span)
+    assert (foil.text, foil.start_char, foil.score) == ("or", at, pytest.approx(5.0))

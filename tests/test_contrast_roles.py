@@ -1,0 +1,100 @@
+"""What a contrast adds to the analyses: the foil's words as a category (on a result built by hand), and the lens's
+margin of the span over the foil per layer (against the model's own hidden states, read by transformers)."""
+import numpy as np
+import pytest
+import torch
+
+from rcqa.analysis.report import analyses
+from rcqa.analysis.roles import category_masks, category_shares, phase_readings, word_categories
+from rcqa.analysis.words import passage_distribution
+from rcqa.attribution.engine import explain
+from rcqa.attribution.settings import IGSettings
+from rcqa.figures.roles import roles
+from rcqa.gallery import gallery_example
+from rcqa.lens.contrast import contrast_margins, contrast_summary, margin_reading
+from rcqa.qa import encode
+from tests.handmade import handmade
+from tests.test_analysis import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED, WORDS
+
+TWO_HUNDRED_FIFTY = 17  # "250" among all passage words, punctuation included
+
+
+@pytest.fixture
+def contrasted():
+    """The explanation of "600" against the foil "250"."""
+    result = handmade(QUESTION, PASSAGE, explained=(SIX_HUNDRED, SIX_HUNDRED), question_text=QUESTION_TEXT)
+    start = result.example.passage.index("250")
+    result.targets[0] = {**result.targets[0], "name": "contrast",
+                         "foil": {"request": "distractor-number", "text": "250", "start_char": start,
+                                  "end_char": start + 3, "window": 0}}
+    return result
+
+
+def test_the_foils_words_are_a_category(contrasted):
+    masks = category_masks(contrasted)
+    assert list(masks) == ["answer", "supporting", "query", "foil"]
+    assert [WORDS[i] for i in np.flatnonzero(masks["foil"])] == ["250"]
+    # "250" is 5 words after "600": a supporting word and the foil at once
+    assert word_categories(contrasted)[WORDS.index("250")] == "supporting+foil"
+
+
+def test_the_foils_share_of_each_layers_top_words(contrasted):
+    shares = category_shares(contrasted, passage_distribution(contrasted), k=2)
+    # embeddings: trees 5, pear 4 (query words); block 0: 600 6, 250 3; block 1: punctuation only, undefined
+    assert shares["foil"][:2].tolist() == [0.0, 50.0] and np.isnan(shares["foil"][2])
+    assert shares["answer"][:2].tolist() == [0.0, 50.0]
+    found = analyses(contrasted, k=2)
+    assert found["categories"]["foil"] == [0.0, 50.0, None] and found["category_labels"]["foil"] == "foil"
+    early = phase_readings(contrasted.layers, shares)[1][1]
+    assert "foil 50%" in early
+
+
+def test_the_roles_figure_counts_a_foil_word_once_as_foil(contrasted):
+    chart = roles(contrasted, k=2)
+    exclusive = chart.data[(chart.data.measure == "exclusive") & (chart.data.layer == 1)].set_index("category")
+    assert exclusive.share_pct["foil"] == 50.0 and exclusive.share_pct["answer"] == 50.0
+    assert exclusive.share_pct.sum() == pytest.approx(100.0)
+    assert "foil = inside the foil “250”" in chart.figure.layout.title.subtitle.text
+
+
+def test_a_null_foil_has_no_words(contrasted):
+    contrasted.targets[0]["foil"] = {**contrasted.targets[0]["foil"], "text": "", "start_char": None,
+                                     "end_char": None}
+    assert "foil" not in category_masks(contrasted)
+
+
+@pytest.mark.parametrize("margins, reading", [
+    ([-1.0, 0.5, 1.0, 3.0], "first beats the foil at block 0 (margin +0.50) and stays ahead from there "
+                            "(margin +3.00 at the last layer); the margin grows most at block 2 (+2.00)."),
+    ([-1.0, 0.5, -0.5, 2.0], "first beats the foil at block 0 (margin +0.50), falls behind again, and leads for "
+                             "good from block 2 (margin +2.00 at the last layer); the margin grows most at block 2"),
+    ([1.0, 0.5, -0.5, -1.0], "first beats the foil at embeddings (margin +1.00), but the foil leads again at the "
+                             "last layer (margin -1.00 at the last layer)."),
+    ([-1.0, -2.0, -0.5, -3.0], "the foil leads the answer at every layer (margin -3.00 at the last layer); the "
+                               "margin grows most at block 1 (+1.50)."),
+])
+def test_the_lens_says_where_the_answer_first_beats_the_foil(margins, reading):
+    assert reading in margin_reading(["embeddings", "block 0", "block 1", "block 2"], np.array(margins))
+
+
+def test_the_lens_margin_is_the_heads_reading_of_the_models_own_hidden_states(tiny_bert):
+    example = gallery_example("orchard-how-many")
+    result = explain(tiny_bert, example, IGSettings(contrast="runner-up", tolerance=None, steps=2))
+    chosen, foil = result.targets[0], result.targets[0]["foil"]
+    assert foil["window"] == result.window
+    windows = encode(tiny_bert, example.question, example.passage)
+    length = int(windows.inputs["attention_mask"][result.window].sum())
+    with torch.no_grad():
+        hidden = tiny_bert.model(**{k: v[result.window:result.window + 1, :length] for k, v in windows.inputs.items()},
+                                 output_hidden_states=True).hidden_states
+        logits = [tiny_bert.model.qa_outputs(h)[0] for h in hidden]  # tokens × (start, end)
+    expected = [float(x[chosen["start_token"], 0] + x[chosen["end_token"], 1] - x[foil["start_token"], 0]
+                      - x[foil["end_token"], 1]) for x in logits]
+    margins = contrast_margins(tiny_bert, result)
+    assert margins.tolist() == pytest.approx(expected, abs=1e-4)
+    top = [c for c in result.completeness if c.target == "contrast"][-1]
+    assert margins[-1] == pytest.approx(top.f_input, abs=1e-4)  # the last layer's margin is the contrast's F
+    summary = contrast_summary(tiny_bert, result)
+    assert summary["explained_window"] == result.window and len(summary["completeness"]) == len(result.layers)
+    with pytest.raises(ValueError, match="no contrast"):
+        contrast_margins(tiny_bert, explain(tiny_bert, example, IGSettings(tolerance=None, steps=2)))

@@ -1,0 +1,142 @@
+"""`reproduce --contrast`: a row per question with its foil and lens margin, a question without the foil skipped
+with its reason (no failure), and the report's contrast section on rows whose numbers were worked out by hand."""
+import json
+
+import pytest
+import torch
+
+from rcqa.analysis.pos import GROUPS
+from rcqa.analysis.similarity import VARIANTS
+from rcqa.attribution.settings import IGSettings
+from rcqa.dataset import store
+from rcqa.dataset.aggregate import load_run, summarize
+from rcqa.dataset.conclusions import contrast_verdict, verdicts
+from rcqa.dataset.report import write
+from rcqa.dataset.runner import Job, _Run, explain_chunk
+from rcqa.gallery import gallery_example
+from tests.test_dataset_report import MANIFEST, row, write_run
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_a_question_without_a_distractor_number_is_skipped_not_failed(tiny_model_dirs, tmp_path):
+    job = Job(tiny_model_dirs["bert"], IGSettings(contrast="distractor-number", tolerance=None, steps=2), "l2", 5)
+    rows, failures, results = explain_chunk(job, [gallery_example("orchard-how-many"),
+                                                  gallery_example("lighthouse-who")])
+    assert [r["id"] for r in rows] == ["orchard-how-many"] and len(results) == 1
+    assert failures == [{"id": "lighthouse-who", "skipped": True,
+                         "reason": "not a quantifier question (no 'how many' / 'how much'): it has no distractor "
+                                   "number"}]
+    cell = json.loads(rows[0]["contrast"])
+    layers = len(rows[0]["layers"])
+    assert cell["foil"]["request"] == "distractor-number" and cell["foil"]["text"] in gallery_example(
+        "orchard-how-many").passage
+    assert len(cell["category_foil"]) == len(cell["lens_margin"]) == layers
+    # the foil is one number word, written once in the passage: its share is how often it is among the top-k
+    assert len(cell["foil"]["text"].split()) == 1
+    assert cell["category_foil"] == [100 * sum(w["word"] == cell["foil"]["text"] for w in layer) / len(layer)
+                                     for layer in rows[0]["top_k"]]
+    # the run's bookkeeping: skipped is neither failed nor counted among the failures, and is not done again
+    manifest = {**MANIFEST, "failed": [{"id": "lighthouse-who", "reason": "an earlier failure"}], "runs": []}
+    (tmp_path / store.SHARDS).mkdir()
+    store.write_manifest(tmp_path, manifest)
+    run = _Run.open(tmp_path, manifest, [gallery_example(i) for i in ("orchard-how-many", "lighthouse-who")], None)
+    run.record(rows, failures, [])
+    saved = json.loads((tmp_path / store.MANIFEST).read_text())
+    assert saved["counts"] == {"total": 2, "done": 1, "failed": 0, "skipped": 1}
+    assert saved["skipped"] == [{"id": "lighthouse-who", "reason": failures[0]["reason"]}] and not saved["failed"]
+    assert run.this_run["failed"] == 0
+
+
+LAYERS = ["embeddings", "block 0", "block 1", "block 2"]
+
+
+def contrast_cell(foil_share, margin, request="distractor-number"):
+    return json.dumps({"foil": {"request": request, "text": "3"}, "category_foil": foil_share, "lens_margin": margin})
+
+
+def four_layer_row(id, answer, foil_share, margin, em=1.0) -> dict:
+    """A quantifier question's row of a contrast run over 4 layers (the hand rows have 3)."""
+    return {**row(id, quantifier=True, em=em), "layers": LAYERS, "category_answer": list(answer),
+            "category_supporting": [0.0] * 4, "category_query": [0.0] * 4, "distribution": [[.5, .5]] * 4,
+            "top_k": [[]] * 4, **{f"pos_{g}": [100.0 if g == "entity" else 0.0] * 4 for g in GROUPS},
+            **{f"jsd_{v}": [[0.0] * 4] * 4 for v in VARIANTS}, "completeness": [0.001] * 4, "steps": [8] * 4,
+            "contrast": contrast_cell(foil_share, margin)}
+
+
+def contrast_rows(late_foil: float, em_of_c: float):
+    # the last block's share is 50 everywhere: there only the two spans have attribution, and the verdict leaves it out
+    return [four_layer_row("a", (0, 20, 60, 50), [0, 20, 40, 50], [-1.0, 0.5, 2.0, 3.0]),
+            four_layer_row("b", (20, None, 80, 50), [0, None, late_foil, 50], [-2.0, -1.0, 1.0, 2.0]),
+            four_layer_row("c", (10, 40, 70, 50), [20, 40, 0, 50], [0.5, 1.5, 3.0, 4.0], em=em_of_c)]
+
+
+def test_a_contrast_run_summarises_shares_margins_and_the_quantifier_claim(tmp_path):
+    folder = write_run(tmp_path / "contrast", contrast_rows(late_foil=20, em_of_c=0.0),
+                       {**MANIFEST, "skipped": [{"id": "d", "reason": "not a quantifier question"}]})
+    summary = summarize(load_run(folder))
+    found = summary["contrast"]
+    assert found["n"] == 3 and found["foil"] == "distractor-number" and summary["n_skipped"] == 1
+    assert found["shares"]["foil"] == pytest.approx([20 / 3, 30, 20, 50])  # block 0: b's undefined share left out
+    assert found["shares"]["answer"] == pytest.approx([10, 30, 70, 50])
+    assert found["lens_margin"] == pytest.approx([-2.5 / 3, 1.0 / 3, 2.0, 3.0])
+    assert found["lens_ahead"] == pytest.approx([100 / 3, 200 / 3, 100, 100])
+    assert found["exact_match"] == pytest.approx(200 / 3)
+    # without the last block: early third (embeddings) 6.7 %, late third (block 1) 20 %; 2 of 3 answered exactly
+    verdict = contrast_verdict(found)
+    assert verdict.holds is True and "early layers 6.7%, late layers 20.0%" in verdict.evidence
+    assert "EM 66.7% over 3 questions" in verdict.evidence
+    assert verdicts(summary)[-1] == verdict
+    write([folder], tmp_path / "report", images=False)
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert "Why this answer and not the foil?" in page
+    assert "The paper&#x27;s quantifier claim holds on this model under this test." in page
+
+
+@pytest.mark.parametrize("late_foil, em_of_c", [(0.0, 1.0), (20.0, 0.0)])
+def test_the_quantifier_claim_fails_when_the_focus_falls_or_the_answers_are_wrong(tmp_path, late_foil, em_of_c):
+    rows = contrast_rows(late_foil, em_of_c)
+    if late_foil == 0.0:  # without the last block: early (embeddings) 16.7 %, late (block 1) 0 %: the focus falls
+        rows[0]["contrast"] = contrast_cell([30, 20, 0, 50], [-1.0, 0.5, 2.0, 3.0])
+    else:
+        rows[1]["em"] = 0.0  # 1 of 3 answered exactly
+    found = summarize(load_run(write_run(tmp_path / "run", rows)))["contrast"]
+    assert contrast_verdict(found).holds is False
+
+
+def test_a_run_without_a_contrast_has_no_contrast_section(tmp_path):
+    summary = summarize(load_run(write_run(tmp_path / "plain", [row("a"), row("b"), row("c")])))
+    assert summary["contrast"] is None and len(verdicts(summary)) == 4
+
+
+def test_reproduce_questions_quantifier_keeps_only_how_many_and_how_much_before_the_limit(tiny_model_dirs, tmp_path,
+                                                                                          monkeypatch):
+    from rcqa.cli import main
+    from rcqa.dataset import runner
+
+    questions = ["Who built it?", "How many towers are there?", "When was it built?", "How much did it cost?",
+                 "How many bells ring?"]
+    passage = "Ann built it in 1900 with 3 towers; it cost 40 pounds and 2 bells ring."
+    data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": passage, "qas": [
+        {"id": f"q{i}", "question": q, "answers": [{"text": "Ann", "answer_start": 0}]}
+        for i, q in enumerate(questions)]}]}]}
+    (tmp_path / "few.json").write_text(json.dumps(data))
+    seen = {}
+
+    def record(job, examples, manifest, out, **options):
+        seen.update(ids=[e.id for e in examples], data=manifest["data"])
+        return {**manifest, "counts": {"done": len(examples), "total": len(examples), "failed": 0}}
+
+    monkeypatch.setattr(runner, "reproduce", record)
+    assert main(["reproduce", "--data", str(tmp_path / "few.json"), "--out", str(tmp_path / "run"), "--model",
+                 tiny_model_dirs["bert"], "--questions", "quantifier", "--limit", "2"]) == 0
+    assert seen["ids"] == ["q1", "q3"] and seen["data"]["questions"] == "quantifier" and seen["data"]["limit"] == 2
+    assert main(["reproduce", "--data", str(tmp_path / "few.json"), "--out", str(tmp_path / "run"), "--model",
+                 tiny_model_dirs["bert"]]) == 0
+    assert seen["ids"] == [f"q{i}" for i in range(5)] and "questions" not in seen["data"]  # old runs still resume
