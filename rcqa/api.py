@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rcqa.attribution.cache import ResultCache, cached_explain
-from rcqa.attribution.engine import explain as explain_example
+from rcqa.attribution.explanation import explain as explain_example
 from rcqa.attribution.methods import COMPARED
 from rcqa.attribution.settings import PRESETS, IGSettings
 from rcqa.faithfulness.compare import Comparison, Protocol, compare

@@ -203,6 +203,7 @@ class Completeness:
     f_input: float
     f_baseline: float
     attribution_sum: float
+    window_sums: tuple[float, ...] = ()  # a whole-passage explanation: Σ attributions of each window's tokens
 
     @property
     def delta(self) -> float:
@@ -213,7 +214,10 @@ class Completeness:
         return abs(self.attribution_sum - self.delta) / max(abs(self.delta), 1e-9)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "delta": self.delta, "relative_error": self.relative_error}
+        data = {**asdict(self), "delta": self.delta, "relative_error": self.relative_error}
+        if not self.window_sums:
+            del data["window_sums"]
+        return data
 
 
 @dataclass
@@ -245,6 +249,12 @@ class Attribution:
     def layer_scores(self, aggregation: str = "l2", target: int = 0) -> np.ndarray:
         """(layers, tokens) scores of one target under one aggregation."""
         return self.scores[target, AGGREGATIONS.index(aggregation)]
+
+    @property
+    def whole_passage(self) -> bool:
+        """Whether the result explains every window of the passage at once (rcqa.attribution.passage): its tokens
+        and words are then the whole passage's."""
+        return self.settings.get("windows") == "all"
 
     def passage_indices(self) -> list[int]:
         """Indices into words of the passage's words in the analysed window, in text order; punctuation is not
@@ -333,7 +343,8 @@ class Attribution:
             words=[Word(**{**w, "tokens": tuple(w["tokens"])}) for w in data["words"]],
             layers=data["layers"], targets=data["targets"], scores=np.asarray(data["scores"], dtype=np.float64),
             completeness=[Completeness(**{k: c[k] for k in ("layer", "target", "steps", "f_input", "f_baseline",
-                                                             "attribution_sum")}) for c in data["completeness"]],
+                                                             "attribution_sum")},
+                                       window_sums=tuple(c.get("window_sums", ()))) for c in data["completeness"]],
             settings=data["settings"], seconds=data["seconds"],
             hidden_states=np.asarray(data["hidden_states"], dtype=np.float32) if "hidden_states" in data else None,
         )

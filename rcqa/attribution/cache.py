@@ -15,7 +15,8 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from rcqa.attribution.engine import LayerResult, explain
+from rcqa.attribution.engine import LayerResult
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.model import QAModel
 from rcqa.resources import cache_dir

@@ -3,9 +3,9 @@
 One forward pass caches every layer's hidden states H_l (and, for an input baseline, the baseline's).
 For layer l, only the blocks above l and the QA head run, on a batch of path points at once, split
 into chunks that fit a memory budget; targets that share the forward share it, each with one
-backward. Each layer is checked for completeness; by default the path is integrated on Gauss–Legendre
-panels, each checked on its own, and only the worst panel is refined (by Kronrod's extension of its rule,
-then by halving) until the layer's relative error is under a tolerance. Results stream layer by layer.
+backward. Each layer is checked for completeness; the path is integrated by rcqa.attribution.path (adaptive
+Gauss–Legendre panels by default). Results stream layer by layer. rcqa.attribution.passage explains every window
+of a passage at once on the same machinery.
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ import torch
 
 from rcqa.attribution.contrast import contrast_target, find_foil
 from rcqa.attribution.memory import budget_mb, in_chunks
-from rcqa.attribution.quadrature import adaptive, gauss_kronrod, nodes_and_weights
+from rcqa.attribution.path import Integral, integrate_path
+from rcqa.attribution.quadrature import nodes_and_weights
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.attribution.targets import Target
@@ -74,7 +75,7 @@ class ExplainedWindow:
 
     def words(self, passage: str) -> list[Word]:
         """The question's and the passage's words as written, with the window's tokens mapped onto them."""
-        return _words(self.windows, self.window, self.length, passage)
+        return token_words(self.offsets, self.segments, self.windows.question, passage)
 
 
 def explained_window(qa_model: QAModel, example: Example, span: str = "predicted",
@@ -128,7 +129,7 @@ def iter_layers(qa_model: QAModel, stack: LayerStack, inputs: dict[str, torch.Te
         x = stack.hidden[layer]
         x_base = baselines.hidden[layer] if baselines else torch.zeros_like(x)
         attributions, completeness = _attribute_layer(stack, layer, x, x_base, targets, settings)
-        scores = np.stack([_aggregate(a) for a in attributions])
+        scores = np.stack([aggregate(a) for a in attributions])
         yield LayerResult(layer, labels[layer], scores, completeness, time.perf_counter() - started)
 
 
@@ -142,103 +143,43 @@ def baseline_stack(qa_model: QAModel, inputs: dict[str, torch.Tensor], kind: str
 
 def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor,
                      targets: list[Target], settings: IGSettings) -> tuple[list[torch.Tensor], list[Completeness]]:
-    """IG at one layer, with the rule as set, or adaptively (Gauss–Legendre with a tolerance)."""
-    if settings.tolerance is not None and adaptive(settings.rule):
-        panels = _adaptive_panels(stack, layer, x, x_base, targets, settings)
-    else:
-        alphas, weights = nodes_and_weights(settings.rule, settings.steps)
-        ends = _values(stack, layer, x, x_base, targets, [0.0, 1.0])
-        gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights[:, None],
-                                   settings.memory_budget_mb)
-        panels = [_Panel(0.0, 1.0, len(alphas), gradients[:, 0], ends[:, 0], ends[:, 1], x - x_base)]
-    difference = x - x_base
-    attributions = [(difference * sum(p.gradients[t] for p in panels))[0] for t in range(len(targets))]
-    steps = sum(p.points for p in panels)
-    completeness = [Completeness(layer=layer, target=target.name, steps=steps, f_input=float(panels[-1].f_end[t]),
-                                 f_baseline=float(panels[0].f_start[t]), attribution_sum=float(attributions[t].sum()))
+    """IG at one layer of one window (rcqa.attribution.path integrates it)."""
+    integral = integrate_path(_WindowPath(stack, layer, x, x_base, targets, settings.memory_budget_mb), settings)
+    return layer_attributions(layer, x - x_base, integral, targets)
+
+
+def layer_attributions(layer: int, difference: torch.Tensor, integral: Integral,
+                       targets: list[Target]) -> tuple[list[torch.Tensor], list[Completeness]]:
+    """Per target, the tokens × dim attributions (x − x') ⊙ Σ w ∇F and the layer's completeness check."""
+    attributions = [(difference * integral.gradients[t])[0] for t in range(len(targets))]
+    completeness = [Completeness(layer=layer, target=target.name, steps=integral.steps,
+                                 f_input=float(integral.f_input[t]), f_baseline=float(integral.f_baseline[t]),
+                                 attribution_sum=float(attributions[t].sum()))
                     for t, target in enumerate(targets)]
     return attributions, completeness
 
 
-class _Panel:
-    """A piece [start, end] of the path, integrated with its own points, with F known at both ends.
+@dataclass
+class _WindowPath:
+    """The path at one layer of one window: what rcqa.attribution.path.integrate_path asks of it."""
 
-    A Gauss panel also keeps, from the same gradients, the Kronrod weights' share of them, so that it can be
-    extended to Kronrod's rule by the added nodes alone."""
-
-    def __init__(self, start: float, end: float, points: int, gradients: torch.Tensor, f_start: torch.Tensor,
-                 f_end: torch.Tensor, difference: torch.Tensor, kronrod_share: torch.Tensor | None = None):
-        self.start, self.end, self.points = start, end, points
-        self.gradients = gradients  # targets × 1 × tokens × dim: Σ_k w_k ∇F over the panel's points
-        self.kronrod_share = kronrod_share  # the same gradients with Kronrod's weights; None once extended
-        self.f_start, self.f_end = f_start, f_end  # per target
-        self.sums = (difference * gradients).flatten(1).sum(1).cpu()  # per target: Σ attributions
+    stack: LayerStack
+    layer: int
+    x: torch.Tensor
+    x_base: torch.Tensor
+    targets: list[Target]
+    memory_budget_mb: int
 
     @property
-    def errors(self) -> torch.Tensor:
-        """Per target: the panel's own completeness gap |Σ attributions − (F(end) − F(start))|."""
-        return (self.sums - (self.f_end - self.f_start)).abs()
+    def difference(self) -> torch.Tensor:
+        return self.x - self.x_base
 
+    def values(self, alphas) -> torch.Tensor:
+        return _values(self.stack, self.layer, self.x, self.x_base, self.targets, alphas)
 
-def _adaptive_panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
-                     settings: IGSettings) -> list[_Panel]:
-    """Composite Gauss–Legendre on panels of steps/2 points. Every panel can be checked for completeness on its
-    own, F at its ends costing a forward pass only, so the panel with the largest gap is refined, and only it,
-    until the layer's relative error is under the tolerance or max_steps gradients have been spent. A Gauss
-    panel is refined by Kronrod's extension, which keeps its gradients; an extended one is halved."""
-    points = max(1, settings.steps // 2)
-    edges = np.linspace(0.0, 1.0, max(1, settings.steps // points) + 1)
-    values = _values(stack, layer, x, x_base, targets, edges)
-    panels = _gauss_panels(stack, layer, x, x_base, targets, edges, values, points, settings.memory_budget_mb)
-    spent = len(panels) * points
-    delta = (values[:, -1] - values[:, 0]).abs().clamp_min(1e-9)
-    while True:
-        total = torch.stack([p.sums for p in panels]).sum(0)
-        if float(((total - (values[:, -1] - values[:, 0])).abs() / delta).max()) <= settings.tolerance:
-            break
-        worst = max(range(len(panels)), key=lambda i: float((panels[i].errors / delta).sum()))
-        panel = panels[worst]
-        cost = points + 1 if panel.kronrod_share is not None else 2 * points
-        if spent + cost > settings.max_steps:
-            break
-        spent += cost
-        if panel.kronrod_share is not None:
-            panels[worst] = _kronrod_panel(stack, layer, x, x_base, targets, panel, settings.memory_budget_mb)
-            continue
-        halves = np.array([panel.start, (panel.start + panel.end) / 2, panel.end])
-        f_middle = _values(stack, layer, x, x_base, targets, halves[1:2])
-        ends = torch.cat([panel.f_start[:, None], f_middle, panel.f_end[:, None]], dim=1)
-        panels[worst:worst + 1] = _gauss_panels(stack, layer, x, x_base, targets, halves, ends, points,
-                                                settings.memory_budget_mb)
-    return panels
-
-
-def _gauss_panels(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
-                  edges: np.ndarray, values: torch.Tensor, points: int, memory_budget_mb: int) -> list[_Panel]:
-    """Gauss panels between consecutive edges (F known there: targets × edges), all integrated in one batch."""
-    nodes, gauss_weights = nodes_and_weights("gausslegendre", points)
-    _, kronrod_weights, _ = gauss_kronrod(points)
-    widths = np.diff(edges)
-    alphas = np.concatenate([a + w * nodes for a, w in zip(edges[:-1], widths)])
-    # per panel two sums of the same gradients: the Gauss estimate and the Kronrod weights' share of it
-    weights = np.zeros((len(alphas), 2 * len(widths)))
-    for i, width in enumerate(widths):
-        rows = slice(i * points, (i + 1) * points)
-        weights[rows, 2 * i], weights[rows, 2 * i + 1] = width * gauss_weights, width * kronrod_weights
-    sums = path_gradients(stack, layer, x, x_base, targets, alphas, weights, memory_budget_mb)
-    return [_Panel(float(edges[i]), float(edges[i + 1]), points, sums[:, 2 * i], values[:, i], values[:, i + 1],
-                   x - x_base, kronrod_share=sums[:, 2 * i + 1]) for i in range(len(widths))]
-
-
-def _kronrod_panel(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
-                   panel: _Panel, memory_budget_mb: int) -> _Panel:
-    """The panel integrated by Kronrod's extension of its Gauss rule: only the points + 1 added nodes are new."""
-    added, _, added_weights = gauss_kronrod(panel.points)
-    width = panel.end - panel.start
-    sums = path_gradients(stack, layer, x, x_base, targets, panel.start + width * added,
-                          (width * added_weights)[:, None], memory_budget_mb)
-    return _Panel(panel.start, panel.end, 2 * panel.points + 1, panel.kronrod_share + sums[:, 0], panel.f_start,
-                  panel.f_end, x - x_base)
+    def gradients(self, alphas: np.ndarray, weights: np.ndarray) -> torch.Tensor:
+        return path_gradients(self.stack, self.layer, self.x, self.x_base, self.targets, alphas, weights,
+                              self.memory_budget_mb)
 
 
 def _values(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
@@ -282,11 +223,11 @@ def path_gradients(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch
         for i, chunk_sum in enumerate(found):  # added only once every target's backward fitted
             sums[i] += chunk_sum
 
-    in_chunks(len(alphas), _chunk_size(stack, layer, x, budget_mb(x.device, memory_budget_mb)), chunk_sums, x.device)
+    in_chunks(len(alphas), chunk_size(stack, layer, x, budget_mb(x.device, memory_budget_mb)), chunk_sums, x.device)
     return sums
 
 
-def _chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb: int) -> int:
+def chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb: int) -> int:
     """Path points per batch so that the activations kept for backward stay within the budget."""
     config = stack.model.config
     tokens, dim = x.shape[1], x.shape[2]
@@ -296,7 +237,7 @@ def _chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb
     return max(1, int(memory_budget_mb * 2**20 // (4 * per_block * blocks)))
 
 
-def _aggregate(attribution: torch.Tensor) -> np.ndarray:
+def aggregate(attribution: torch.Tensor) -> np.ndarray:
     """tokens × dim → (aggregations × tokens), in the order of AGGREGATIONS. In float64: where a path leaves the
     model's range (the zero baseline under LayerNorm) attributions reach 1e24, whose squares overflow float32."""
     attribution = attribution.detach().double()
@@ -346,14 +287,14 @@ def _to(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torc
     return {k: v.to(device) for k, v in inputs.items()}
 
 
-def _words(windows: Windows, window: int, length: int, passage: str) -> list[Word]:
-    """The question's and the passage's words as written, each with the window tokens mapped onto it as the
-    answers map them (rcqa.text.word_at). Words the window does not reach are left out."""
-    offsets, segments = windows.offsets[window][:length], windows.segments[window][:length]
+def token_words(offsets: Sequence[tuple[int, int]], segments: Sequence[str], question: str,
+                passage: str) -> list[Word]:
+    """The question's and the passage's words as written, each with the tokens (their offsets and segments given)
+    mapped onto it as the answers map them (rcqa.text.word_at). Words no token reaches are left out."""
     words = []
-    for segment, text in (("question", windows.question), ("passage", passage)):
+    for segment, text in (("question", question), ("passage", passage)):
         written = written_words(text)
-        tokens = [t for t in range(length) if segments[t] == segment and offsets[t][1] > offsets[t][0]]
+        tokens = [t for t in range(len(offsets)) if segments[t] == segment and offsets[t][1] > offsets[t][0]]
         if not written or not tokens:
             continue
         held = word_at(torch.tensor([w.start_char for w in written]), torch.tensor([w.end_char for w in written]),

@@ -38,6 +38,12 @@ def parse_foil(foil: str) -> tuple[str, str | int | None]:
     raise ValueError(f"unknown foil {foil[:40]!r}; use {', '.join(FOILS)}")
 
 
+WINDOWS = {
+    "answer": "the window holding the explained span (the default)",
+    "all": "every window of the passage in one explanation, with one target over all of them (about N× the time)",
+}
+
+
 @dataclass(frozen=True)
 class IGSettings:
     """Everything that changes the numbers; part of every cache key."""
@@ -52,6 +58,7 @@ class IGSettings:
     memory_budget_mb: int = 1024
     allow_null: bool | None = None  # decode with "no answer" (rcqa.qa.answer); None: as the model's card says
     contrast: str | None = None  # a FOIL: adds, first, the target log p(span) − log p(foil) (rcqa.attribution.contrast)
+    windows: str = "answer"  # "answer": the explained span's window; "all": every window (rcqa.attribution.passage)
 
     def __post_init__(self):
         if self.baseline not in BASELINES:
@@ -60,6 +67,8 @@ class IGSettings:
         if self.rule == "paper_trapezoid":  # a fixed rule: record the steps it really takes
             object.__setattr__(self, "steps", PAPER_STEPS)
             object.__setattr__(self, "max_steps", max(self.max_steps, PAPER_STEPS))
+        if self.windows not in WINDOWS:
+            raise ValueError(f"unknown windows {self.windows!r}; choose one of {', '.join(WINDOWS)}")
         if not 1 <= self.steps <= self.max_steps:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
         if "contrast" in self.targets:
@@ -80,11 +89,14 @@ class IGSettings:
 
     def to_dict(self) -> dict:
         """The settings as JSON-ready values (targets a list); from_dict reads it back. allow_null and contrast are
-        left out while they are None, so cache keys and run manifests written before they existed still match."""
+        left out while they are None, and windows while it is "answer", so cache keys and run manifests written before
+        they existed still match."""
         data = {**asdict(self), "targets": list(self.targets)}
         for optional in ("allow_null", "contrast"):
             if data[optional] is None:
                 del data[optional]
+        if data["windows"] == "answer":
+            del data["windows"]
         return data
 
     @classmethod

@@ -5,7 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rcqa.cli.options import CliError, add_aggregation, add_answer_protocol, add_ig, add_model, preset_settings
+from rcqa.cli.options import (CliError, add_aggregation, add_answer_protocol, add_ig, add_model, add_windows,
+                              preset_settings)
 from rcqa.text import is_quantifier_question
 
 QUESTION_KINDS = {"all": lambda question: True, "quantifier": is_quantifier_question}
@@ -31,6 +32,7 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--retry-failed", action="store_true",
                          help="explain again the examples an earlier run recorded as failed")
     add_ig(command)
+    add_windows(command)
     add_aggregation(command)
     command.add_argument("--top-k", type=int, default=5)
     for name, description in EXTRAS.items():
@@ -53,10 +55,15 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     if args.workers < 1 or args.gpus < 0:
         raise CliError("--workers must be at least 1 and --gpus at least 0")
+    settings, aggregation = preset_settings(args)
+    # the deletion tests and the knock-outs read the explanation's window; the lens reads the example itself
+    if settings.windows == "all" and (one_window := [name for name in ("faithfulness", "interventions")
+                                                     if getattr(args, name)]):
+        raise CliError(f"--{' and --'.join(one_window)} read{'s' * (len(one_window) == 1)} one window; run them "
+                       "without --windows all")
     data = squad_file("dev") if args.data == "squad-dev" else Path(args.data)
     examples = [example for example in load_examples(data) if QUESTION_KINDS[args.questions](example.question)]
     examples = examples[: args.limit]
-    settings, aggregation = preset_settings(args)
     job = Job(args.model, settings, aggregation, args.top_k, args.device or ("cuda" if args.gpus else None),
               tuple(name for name in EXTRAS if getattr(args, name)), args.draws,
               spare_answer=args.spare_answer, naopc_beam=args.naopc_beam)

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rcqa.cli.options import (add_aggregation, add_answer_protocol, add_example, add_ig, add_model, add_null,
-                              add_print_json, add_result_cache, cli_example, explained, preset_settings, read_text)
+                              add_print_json, add_result_cache, add_windows, cli_example, explained, preset_settings,
+                              read_text)
 
 if TYPE_CHECKING:
     from rcqa.types import Answer
@@ -51,6 +52,7 @@ def add_explain(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("explain", help="layer-wise Integrated Gradients of the answer, as JSON")
     add_example(command)
     add_ig(command)
+    add_windows(command)
     add_model(command)
     add_aggregation(command, help="token score for the analyses (default: the preset's, l2 or l2_squared)")
     command.add_argument("--top-k", type=int, default=5)
@@ -60,6 +62,7 @@ def add_explain(commands: argparse._SubParsersAction) -> None:
 
 def _explain(args: argparse.Namespace) -> int:
     from rcqa.analysis.report import analyses
+    from rcqa.attribution.passage import WindowProgress
     from rcqa.lens.contrast import contrast_summary
     from rcqa.model import load_model
 
@@ -68,9 +71,14 @@ def _explain(args: argparse.Namespace) -> int:
     qa_model = load_model(args.model, args.device)
 
     def progress(layer) -> None:
+        if isinstance(layer, WindowProgress):  # a window of a whole-passage layer: on a terminal, overwritten
+            if sys.stderr.isatty():
+                print(f"{layer.label:>12}: window {layer.window}/{layer.windows}", end="\r", file=sys.stderr)
+            return
         errors = ", ".join(f"{c.relative_error:.2%}" for c in layer.completeness)
+        windows = f" over {len(layer.completeness[0].window_sums)} windows" if layer.completeness[0].window_sums else ""
         print(f"{layer.label:>12}: {layer.seconds:5.2f} s, {layer.completeness[0].steps} steps, "
-              f"completeness error {errors}", file=sys.stderr)
+              f"completeness error {errors}{windows}", file=sys.stderr)
 
     result, hit = explained(args, qa_model, example, settings, on_layer=progress)
     document = {**result.to_dict(), "analyses": analyses(result, aggregation, args.top_k)}

@@ -15,6 +15,11 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--completeness", action="store_true",
                          help="instead: completeness error and words with attribution per layer over the gallery, for "
                               "the default settings, the span_logits target and the paper's settings")
+    command.add_argument("--windows", type=int, metavar="N",
+                         help="instead: a passage of N windows explained whole (--windows all) against its N windows "
+                              "one after another, with the memory each takes")
+    command.add_argument("--memory-budget-mb", type=int, default=1024,
+                         help="with --windows: the batches' memory budget on a CPU (default 1024)")
     random = command.add_mutually_exclusive_group()
     random.add_argument("--random-bert-base", action="store_const", const={}, dest="random_bert",
                         help="time a randomly initialised BERT-base (12 layers, 768 hidden) instead of --model")
@@ -34,6 +39,11 @@ def _bench(args: argparse.Namespace) -> int:
     from rcqa.attribution.settings import IGSettings
     from rcqa.model import load_model, random_bert
 
+    if args.windows:  # each side in a process of its own, which loads the model itself
+        report = bench.passage_run(args.model, args.device, args.random_bert, args.windows,
+                                   IGSettings(memory_budget_mb=args.memory_budget_mb), args.repeats)
+        print(json.dumps(report, indent=2) if args.json else bench.format_passage_table(report))
+        return 0
     qa_model = (load_model(args.model, args.device) if args.random_bert is None else
                 random_bert(args.device, **args.random_bert))
     if args.completeness:

@@ -80,7 +80,7 @@ def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, set
               on_layer: Callable[[LayerResult], None] | None = None) -> tuple[Attribution, bool]:
     """The attribution of `example` and whether it came from the result cache (never, with --no-cache)."""
     from rcqa.attribution.cache import ResultCache, cached_explain
-    from rcqa.attribution.engine import explain
+    from rcqa.attribution.explanation import explain
 
     if args.no_cache:
         return explain(qa_model, example, settings, on_layer=on_layer), False
@@ -111,9 +111,17 @@ def add_ig(command: argparse.ArgumentParser) -> None:
     add_null(command)
 
 
+def add_windows(command: argparse.ArgumentParser) -> None:
+    """--windows answer|all: the explained span's window, or every window of the passage in one explanation."""
+    from rcqa.attribution.settings import WINDOWS
+
+    command.add_argument("--windows", choices=WINDOWS,
+                         help="; ".join(f"{name}: {text}" for name, text in WINDOWS.items()) + " (docs/passages.md)")
+
+
 _IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule": "rule", "steps": "steps",
               "tolerance": "tolerance", "max_steps": "max_steps", "allow_null": "allow_null",
-              "contrast": "contrast"}
+              "contrast": "contrast", "windows": "windows"}
 
 
 def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, str]:
@@ -121,7 +129,8 @@ def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, str]:
     from rcqa.attribution.settings import PRESETS, IGSettings
 
     preset = PRESETS[args.preset]
-    given = {field: getattr(args, option) for option, field in _IG_FIELDS.items() if getattr(args, option) is not None}
+    given = {field: getattr(args, option) for option, field in _IG_FIELDS.items()
+             if getattr(args, option, None) is not None}
     if "tolerance" in given and given["tolerance"] <= 0:
         given["tolerance"] = None
     return IGSettings.from_dict({**preset.settings.to_dict(), **given}), args.aggregation or preset.aggregation

@@ -89,7 +89,7 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
     which would be most of its size), so Explore can open it from the run instead of computing it again."""
     from rcqa.attribution.cache import ResultCache
     from rcqa.attribution.contrast import NoFoil
-    from rcqa.attribution.engine import explain
+    from rcqa.attribution.explanation import explain
     from rcqa.dataset.extras import extra_cells
     from rcqa.dataset.rows import example_row
     from rcqa.model import load_model

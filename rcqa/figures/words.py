@@ -21,6 +21,8 @@ from rcqa.figures.common import (
 from rcqa.types import Attribution, overlaps
 
 MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
+PAGE_WORDS = 60  # a heatmap of more words shows this many at a time (labels stay legible), with a slider over the rest
+RANGE_SLIDER_HEIGHT = 80
 
 
 def _word_order(result: Attribution, include_question: bool) -> list[int]:
@@ -73,14 +75,39 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
         hovertemplate=("<b>%{customdata[0]}</b> at %{customdata[1]}<br>share %{z:.2f}% · rank %{customdata[2]}"
                        "<br>category: %{customdata[3]}<br>raw score %{customdata[4]}<extra></extra>"),
     ))
-    word_ticks(figure, [escape_label(word) for word in words.word])
+    labels = [escape_label(word) for word in words.word]
     figure.update_yaxes(autorange="reversed", type="category")
     shown = "question words, then passage words" if include_question else "passage words"
+    if len(labels) > PAGE_WORDS:
+        _page(figure, labels, _span_position(result, words, target))
+    else:
+        word_ticks(figure, labels)
+    where = (f"the whole passage, {result.answer.n_windows} windows" if result.whole_passage else
+             f"window {result.window + 1} of {result.answer.n_windows}")
     apply_layout(figure, "Where each layer's attribution goes: share of the layer's total |attribution| per word",
-            f"{settings_line(result, aggregation, target)} · window {result.window + 1} of "
-            f"{result.answer.n_windows}", f"Words of the analysed window ({shown}, in text order)",
-            "Layer (embeddings at the top)", height=max(360, 30 * len(result.layers) + 220))
+            f"{settings_line(result, aggregation, target)} · {where}",
+            f"Words of {'the whole passage' if result.whole_passage else 'the analysed window'} ({shown}, in text "
+            f"order{'; drag the slider below to scroll' if len(labels) > PAGE_WORDS else ''})",
+            "Layer (embeddings at the top)", height=max(360, 30 * len(result.layers) + 220)
+            + (RANGE_SLIDER_HEIGHT if len(labels) > PAGE_WORDS else 0))
     return Chart(f"heatmap-{result.example.id}", table, figure)
+
+
+def _span_position(result: Attribution, words: pd.DataFrame, target: int) -> int:
+    """The column of the first word of the explained span (0 if no shown word is in it)."""
+    start, end = result.explained_span(target)
+    inside = np.flatnonzero([overlaps(a, b, start, end) and segment == "passage"
+                             for a, b, segment in zip(words.start_char, words.end_char, words.segment)])
+    return int(inside[0]) if len(inside) else 0
+
+
+def _page(figure: go.Figure, labels: list[str], around: int) -> None:
+    """A long word axis shows PAGE_WORDS words at a time, starting a little before `around`, every one labelled,
+    with a range slider under it that scrolls the page over the whole passage (and shows all of it, small)."""
+    first = max(0, min(around - PAGE_WORDS // 4, len(labels) - PAGE_WORDS))
+    figure.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, tickangle=-90,
+                        tickfont={"size": 11}, range=[first - 0.5, first + PAGE_WORDS - 0.5],
+                        rangeslider={"visible": True, "thickness": 0.08})
 
 
 def topk_table(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> pd.DataFrame:
@@ -133,7 +160,7 @@ def _fewer_than_k(found: int, k: int) -> str:
 
 def _topk_legend(result: Attribution, k: int) -> str:
     window = (f" Only the analysed window is shown: window {result.window + 1} of {result.answer.n_windows}, the one "
-              "holding the explained span." if result.answer.n_windows > 1 else "")
+              "holding the explained span." if result.answer.n_windows > 1 and not result.whole_passage else "")
     return (f'<p style="font-size: 0.85em; color: #555;">Highlighted: the layer\'s top-{k} passage words (the number '
             f"is the rank; darker = more important). Underlined: the explained span ({escape_text(result.targets[0]['span'])}).{window}</p>")
 

@@ -10,6 +10,8 @@ import streamlit as st
 
 from rcqa import qa
 from rcqa.attribution.cache import ResultCache
+from rcqa.attribution.engine import LayerResult
+from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Comparison, Protocol
 from rcqa.figures import Chart, projection_map
@@ -94,13 +96,19 @@ def compute_result(qa_model: QAModel, current: Example, settings: IGSettings) ->
 
     found = await_ticket(ticket, _TICKET, f"Attributing {total} layers of {qa_model.name}…",
                          "The explanation failed", finished,
-                         progress=(f"layer 0/{total} done", lambda done: (
-                             (done.layer + 1) / total,
-                             f"layer {done.layer + 1}/{total} done ({done.label}, {done.seconds:.1f} s)")))
+                         progress=(f"layer 0/{total} done", lambda done: _progress(done, total)))
     if found is None:
         return None
     keep_result(key, found[0])
     return found[0]
+
+
+def _progress(done: LayerResult | WindowProgress, total: int) -> tuple[float, str]:
+    """The bar's fraction and text for a finished layer, or for a window done within a whole-passage layer."""
+    if isinstance(done, WindowProgress):
+        return done.layer / total, (f"layer {done.layer}/{total} done; {done.label}: window {done.window} of "
+                                    f"{done.windows}")
+    return (done.layer + 1) / total, f"layer {done.layer + 1}/{total} done ({done.label}, {done.seconds:.1f} s)"
 
 
 def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,

@@ -15,7 +15,7 @@ import streamlit as st
 from rcqa.analysis.projection import METHODS
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.quadrature import PAPER_STEPS, RULES
-from rcqa.attribution.settings import BASELINES, PRESETS, IGSettings, parse_foil
+from rcqa.attribution.settings import BASELINES, PRESETS, WINDOWS, IGSettings, parse_foil
 from rcqa.attribution.targets import TARGETS
 from rcqa.catalog import in_catalog
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
@@ -71,6 +71,7 @@ class View:
     projection_layer: int = -1
     knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.lens.interventions)
     contrast: str | None = None  # a FOIL: explain why the span and not it (rcqa.attribution.contrast)
+    windows: str = "answer"  # "all": the whole passage in one explanation (offered when it has several windows)
 
     def settings(self) -> IGSettings:
         """The engine's settings (ValueError if they are invalid)."""
@@ -78,14 +79,14 @@ class View:
 
 
 # the IGSettings fields a View holds beside its target
-_SETTINGS = ("span", "baseline", "rule", "steps", "tolerance", "contrast")
+_SETTINGS = ("span", "baseline", "rule", "steps", "tolerance", "contrast", "windows")
 
 
 def view_fields(settings: IGSettings) -> dict[str, Any]:
     """The View fields that hold these settings: View.settings read backwards (a view explains one target, with
     the default max_steps and memory budget)."""
     data = settings.to_dict()
-    return {"target": data["targets"][0], **{name: data.get(name) for name in _SETTINGS}}
+    return {"target": data["targets"][0], **{name: getattr(settings, name) for name in _SETTINGS}}
 
 
 # URL parameter → (View field, allowed values or a (type, low, high) range)
@@ -97,11 +98,14 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "second": ("second_layer", (int, -1, 100)), "map": ("projection", METHODS),
     "maplayer": ("projection_layer", (int, -1, 100)), "ko": ("knockout", tuple(KNOCKOUT_BASELINES)),
     "contrast": ("contrast", parse_foil),
+    "win": ("windows", tuple(WINDOWS)),
 }
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
-PRESET_VIEWS = {name: {**view_fields(p.settings), "aggregation": p.aggregation} for name, p in PRESETS.items()}
+# a preset sets how to attribute, not what: the windows explained stay as chosen
+PRESET_VIEWS = {name: {**{k: v for k, v in view_fields(p.settings).items() if k != "windows"},
+                       "aggregation": p.aggregation} for name, p in PRESETS.items()}
 
 
 def passage_hash(passage: str) -> str:

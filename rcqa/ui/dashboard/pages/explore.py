@@ -1,4 +1,6 @@
 """Explore one question: the model's answer, then where each layer's attribution goes."""
+import dataclasses
+
 import streamlit as st
 
 from rcqa import figures
@@ -56,7 +58,20 @@ def choose_example() -> None:
               help="Edit it to ask something else about the same passage (the gold answer then no longer applies).")
 
 
-def choose_settings() -> None:
+def choose_windows(answer) -> None:
+    """Whole passage or the answer's window, offered only when the passage has more than one window."""
+    if answer.n_windows < 2:
+        return
+    home = answer.best.window + 1 if answer.best else 1
+    labels = {"answer": f"the answer's window (window {home} of {answer.n_windows})",
+              "all": f"the whole passage ({answer.n_windows} windows: about {answer.n_windows}× the time)"}
+    view.bind(st.radio, "windows", "Windows explained", options=list(labels), format_func=labels.get, horizontal=True,
+              help="The whole passage puts every window on one path, with one target over all of them: its words' "
+                   "scores add up over the windows that read them (docs: Whole passages).")
+
+
+def choose_settings(answer) -> None:
+    choose_windows(answer)
     with st.expander("Attribution settings"):
         st.markdown("**What is attributed** (changing these computes a new explanation)")
         wide, narrow = st.columns([3, 2])
@@ -206,10 +221,12 @@ def show_result(result, qa_model, key: str) -> None:
         show.chart(figures.word_across_layers(result, word_index, aggregation))
     with check:
         show.chart(figures.completeness(result))
-    with lens:
-        show_lens(qa_model, result, key)
-    with knockouts:
-        show_knockouts(qa_model, result, key)
+    for tab, section in ((lens, show_lens), (knockouts, show_knockouts)):
+        with tab:
+            if result.whole_passage:
+                st.info("This tab reads one window: choose the answer's window under “Windows explained” to use it.")
+            else:
+                section(qa_model, result, key)
 
 
 def show_contrast(qa_model, result, key: str) -> None:
@@ -247,16 +264,20 @@ def main() -> None:
     view.fit_target(answer)
     st.divider()
     st.subheader("Where each layer looks")
-    choose_settings()
+    choose_settings(answer)
     try:
         settings = chosen.settings()
     except ValueError as error:
         show.report(error)
         return
+    if answer.n_windows < 2:  # one window: the whole passage is that window, explained as usual
+        settings = dataclasses.replace(settings, windows="answer")
     explained = ("why the model said no answer (" + settings.targets[0] + ")"
                  if answer.abstained and settings.targets[0] in NULL_TARGETS else "the answer")
     if settings.contrast:
         explained = f"why the answer and not {show.plain(view.foil_label(settings.contrast))}"
+    if settings.windows == "all":
+        explained += f" over all {answer.n_windows} windows of the passage"
     if (result := results.result_on_click(qa_model, current, settings, explained)) is not None:
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
 

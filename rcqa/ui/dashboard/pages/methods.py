@@ -1,5 +1,7 @@
 """Which explanation to trust: the attribution methods side by side on the current example, and their deletion
 tests against random deletion."""
+import dataclasses
+
 import streamlit as st
 
 from rcqa.faithfulness.compare import Protocol
@@ -37,6 +39,7 @@ def main() -> None:
     if (chosen_inputs := inputs.page_inputs()) is None:
         return
     qa_model, current, settings = chosen_inputs
+    settings = dataclasses.replace(settings, windows="answer")  # the methods compare on the answer's window
     operator = st.radio("Deleting a word means", list(OPERATORS), horizontal=True, key="rcqa.deletion_operator",
                         format_func=lambda name: f"{name}: {OPERATORS[name]}")
     spare = st.toggle("Never delete the answer's own words", value=True, key="rcqa.spare_answer",

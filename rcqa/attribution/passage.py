@@ -1,0 +1,380 @@
+"""The whole passage in one explanation: every window's states on one path, one target over all windows, and the
+windows' token scores merged into one sequence of the whole passage.
+
+The target. A target is a function of the start and end logits; over the whole passage it is the same function of
+every window's logits laid end to end, with the span's tokens (and [CLS], for the null targets) at their place in
+that sequence. So span_log_prob is log p(start) + log p(end) with each softmax over every token of every window (of
+one window, today's target exactly); the logit targets (span_logits, start_logit, end_logit) read the span's window
+only and answer_vs_null the span's and the null's windows (the one the decoder takes the null from), so the other
+windows' attributions are zero and are not computed.
+
+The path. At a layer l every window's states are interpolated with the same α, x'_w + α (x_w − x'_w), so the
+joint F has one path and IG's completeness holds for it: the attributions of every window's tokens sum to
+F(input) − F(baseline). Its gradient is taken window by window within the memory budget: the logits of every
+window at the path points first (the windows that fit are kept with their graph), then dF/dlogits on that small
+tensor, then one backward per window with it as grad_outputs (a window that did not fit runs again, with its graph).
+rcqa.attribution.path integrates, checks and refines the joint F as it does one window's.
+
+The merge. Question tokens and specials are in every window, and a passage token in the overlap of two windows
+is in both: each copy is a different state, and each carries part of F. A token of the whole passage is all its
+copies, so its attribution is all its copies' attribution vectors together: the signed and absolute sums and the
+squared norm add over the copies, and the L2 norm is the norm of them all, sqrt(Σ copies' L2²). Nothing is dropped,
+so the signed sums of the whole passage's tokens still add up to F(input) − F(baseline), and where one window
+carries the whole target the merged scores are that window's. (BERT's `_check_is_max_context` picks one copy per
+token; its choice is where the merged result reads a token's layer outputs, for the projections.)
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from rcqa.attribution.contrast import find_foil
+from rcqa.attribution.engine import (LayerResult, aggregate, baseline_stack, chunk_size, explained_window,
+                                     layer_attributions, token_words, window_inputs)
+from rcqa.attribution.memory import budget_mb, in_chunks
+from rcqa.attribution.path import integrate_path
+from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.stack import LayerStack, layer_labels
+from rcqa.attribution.targets import Target
+from rcqa.model import QAModel
+from rcqa.spans import NULL_TOKEN, Windows, null_scores
+from rcqa.types import AGGREGATIONS, Attribution, Example
+
+
+@dataclass(frozen=True)
+class WindowProgress:
+    """Reported while a layer of a whole-passage explanation runs: a window's gradients are done."""
+
+    layer: int
+    label: str
+    window: int  # 1-based
+    windows: int
+
+
+@dataclass(frozen=True)
+class PassageLayout:
+    """The whole passage's token sequence: window 0's question and specials, every passage token once, in order,
+    then window 0's closing specials; and where each window's tokens are in it."""
+
+    ids: tuple[int, ...]
+    offsets: tuple[tuple[int, int], ...]
+    segments: tuple[str, ...]
+    positions: tuple[tuple[int, ...], ...]  # per window and token: its index in the whole passage's sequence
+    max_context: tuple[int | None, ...]  # per token: the window where it has the most context (None: in every one)
+
+    @classmethod
+    def of(cls, windows: Windows) -> PassageLayout:
+        lengths = windows.inputs["attention_mask"].sum(1).tolist()
+        ids = windows.inputs["input_ids"].tolist()
+        parts = [_parts(windows.segments[w][:n]) for w, n in enumerate(lengths)]
+        first, last = parts[0]
+        prefix, suffix = ids[0][:first], ids[0][last:lengths[0]]
+        if any(ids[w][:f] != prefix or ids[w][l:lengths[w]] != suffix for w, (f, l) in enumerate(parts)):
+            raise ValueError("the windows do not share their question and special tokens")
+        passage_offsets = [windows.offsets[w][f:l] for w, (f, l) in enumerate(parts)]
+        starts = _passage_starts(passage_offsets)
+        n_passage = starts[-1] + len(passage_offsets[-1])
+        passage_ids, held, best = [0] * n_passage, [None] * n_passage, [-1.0] * n_passage
+        merged_offsets: list = [None] * n_passage
+        for w, ((f, l), start) in enumerate(zip(parts, starts)):
+            span = l - f
+            for j in range(span):
+                passage_ids[start + j], merged_offsets[start + j] = ids[w][f + j], windows.offsets[w][f + j]
+                context = min(j, span - 1 - j) + 0.01 * span  # BERT's _check_is_max_context; ties: the first
+                if context > best[start + j]:
+                    best[start + j], held[start + j] = context, w
+        shared = len(prefix) + n_passage
+        positions = tuple(tuple(range(f)) + tuple(len(prefix) + start + j for j in range(l - f))
+                          + tuple(shared + i for i in range(lengths[w] - l))
+                          for w, ((f, l), start) in enumerate(zip(parts, starts)))
+        return cls(ids=tuple(prefix + passage_ids + suffix),
+                   offsets=tuple(windows.offsets[0][:first]) + tuple(merged_offsets)
+                   + tuple(windows.offsets[0][last:lengths[0]]),
+                   segments=tuple(windows.segments[0][:first]) + ("passage",) * n_passage
+                   + tuple(windows.segments[0][last:lengths[0]]),
+                   positions=positions, max_context=(None,) * len(prefix) + tuple(held) + (None,) * len(suffix))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def merge(self, scores: np.ndarray) -> np.ndarray:
+        """(…, aggregations, every window's tokens, window after window) → (…, aggregations, the passage's tokens):
+        each token's copies added, the L2 norm as the norm of all copies' vectors (the module's docstring)."""
+        l2 = AGGREGATIONS.index("l2")
+        additive = scores.astype(np.float64)
+        additive[..., l2, :] = additive[..., l2, :] ** 2
+        merged = np.zeros((len(self), *additive.shape[:-1]))
+        np.add.at(merged, np.concatenate(self.positions), np.moveaxis(additive, -1, 0))
+        merged = np.moveaxis(merged, 0, -1)
+        merged[..., l2, :] = np.sqrt(merged[..., l2, :])
+        return merged
+
+
+def _parts(segments: Sequence[str]) -> tuple[int, int]:
+    """[first, last) of a window's passage tokens, which are contiguous."""
+    inside = [t for t, segment in enumerate(segments) if segment == "passage"]
+    if not inside or inside != list(range(inside[0], inside[-1] + 1)):
+        raise ValueError("a window's passage tokens are not one contiguous run")
+    return inside[0], inside[-1] + 1
+
+
+def _passage_starts(passage_offsets: list[list[tuple[int, int]]]) -> list[int]:
+    """Per window: the index of its first passage token among the passage's tokens. A window starts inside the one
+    before it: by the longest run of tokens that ends the one and begins the other (the stride's overlap)."""
+    starts = [0]
+    for before, window in zip(passage_offsets, passage_offsets[1:]):
+        overlap = next(k for k in range(min(len(before), len(window)), -1, -1) if before[len(before) - k:] == window[:k])
+        starts.append(starts[-1] + len(before) - overlap)
+    return starts
+
+
+class PassagePath:
+    """The joint path at one layer: every read window's states x'_w + α (x_w − x'_w), laid end to end along the
+    tokens (1 × Σ tokens × dim), and the targets over every window's logits laid the same way.
+
+    Windows of one length whose blocks take the same extra arguments (no padding: the same all-ones mask, or none)
+    run as one batch through the blocks, as many as the memory budget allows beside their path points."""
+
+    def __init__(self, stacks: list[LayerStack], baselines: list[LayerStack | None], layer: int,
+                 targets: list[Target], read: list[int], memory_budget_mb: int,
+                 on_window: Callable[[int], None] | None = None):
+        self.stacks, self.layer, self.targets, self.read = stacks, layer, targets, read
+        self.x = [s.hidden[layer] for s in stacks]
+        self.x_base = [b.hidden[layer] if b else torch.zeros_like(x) for b, x in zip(baselines, self.x)]
+        self.difference = torch.cat([x - x_base for x, x_base in zip(self.x, self.x_base)], dim=1)
+        self.lengths = [x.shape[1] for x in self.x]
+        self.on_window = on_window
+        longest = max(read, key=lambda w: self.lengths[w])
+        x = self.x[longest]
+        self.capacity = chunk_size(stacks[longest], layer, x, budget_mb(x.device, memory_budget_mb))
+        self.groups = _groups(stacks, read, layer)
+
+    def _batches(self, points: int) -> list[tuple[int, ...]]:
+        """The read windows in batches that run together, each of at most capacity // points windows."""
+        size = max(1, self.capacity // points)
+        return [group[i:i + size] for group in self.groups for i in range(0, len(group), size)]
+
+    def _run(self, batch: tuple[int, ...], path: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Start and end logits of a batch's path points (windows × points rows, window after window)."""
+        return self.stacks[batch[0]].run_from(self.layer, path)
+
+    def _path(self, batch: tuple[int, ...], alpha: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.x_base[w] + alpha[:, None, None] * (self.x[w] - self.x_base[w]) for w in batch])
+
+    def _joint(self, logits: dict[int, tuple[torch.Tensor, torch.Tensor]], points: int):
+        """Every window's start and end logits laid end to end (points × Σ tokens); a window not read keeps its
+        input's logits, which no target depends on."""
+        def laid(side: int) -> torch.Tensor:
+            rows = [logits[w][side] if w in logits else
+                    (self.stacks[w].start_logits, self.stacks[w].end_logits)[side].expand(points, -1)
+                    for w in range(len(self.stacks))]
+            return torch.cat(rows, dim=1)
+        return laid(0), laid(1)
+
+    def values(self, alphas) -> torch.Tensor:
+        alpha = torch.as_tensor(np.asarray(alphas), dtype=self.difference.dtype, device=self.difference.device)
+        logits = {}
+        with torch.no_grad():
+            for batch in self._batches(len(alpha)):
+                logits |= _by_window(batch, self._run(batch, self._path(batch, alpha)), len(alpha))
+            start, end = self._joint(logits, len(alpha))
+            return torch.stack([t(start, end) for t in self.targets]).cpu()
+
+    def gradients(self, alphas: np.ndarray, weights: np.ndarray) -> torch.Tensor:
+        device, dtype = self.difference.device, self.difference.dtype
+        alphas = torch.as_tensor(alphas, dtype=dtype, device=device)
+        weights = torch.as_tensor(weights, dtype=dtype, device=device)
+        sums = [x.new_zeros((len(self.targets), weights.shape[1], *x.shape)) for x in self.x]
+
+        def chunk_sums(begin: int, end: int) -> None:
+            found = self._chunk_gradients(alphas[begin:end], weights[begin:end])
+            for w, by_target in found.items():  # added only once every window's backward fitted
+                for t, chunk_sum in by_target.items():
+                    sums[w][t] += chunk_sum
+
+        points = max(1, min(len(alphas), self.capacity // len(self.read)))
+        in_chunks(len(alphas), points, chunk_sums, device)
+        return torch.cat(sums, dim=-2)
+
+    def _chunk_gradients(self, alpha: torch.Tensor, weight: torch.Tensor) -> dict[int, dict[int, torch.Tensor]]:
+        """Per read window and target: Σ_k weight[k, j] ∇_x_w F at this chunk's points (sums × 1 × tokens × dim).
+        The batches that fit in the budget keep their graphs; the others run without one first, and again with one
+        once dF/dlogits is known."""
+        kept, logits, used = {}, {}, 0
+        for batch in self._batches(len(alpha)):
+            if not kept or used + len(batch) * len(alpha) <= self.capacity:
+                kept[batch] = self._forward(batch, alpha)
+                used += len(batch) * len(alpha)
+                logits |= _by_window(batch, tuple(t.detach() for t in kept[batch][1:]), len(alpha))
+            else:
+                with torch.no_grad():
+                    logits |= _by_window(batch, self._run(batch, self._path(batch, alpha)), len(alpha))
+        outputs = self._logit_gradients(logits, len(alpha))
+        found = {}
+        for batch in [*kept, *(b for b in self._batches(len(alpha)) if b not in kept)]:  # the kept graphs first
+            wanted = [t for t in range(len(self.targets))
+                      if any(start.any() or end.any() for start, end in (outputs[w][t] for w in batch))]
+            graph = kept.pop(batch, None)
+            if not wanted:
+                continue
+            path, start, end = graph or self._forward(batch, alpha)
+            for i, t in enumerate(wanted):
+                grad_outputs = tuple(torch.cat([outputs[w][t][side] for w in batch]) for side in (0, 1))
+                (gradient,) = torch.autograd.grad((start, end), path, grad_outputs=grad_outputs,
+                                                  retain_graph=i < len(wanted) - 1)
+                for w, rows in zip(batch, gradient.split(len(alpha))):
+                    found.setdefault(w, {})[t] = torch.einsum("ks,ktd->std", weight, rows)[:, None]
+            del path, start, end, graph
+            for w in batch if self.on_window else ():
+                self.on_window(w)
+        return found
+
+    def _forward(self, batch: tuple[int, ...], alpha: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        path = self._path(batch, alpha).requires_grad_(True)
+        with torch.enable_grad():
+            return (path, *self._run(batch, path))
+
+    def _logit_gradients(self, logits: dict[int, tuple[torch.Tensor, torch.Tensor]],
+                         points: int) -> dict[int, list[tuple[torch.Tensor, torch.Tensor]]]:
+        """Per read window, per target: (dF/dstart, dF/dend) of that window (points × tokens), by autograd on the
+        logits laid end to end."""
+        start, end = (side.detach().requires_grad_(True) for side in self._joint(logits, points))
+        per_target = []
+        with torch.enable_grad():
+            for target in self.targets:
+                found = torch.autograd.grad(target(start, end).sum(), (start, end), allow_unused=True)
+                per_target.append([torch.zeros_like(start) if g is None else g for g in found])
+        bounds = np.cumsum([0, *self.lengths])
+        return {w: [(s[:, bounds[w]:bounds[w + 1]], e[:, bounds[w]:bounds[w + 1]]) for s, e in per_target]
+                for w in self.read}
+
+
+def _by_window(batch: tuple[int, ...], logits: tuple[torch.Tensor, torch.Tensor],
+               points: int) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+    """A batch's (start, end) logits, rows window after window, as each window's (points × tokens) pair."""
+    return {w: pair for w, pair in zip(batch, zip(*(side.split(points) for side in logits)))}
+
+
+def _groups(stacks: list[LayerStack], read: list[int], layer: int) -> list[tuple[int, ...]]:
+    """The read windows in groups that can run as one batch: of one length, their blocks above `layer` called with
+    the same extra arguments, each of them None or a tensor of batch 1 (which broadcasts over any batch)."""
+    groups: list[list[int]] = []
+    for w in read:
+        home = next((g for g in groups if _same_calls(stacks[g[0]], stacks[w], layer)), None)
+        if home is None:
+            groups.append([w])
+        else:
+            home.append(w)
+    return [tuple(g) for g in groups]
+
+
+def _same_calls(one: LayerStack, other: LayerStack, layer: int) -> bool:
+    if one.hidden[layer].shape != other.hidden[layer].shape:
+        return False
+    for a, b in zip(one.calls[layer:], other.calls[layer:]):
+        values = [*zip(a.args, b.args), *((a.kwargs[k], b.kwargs.get(k)) for k in a.kwargs)]
+        if len(a.args) != len(b.args) or a.kwargs.keys() != b.kwargs.keys():
+            return False
+        for x, y in values:
+            if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+                if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape[:1] == (1,)
+                        and x.shape == y.shape and torch.equal(x, y)):
+                    return False
+            elif x is not y and x != y:
+                return False
+    return True
+
+
+def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
+                    on_layer: Callable[[LayerResult | WindowProgress], None] | None = None) -> Attribution:
+    """Answer the example, then attribute the chosen targets over every window of the passage at every layer; the
+    result's tokens and words are the whole passage's (PassageLayout), its window the explained span's."""
+    started = time.perf_counter()
+    explained = explained_window(qa_model, example, settings.span, settings.allow_null)
+    windows, home = explained.windows, explained.window
+    layout = PassageLayout.of(windows)
+    inputs = [window_inputs(windows, w) for w in range(len(windows))]
+    stacks = [LayerStack(qa_model.model, {k: v.to(qa_model.device) for k, v in window.items()}) for window in inputs]
+    baselines = [baseline_stack(qa_model, window, settings.baseline) for window in inputs]
+    bounds = np.cumsum([0, *(len(p) for p in layout.positions)])
+    null_window = (explained.answer.no_answer.window if explained.answer.no_answer else  # the decoder's rule
+                   int(torch.cat([null_scores(s.start_logits, s.end_logits) for s in stacks]).argmin()))
+    foil = settings.contrast and find_foil(settings.contrast, qa_model, example, explained.answer, windows,
+                                           explained.span)
+    names = ["contrast"] * bool(foil) + list(settings.targets)  # a contrast comes first, as for one window
+
+    def placed(name: str, position: Callable[[int, int], int]) -> Target:
+        """The target with its tokens at `position(window, token)`; the contrast's foil read in its own window."""
+        foil_tokens = ({"foil_start_token": position(foil.window, foil.start_token),
+                        "foil_end_token": position(foil.window, foil.end_token)} if name == "contrast" else {})
+        return Target(name, position(home, explained.start_token), position(home, explained.end_token),
+                      null_token=position(null_window, NULL_TOKEN), **foil_tokens)
+
+    targets = [placed(name, lambda w, t: int(bounds[w] + t)) for name in names]
+    read = _read_windows(stacks, targets)
+    labels = layer_labels(stacks[0].num_layers)
+    layer_results = []
+    for layer, label in enumerate(labels):
+        layer_started = time.perf_counter()
+        report = (lambda w, layer=layer, label=label: on_layer(WindowProgress(layer, label, w + 1, len(windows)))
+                  ) if on_layer else None
+        path = PassagePath(stacks, baselines, layer, targets, read, settings.memory_budget_mb, report)
+        attributions, completeness = layer_attributions(layer, path.difference, integrate_path(path, settings),
+                                                        targets)
+        completeness = [dataclasses.replace(c, window_sums=tuple(float(part.sum()) for part in
+                                                                 torch.tensor_split(a, bounds[1:-1].tolist())))
+                        for c, a in zip(completeness, attributions)]
+        scores = layout.merge(np.stack([aggregate(a) for a in attributions]))
+        layer_results.append(LayerResult(layer, label, scores, completeness, time.perf_counter() - layer_started))
+        if on_layer:
+            on_layer(layer_results[-1])
+    recorded = [placed(name, lambda w, t: layout.positions[w][t]) for name in names]
+    return Attribution(
+        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=explained.answer,
+        window=home, tokens=qa_model.tokenizer.convert_ids_to_tokens(list(layout.ids)),
+        token_offsets=list(layout.offsets), token_segments=list(layout.segments),
+        words=token_words(layout.offsets, layout.segments, windows.question, example.passage), layers=labels,
+        targets=[{**t.to_dict(), "span": explained.span_text(example.passage), "window": home,
+                  **({"null_window": null_window} if "null_token" in t.to_dict() else {}),
+                  **({"foil": foil.to_dict(home)} if t.name == "contrast" else {})} for t in recorded],
+        scores=np.stack([r.scores for r in layer_results], axis=2),
+        completeness=[c for r in layer_results for c in r.completeness],
+        settings={**settings.to_dict(), "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride,
+                  "n_windows": len(windows), "windows_read": read},
+        seconds=time.perf_counter() - started,
+        hidden_states=_hidden_states(stacks, layout, home),
+    )
+
+
+def _read_windows(stacks: list[LayerStack], targets: list[Target]) -> list[int]:
+    """The windows some target depends on: those where dF/dlogits is not zero at the input. Every target of
+    rcqa.attribution.targets is either linear in the logits (so its gradient is the same everywhere) or reads
+    every window through a softmax, so this is exact for each of them."""
+    start = torch.cat([s.start_logits for s in stacks], dim=1).requires_grad_(True)
+    end = torch.cat([s.end_logits for s in stacks], dim=1).requires_grad_(True)
+    bounds = np.cumsum([0, *(s.start_logits.shape[1] for s in stacks)])
+    read = set()
+    with torch.enable_grad():
+        for target in targets:
+            for gradient in torch.autograd.grad(target(start, end).sum(), (start, end), allow_unused=True):
+                if gradient is not None:
+                    read |= {w for w in range(len(stacks)) if gradient[0, bounds[w]:bounds[w + 1]].any()}
+    return sorted(read)
+
+
+def _hidden_states(stacks: list[LayerStack], layout: PassageLayout, home: int) -> np.ndarray:
+    """(layers × the passage's tokens × dim): each passage token's states from the window where it has the most
+    context, the question's and the specials' from the explained span's window."""
+    states = np.empty((len(stacks[0].hidden), len(layout), stacks[0].hidden[0].shape[-1]), dtype=np.float32)
+    for w, stack in enumerate(stacks):
+        hidden = torch.cat(stack.hidden).cpu().numpy()
+        mine = [(p, t) for t, p in enumerate(layout.positions[w]) if (home if layout.max_context[p] is None else layout.max_context[p]) == w]
+        if mine:
+            merged, own = zip(*mine)
+            states[:, list(merged)] = hidden[:, list(own)]
+    return states

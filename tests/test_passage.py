@@ -1,0 +1,281 @@
+"""Whole-passage explanations: the merge rule by hand, today's scores on one window, the joint target's completeness
+and gradient against a direct all-windows forward of the model."""
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from rcqa.attribution import engine
+from rcqa.attribution.explanation import explain
+from rcqa.attribution.passage import PassageLayout, PassagePath, WindowProgress
+from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.stack import LayerStack
+from rcqa.attribution.targets import Target
+from rcqa.gallery import gallery_example
+from rcqa.qa import encode
+from rcqa.spans import Windows
+from rcqa.types import AGGREGATIONS, Attribution
+from tests.reference import layer_module
+
+CLS, SEP, Q = 101, 102, 7
+
+
+def hand_windows() -> Windows:
+    """[CLS] q [SEP] p… [SEP] over a passage of 6 tokens p0…p5 (token k holds characters 2k, 2k + 1), cut into
+    three windows of 3 passage tokens with an overlap of 1 and 2: p0 p1 p2 | p2 p3 p4 | p3 p4 p5."""
+    passage = [[0, 1, 2], [2, 3, 4], [3, 4, 5]]
+    ids = [[CLS, Q, SEP, *(200 + k for k in window), SEP] for window in passage]
+    offsets = [[(0, 0), (0, 1), (0, 0), *((2 * k, 2 * k + 1) for k in window), (0, 0)] for window in passage]
+    segments = [["special", "question", "special", "passage", "passage", "passage", "special"]] * 3
+    inputs = {"input_ids": torch.tensor(ids), "attention_mask": torch.ones(3, 7, dtype=torch.long)}
+    return Windows(inputs=inputs, offsets=offsets, passage_mask=torch.tensor([[s == "passage" for s in w]
+                                                                            for w in segments]),
+                   segments=segments, question="q")
+
+
+def test_the_layout_of_three_hand_built_windows():
+    layout = PassageLayout.of(hand_windows())
+    assert layout.ids == (CLS, Q, SEP, 200, 201, 202, 203, 204, 205, SEP)
+    assert layout.segments[3:9] == ("passage",) * 6 and layout.offsets[5] == (4, 5)
+    assert layout.positions == ((0, 1, 2, 3, 4, 5, 9), (0, 1, 2, 5, 6, 7, 9), (0, 1, 2, 6, 7, 8, 9))
+    # BERT's max context: min(left, right) + 0.01 · 3; p2 is an edge of windows 0 and 1 (both 0.03): the first;
+    # p3 is the middle of window 1 (1.03) and an edge of window 2; p4 the middle of window 2
+    assert layout.max_context == (None, None, None, 0, 0, 0, 1, 2, 2, None)
+
+
+def test_the_merge_adds_every_copy_and_takes_l2_over_them_all():
+    layout = PassageLayout.of(hand_windows())
+    # one target; per aggregation, the three windows' 7 tokens each
+    per_window = np.zeros((1, len(AGGREGATIONS), 21))
+    l2, total = AGGREGATIONS.index("l2"), AGGREGATIONS.index("sum")
+    per_window[0, l2] = [1, 3, 0, 1, 1, 2, 0,   1, 4, 0, 2, 1, 1, 0,   1, 12, 0, 2, 2, 2, 5]
+    per_window[0, total] = [1, -3, 0, 1, 1, 2, 0,   -1, 4, 0, 2, 1, 1, 0,   1, 12, 0, 2, 2, 2, 5]
+    merged = layout.merge(per_window)
+    # [CLS] in all three: 1,1,1; q: 3,4,12; p2 in windows 0 and 1: 2, 2; p3 in 1 and 2: 1, 2; p4: 1, 2
+    assert np.allclose(merged[0, l2], [np.sqrt(3), 13, 0, 1, 1, np.sqrt(8), np.sqrt(5), np.sqrt(5), 2, 5])
+    assert np.allclose(merged[0, total], [1, 13, 0, 1, 1, 4, 3, 3, 2, 5])
+    assert np.isclose(merged[0, total].sum(), per_window[0, total].sum())  # nothing is dropped
+
+
+def few_windows(qa_model, max_len=40, doc_stride=8):
+    return dataclasses.replace(qa_model, max_len=max_len, doc_stride=doc_stride)
+
+
+@pytest.mark.parametrize("targets", [("span_log_prob",), ("span_logits", "null", "answer_vs_null")])
+def test_a_one_window_passage_gives_todays_scores(tiny_bert, targets):
+    example = gallery_example("comet-who")
+    settings = IGSettings(targets=targets)
+    today = engine.explain(tiny_bert, example, settings)
+    whole = explain(tiny_bert, example, dataclasses.replace(settings, windows="all"))
+    assert whole.answer.n_windows == 1 and whole.settings["windows"] == "all"
+    assert whole.tokens == today.tokens and whole.words == today.words and whole.targets[0]["start_token"] == \
+        today.targets[0]["start_token"]
+    assert np.allclose(whole.scores, today.scores, rtol=1e-6, atol=1e-6)
+    assert [c.relative_error for c in whole.completeness] == pytest.approx([c.relative_error for c in
+                                                                           today.completeness], abs=1e-6)
+
+
+def test_the_joint_target_is_complete_at_every_layer_of_a_long_passage(tiny_bert):
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("bridge-how-much")
+    reports = []
+    result = explain(qa_model, example, IGSettings(windows="all"), on_layer=reports.append)
+    windows = result.answer.n_windows
+    assert windows == 4 and result.settings["windows_read"] == [0, 1, 2, 3]
+    assert all(c.relative_error <= 0.01 for c in result.completeness)
+    for c in result.completeness:  # the windows' sums add up to the checked total, and every window carries F
+        assert len(c.window_sums) == windows and sum(c.window_sums) == pytest.approx(c.attribution_sum, abs=1e-5)
+        assert all(abs(s) > 0 for s in c.window_sums)
+    # the merged signed sums still add up to F(input) - F(baseline): no copy is dropped
+    assert np.allclose(result.layer_scores("sum").sum(1), [c.delta for c in result.completeness], rtol=0.011)
+    # the whole passage's words, each once, in text order
+    passage_words = [w for w in result.words if w.segment == "passage"]
+    assert [w.start_char for w in passage_words] == sorted({w.start_char for w in passage_words})
+    assert passage_words[-1].end_char == len(example.passage.rstrip())
+    layers = [r for r in reports if not isinstance(r, WindowProgress)]
+    assert [r.layer for r in layers] == list(range(len(result.layers)))
+    assert {r.window for r in reports if isinstance(r, WindowProgress)} == set(range(1, windows + 1))
+    round_trip = Attribution.from_dict(result.to_dict())
+    assert round_trip.completeness == result.completeness and round_trip.settings["n_windows"] == windows
+
+
+@pytest.mark.parametrize("target", ["span_logits", "end_logit"])  # end_logit: a gradient on the end logits only
+def test_a_target_of_one_window_leaves_the_other_windows_alone(tiny_bert, target):
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("bridge-how-much")
+    settings = IGSettings(targets=(target,), tolerance=None)
+    whole = explain(qa_model, example, dataclasses.replace(settings, windows="all"))
+    window = engine.explain(qa_model, example, settings)
+    assert whole.settings["windows_read"] == [window.window]
+    # the answer's window's tokens keep their one-window scores; every other passage token scores 0
+    offsets = {o: i for i, (o, s) in enumerate(zip(whole.token_offsets, whole.token_segments)) if s == "passage"}
+    mine = [offsets[o] for o, s in zip(window.token_offsets, window.token_segments) if s == "passage"]
+    assert np.allclose(whole.scores[..., mine], window.scores[..., [i for i, s in enumerate(window.token_segments)
+                                                                     if s == "passage"]], rtol=1e-5, atol=1e-7)
+    others = sorted(set(offsets.values()) - set(mine))
+    assert others and not whole.scores[..., others].any()
+
+
+def reference_gradients(qa_model, windows, layer, points, target):
+    """∇F at each point by autograd through the Hugging Face model itself, run on every window at once (padded, as
+    the decoder runs them), with the layer's output swapped for the path point by a forward hook."""
+    lengths = windows.inputs["attention_mask"].sum(1).tolist()
+    padded = torch.zeros(len(lengths), max(lengths), points[0][0].shape[-1])
+    gradients = []
+    for point in points:
+        for w, state in enumerate(point):
+            padded[w, :lengths[w]] = state[0]
+        hidden = padded.clone().requires_grad_(True)
+        handle = layer_module(qa_model.model, layer).register_forward_hook(lambda m, a, out: hidden)
+        try:
+            output = qa_model.model(**windows.inputs)
+        finally:
+            handle.remove()
+        start = torch.cat([output.start_logits[w, :n] for w, n in enumerate(lengths)])[None]
+        end = torch.cat([output.end_logits[w, :n] for w, n in enumerate(lengths)])[None]
+        (gradient,) = torch.autograd.grad(target(start, end).sum(), hidden)
+        gradients.append(torch.cat([gradient[w, :n] for w, n in enumerate(lengths)]))
+    return torch.stack(gradients)
+
+
+@pytest.mark.parametrize("memory_budget_mb", [1, 1024])  # 1 MB: one window's graph at a time, the others rerun
+@pytest.mark.parametrize("name", ["span_log_prob", "paper_confidence"])
+def test_the_joint_gradient_equals_autograd_through_every_window(tiny_bert, memory_budget_mb, name):
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("comet-who")
+    windows = encode(qa_model, example.question, example.passage)
+    stacks = [LayerStack(qa_model.model, engine.window_inputs(windows, w)) for w in range(len(windows))]
+    bounds = np.cumsum([0, *(s.start_logits.shape[1] for s in stacks)])
+    target = Target(name, int(bounds[1]) + 12, int(bounds[1]) + 14)  # a span of the middle window
+    layer, alphas = 2, np.array([0.3, 0.8])
+    path = PassagePath(stacks, [None] * len(stacks), layer, [target], list(range(len(stacks))), memory_budget_mb)
+    ours = path.gradients(alphas, np.eye(2))[0, :, 0]  # sums × tokens × dim: one sum per point
+    points = [[a * s.hidden[layer] for s in stacks] for a in alphas]
+    reference = reference_gradients(qa_model, windows, layer, points, target)
+    assert len(stacks) == 3
+    assert float((ours - reference).abs().max() / reference.abs().max()) <= 1e-4
+    assert ours[:, :bounds[1]].abs().max() > 0  # the first window's tokens bear on the middle window's span
+
+
+def test_windows_is_a_checked_setting_left_out_of_old_cache_keys():
+    assert "windows" not in IGSettings().to_dict()
+    assert IGSettings.from_dict({"windows": "all"}).to_dict()["windows"] == "all"
+    with pytest.raises(ValueError, match="windows"):
+        IGSettings(windows="every")
+
+
+def test_explain_windows_all_on_the_command_line(capsys, tmp_path, tiny_model_dirs):
+    import json
+
+    from rcqa.cli import main
+
+    example = gallery_example("bridge-how-much")
+    passage = tmp_path / "passage.txt"
+    passage.write_text(" ".join([gallery_example(name).passage for name in ("comet-who", "river-where")]
+                                + [example.passage]))
+    out = tmp_path / "whole.json"
+    status = main(["explain", "--passage-file", str(passage), "--question", example.question, "--windows", "all",
+                   "--model", tiny_model_dirs["bert"], "--json", str(out), "--no-cache", "--max-steps", "16"])
+    err = capsys.readouterr().err
+    document = json.loads(out.read_text())
+    windows = document["answer"]["n_windows"]
+    assert status == 0 and windows >= 2 and document["settings"]["windows"] == "all"
+    assert f"over {windows} windows" in err
+    assert all(len(c["window_sums"]) == windows for c in document["completeness"])
+    assert document["words"][-1]["end_char"] == len(passage.read_text().rstrip())
+    assert document["analyses"]  # the analyses run over the whole passage unchanged
+
+
+def test_the_heatmap_of_a_3000_word_passage_pages_around_the_span():
+    from dataclasses import replace
+
+    from rcqa.figures.words import PAGE_WORDS, heatmap
+    from tests.handmade import handmade
+
+    words = [(f"w{i}", "NN", [float(i % 7), 1.0]) for i in range(3000)]
+    result = handmade([("what", "WP")], words, explained=(2000, 2001))
+    result = replace(result, settings={**result.settings, **IGSettings(windows="all").to_dict()},
+                     answer=replace(result.answer, n_windows=24))
+    figure = heatmap(result).figure
+    axis = figure.layout.xaxis
+    assert len(axis.ticktext) == 3000 and axis.rangeslider.visible
+    first, last = axis.range
+    assert last - first == PAGE_WORDS and first < 2000 < last  # a page of words around the explained span
+    assert "whole passage, 24 windows" in figure.layout.title.subtitle.text
+
+
+@pytest.mark.parametrize("allow_null", [True, False])
+def test_the_null_is_read_in_the_window_the_decoder_takes_it_from(tiny_bert, allow_null):
+    from rcqa.qa import logits
+
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("bridge-how-much")
+    result = explain(qa_model, example, IGSettings(targets=("null",), windows="all", allow_null=allow_null,
+                                                   tolerance=None, steps=4))
+    start, end = logits(qa_model, encode(qa_model, example.question, example.passage))
+    smallest = int((start[:, 0] + end[:, 0]).argmin())  # run_squad: the null score of the window where it is least
+    assert result.targets[0]["null_window"] == smallest
+    if allow_null:
+        assert result.answer.no_answer.window == smallest
+    assert len(set((start[:, 0] + end[:, 0]).tolist())) > 1  # the windows' null scores differ: the choice matters
+
+
+def test_the_passage_benchmark_measures_both_sides(tiny_model_dirs):
+    from rcqa import bench
+
+    sides = {side: bench.passage_side(tiny_model_dirs["bert"], "cpu", None, 3, IGSettings(steps=2).to_dict(), side)
+             for side in bench.PASSAGE_SIDES}
+    assert all(side["seconds"] > 0 and side["cpu_seconds"] > 0 and side["steps"] > 0 for side in sides.values())
+    # the tiny model's 4 layers (3 blocks), at least 2 points each; one after another: every window's
+    assert sides["one_after_another"]["steps"] >= 3 * 4 * 2 and sides["whole_passage"]["steps"] >= 4 * 2
+    assert sides["whole_passage"]["completeness_error"] <= 0.01
+    # a point at layer l costs the blocks above it: 3 at the embeddings … 0 at the last block's output (the head only)
+    assert sides["whole_passage"]["block_passes"] >= 3 * 2 * (3 + 2 + 1)
+
+
+def test_reproduce_refuses_one_window_extras_with_the_whole_passage(capsys, tmp_path, tiny_model_dirs):
+    from rcqa.cli import main
+
+    status = main(["reproduce", "--data", str(tmp_path / "none.json"), "--out", str(tmp_path / "run"),
+                   "--windows", "all", "--interventions", "--model", tiny_model_dirs["bert"]])
+    assert status == 2 and "--interventions reads one window" in capsys.readouterr().err
+
+
+def test_the_layer_outputs_kept_are_each_tokens_from_its_max_context_window(tiny_bert):
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("bridge-how-much")
+    result = explain(qa_model, example, IGSettings(windows="all", tolerance=None, steps=2))
+    windows = encode(qa_model, example.question, example.passage)
+    layout = PassageLayout.of(windows)
+    hidden = [torch.cat(LayerStack(qa_model.model, engine.window_inputs(windows, w)).hidden).numpy()
+              for w in range(len(windows))]
+    for w, positions in enumerate(layout.positions):
+        for token, p in enumerate(positions):
+            if layout.max_context[p] == w or (layout.max_context[p] is None and w == result.window):
+                assert np.allclose(result.hidden_states[:, p], hidden[w][:, token], atol=1e-6), (w, token)
+    assert len(set(layout.max_context) - {None}) == len(windows)  # every window holds some token's best context
+
+
+def test_a_contrast_with_a_foil_in_another_window_reads_both_windows(tiny_bert):
+    from rcqa.qa import answer
+
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("bridge-how-much")
+    found = answer(qa_model, example.passage, example.question)
+    best = found.best
+    rank = next(k for k, span in enumerate(found.nbest)
+                if span.window != best.window and not span.overlaps(best.start_char, best.end_char))
+    result = explain(qa_model, example, IGSettings(targets=("span_logits",), contrast=f"nbest:{rank}",
+                                                   windows="all", tolerance=None, steps=4))
+    contrast = result.targets[0]
+    assert contrast["name"] == "contrast" and contrast["foil"]["window"] != result.window
+    assert result.settings["windows_read"] == sorted({result.window, contrast["foil"]["window"]})
+    assert result.token_offsets[contrast["foil_start_token"]][0] == contrast["foil"]["start_char"]
+    checks = [c for c in result.completeness if c.target == "contrast"]
+    assert all(c.relative_error <= 1e-3 for c in checks)  # linear in the logits: exact up to float error
+    # F = answer's logits − foil's logits: by linearity the contrast's signed sums are span_logits' less the foil's
+    span_sums = np.array([c.attribution_sum for c in result.completeness if c.target == "span_logits"])
+    foil_sums = np.array([c.window_sums[contrast["foil"]["window"]] for c in checks])
+    assert np.allclose([c.attribution_sum for c in checks], span_sums + foil_sums, rtol=1e-4, atol=1e-5)
+    assert (foil_sums != 0).all()
