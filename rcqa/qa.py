@@ -74,9 +74,12 @@ def encode(qa_model: QAModel, question: str, passage: str) -> Windows:
                    word_ids=[encoded.word_ids(w) for w in range(len(segments))], question=question)
 
 
-def char_span_to_tokens(windows: Windows, start_char: int, end_char: int) -> tuple[int, int, int] | None:
-    """(window, start token, end token) of the first window whose passage holds the whole character span."""
-    for window, offsets in enumerate(windows.offsets):
+def char_span_to_tokens(windows: Windows, start_char: int, end_char: int,
+                        prefer: int | None = None) -> tuple[int, int, int] | None:
+    """(window, start token, end token) of the first window whose passage holds the whole character span; the
+    window `prefer` first, where one is given."""
+    for window in range(len(windows.offsets)) if prefer is None else (prefer, *range(len(windows.offsets))):
+        offsets = windows.offsets[window]
         passage = [t for t, inside in enumerate(windows.passage_mask[window].tolist()) if inside]
         span = token_span(offsets, passage, start_char, end_char)
         if span:

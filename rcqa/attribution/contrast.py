@@ -12,13 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-import torch
-
 from rcqa.attribution.settings import parse_foil
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
-from rcqa.qa import InputError, logits
-from rcqa.spans import NULL_TOKEN, Windows, answer_standing, decode, null_scores, token_span
+from rcqa.qa import InputError, char_span_to_tokens, logits
+from rcqa.spans import NULL_TOKEN, Windows, answer_standing, decode, null_scores
 from rcqa.text import is_quantifier_question, written_words
 from rcqa.types import Answer, Example, Span, overlaps
 
@@ -152,15 +150,13 @@ def _occurrences(passage: str, text: str) -> list[int]:
 def _place(windows: Windows, start_char: int, end_char: int, prefer: int,
            exact: bool) -> tuple[int, int, int] | None:
     """(window, start token, end token) of the passage tokens covering the characters (exact: starting and ending
-    at them, as a text foil must): in the explained window when it holds them, else the first that does; None
-    where no window does."""
-    for window in (prefer, *range(len(windows))):
-        passage_tokens = torch.nonzero(windows.passage_mask[window]).flatten().tolist()
-        offsets = windows.offsets[window]
-        span = token_span(offsets, passage_tokens, start_char, end_char)
-        if span and (not exact or (offsets[span[0]][0], offsets[span[1]][1]) == (start_char, end_char)):
-            return window, *span
-    return None
+    at them, as a text foil must; a window cuts a passage into the same tokens as any other that holds them): in
+    the explained window when it holds them, else the first that does; None where no window does."""
+    place = char_span_to_tokens(windows, start_char, end_char, prefer=prefer)
+    if place is None or not exact:
+        return place
+    offsets = windows.offsets[place[0]]
+    return place if (offsets[place[1]][0], offsets[place[2]][1]) == (start_char, end_char) else None
 
 
 def _unplaced(kind: str, argument: str | None, found: bool) -> str:
