@@ -203,7 +203,7 @@ def add_train(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("train", help="fine-tune the default QA model on SQuAD v1.1 train")
     command.add_argument("--recipe", choices=RECIPES, help="a named recipe: squad2 (the abstaining model: warm start "
                                                            "from the default model, a third unanswerable questions, "
-                                                           "half an epoch); options given beside it override it")
+                                                           "a quarter epoch); options given beside it override it")
     command.add_argument("--output-dir", help="default: runs/default (the recipe's own with --recipe)")
     command.add_argument("--data", help="SQuAD-format training file (default: SQuAD v1.1 train)")
     command.add_argument("--base-model", help="encoder folder (default: packaged all-MiniLM-L6-v2; the default "
