@@ -1,7 +1,7 @@
 """Which models this process may load, and under which name one model is known.
 
 On a researcher's own machine any folder or hub id may be loaded. A served dashboard sets RCQA_PUBLIC=1: then only
-the catalog loads, the embedded default, the dashboard's RCQA_MODEL and RCQA_MODELS (names, model folders, or folders of model folders,
+the catalog loads: the embedded models ("default", and "default-squad2", which can abstain), the dashboard's RCQA_MODEL and RCQA_MODELS (names, model folders, or folders of model folders,
 separated by the path separator). The hub is reached only when RCQA_HUB=1 opts in; otherwise a hub id loads from
 the local cache alone. Names are canonical ("./x", "x/" and "x//y" are one folder), so that one model is one cache
 entry.
@@ -11,7 +11,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rcqa.resources import EMBEDDED_MODEL_DIRS
+
 DEFAULT_MODEL = "default"
+SQUAD2_MODEL = "default-squad2"
+EMBEDDED_MODELS = tuple(EMBEDDED_MODEL_DIRS)  # loaded by name, from the package's own folders
 PUBLIC_ENV, MODELS_ENV, HUB_ENV = "RCQA_PUBLIC", "RCQA_MODELS", "RCQA_HUB"
 APP_MODEL_ENV = "RCQA_MODEL"  # the dashboard's own default model, offered as well
 
@@ -31,9 +35,10 @@ def hub_allowed() -> bool:
 
 
 def canonical(name: str) -> str:
-    """The one name of a model: 'default', a folder's absolute path, or a hub id without stray slashes."""
+    """The one name of a model: an embedded model's name, a folder's absolute path, or a hub id without stray
+    slashes."""
     name = (name or DEFAULT_MODEL).strip()
-    if name == DEFAULT_MODEL:
+    if name in EMBEDDED_MODELS:
         return name
     path = Path(name).expanduser()
     if name.startswith((".", "/", "~")) or path.exists():
@@ -42,8 +47,8 @@ def canonical(name: str) -> str:
 
 
 def catalog() -> list[str]:
-    """The canonical names of the models the operator offers, the embedded default first."""
-    names = [DEFAULT_MODEL]
+    """The canonical names of the models the operator offers, the embedded ones first."""
+    names = list(EMBEDDED_MODELS)
     entries = [os.environ.get(APP_MODEL_ENV, ""), *os.environ.get(MODELS_ENV, "").split(os.pathsep)]
     for entry in filter(None, (e.strip() for e in entries)):
         folder = Path(entry).expanduser()

@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 import torch
 
 from rcqa.catalog import DEFAULT_MODEL, canonical, hub_allowed, may_load
-from rcqa.resources import DEFAULT_MODEL_DIR
+from rcqa.resources import EMBEDDED_MODEL_DIRS
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 _DEFAULT_WINDOW = {"max_len": 384, "doc_stride": 128, "max_query_len": 64}
@@ -196,11 +196,12 @@ def _load(name: str, device: torch.device) -> QAModel:
 
 def _resolve(name: str) -> tuple[str, dict]:
     """A folder path, or a hub id checked to be reachable before transformers is let loose on it."""
-    if name == DEFAULT_MODEL:
-        if not (DEFAULT_MODEL_DIR / "config.json").is_file():
-            raise ModelLoadError(f"the embedded default model is missing from {DEFAULT_MODEL_DIR}; "
-                                 "train it with `python -m rcqa train` or reinstall rcqa")
-        return str(DEFAULT_MODEL_DIR), {}
+    if name in EMBEDDED_MODEL_DIRS:
+        folder = EMBEDDED_MODEL_DIRS[name]
+        if not (folder / "config.json").is_file():
+            raise ModelLoadError(f"the embedded model {name!r} is missing from {folder}; reinstall rcqa, or train "
+                                 "and export it again (docs/model.md)")
+        return str(folder), {}
     path = Path(name).expanduser()
     if path.exists():
         if not (path / "config.json").is_file():

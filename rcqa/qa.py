@@ -112,6 +112,13 @@ def answer(qa_model: QAModel, passage: str, question: str, n_best: int = N_BEST,
     return answer_with_windows(qa_model, passage, question, n_best, max_answer_tokens, allow_null)[0]
 
 
+def best_span_and_null_odds(qa_model: QAModel, passage: str, question: str) -> tuple[str, float]:
+    """The best span's text and its null odds (null score − best span score), whatever the threshold: what the
+    official v2.0 metrics read (rcqa.evaluate.evaluate_v2), and the answer with "no answer" ruled out."""
+    found = answer(qa_model, passage, question, n_best=1, allow_null=True)
+    return (found.best.text if found.best else ""), found.null_odds
+
+
 def answer_with_windows(qa_model: QAModel, passage: str, question: str, n_best: int = N_BEST,
                         max_answer_tokens: int = MAX_ANSWER_TOKENS,
                         allow_null: bool | None = None) -> tuple[Answer, Windows]:

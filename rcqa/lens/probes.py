@@ -27,7 +27,7 @@ from rcqa.attribution.engine import window_inputs
 from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.model import DEFAULT_MODEL, QAModel
 from rcqa.qa import char_span_to_tokens, encode
-from rcqa.resources import DEFAULT_MODEL_DIR, cache_dir
+from rcqa.resources import EMBEDDED_MODEL_DIRS, cache_dir
 from rcqa.types import Example
 
 WEIGHTS_FILE, REPORT_FILE = "probes.safetensors", "probes.json"
@@ -88,12 +88,12 @@ class Probes:
 
 
 def home(qa_model: QAModel) -> Path:
-    """Where `python -m rcqa probes` writes a model's probes: the embedded default's own folder, else the cache."""
-    return DEFAULT_MODEL_DIR if qa_model.name == DEFAULT_MODEL else cache_dir() / "probes" / qa_model.fingerprint
+    """Where `python -m rcqa probes` writes a model's probes: an embedded model's own folder, else the cache."""
+    return EMBEDDED_MODEL_DIRS.get(qa_model.name) or cache_dir() / "probes" / qa_model.fingerprint
 
 
 def find_probes(qa_model: QAModel) -> Probes:
-    """The probes trained for this model: from its own folder (the embedded default, or a local model folder that
+    """The probes trained for this model: from its own folder (an embedded model, or a local model folder that
     ships them), else from the cache. ProbesUnavailable, saying why, when none fit."""
     folders = [home(qa_model)]
     if Path(qa_model.name).is_dir():

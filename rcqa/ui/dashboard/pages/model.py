@@ -1,12 +1,16 @@
-"""The model: what is in use and how well it answers; switch to the app's default, a local folder or a hub id."""
+"""The model: what is in use and how well it answers; switch to a model this app offers (its embedded ones first),
+a local folder or a hub id."""
 import streamlit as st
 
 from rcqa import figures
+from rcqa.catalog import catalog
 from rcqa.ui import inputs, show, view
 
 chosen = view.view()
-_KINDS = {"default": f"The app's default ({view.default_model()})", "folder": "A local folder",
+_KINDS = {"offered": "A model this app offers", "folder": "A local folder",
           "hub": "A hub id such as org/model (needs network access)"}
+_EMBEDDED = {"default": "default: the embedded model (SQuAD v1.1), which always answers",
+             "default-squad2": 'default-squad2: the embedded model that can answer "no answer" (SQuAD 2.0-style)'}
 
 
 def describe_model() -> None:
@@ -31,9 +35,14 @@ def choose_model() -> None:
     st.caption("Any extractive-QA checkpoint with a fast tokenizer. The current example stays; its explanation is "
                "computed again for the new model when you ask for it.")
     kind = st.radio("Load", list(_KINDS), format_func=_KINDS.get, key="rcqa.model_kind")
-    name = view.default_model() if kind == "default" else st.text_input(
-        "Folder" if kind == "folder" else "Hub id", key=f"rcqa.model_name.{kind}",
-        placeholder="/path/to/a/checkpoint" if kind == "folder" else "org/model")
+    if kind == "offered":
+        offered = list(dict.fromkeys([view.default_model(), *catalog()]))
+        name = st.selectbox("Model", offered, key="rcqa.model_offered",
+                            format_func=lambda n: _EMBEDDED.get(n, n) + (
+                                " (the app's default)" if n == view.default_model() else ""))
+    else:
+        name = st.text_input("Folder" if kind == "folder" else "Hub id", key=f"rcqa.model_name.{kind}",
+                             placeholder="/path/to/a/checkpoint" if kind == "folder" else "org/model")
     if st.button("Load this model", type="primary", disabled=not name.strip(), key="rcqa.load_model"):
         with st.spinner(f"Loading {show.plain(name)}…"):
             error = inputs.switch_model(name)

@@ -1,0 +1,147 @@
+"""Exporting an abstaining run: the checkpoint chosen on held-out questions, the tuned threshold, the dev scores."""
+import json
+
+import pytest
+
+from rcqa.evaluate import evaluate, evaluate_v2
+from rcqa.export import (
+    abstention_evaluation,
+    best_checkpoint,
+    peak_threshold,
+    export,
+    held_out_scores,
+    kept_models,
+    write_card,
+)
+from rcqa.gallery import GALLERY
+from rcqa.model import load_model
+from rcqa.negatives import with_negatives
+from rcqa.qa import answer, best_span_and_null_odds
+from rcqa.types import Example, GoldAnswer
+
+ANSWERED = [e for e in GALLERY if e.answers]
+WINDOW = {"max_len": 64, "doc_stride": 16, "max_query_len": 64}
+
+
+def test_kept_models_come_in_training_order_by_step_number_not_by_name(tmp_path):
+    for name in ("step-10", "step-2", "final", "step-250", "checkpoint-x"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text("{}")
+    (tmp_path / "step-5").mkdir()  # no model in it: not kept
+    assert [p.name for p in kept_models(tmp_path)] == ["step-2", "step-10", "step-250", "final"]
+
+
+def test_the_best_checkpoint_has_the_highest_held_out_best_f1_and_a_tie_goes_to_less_training():
+    scores = {"step-250": {"best_f1": 61.0}, "step-500": {"best_f1": 64.5}, "step-750": {"best_f1": 64.5},
+              "final": {"best_f1": 63.9}}
+    assert best_checkpoint(scores) == "step-500"
+    assert best_checkpoint({"final": {"best_f1": 1.0}}) == "final"
+
+
+def test_the_peak_threshold_reproduces_the_best_f1_even_where_abstaining_everywhere_is_best():
+    golds = {"a": ["Paris"], "b": [], "c": []}
+    examples = [Example(id=q, title="t", passage="Paris is here.", question="Where?", is_impossible=not g,
+                        answers=tuple(GoldAnswer(text=t, start_char=0) for t in g)) for q, g in golds.items()]
+    answered_right = {"a": ("Paris", -5.0), "b": ("here", -3.0), "c": ("here", 5.0)}
+    all_wrong = {"a": ("here", -2.0), "b": ("here", -3.0), "c": ("here", -1.0)}
+    for predictions, best in ((answered_right, 100.0), (all_wrong, 200 / 3)):
+        metrics = evaluate_v2(examples, lambda e: predictions[e.id], None)
+        threshold = peak_threshold(metrics, [odds for _, odds in predictions.values()])
+        assert metrics["best_f1"] == pytest.approx(best)
+        assert evaluate_v2(examples, lambda e: predictions[e.id], threshold)["f1"] == pytest.approx(best)
+    # by hand: answering "a" alone (odds -5 ≤ t < -3) is right on all three; where every answer is wrong, the
+    # official script's 0.0 would answer all three (odds -3, -2, -1 ≤ 0): 0 of 3, not the peak's 2 of 3
+    assert peak_threshold(evaluate_v2(examples, lambda e: answered_right[e.id], None), []) == -5.0
+    assert peak_threshold(evaluate_v2(examples, lambda e: all_wrong[e.id], None), [-2.0, -3.0, -1.0]) == -4.0
+
+
+def test_the_best_span_with_null_odds_is_the_answer_with_no_answer_ruled_out(abstaining_tiny_dir):
+    qa_model = load_model(abstaining_tiny_dir)
+    for example in GALLERY:
+        text, odds = best_span_and_null_odds(qa_model, example.passage, example.question)
+        forced = answer(qa_model, example.passage, example.question, n_best=1, allow_null=False)
+        decoded = answer(qa_model, example.passage, example.question, n_best=1, allow_null=True)
+        assert text == forced.text  # the same span as decoding without "no answer"
+        assert decoded.abstained  # this model's threshold (-1e9) always abstains, yet the span is still read
+        assert odds == pytest.approx(decoded.no_answer.score - decoded.no_answer.best_span_score)
+
+
+def test_abstention_evaluation_tunes_the_threshold_on_held_out_questions_and_scores_dev_at_it(abstaining_tiny_dir):
+    qa_model = load_model(abstaining_tiny_dir)
+    held_out, dev = with_negatives(ANSWERED[:3], seed=1), ANSWERED
+    result = abstention_evaluation(qa_model, held_out, dev)
+    threshold = result["no_answer"]["threshold"]
+
+    def predict(example):
+        return best_span_and_null_odds(qa_model, example.passage, example.question)
+
+    # the official rule: the threshold is where held-out F1 peaks, so held-out F1 at it is the best F1
+    assert evaluate_v2(held_out, predict, threshold)["f1"] == pytest.approx(result["no_answer"]["tuned_on"]["best_f1"])
+    assert result["no_answer"]["tuned_on"] == {**result["no_answer"]["tuned_on"], "questions": len(held_out),
+                                               "unanswerable": sum(e.is_impossible for e in held_out)}
+    # v1.1 dev with answers forced: the decoder without "no answer", scored by the v1.1 metric
+    forced = evaluate(dev, lambda e: answer(qa_model, e.passage, e.question, n_best=1, allow_null=False).text)
+    assert {k: result["squad_v1.1_dev"][k] for k in forced} == forced
+    # the v2-style dev set: dev and its negatives, scored at the held-out threshold, each kind apart
+    mixed = with_negatives(dev)
+    v2 = result["squad_v2style_dev"]
+    assert v2["total"] == len(mixed) and v2["threshold"] == threshold
+    assert v2["f1"] == pytest.approx(evaluate_v2(mixed, predict, threshold)["f1"])
+    assert set(v2["by_kind"]) <= {"other_paragraph", "in_context"} and v2["by_kind"]
+
+
+@pytest.fixture(scope="module")
+def abstaining_run(tiny_model_dirs, tmp_path_factory):
+    """A tiny run trained with negatives and one held-out article, keeping step-2/ beside final/."""
+    from rcqa.train import TrainConfig, train
+
+    run = tmp_path_factory.mktemp("squad2") / "run"
+    train(TrainConfig(output_dir=str(run), max_len=64, doc_stride=16, batch_size=4, epochs=1.0, negatives=1 / 3,
+                      held_out_articles=1, keep_every=2, checkpoint_every=100), ANSWERED, tiny_model_dirs["bert"])
+    return run
+
+
+def test_an_abstaining_export_carries_its_threshold_and_its_scores_on_the_card(abstaining_run, tmp_path):
+    from rcqa.data import load_examples
+
+    run = abstaining_run
+    held_out = load_examples(run / "held_out-v2.json")
+    scores = held_out_scores(run, held_out)
+    assert list(scores) == [p.name for p in kept_models(run)] and "final" in scores
+    chosen = best_checkpoint(scores)
+    target = export(run, tmp_path / "squad2", chosen)
+    write_card(run, target, WINDOW, {"squad_v1.1_dev": {"exact_match": 0.0, "f1": 0.0, "n": 0}})
+    qa_model = load_model(str(target))
+    evaluation = {"checkpoint": {"chosen": chosen, "held_out_best_f1": {n: s["best_f1"] for n, s in scores.items()}},
+                  **abstention_evaluation(qa_model, held_out, ANSWERED)}
+    write_card(run, target, WINDOW, evaluation)
+    card = json.loads((target / "rcqa_card.json").read_text())
+    assert card["no_answer"]["threshold"] == evaluation["no_answer"]["threshold"]
+    assert card["window"] == WINDOW and card["recipe"]["negatives"] == pytest.approx(1 / 3)
+    readme = (target / "README.md").read_text()
+    assert readme.startswith("# rcqa default-squad2 model")
+    assert f"**Checkpoint:** {chosen}" in readme and "python -m rcqa train --recipe squad2" in readme
+    assert f"NoAns F1 {evaluation['squad_v2style_dev']['NoAns_f1']:.2f}" in readme
+    assert "answers forced" in readme and "unanswerable questions built from it" in card["data"]
+
+
+def test_the_export_command_chooses_on_held_out_questions_and_the_model_then_abstains_by_default(
+        abstaining_run, tmp_path, monkeypatch, capsys):
+    from rcqa.cli import main
+    from rcqa.negatives import squad_v2_document
+
+    monkeypatch.setenv("RCQA_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "squad").mkdir(parents=True)
+    (tmp_path / "cache" / "squad" / "dev-v1.1.json").write_text(json.dumps(squad_v2_document(ANSWERED)))
+    assert main(["export", str(abstaining_run), "--to", str(tmp_path / "out"), "--max-len", "64",
+                 "--doc-stride", "16"]) == 0
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    card = json.loads((tmp_path / "out" / "rcqa_card.json").read_text())
+    assert card["checkpoint"]["chosen"] in {p.name for p in kept_models(abstaining_run)}
+    assert card["checkpoint"] == printed["checkpoint"] and card["squad_v1.1_dev"]["n"] == len(ANSWERED)
+    assert card["squad_v2style_dev"]["total"] == len(with_negatives(ANSWERED))
+    import shutil
+
+    # a copy, so that this process loads the folder afresh (it keeps the export's own load, made before the card)
+    qa_model = load_model(str(shutil.copytree(tmp_path / "out", tmp_path / "shipped")))
+    assert qa_model.trained_with_unanswerable and qa_model.null_threshold == card["no_answer"]["threshold"]
