@@ -181,7 +181,8 @@ def _warm_start_line(card: dict) -> str:
         return ""
     base, first = card["warm_start"], card["recipe"]["first_step"]
     dev = base["squad_v1.1_dev"]
-    line = (f"- **Warm start:** BASE is the previous rcqa model, `{_command(base['recipe'], 'warm_start' in base)}`"
+    line = (f"- **Warm start:** BASE is the rcqa model it started from, "
+            f"`{_command(base['recipe'], 'warm_start' in base)}`"
             f" ({base['recipe']['total_steps']} steps; dev EM {dev['exact_match']:.2f}, F1 {dev['f1']:.2f}).")
     if not first:  # new data, so a schedule of its own from the first batch
         return f"{line} This run trained {card['recipe']['total_steps']} steps from its weights.\n"
@@ -212,7 +213,8 @@ def _model_card(card: dict) -> str:
     title = ("rcqa default-squad2 model: the default model taught to answer \"no answer\"" if abstains else
              "rcqa default model: all-MiniLM-L6-v2 fine-tuned for extractive QA")
     windows = "windows (those of unanswerable questions labelled [CLS])" if abstains else "answer-bearing windows"
-    forced = ", answers forced (`--no-null`)" if abstains else ""
+    forced, measured = ((", answers forced", "measured by `python -m rcqa export`; `python -m rcqa evaluate --no-null "
+                         "--json` gives the same") if abstains else ("", "measured with `python -m rcqa evaluate --json`"))
     return f"""# {title}
 
 - **Base model:** {card['base_model']}: 6 layers, 384 hidden, 12 heads, 22.7M parameters.
@@ -224,6 +226,6 @@ def _model_card(card: dict) -> str:
   linear decay, seed {recipe['seed']}; {recipe['features']} {windows}, dynamic padding, on 2 CPU cores.
 {_notes_line(card)}{_warm_start_line(card)}- **Answers with:** windows of {card['window']['max_len']} tokens, stride {card['window']['doc_stride']}.
 {_abstention_lines(card)}- **SQuAD v1.1 dev ({dev['n']} questions{forced}):** exact match {dev['exact_match']:.2f}, F1 {dev['f1']:.2f}
-  (measured with `python -m rcqa evaluate --json`).
+  ({measured}).
 - **Weights:** fp16 safetensors, loaded as fp32.
 """
