@@ -90,6 +90,15 @@ def wait_for_chart(page, title: str) -> None:
     page.get_by_text(title).first.wait_for(timeout=30_000)
 
 
+def explain_every_layer(page, shot: str) -> None:
+    """Click "Explain every layer", wait for the heatmap (minutes on a busy CPU) and take a screenshot."""
+    page.get_by_role("button", name="Explain every layer").click()
+    page.get_by_text("Where each layer's attribution goes").first.wait_for(timeout=600_000)
+    settle(page)
+    wait_for_chart(page, "Where each layer's attribution goes")
+    shoot(page, shot)
+
+
 def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page):
     page.goto(f"{server}/?ex=orchard-how-many")
     settle(page, after_action=False)

@@ -2,7 +2,7 @@
 foil and say where the answer first beats it. Screenshots land beside test_browser's."""
 from __future__ import annotations
 
-from tests.test_browser import browser, page, server, settle, shoot, wait_for_chart  # noqa: F401
+from tests.test_browser import browser, explain_every_layer, page, server, settle, shoot  # noqa: F401
 
 
 def test_a_contrast_from_a_link_shows_the_foil_and_the_lens_sentence(server, page):
@@ -10,12 +10,7 @@ def test_a_contrast_from_a_link_shows_the_foil_and_the_lens_sentence(server, pag
     page.get_by_text("The model's answer", exact=True).wait_for(timeout=300_000)  # a busy CPU loads the model slowly
     settle(page, after_action=False)
     page.get_by_text("Attributes why the answer and not the best-scoring other number").wait_for()
-    page.get_by_role("button", name="Explain every layer").click()
-    # two targets at every layer of the default model: minutes on a busy CPU, before the page settles
-    page.get_by_text("Where each layer's attribution goes").first.wait_for(timeout=600_000)
-    settle(page)
-    wait_for_chart(page, "Where each layer's attribution goes")
-    shoot(page, "contrast-01-heatmap")
+    explain_every_layer(page, "contrast-01-heatmap")  # two targets at every layer
     page.get_by_role("tab", name="Layer roles").click()
     page.get_by_text("On the lens the").wait_for(timeout=90_000)
     page.get_by_text("Contrast: log p(answer) − log p(foil)").wait_for()

@@ -63,3 +63,15 @@ def test_the_model_facts_say_whether_and_at_which_threshold_the_model_abstains(a
     assert no_answer(load_model(abstaining_tiny_dir)).startswith("allowed by default")
     assert "> -1000000000.000" in no_answer(load_model(abstaining_tiny_dir))
     assert no_answer(tiny_bert).startswith("not allowed by default")
+
+
+def test_a_certain_abstention_reads_100_percent_and_the_highlight_says_the_span_was_rejected():
+    from rcqa.figures.answer import answer_passage
+
+    certain = Answer(question=EXAMPLE.question, nbest=(SPAN,), n_windows=1,
+                     no_answer=NoAnswer(score=9.0, probability=1.0, threshold=0.5, chosen=True, window=0,
+                                        best_span_score=3.5))
+    assert "probability of “no answer” 100%" in answer_summary(EXAMPLE, certain).replace("\n", " ")
+    assert "1e+02" not in answer_summary(EXAMPLE, certain) + nbest_html(certain)
+    assert "Highlighted: the best span, which the model rejected" in answer_passage(EXAMPLE, certain)
+    assert "Highlighted: the model's answer" in answer_passage(EXAMPLE, answer(False))

@@ -26,7 +26,8 @@ def answer_passage(example: Example, answer: Answer) -> str:
         if "predicted" in kinds:
             text = f'<mark style="background: rgba(214, 39, 40, 0.25); padding: 1px 0;">{text}</mark>'
         pieces.append(text)
-    legend = ('<p style="font-size: 0.85em; color: #555;">Highlighted: the model\'s answer'
+    marked = "the best span, which the model rejected for “no answer”" if answer.abstained else "the model\'s answer"
+    legend = (f'<p style="font-size: 0.85em; color: #555;">Highlighted: {marked}'
               + (". Underlined in green: the gold answer." if example.answers else ".") + "</p>")
     return f'<div style="{FONT} white-space: pre-wrap;">{"".join(pieces)}</div>{legend}'
 
@@ -99,8 +100,10 @@ def _logit(value: float | None) -> str:
 
 
 def _percent(probability: float) -> str:
-    """Two significant digits, so that small probabilities do not all read 0.0%."""
-    return f"{100 * probability:.2g}%"
+    """Two significant digits, so that small probabilities do not all read 0.0%; from 1% on, whole or one-decimal
+    percentages (a `g` format would write 100% as 1e+02%)."""
+    percent = 100 * probability
+    return f"{percent:.2g}%" if percent < 1 else f"{percent:.3g}%" if percent < 99.95 else "100%"
 
 
 def example_heading(example: Example, model_name: str) -> str:
