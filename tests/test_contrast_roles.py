@@ -55,6 +55,7 @@ def test_the_roles_figure_counts_a_foil_word_once_as_foil(contrasted):
     assert exclusive.share_pct["foil"] == 50.0 and exclusive.share_pct["answer"] == 50.0
     assert exclusive.share_pct.sum() == pytest.approx(100.0)
     assert "foil = inside the foil “250”" in chart.figure.layout.title.subtitle.text
+    assert "foil" in [trace.name for trace in chart.figure.data]
 
 
 def test_a_null_foil_has_no_words(contrasted):

@@ -29,18 +29,19 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
     """Per layer, what its top-k passage words are: answer, supporting (±5 words around it), query, or other.
 
     Bars stack exclusive labels (a query word inside the answer counts once, as 'answer+query'), so every bar is
-    100 % of the layer's top words; a contrast's foil word counts as 'foil' whatever else it is. The data also holds
-    the paper's overlapping per-category shares."""
+    100 % of the layer's top words; a contrast's foil word counts as 'foil' whatever else it is (the category is
+    shown only for a contrast). The data also holds the paper's overlapping per-category shares."""
     distribution = passage_distribution(result, aggregation, target)
-    labels = np.array([_exclusive(label) for label in word_categories_of(result, target)])
+    words = np.array([_exclusive(label) for label in word_categories_of(result, target)])
+    labels = category_labels(result, target)
+    colours = {name: colour for name, colour in ROLE_COLOURS.items() if name != "foil" or "foil" in labels}
     top = top_k(distribution, k)
-    exclusive = {name: shares_of_top(top, labels == name) for name in ROLE_COLOURS}
+    exclusive = {name: shares_of_top(top, words == name) for name in colours}
     data = pd.concat([_per_layer_table(result, top, exclusive, "exclusive"),
                       _per_layer_table(result, top, category_shares(result, distribution, k, target),
                                        "paper (overlapping)")], ignore_index=True)
-    labels = category_labels(result, target)
-    names = {label: "+".join(labels.get(part, part) for part in label.split("+")) for label in ROLE_COLOURS}
-    figure = _stacked_shares(result, data[data.measure == "exclusive"], ROLE_COLOURS, k, names)
+    names = {label: "+".join(labels.get(part, part) for part in label.split("+")) for label in colours}
+    figure = _stacked_shares(result, data[data.measure == "exclusive"], colours, k, names)
     figure.update_layout(legend={"title": {"text": "Top-k word is"}})
     inside = ("the words of the best span the model weighed against no answer" if labels["answer"] != "answer"
               else "inside the explained span")
