@@ -122,7 +122,15 @@ def best_span_and_null_odds(qa_model: QAModel, passage: str, question: str) -> t
 def answer_with_windows(qa_model: QAModel, passage: str, question: str, n_best: int = N_BEST,
                         max_answer_tokens: int = MAX_ANSWER_TOKENS,
                         allow_null: bool | None = None) -> tuple[Answer, Windows]:
-    """The answer and the windows it was read from (what attribution needs to see the same input).
+    """The answer and the windows it was read from (what attribution needs to see the same input)."""
+    return answer_with_logits(qa_model, passage, question, n_best, max_answer_tokens, allow_null)[:2]
+
+
+def answer_with_logits(qa_model: QAModel, passage: str, question: str, n_best: int = N_BEST,
+                       max_answer_tokens: int = MAX_ANSWER_TOKENS, allow_null: bool | None = None
+                       ) -> tuple[Answer, Windows, tuple[torch.Tensor, torch.Tensor]]:
+    """The answer, the windows it was read from, and every window's start and end logits (windows × tokens, on
+    the CPU) that it was decoded from: a contrast scores its foil on them rather than running the windows again.
 
     allow_null lets the model answer "no answer" (rcqa.spans.decode_with_null, at the card's threshold); None
     allows it for a model whose card says it was trained with unanswerable questions."""
@@ -140,4 +148,4 @@ def answer_with_windows(qa_model: QAModel, passage: str, question: str, n_best: 
     settings = {"model": qa_model.name, "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride,
                 "max_answer_tokens": max_answer_tokens, "n_best": n_best, "allow_null": allow_null}
     return Answer(question=question, nbest=tuple(spans), n_windows=len(windows), settings=settings,
-                  no_answer=no_answer), windows
+                  no_answer=no_answer), windows, (start_logits, end_logits)

@@ -1,16 +1,20 @@
 """Contrastive targets, F = log p(span) − log p(foil): the foil each FOIL names, checked against passages and logits
 built by hand; the contrast's linearity and completeness on the tiny model."""
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 
 import rcqa.attribution.contrast as contrast
+import rcqa.qa
+from rcqa.attribution import explanation
 from rcqa.attribution.contrast import NoFoil, contrast_target, find_foil
 from rcqa.attribution.engine import explain, explained_window
 from rcqa.attribution.settings import IGSettings, parse_foil
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
-from rcqa.qa import InputError, encode
+from rcqa.qa import InputError, encode, logits as model_logits
 from rcqa.types import Example, GoldAnswer
 
 START = [1.0, 2.0, 0.5, -1.0]
@@ -61,7 +65,7 @@ def tokens_at(windows, at: int, length: int) -> tuple[int, int]:
     return tokens[0], tokens[-1]
 
 
-def hand_logits(monkeypatch, windows, scores: dict[tuple[int, int], tuple[float, float]]):
+def hand_logits(windows, scores: dict[tuple[int, int], tuple[float, float]]) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits that are zero but at the first and last token of each given characters [at, at + length): the
     (start, end) logit there."""
     start = torch.zeros(len(windows), windows.inputs["input_ids"].shape[1])
@@ -69,7 +73,7 @@ def hand_logits(monkeypatch, windows, scores: dict[tuple[int, int], tuple[float,
     for (at, length), (first, last) in scores.items():
         first_token, last_token = tokens_at(windows, at, length)
         start[0, first_token], end[0, last_token] = first, last
-    monkeypatch.setattr(contrast, "logits", lambda qa_model, found: (start, end))
+    return start, end
 
 
 def explained_at(windows, passage: str, text: str) -> tuple[int, int, int]:
@@ -78,42 +82,42 @@ def explained_at(windows, passage: str, text: str) -> tuple[int, int, int]:
 
 @pytest.mark.parametrize("scores, chosen", [({"3": (2.0, 2.0), "1990": (1.0, 1.0)}, "3"),
                                             ({"3": (2.0, 2.0), "1990": (1.0, 3.5)}, "1990")])
-def test_the_distractor_number_is_the_best_scoring_other_number(tiny_bert, monkeypatch, scores, chosen):
+def test_the_distractor_number_is_the_best_scoring_other_number(tiny_bert, scores, chosen):
     windows = encode(tiny_bert, QUANTITY.question, QUANTITY.passage)
     passage = QUANTITY.passage
-    hand_logits(monkeypatch, windows, {(passage.index(word), len(word)): value
-                                       for word, value in {**scores, "12": (9.0, 9.0)}.items()})
+    logits = hand_logits(windows, {(passage.index(word), len(word)): value
+                                   for word, value in {**scores, "12": (9.0, 9.0)}.items()})
     span = explained_at(windows, QUANTITY.passage, "12")
-    foil = find_foil("distractor-number", tiny_bert, QUANTITY, None, windows, span)
+    foil = find_foil("distractor-number", logits, QUANTITY, None, windows, span)
     assert (foil.text, foil.start_char, foil.window) == (chosen, QUANTITY.passage.index(chosen), 0)
     assert foil.score == pytest.approx(sum(scores[chosen]))
 
 
-def test_a_question_without_a_distractor_number_is_skipped_with_its_reason(tiny_bert, monkeypatch):
+def test_a_question_without_a_distractor_number_is_skipped_with_its_reason(tiny_bert):
     other = Example(id="w", passage=QUANTITY.passage, question="What did the farm have?")
     windows = encode(tiny_bert, other.question, other.passage)
-    hand_logits(monkeypatch, windows, {})
     with pytest.raises(NoFoil, match="not a quantifier question"):
-        find_foil("distractor-number", tiny_bert, other, None, windows, explained_at(windows, other.passage, "12"))
+        find_foil("distractor-number", hand_logits(windows, {}), other, None, windows,
+                  explained_at(windows, other.passage, "12"))
     lone = Example(id="l", passage="The farm had 12 dogs and some cats.", question="How many dogs?")
     windows = encode(tiny_bert, lone.question, lone.passage)
-    hand_logits(monkeypatch, windows, {})
     with pytest.raises(NoFoil, match="no number besides"):
-        find_foil("distractor-number", tiny_bert, lone, None, windows, explained_at(windows, lone.passage, "12"))
+        find_foil("distractor-number", hand_logits(windows, {}), lone, None, windows,
+                  explained_at(windows, lone.passage, "12"))
 
 
-def test_a_text_foil_is_matched_as_written_and_its_best_place_taken(tiny_bert, monkeypatch):
+def test_a_text_foil_is_matched_as_written_and_its_best_place_taken(tiny_bert):
     example = Example(id="t", passage="cats and dogs , cats or dogs", question="What?")
     windows = encode(tiny_bert, example.question, example.passage)
     second = example.passage.index("cats", 1)
-    hand_logits(monkeypatch, windows, {(second, 4): (1.5, 0.5), (0, 4): (0.5, -0.5)})  # the second "cats" wins
+    logits = hand_logits(windows, {(second, 4): (1.5, 0.5), (0, 4): (0.5, -0.5)})  # the second "cats" wins
     span = explained_at(windows, example.passage, "dogs")
-    foil = find_foil("text:cats", tiny_bert, example, None, windows, span)
+    foil = find_foil("text:cats", logits, example, None, windows, span)
     assert (foil.text, foil.start_char, foil.score) == ("cats", second, pytest.approx(2.0))
     with pytest.raises(InputError, match="does not occur in the passage as written"):
-        find_foil("text:Cats", tiny_bert, example, None, windows, span)
+        find_foil("text:Cats", logits, example, None, windows, span)
     with pytest.raises(InputError, match="occurs only inside the explained span"):
-        find_foil("text:or", tiny_bert, example, None, windows, explained_at(windows, example.passage, "cats or"))
+        find_foil("text:or", logits, example, None, windows, explained_at(windows, example.passage, "cats or"))
 
 
 def test_a_text_foil_must_start_and_end_at_token_boundaries(tiny_bert):
@@ -121,7 +125,7 @@ def test_a_text_foil_must_start_and_end_at_token_boundaries(tiny_bert):
     explained = explained_window(tiny_bert, example)
     inside_a_word = "elta"  # "Velta" is one word, so "elta" starts inside a word-piece or a word
     with pytest.raises(InputError, match="inside a word-piece"):
-        find_foil(f"text:{inside_a_word}", tiny_bert, example, explained.answer, explained.windows, explained.span)
+        find_foil(f"text:{inside_a_word}", explained.logits, example, explained.answer, explained.windows, explained.span)
 
 
 def test_a_foil_overlapping_the_span_and_a_missing_one_are_refused(tiny_bert):
@@ -129,17 +133,17 @@ def test_a_foil_overlapping_the_span_and_a_missing_one_are_refused(tiny_bert):
     explained = explained_window(tiny_bert, example)
     best = explained.answer.best
     with pytest.raises(InputError, match="overlaps the explained span"):
-        find_foil("nbest:0", tiny_bert, example, explained.answer, explained.windows, explained.span)
+        find_foil("nbest:0", explained.logits, example, explained.answer, explained.windows, explained.span)
     with pytest.raises(InputError, match="occurs only inside the explained span"):
-        find_foil(f"text:{best.text}", tiny_bert, example, explained.answer, explained.windows, explained.span)
+        find_foil(f"text:{best.text}", explained.logits, example, explained.answer, explained.windows, explained.span)
     gold_is_the_answer = Example(id="g", passage=example.passage, question=example.question,
                                  answers=(GoldAnswer(best.text[:5], best.start_char),))
     with pytest.raises(InputError, match="overlaps the explained span"):
-        find_foil("gold", tiny_bert, gold_is_the_answer, explained.answer, explained.windows, explained.span)
+        find_foil("gold", explained.logits, gold_is_the_answer, explained.answer, explained.windows, explained.span)
     with pytest.raises(InputError, match="only 20 candidate spans"):
-        find_foil("nbest:20", tiny_bert, example, explained.answer, explained.windows, explained.span)
+        find_foil("nbest:20", explained.logits, example, explained.answer, explained.windows, explained.span)
     with pytest.raises(InputError, match="no gold answer"):
-        find_foil("gold", tiny_bert, Example(id="x", passage=example.passage, question=example.question),
+        find_foil("gold", explained.logits, Example(id="x", passage=example.passage, question=example.question),
                   explained.answer, explained.windows, explained.span)
 
 
@@ -147,7 +151,7 @@ def test_the_runner_up_is_the_best_span_clear_of_the_answer(tiny_bert):
     example = gallery_example("river-where")
     explained = explained_window(tiny_bert, example)
     answer = explained.answer
-    foil = find_foil("runner-up", tiny_bert, example, answer, explained.windows, explained.span)
+    foil = find_foil("runner-up", explained.logits, example, answer, explained.windows, explained.span)
     clear = [s for s in answer.nbest if s.end_char <= answer.best.start_char or s.start_char >= answer.best.end_char]
     assert (foil.text, foil.probability, foil.score) == (clear[0].text, clear[0].probability, clear[0].score)
 
@@ -155,7 +159,7 @@ def test_the_runner_up_is_the_best_span_clear_of_the_answer(tiny_bert):
 def test_null_is_no_answer_where_its_score_is_smallest(tiny_bert):
     example = gallery_example("comet-who")
     explained = explained_window(tiny_bert, example, allow_null=True)
-    foil = find_foil("null", tiny_bert, example, explained.answer, explained.windows, explained.span)
+    foil = find_foil("null", explained.logits, example, explained.answer, explained.windows, explained.span)
     null = explained.answer.no_answer
     assert (foil.start_char, foil.window, foil.start_token, foil.end_token) == (None, null.window, 0, 0)
     assert (foil.score, foil.probability) == (pytest.approx(null.score, abs=1e-5), null.probability)
@@ -204,7 +208,7 @@ def test_a_foil_in_another_window_leaves_the_answers_logit_target_alone(tiny_ber
     assert explained.answer.n_windows > 1
     # a word only the first window reads, or only the last, whichever the explained window is not
     word = "Kessel" if explained.window < explained.answer.n_windows - 1 else "Anfang"
-    far = find_foil(f"text:{word}", tiny_bert, example, explained.answer, explained.windows, explained.span)
+    far = find_foil(f"text:{word}", explained.logits, example, explained.answer, explained.windows, explained.span)
     assert far.window != explained.window
     fixed = {"tolerance": None, "steps": 8}
     both = explain(tiny_bert, example, IGSettings(targets=("span_logits",), contrast=f"text:{word}", **fixed))
@@ -275,19 +279,73 @@ def test_a_foil_two_windows_hold_is_read_in_the_explained_one(tiny_bert):
     at = passage.index(f" {word} ") + 1
     last = {w: max(tokens_in(w).values()) for w in (0, 1)}
     for window in (0, 1):  # explain each window's own last token: the foil is placed in that same window
-        foil = find_foil(f"text:{word}", tiny_bert, example, None, windows, (window, last[window], last[window]))
+        foil = find_foil(f"text:{word}", model_logits(tiny_bert, windows), example, None, windows,
+                         (window, last[window], last[window]))
         assert (foil.window, foil.start_char) == (window, at)
 
 
-def test_a_runner_up_past_the_nbest_list_is_searched_for(tiny_bert, monkeypatch):
+def test_a_runner_up_past_the_nbest_list_is_searched_for(tiny_bert):
     from rcqa.types import Answer, Span
 
     example = Example(id="r", passage="cats and dogs , cats or dogs", question="What?")
     windows = encode(tiny_bert, example.question, example.passage)
     span = explained_at(windows, example.passage, "dogs")
     at = example.passage.index("or")
-    hand_logits(monkeypatch, windows, {(at, 2): (3.0, 2.0), (example.passage.index("dogs"), 4): (9.0, 9.0)})
+    logits = hand_logits(windows, {(at, 2): (3.0, 2.0), (example.passage.index("dogs"), 4): (9.0, 9.0)})
     dogs = Span("dogs", 9, 13, span[1], span[2], 0, 9.0, 9.0, 0.9)
     only_the_answer = Answer(question=example.question, nbest=(dogs,), n_windows=1)
-    foil = find_foil("runner-up", tiny_bert, example, only_the_answer, windows, span)
+    foil = find_foil("runner-up", logits, example, only_the_answer, windows, span)
     assert (foil.text, foil.start_char, foil.score) == ("or", at, pytest.approx(5.0))
+
+
+@pytest.mark.parametrize("foil, windows", [("runner-up", "answer"), ("null", "answer"), ("text:Halden", "answer"),
+                                           ("text:Halden", "all")])
+def test_a_contrast_runs_no_window_through_the_model_again(tiny_bert, foil, windows):
+    # the foil is scored on the logits the answer was decoded from: the windows that reach the embeddings are the
+    # answer's forward over all N of them and each explained window's stack and baseline, with a contrast as
+    # without one
+    qa_model = dataclasses.replace(tiny_bert, max_len=40, doc_stride=8)  # a passage of several windows
+    example = gallery_example("river-where")
+    rows = []
+    hook = qa_model.model.base_model.embeddings.register_forward_hook(lambda module, args, out: rows.append(len(out)))
+    try:
+        fixed = {"tolerance": None, "steps": 2, "windows": windows}
+        contrasted = explanation.explain(qa_model, example, IGSettings(contrast=foil, **fixed))
+        with_contrast = sum(rows)
+        rows.clear()
+        explanation.explain(qa_model, example, IGSettings(**fixed))
+    finally:
+        hook.remove()
+    n = contrasted.answer.n_windows
+    assert n > 1 and contrasted.targets[0]["name"] == "contrast"
+    assert with_contrast == sum(rows) == n + 2 * (n if windows == "all" else 1)
+
+
+def test_the_foil_is_found_on_the_logits_the_answer_was_decoded_from(tiny_bert, monkeypatch):
+    # hand-planted logits in place of the model's: the answer ("dogs") and the foil (the second "cats", at the
+    # score planted there) are both read from them, whatever the model itself would say
+    example = Example(id="t", passage="cats and dogs , cats or dogs", question="What?")
+    second = example.passage.index("cats", 1)
+    planted = {(9, 4): (9.0, 9.0), (second, 4): (1.5, 0.5), (0, 4): (0.5, -0.5)}
+    monkeypatch.setattr(rcqa.qa, "logits", lambda qa_model, windows: hand_logits(windows, planted))
+    result = explain(tiny_bert, example, IGSettings(contrast="text:cats", tolerance=None, steps=2))
+    foil = result.targets[0]["foil"]
+    assert result.answer.best.text == "dogs" and result.answer.best.start_char == 9
+    assert (foil["text"], foil["start_char"], foil["score"]) == ("cats", second, pytest.approx(2.0))
+
+
+def test_a_null_foil_is_read_in_the_window_of_the_smallest_planted_null_score(tiny_bert, monkeypatch):
+    qa_model = dataclasses.replace(tiny_bert, max_len=32, doc_stride=8)
+    example = Example(id="n", passage=" ".join(f"w{i}" for i in range(60)), question="Which one?")
+
+    def planted(qa_model, windows):  # [CLS]'s start logit N, N − 1, …, 1, but −4 in the second window
+        start = torch.zeros(len(windows), windows.inputs["input_ids"].shape[1])
+        start[:, 0] = torch.arange(len(windows), 0, -1, dtype=torch.float)
+        start[1, 0] = -4.0
+        return start, torch.zeros_like(start)
+
+    monkeypatch.setattr(rcqa.qa, "logits", planted)
+    result = explanation.explain(qa_model, example, IGSettings(contrast="null", windows="all", tolerance=None,
+                                                               steps=2))
+    foil = result.targets[0]["foil"]
+    assert result.answer.n_windows > 2 and (foil["window"], foil["score"], foil["start_char"]) == (1, -4.0, None)

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+import torch
+
 from rcqa.attribution.settings import parse_foil
 from rcqa.attribution.targets import Target
-from rcqa.model import QAModel
-from rcqa.qa import InputError, char_span_to_tokens, logits
+from rcqa.qa import InputError, char_span_to_tokens
 from rcqa.spans import NULL_TOKEN, Windows, answer_standing, decode, null_scores
 from rcqa.text import is_quantifier_question, written_words
 from rcqa.types import Answer, Example, Span, overlaps
@@ -49,19 +50,20 @@ class Foil:
                 "in_explained_window": self.window == explained_window}
 
 
-def find_foil(foil: str, qa_model: QAModel, example: Example, answer: Answer, windows: Windows,
-              span: tuple[int, int, int]) -> Foil:
-    """The foil a FOIL names for the explained span (window, start token, end token). InputError, in one sentence,
-    where the foil does not exist or overlaps the span; NoFoil where the example has no runner-up or no other
-    number."""
+def find_foil(foil: str, logits: tuple[torch.Tensor, torch.Tensor], example: Example, answer: Answer,
+              windows: Windows, span: tuple[int, int, int]) -> Foil:
+    """The foil a FOIL names for the explained span (window, start token, end token), scored on every window's
+    start and end logits (windows × tokens: those the answer was decoded from, rcqa.qa.answer_with_logits, so that
+    a contrast runs no window again). InputError, in one sentence, where the foil does not exist or overlaps the
+    span; NoFoil where the example has no runner-up or no other number."""
     kind, argument = parse_foil(foil)
     window, start_token, end_token = span
     chars = windows.offsets[window][start_token][0], windows.offsets[window][end_token][1]
     if kind in ("nbest", "runner-up"):
         found = _nbest_foil(foil, answer, chars, None if kind == "runner-up" else argument,
-                            lambda: decode(*logits(qa_model, windows), windows, example.passage, RUNNER_UP_SEARCH))
+                            lambda: decode(*logits, windows, example.passage, RUNNER_UP_SEARCH))
     else:
-        found = _scored_foil(foil, kind, argument, qa_model, example, answer, windows, window, chars)
+        found = _scored_foil(foil, kind, argument, logits, example, answer, windows, window, chars)
     if found.start_char is not None and overlaps(*chars, found.start_char, found.end_char):
         raise InputError(f"the foil {found.text!r} ({foil}) overlaps the explained span "
                          f"{example.passage[chars[0]:chars[1]]!r}; a contrast needs two different spans")
@@ -93,10 +95,10 @@ def _nbest_foil(foil: str, answer: Answer, chars: tuple[int, int], rank: int | N
                 chosen.end_token, chosen.score, chosen.probability)
 
 
-def _scored_foil(foil: str, kind: str, argument: str | None, qa_model: QAModel, example: Example, answer: Answer,
-                 windows: Windows, window: int, chars: tuple[int, int]) -> Foil:
+def _scored_foil(foil: str, kind: str, argument: str | None, logits: tuple[torch.Tensor, torch.Tensor],
+                 example: Example, answer: Answer, windows: Windows, window: int, chars: tuple[int, int]) -> Foil:
     """A foil scored from every window's logits: "no answer", the gold answer, a text or a distractor number."""
-    start_logits, end_logits = logits(qa_model, windows)
+    start_logits, end_logits = logits
     if kind == "null":
         null = null_scores(start_logits, end_logits).min(0)
         probability = answer.no_answer.probability if answer.no_answer else None

@@ -24,7 +24,7 @@ from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack, layer_labels
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
-from rcqa.qa import InputError, answer_with_windows, char_span_to_tokens
+from rcqa.qa import InputError, answer_with_logits, char_span_to_tokens
 from rcqa.spans import Windows
 from rcqa.text import word_at, written_words
 from rcqa.types import AGGREGATIONS, Answer, Attribution, Completeness, Example, Word
@@ -50,6 +50,7 @@ class ExplainedWindow:
     start_token: int
     end_token: int
     inputs: dict[str, torch.Tensor]  # the window's model inputs without padding (1 × tokens), on the CPU
+    logits: tuple[torch.Tensor, torch.Tensor]  # every window's start and end logits, as the answer was decoded
 
     @property
     def length(self) -> int:
@@ -82,9 +83,9 @@ def explained_window(qa_model: QAModel, example: Example, span: str = "predicted
                      allow_null: bool | None = None) -> ExplainedWindow:
     """Answer the example (allow_null as in rcqa.qa.answer) and find the window and tokens of the span to explain
     ('predicted', 'gold', 'nbest:K'). 'predicted' is the best span, also when the model rejected it for "no answer"."""
-    answer, windows = answer_with_windows(qa_model, example.passage, example.question, allow_null=allow_null)
+    answer, windows, logits = answer_with_logits(qa_model, example.passage, example.question, allow_null=allow_null)
     window, start_token, end_token = _span_tokens(span, example, answer, windows)
-    return ExplainedWindow(answer, windows, window, start_token, end_token, window_inputs(windows, window))
+    return ExplainedWindow(answer, windows, window, start_token, end_token, window_inputs(windows, window), logits)
 
 
 def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
@@ -94,8 +95,8 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
     started = time.perf_counter()
     explained = explained_window(qa_model, example, settings.span, settings.allow_null)
     inputs = explained.inputs
-    foil = settings.contrast and find_foil(settings.contrast, qa_model, example, explained.answer, explained.windows,
-                                           explained.span)
+    foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer,
+                                           explained.windows, explained.span)
     targets = ([contrast_target(foil, *explained.span)] if foil else []) + [
         Target(name, explained.start_token, explained.end_token) for name in settings.targets]
     stack = LayerStack(qa_model.model, _to(inputs, qa_model.device))

@@ -304,7 +304,7 @@ def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = 
     bounds = np.cumsum([0, *(len(p) for p in layout.positions)])
     null_window = (explained.answer.no_answer.window if explained.answer.no_answer else  # the decoder's rule
                    int(torch.cat([null_scores(s.start_logits, s.end_logits) for s in stacks]).argmin()))
-    foil = settings.contrast and find_foil(settings.contrast, qa_model, example, explained.answer, windows,
+    foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer, windows,
                                            explained.span)
     names = ["contrast"] * bool(foil) + list(settings.targets)  # a contrast comes first, as for one window
 
