@@ -65,10 +65,29 @@ def test_every_architecture_attributes_every_layer_completely(tiny_model_dirs, a
     assert np.allclose(totals, [c.attribution_sum for c in result.completeness], rtol=1e-4, atol=1e-4)
 
 
-def test_pad_baseline_gives_every_layer_the_same_total(tiny_model_dirs):
-    result = explain(load_model(tiny_model_dirs["bert"]), gallery_example("orchard-how-many"), IGSettings())
-    deltas = [c.delta for c in result.completeness]
-    assert np.allclose(deltas, deltas[0], rtol=1e-4)
+@pytest.mark.parametrize("baseline", ["pad", "zero"])
+def test_the_paths_ends_are_the_models_own_logits_and_only_the_zero_baseline_is_run(tiny_bert, baseline,
+                                                                                    monkeypatch):
+    example = gallery_example("orchard-how-many")
+    run_from, rows = LayerStack.run_from, []
+    monkeypatch.setattr(LayerStack, "run_from", lambda self, layer, hidden: (rows.append(len(hidden)),
+                                                                             run_from(self, layer, hidden))[1])
+    result = explain(tiny_bert, example, IGSettings(baseline=baseline, tolerance=None, steps=4))
+    layers = len(result.layers)
+    assert sum(rows) == layers * (4 + (baseline == "zero"))  # each layer's 4 gradients, and a zero baseline's end
+    inputs = first_window(tiny_bert, example)
+    target = Target("span_log_prob", result.targets[0]["start_token"], result.targets[0]["end_token"])
+    with torch.no_grad():
+        def f(output) -> float:
+            return float(target(output.start_logits, output.end_logits)[0])
+
+        at_input, at_pad = f(tiny_bert.model(**inputs)), f(tiny_bert.model(**pad_input(tiny_bert, inputs)))
+        stack = LayerStack(tiny_bert.model, inputs)
+        at_zero = [float(target(*run_from(stack, layer, torch.zeros_like(stack.hidden[layer])))[0])
+                   for layer in range(layers)]
+    assert [c.f_input for c in result.completeness] == pytest.approx([at_input] * layers, abs=1e-5)
+    expected = [at_pad] * layers if baseline == "pad" else at_zero
+    assert [c.f_baseline for c in result.completeness] == pytest.approx(expected, rel=1e-5, abs=1e-5)
 
 
 def test_targets_sharing_a_forward_equal_separate_runs(tiny_model_dirs):

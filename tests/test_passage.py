@@ -100,6 +100,33 @@ def test_the_joint_target_is_complete_at_every_layer_of_a_long_passage(tiny_bert
     assert round_trip.completeness == result.completeness and round_trip.settings["n_windows"] == windows
 
 
+def test_the_joint_paths_ends_are_every_windows_own_logits_and_take_no_forward(tiny_bert, monkeypatch):
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("bridge-how-much")
+    run_from, rows = LayerStack.run_from, []
+    monkeypatch.setattr(LayerStack, "run_from", lambda self, layer, hidden: (rows.append(len(hidden)),
+                                                                             run_from(self, layer, hidden))[1])
+    result = explain(qa_model, example, IGSettings(windows="all", tolerance=None, steps=4))
+    assert sum(rows) == len(result.layers) * 4 * len(result.settings["windows_read"])  # the gradients' points only
+    windows = encode(qa_model, example.question, example.passage)
+    lengths = windows.inputs["attention_mask"].sum(1).tolist()
+    special = torch.isin(windows.inputs["input_ids"], torch.tensor(qa_model.tokenizer.all_special_ids))
+    pad = {**windows.inputs, "input_ids": windows.inputs["input_ids"].masked_fill(~special, 0)}
+    explained = engine.explained_window(qa_model, example)
+    before = sum(lengths[:explained.window])  # the span's tokens among every window's, laid end to end
+    target = Target("span_log_prob", before + explained.start_token, before + explained.end_token)
+    with torch.no_grad():  # the model itself on every window at once, padded as the decoder runs them
+        def f(inputs) -> float:
+            output = qa_model.model(**inputs)
+            start = torch.cat([output.start_logits[w, :n] for w, n in enumerate(lengths)])[None]
+            end = torch.cat([output.end_logits[w, :n] for w, n in enumerate(lengths)])[None]
+            return float(target(start, end)[0])
+
+        at_input, at_pad = f(windows.inputs), f(pad)
+    assert [c.f_input for c in result.completeness] == pytest.approx([at_input] * len(result.layers), abs=1e-4)
+    assert [c.f_baseline for c in result.completeness] == pytest.approx([at_pad] * len(result.layers), abs=1e-4)
+
+
 @pytest.mark.parametrize("target", ["span_logits", "end_logit"])  # end_logit: a gradient on the end logits only
 def test_a_target_of_one_window_leaves_the_other_windows_alone(tiny_bert, target):
     qa_model = few_windows(tiny_bert)

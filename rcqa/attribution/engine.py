@@ -21,7 +21,7 @@ from rcqa.attribution.memory import budget_mb, in_chunks
 from rcqa.attribution.path import Integral, integrate_path
 from rcqa.attribution.quadrature import nodes_and_weights
 from rcqa.attribution.settings import IGSettings
-from rcqa.attribution.stack import LayerStack, layer_labels
+from rcqa.attribution.stack import LayerStack, layer_labels, same_calls
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
 from rcqa.qa import InputError, answer_with_logits, char_span_to_tokens
@@ -129,7 +129,7 @@ def iter_layers(qa_model: QAModel, stack: LayerStack, inputs: dict[str, torch.Te
         started = time.perf_counter()
         x = stack.hidden[layer]
         x_base = baselines.hidden[layer] if baselines else torch.zeros_like(x)
-        attributions, completeness = _attribute_layer(stack, layer, x, x_base, targets, settings)
+        attributions, completeness = _attribute_layer(stack, baselines, layer, x, x_base, targets, settings)
         scores = np.stack([aggregate(a) for a in attributions])
         yield LayerResult(layer, labels[layer], scores, completeness, time.perf_counter() - started)
 
@@ -142,10 +142,12 @@ def baseline_stack(qa_model: QAModel, inputs: dict[str, torch.Tensor], kind: str
     return LayerStack(qa_model.model, _to(_baseline_inputs(qa_model, inputs, kind), qa_model.device))
 
 
-def _attribute_layer(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor,
-                     targets: list[Target], settings: IGSettings) -> tuple[list[torch.Tensor], list[Completeness]]:
+def _attribute_layer(stack: LayerStack, baseline: LayerStack | None, layer: int, x: torch.Tensor,
+                     x_base: torch.Tensor, targets: list[Target],
+                     settings: IGSettings) -> tuple[list[torch.Tensor], list[Completeness]]:
     """IG at one layer of one window (rcqa.attribution.path integrates it)."""
-    integral = integrate_path(_WindowPath(stack, layer, x, x_base, targets, settings.memory_budget_mb), settings)
+    path = _WindowPath(stack, baseline, layer, x, x_base, targets, settings.memory_budget_mb)
+    integral = integrate_path(path, settings)
     return layer_attributions(layer, x - x_base, integral, targets)
 
 
@@ -165,6 +167,7 @@ class _WindowPath:
     """The path at one layer of one window: what rcqa.attribution.path.integrate_path asks of it."""
 
     stack: LayerStack
+    baseline: LayerStack | None  # the input baseline's states; None for the zero baseline
     layer: int
     x: torch.Tensor
     x_base: torch.Tensor
@@ -175,12 +178,30 @@ class _WindowPath:
     def difference(self) -> torch.Tensor:
         return self.x - self.x_base
 
+    def ends(self) -> torch.Tensor:
+        at_baseline = baseline_logits(self.stack, self.baseline, self.layer)
+        return torch.cat([self._at(at_baseline) if at_baseline else self.values([0.0]),
+                          self._at((self.stack.start_logits, self.stack.end_logits))], dim=1)
+
+    def _at(self, logits: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        return torch.stack([t(*logits) for t in self.targets]).cpu()
+
     def values(self, alphas) -> torch.Tensor:
         return _values(self.stack, self.layer, self.x, self.x_base, self.targets, alphas)
 
     def gradients(self, alphas: np.ndarray, weights: np.ndarray) -> torch.Tensor:
         return path_gradients(self.stack, self.layer, self.x, self.x_base, self.targets, alphas, weights,
                               self.memory_budget_mb)
+
+
+def baseline_logits(stack: LayerStack, baseline: LayerStack | None,
+                    layer: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """The baseline input's start and end logits, which are the model's at α = 0 of the path at `layer` when the
+    blocks above it were called for the baseline as for the input; None for the zero baseline or where they were
+    not (F there is then run from the layer)."""
+    if baseline is None or not same_calls(stack, baseline, layer):
+        return None
+    return baseline.start_logits, baseline.end_logits
 
 
 def _values(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],

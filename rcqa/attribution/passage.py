@@ -34,12 +34,12 @@ import numpy as np
 import torch
 
 from rcqa.attribution.contrast import find_foil
-from rcqa.attribution.engine import (LayerResult, aggregate, baseline_stack, chunk_size, explained_window,
-                                     layer_attributions, token_words, window_inputs)
+from rcqa.attribution.engine import (LayerResult, aggregate, baseline_logits, baseline_stack, chunk_size,
+                                     explained_window, layer_attributions, token_words, window_inputs)
 from rcqa.attribution.memory import budget_mb, in_chunks
 from rcqa.attribution.path import integrate_path
 from rcqa.attribution.settings import IGSettings
-from rcqa.attribution.stack import LayerStack, layer_labels
+from rcqa.attribution.stack import LayerStack, layer_labels, same_calls
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
 from rcqa.spans import NULL_TOKEN, Windows, null_scores
@@ -143,7 +143,7 @@ class PassagePath:
     def __init__(self, stacks: list[LayerStack], baselines: list[LayerStack | None], layer: int,
                  targets: list[Target], read: list[int], memory_budget_mb: int,
                  on_window: Callable[[int], None] | None = None):
-        self.stacks, self.layer, self.targets, self.read = stacks, layer, targets, read
+        self.stacks, self.baselines, self.layer, self.targets, self.read = stacks, baselines, layer, targets, read
         self.x = [s.hidden[layer] for s in stacks]
         self.x_base = [b.hidden[layer] if b else torch.zeros_like(x) for b, x in zip(baselines, self.x)]
         self.difference = torch.cat([x - x_base for x, x_base in zip(self.x, self.x_base)], dim=1)
@@ -175,6 +175,17 @@ class PassagePath:
                     for w in range(len(self.stacks))]
             return torch.cat(rows, dim=1)
         return laid(0), laid(1)
+
+    def ends(self) -> torch.Tensor:
+        """F at α = 0 and 1 with no forward where the logits are known (as for one window: rcqa.attribution.path)."""
+        at_baseline = {w: baseline_logits(self.stacks[w], self.baselines[w], self.layer) for w in self.read}
+        at_input = {w: (s.start_logits, s.end_logits) for w, s in enumerate(self.stacks)}
+        return torch.cat([self._at(at_baseline) if all(at_baseline.values()) else self.values([0.0]),
+                          self._at(at_input)], dim=1)
+
+    def _at(self, logits: dict[int, tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+        start, end = self._joint(logits, 1)
+        return torch.stack([t(start, end) for t in self.targets]).cpu()
 
     def values(self, alphas) -> torch.Tensor:
         alpha = torch.as_tensor(np.asarray(alphas), dtype=self.difference.dtype, device=self.difference.device)
@@ -265,29 +276,12 @@ def _groups(stacks: list[LayerStack], read: list[int], layer: int) -> list[tuple
     the same extra arguments, each of them None or a tensor of batch 1 (which broadcasts over any batch)."""
     groups: list[list[int]] = []
     for w in read:
-        home = next((g for g in groups if _same_calls(stacks[g[0]], stacks[w], layer)), None)
+        home = next((g for g in groups if same_calls(stacks[g[0]], stacks[w], layer)), None)
         if home is None:
             groups.append([w])
         else:
             home.append(w)
     return [tuple(g) for g in groups]
-
-
-def _same_calls(one: LayerStack, other: LayerStack, layer: int) -> bool:
-    if one.hidden[layer].shape != other.hidden[layer].shape:
-        return False
-    for a, b in zip(one.calls[layer:], other.calls[layer:]):
-        values = [*zip(a.args, b.args), *((a.kwargs[k], b.kwargs.get(k)) for k in a.kwargs)]
-        if len(a.args) != len(b.args) or a.kwargs.keys() != b.kwargs.keys():
-            return False
-        for x, y in values:
-            if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
-                if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape[:1] == (1,)
-                        and x.shape == y.shape and torch.equal(x, y)):
-                    return False
-            elif x is not y and x != y:
-                return False
-    return True
 
 
 def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),

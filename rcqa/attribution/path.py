@@ -1,9 +1,14 @@
 """The integrator of Integrated Gradients along one straight path x' → x, for any set of states and targets.
 
-A path is what the integrator asks of it: F at points α (forward only), gradient sums Σ_k w_k ∇F at points α_k
-(one column of weights per sum), and x − x'. The engine's path is one window's states at one layer
-(rcqa.attribution.engine); the whole passage's is every window's states at once (rcqa.attribution.passage), so the
-same panels, refinement and completeness check serve both.
+A path is what the integrator asks of it: F at its two ends, F at points α (forward only), gradient sums
+Σ_k w_k ∇F at points α_k (one column of weights per sum), and x − x'. The engine's path is one window's states at
+one layer (rcqa.attribution.engine); the whole passage's is every window's states at once
+(rcqa.attribution.passage), so the same panels, refinement and completeness check serve both.
+
+F at the ends takes no forward where the model's own logits are known: at α = 1 the states are the input's, so F
+is the target at the input's logits; at α = 0 an input baseline's states (pad, mask) are that baseline input's, so F
+is the target at its logits when the blocks above the layer were called for it as for the input. Only the zero
+baseline's end is run from the layer.
 
 By default the path is integrated on Gauss–Legendre panels, each checked on its own, and only the worst panel is
 refined (by Kronrod's extension of its rule, then by halving) until the relative error is under a tolerance.
@@ -21,6 +26,9 @@ from rcqa.attribution.settings import IGSettings
 
 class Path(Protocol):
     difference: torch.Tensor  # x − x'
+
+    def ends(self) -> torch.Tensor:
+        """(targets × 2) on the CPU: F at α = 0 and α = 1."""
 
     def values(self, alphas) -> torch.Tensor:
         """(targets × points) on the CPU: F at x' + α (x − x'), forward only."""
@@ -43,7 +51,7 @@ def integrate_path(path: Path, settings: IGSettings) -> Integral:
     if settings.tolerance is not None and adaptive(settings.rule):
         return Integral(_adaptive_panels(path, settings))
     alphas, weights = nodes_and_weights(settings.rule, settings.steps)
-    ends = path.values([0.0, 1.0])
+    ends = path.ends()
     gradients = path.gradients(alphas, weights[:, None])
     return Integral([_Panel(0.0, 1.0, len(alphas), gradients[:, 0], ends[:, 0], ends[:, 1], path.difference)])
 
@@ -75,7 +83,8 @@ def _adaptive_panels(path: Path, settings: IGSettings) -> list[_Panel]:
     panel is refined by Kronrod's extension, which keeps its gradients; an extended one is halved."""
     points = max(1, settings.steps // 2)
     edges = np.linspace(0.0, 1.0, max(1, settings.steps // points) + 1)
-    values = path.values(edges)
+    ends = path.ends()
+    values = torch.cat([ends[:, :1], path.values(edges[1:-1]), ends[:, 1:]], dim=1) if len(edges) > 2 else ends
     panels = _gauss_panels(path, edges, values, points)
     spent = len(panels) * points
     delta = (values[:, -1] - values[:, 0]).abs().clamp_min(1e-9)

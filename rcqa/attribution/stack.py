@@ -118,3 +118,23 @@ class LayerStack:
         logits = self.model.qa_outputs(hidden)
         start, end = logits.split(1, dim=-1)
         return start.squeeze(-1), end.squeeze(-1)
+
+
+def same_calls(one: LayerStack, other: LayerStack, layer: int) -> bool:
+    """Whether two stacks' blocks above `layer` take states of one shape and were called with the same extra
+    arguments, each of them None or an equal tensor of batch 1 (which broadcasts over any batch): then run_from of
+    either is the same function, and their states can run as one batch."""
+    if one.hidden[layer].shape != other.hidden[layer].shape:
+        return False
+    for a, b in zip(one.calls[layer:], other.calls[layer:]):
+        values = [*zip(a.args, b.args), *((a.kwargs[k], b.kwargs.get(k)) for k in a.kwargs)]
+        if len(a.args) != len(b.args) or a.kwargs.keys() != b.kwargs.keys():
+            return False
+        for x, y in values:
+            if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+                if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape[:1] == (1,)
+                        and x.shape == y.shape and torch.equal(x, y)):
+                    return False
+            elif x is not y and x != y:
+                return False
+    return True
