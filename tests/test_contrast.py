@@ -349,3 +349,141 @@ def test_a_null_foil_is_read_in_the_window_of_the_smallest_planted_null_score(ti
                                                                steps=2))
     foil = result.targets[0]["foil"]
     assert result.answer.n_windows > 2 and (foil["window"], foil["score"], foil["start_char"]) == (1, -4.0, None)
+def test_a_runner_up_in_the_nbest_list_is_taken_from_it_without_another_model_pass(tiny_bert, monkeypatch):
+    from rcqa.types import Answer, Span
+
+    example = Example(id="r", passage="cats and dogs , cats or dogs", question="What?")
+    windows = encode(tiny_bert, example.question, example.passage)
+    span = explained_at(windows, example.passage, "dogs")
+    cats = tokens_at(windows, 0, 4)
+    nbest = (Span("dogs", 9, 13, span[1], span[2], 0, 9.0, 9.0, 0.9),
+             Span("and dogs", 5, 13, span[1] - 1, span[2], 0, 4.0, 9.0, 0.06),  # overlaps the answer
+             Span("cats", 0, 4, *cats, 0, 3.0, 1.0, 0.03))
+
+    def no_model_pass(*args):
+        raise AssertionError("the n-best list holds a runner-up: the model must not run again")
+
+    monkeypatch.setattr(contrast, "decode", no_model_pass)
+    foil = find_foil("runner-up", hand_logits(windows, {}), example, Answer(example.question, nbest, 1), windows, span)
+    assert (foil.request, foil.text, foil.start_char, foil.end_char) == ("runner-up", "cats", 0, 4)
+    assert (foil.window, foil.start_token, foil.end_token) == (0, *cats)
+    assert (foil.score, foil.probability) == (pytest.approx(4.0), 0.03)
+
+
+def test_no_runner_up_where_every_answer_overlaps_the_explained_one(tiny_bert):
+    example = Example(id="one", passage="Velta", question="Which river?")  # every span answers the one word
+    explained = explained_window(tiny_bert, example)
+    with pytest.raises(NoFoil, match="none of the 200 most probable answers stays clear of the explained span"):
+        find_foil("runner-up", explained.logits, example, explained.answer, explained.windows, explained.span)
+
+
+@pytest.mark.parametrize("best", [0, 1, 2])
+def test_a_text_foil_is_looked_for_at_every_place_it_occurs(tiny_bert, best):
+    example = Example(id="t", passage="cats and dogs , cats or dogs , cats too", question="What?")
+    windows = encode(tiny_bert, example.question, example.passage)
+    places = [0, 16, 31]  # the three "cats"
+    logits = hand_logits(windows, {(at, 4): (2.0 if i == best else 0.5, 1.0) for i, at in enumerate(places)})
+    foil = find_foil("text:cats", logits, example, None, windows, explained_at(windows, example.passage, "dogs"))
+    assert (foil.start_char, foil.end_char, foil.score) == (places[best], places[best] + 4, pytest.approx(3.0))
+
+
+def test_overlapping_places_of_a_text_foil_are_each_a_candidate(tiny_bert):
+    example = Example(id="o", passage="dogs and aaa", question="What?")  # "aaa" is a ##a ##a: "aa" starts at 9 and 10
+    windows = encode(tiny_bert, example.question, example.passage)
+    logits = hand_logits(windows, {(9, 2): (0.5, 0.5), (10, 2): (1.5, 1.0)})
+    foil = find_foil("text:aa", logits, example, None, windows, explained_at(windows, example.passage, "dogs"))
+    assert (foil.start_char, foil.end_char, foil.score) == (10, 12, pytest.approx(2.5))
+
+
+def test_the_runner_up_search_reaches_past_the_first_twenty_answers(tiny_bert):
+    from rcqa.types import Answer, Span
+
+    # 30 answers "the … the Velta" score 9 and all overlap "Velta"; "or" (4) is the first answer clear of it
+    example = Example(id="r", passage="or " + " ".join(["the"] * 40) + " Velta", question="What?")
+    windows = encode(tiny_bert, example.question, example.passage)
+    velta = example.passage.index("Velta")
+    logits = hand_logits(windows, {(0, 2): (2.0, 2.0), (velta, 5): (0.0, 9.0)})
+    span = explained_at(windows, example.passage, "Velta")
+    only_the_answer = Answer(example.question, (Span("Velta", velta, velta + 5, span[1], span[2], 0, 0.0, 9.0, 0.1),),
+                             n_windows=1)
+    foil = find_foil("runner-up", logits, example, only_the_answer, windows, span)
+    assert (foil.text, foil.start_char, foil.score) == ("or", 0, pytest.approx(4.0))
+
+
+def test_a_gold_answer_at_the_first_character_is_a_foil(tiny_bert):
+    example = Example(id="g", passage="cats and dogs , cats or dogs", question="What?", answers=(GoldAnswer("cats", 0),))
+    windows = encode(tiny_bert, example.question, example.passage)
+    logits = hand_logits(windows, {(0, 4): (1.0, 0.25)})
+    foil = find_foil("gold", logits, example, None, windows, explained_at(windows, example.passage, "dogs"))
+    assert (foil.request, foil.text, foil.start_char, foil.end_char, foil.score) == ("gold", "cats", 0, 4,
+                                                                                  pytest.approx(1.25))
+
+
+def test_a_foil_that_no_window_holds_is_refused_in_one_sentence(tiny_bert):
+    example = Example(id="g", passage="cats and dogs", question="What?", answers=(GoldAnswer("birds", 500),))
+    windows = encode(tiny_bert, example.question, example.passage)
+    logits = hand_logits(windows, {})
+    span = explained_at(windows, example.passage, "dogs")
+    with pytest.raises(InputError, match="^the gold answer does not fit in any window of the passage$"):
+        find_foil("gold", logits, example, None, windows, span)
+    long = "birds " * 20  # the message quotes the first 60 characters only
+    with pytest.raises(InputError) as refused:
+        find_foil(f"text:{long}", logits, example, None, windows, span)
+    assert str(refused.value) == (f"{long[:60]!r} does not occur in the passage as written (the match is exact, "
+                                  f"case included)")
+    cut = Example(id="w", passage=f"cats and {long}dogs", question="What?")
+    cut_windows = encode(tiny_bert, cut.question, cut.passage)
+    with pytest.raises(InputError) as refused:
+        find_foil(f"text:ats and {long}", hand_logits(cut_windows, {}), cut, None, cut_windows,
+                  explained_at(cut_windows, cut.passage, "dogs"))
+    assert str(refused.value).startswith(f"{('ats and ' + long)[:60]!r} starts or ends inside a word-piece")
+
+
+def test_the_reasons_a_foil_is_missing_are_whole_sentences(tiny_bert):
+    windows = encode(tiny_bert, QUANTITY.question, QUANTITY.passage)
+    logits = hand_logits(windows, {})
+    span = explained_at(windows, QUANTITY.passage, "12")
+    other = Example(id="w", passage=QUANTITY.passage, question="What did the farm have?")
+    with pytest.raises(NoFoil, match="^not a quantifier question \\(no 'how many' / 'how much'\\): it has no "
+                                     "distractor number$"):
+        find_foil("distractor-number", logits, other, None, windows, span)
+    lone = Example(id="l", passage="In the farm there were 12 dogs.", question="How many dogs?")
+    lone_windows = encode(tiny_bert, lone.question, lone.passage)
+    with pytest.raises(NoFoil, match="^the passage has no number besides the explained span$"):
+        find_foil("distractor-number", hand_logits(lone_windows, {}), lone, None, lone_windows, explained_at(lone_windows, lone.passage,
+                                                                                         "12"))
+    with pytest.raises(InputError, match="^this example has no gold answer with a position in the passage$"):
+        find_foil("gold", logits, Example(id="n", passage=QUANTITY.passage, question="How?"), None,
+                  windows, span)
+
+
+def test_a_null_foil_has_no_probability_when_the_answer_was_decoded_without_it(tiny_bert):
+    example = gallery_example("comet-who")
+    explained = explained_window(tiny_bert, example, allow_null=False)
+    assert explained.answer.no_answer is None
+    foil = find_foil("null", explained.logits, example, explained.answer, explained.windows, explained.span)
+    assert (foil.request, foil.text, foil.start_char, foil.end_char, foil.probability) == ("null", "", None, None,
+                                                                                          None)
+    start, end = model_logits(tiny_bert, explained.windows)
+    assert foil.score == pytest.approx(float((start[:, 0] + end[:, 0]).min()))  # run_squad: the least null score
+
+
+def test_a_text_foils_probability_is_its_standing_among_the_answers(tiny_bert):
+    example = gallery_example("river-where")
+    explained = explained_window(tiny_bert, example)
+    passage, best = example.passage, explained.answer.best
+    other = next(s for s in explained.answer.nbest[1:] if not s.overlaps(best.start_char, best.end_char)
+                 and passage.count(s.text) == 1)
+    foil = find_foil(f"text:{other.text}", explained.logits, example, explained.answer, explained.windows, explained.span)
+    assert (foil.request, foil.start_char, foil.end_char) == (f"text:{other.text}", other.start_char, other.end_char)
+    assert (foil.score, foil.probability) == (pytest.approx(other.score, abs=1e-5),
+                                              pytest.approx(other.probability, rel=1e-5))
+
+
+def test_an_overlapping_foil_is_refused_naming_the_explained_span(tiny_bert):
+    example = gallery_example("river-where")
+    explained = explained_window(tiny_bert, example)
+    best = explained.answer.best
+    with pytest.raises(InputError) as refused:
+        find_foil("nbest:0", explained.logits, example, explained.answer, explained.windows, explained.span)
+    assert f"overlaps the explained span {best.text!r}; a contrast needs two different spans" in str(refused.value)
