@@ -99,3 +99,27 @@ def test_the_lens_margin_is_the_heads_reading_of_the_models_own_hidden_states(ti
     assert summary["explained_window"] == result.window and len(summary["completeness"]) == len(result.layers)
     with pytest.raises(ValueError, match="no contrast"):
         contrast_margins(tiny_bert, explain(tiny_bert, example, IGSettings(tolerance=None, steps=2)))
+
+
+@pytest.mark.parametrize("margins, reading", [
+    ([-1.0, 0.0, 0.5, 2.0], "On the lens the answer first beats the foil at block 1 (margin +0.50) and stays ahead from "
+                            "there (margin +2.00 at the last layer); the margin grows most at block 2 (+1.50)."),
+    ([1.0, 1.0, 0.5, 0.25], "On the lens the answer first beats the foil at embeddings (margin +1.00) and stays ahead "
+                            "from there (margin +0.25 at the last layer)."),
+    ([-1.0, -0.5, -0.25, -0.2], "On the lens the foil leads the answer at every layer (margin -0.20 at the last layer); "
+                                "the margin grows most at block 0 (+0.50)."),
+])
+def test_a_tie_is_no_lead_and_a_margin_that_never_grows_is_not_said_to(margins, reading):
+    assert margin_reading(["embeddings", "block 0", "block 1", "block 2"], np.array(margins)) == reading
+
+
+def test_the_contrast_summary_is_the_contrasts_own(tiny_bert):
+    result = explain(tiny_bert, gallery_example("orchard-how-many"),
+                     IGSettings(contrast="runner-up", tolerance=None, steps=2))
+    assert [t["name"] for t in result.targets] == ["contrast", "span_log_prob"]
+    summary = contrast_summary(tiny_bert, result)
+    checks = [c for c in result.completeness if c.target == "contrast"]
+    assert summary["completeness"] == [c.relative_error for c in checks]
+    assert summary["lens_margin"][-1] == pytest.approx(checks[-1].f_input, abs=1e-4)
+    with pytest.raises(ValueError, match="'span_log_prob' is no contrast"):
+        contrast_summary(tiny_bert, result, target=1)
