@@ -306,3 +306,144 @@ def test_a_contrast_with_a_foil_in_another_window_reads_both_windows(tiny_bert):
     foil_sums = np.array([c.window_sums[contrast["foil"]["window"]] for c in checks])
     assert np.allclose([c.attribution_sum for c in checks], span_sums + foil_sums, rtol=1e-4, atol=1e-5)
     assert (foil_sums != 0).all()
+
+
+def uneven_windows() -> Windows:
+    """[CLS] q q' [SEP] p… [SEP] [SEP'] over a passage of 6 tokens (token k holds characters 2k, 2k + 1), cut into a
+    window of 5 passage tokens p0…p4 and a shorter last one p2…p5, padded to one length: two question tokens and two
+    closing specials, as other tokenizers have."""
+    passage = [[0, 1, 2, 3, 4], [2, 3, 4, 5]]
+    ids, offsets, segments, mask = [], [], [], []
+    for window in passage:
+        pad = 5 - len(window)
+        ids.append([CLS, Q, Q + 1, SEP, *(200 + k for k in window), SEP, SEP + 1] + [0] * pad)
+        offsets.append([(0, 0), (0, 1), (2, 3), (0, 0), *((2 * k, 2 * k + 1) for k in window), (0, 0), (0, 0)]
+                       + [(0, 0)] * pad)
+        segments.append(["special", "question", "question", "special", *["passage"] * len(window), "special",
+                         "special"] + ["special"] * pad)
+        mask.append([1] * (6 + len(window)) + [0] * pad)
+    return Windows(inputs={"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask)}, offsets=offsets,
+                   passage_mask=torch.tensor([[s == "passage" for s in w] for w in segments]), segments=segments,
+                   question="q q'")
+
+
+def test_the_layout_of_a_shorter_last_window_with_two_closing_specials():
+    windows = uneven_windows()
+    layout = PassageLayout.of(windows)
+    assert layout.ids == (CLS, Q, Q + 1, SEP, 200, 201, 202, 203, 204, 205, SEP, SEP + 1)
+    assert layout.positions == ((0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11), (0, 1, 2, 3, 6, 7, 8, 9, 10, 11))
+    for w, positions in enumerate(layout.positions):  # every token of every window is at its place
+        assert [layout.ids[p] for p in positions] == windows.inputs["input_ids"][w, :len(positions)].tolist()
+        assert [layout.offsets[p] for p in positions] == windows.offsets[w][:len(positions)]
+    # BERT's max context, min(left, right) + 0.01 · length: p3 is 1 + 0.05 in window 0 and 1 + 0.04 in the shorter
+    # window 1 (the longer window wins); p4 is 0 + 0.05 at window 0's edge and 1 + 0.04 in window 1
+    assert layout.max_context == (None,) * 4 + (0, 0, 0, 0, 1, 1) + (None,) * 2
+
+
+@pytest.mark.parametrize("token, segment, message", [
+    (2, None, "the windows do not share their question and special tokens"),  # a question token
+    (8, None, "the windows do not share their question and special tokens"),  # a closing special
+    (5, "special", "a window's passage tokens are not one contiguous run"),
+])
+def test_windows_that_cannot_be_laid_end_to_end_are_refused(token, segment, message):
+    windows = uneven_windows()
+    if segment is None:
+        windows.inputs["input_ids"][1, token] += 1
+    else:
+        windows.segments[1][token] = segment
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        PassageLayout.of(windows)
+
+
+def recorded_calls(*calls: tuple[tuple, dict], tokens: int = 4):
+    """A stand-in for a LayerStack of one window: its blocks' recorded (args, kwargs), the states above them."""
+    from types import SimpleNamespace
+
+    from rcqa.attribution.stack import _Call
+
+    return SimpleNamespace(hidden=[torch.zeros(1, tokens, 2)] * (len(calls) + 1),
+                           calls=[_Call(None, args, kwargs) for args, kwargs in calls])
+
+
+MASK = torch.tensor([[[[0.0, 0.0, -1e9, 0.0]]]])
+
+
+@pytest.mark.parametrize("other, same", [
+    (((MASK.clone(),), {"mask": MASK.clone(), "flag": [1]}), True),  # equal tensors of batch 1 and equal values
+    (((MASK.clone(), None), {"mask": MASK, "flag": [1]}), False),  # one more positional argument
+    (((MASK,), {"mask": MASK, "other": [1]}), False),  # other keywords
+    (((MASK,), {"mask": MASK + 1, "flag": [1]}), False),  # another mask
+    (((None,), {"mask": MASK, "flag": [1]}), False),  # None for a tensor
+    (((MASK,), {"mask": MASK, "flag": [2]}), False),  # another value
+])
+def test_windows_batch_together_only_where_their_blocks_take_the_same_arguments(other, same):
+    from rcqa.attribution.passage import _groups
+    from rcqa.attribution.stack import same_calls
+
+    one = recorded_calls(((MASK,), {"mask": MASK, "flag": [1]}))
+    assert same_calls(one, recorded_calls(other), 0) is same
+    assert same_calls(recorded_calls(other), one, 0) is same
+    assert _groups([one, recorded_calls(other), one], [0, 1, 2], 0) == ([(0, 1, 2)] if same else [(0, 2), (1,)])
+
+
+def test_a_mask_of_two_rows_does_not_broadcast_over_a_batch():
+    from rcqa.attribution.stack import same_calls
+
+    two_rows = torch.cat([MASK, MASK])
+    assert not same_calls(recorded_calls(((two_rows,), {})), recorded_calls(((two_rows.clone(),), {})), 0)
+    # only the blocks above the layer are called: the calls below it do not matter
+    assert same_calls(recorded_calls(((two_rows,), {}), ((MASK,), {})), recorded_calls(((None,), {}), ((MASK,), {})),
+                       1)
+
+
+def direct_gradients(stacks, layer, alphas, targets):
+    """∇F per target and point (targets × points × Σ tokens × dim), by autograd on every window's path point at once,
+    one point at a time: no batches, no budget."""
+    found = []
+    for alpha in alphas:
+        paths = [(alpha * s.hidden[layer]).requires_grad_(True) for s in stacks]
+        with torch.enable_grad():
+            logits = [s.run_from(layer, p) for s, p in zip(stacks, paths)]
+            start, end = (torch.cat([pair[side] for pair in logits], dim=1) for side in (0, 1))
+            found.append([torch.cat([g[0] for g in torch.autograd.grad(t(start, end).sum(), paths, retain_graph=True)])
+                          for t in targets])
+    return torch.stack([torch.stack(by_target) for by_target in found], dim=1)
+
+
+G, N = True, False  # a run with a graph (for a backward), one without
+BUDGET_RUNS = {  # per chunk of points, hand-worked from the rule: runs of (windows, rows, with a graph)
+    1: [[((0,), 1, G), ((1,), 1, N), ((2,), 1, N), ((3,), 1, N), ((1,), 1, G), ((2,), 1, G), ((3,), 1, G)]] * 2,
+    3: [[((0, 1), 2, G), ((2,), 1, G), ((3,), 1, N), ((3,), 1, G)]] * 2,
+    5: [[((0, 1), 2, G), ((2,), 1, G), ((3,), 1, G)]] * 2,
+    8: [[((0, 1), 4, G), ((2,), 2, G), ((3,), 2, G)]],
+}
+
+
+@pytest.mark.parametrize("capacity", sorted(BUDGET_RUNS))
+def test_the_joint_gradient_keeps_to_the_memory_budget(tiny_bert, monkeypatch, capacity):
+    """Four windows of 40, 40, 30 and 20 tokens (batches: the two of one length together), two points, a capacity
+    of `capacity` path points: a chunk has at most capacity // 4 points (at least one); a batch keeps its graph while
+    the rows kept fit in the capacity (the first always), the others run without one and again with one."""
+    from rcqa.attribution import passage
+
+    qa_model = few_windows(tiny_bert)
+    windows = [encode(qa_model, e.question, e.passage) for e in map(gallery_example, ("comet-who", "bridge-how-much"))]
+    stacks = [LayerStack(qa_model.model, engine.window_inputs(windows[0], w)) for w in range(3)]
+    stacks.append(LayerStack(qa_model.model, engine.window_inputs(windows[1], 3)))
+    assert [s.hidden[0].shape[1] for s in stacks] == [40, 40, 30, 20]
+    sized, runs = [], []
+    monkeypatch.setattr(passage, "chunk_size", lambda stack, layer, x, budget: sized.append(x.shape[1]) or capacity)
+    run = PassagePath._run
+    monkeypatch.setattr(PassagePath, "_run", lambda self, batch, path: runs.append(
+        (batch, path.shape[0], path.requires_grad)) or run(self, batch, path))
+    span = 40 + 12  # a span of window 1, read by both targets; span_log_prob reads every window
+    targets = [Target("span_log_prob", span, span + 2), Target("span_logits", span, span + 2)]
+    layer, alphas = 1, np.array([0.3, 0.8])
+    path = PassagePath(stacks, [None] * 4, layer, targets, [0, 1, 2, 3], 1)
+    ours = path.gradients(alphas, np.eye(2))[:, :, 0]
+    assert sized == [40]  # the capacity is the longest window's
+    assert runs == [run for chunk in BUDGET_RUNS[capacity] for run in chunk]
+    reference = direct_gradients(stacks, layer, alphas, targets)
+    assert float((ours - reference).abs().max() / reference.abs().max()) <= 1e-5
+    assert ours[1, :, 40:80].any() and not ours[1, :, :40].any() and not ours[1, :, 80:].any()  # window 1's logits
+    assert ours[0, :, 80:].any()  # span_log_prob reads every window through its softmax
