@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from rcqa.analysis.report import analyses
-from rcqa.analysis.roles import category_masks, category_shares, phase_readings, word_categories
+from rcqa.analysis.roles import (category_masks, category_shares, other_number_share, phase_readings,
+                                 word_categories)
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.engine import explain
 from rcqa.attribution.settings import IGSettings
@@ -14,7 +15,7 @@ from rcqa.gallery import gallery_example
 from rcqa.lens.contrast import contrast_margins, contrast_summary, margin_reading
 from rcqa.qa import encode
 from tests.handmade import handmade
-from tests.test_analysis import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED, WORDS
+from tests.test_analysis import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED, WORDS, result  # noqa: F401
 
 TWO_HUNDRED_FIFTY = 17  # "250" among all passage words, punctuation included
 
@@ -49,6 +50,16 @@ def test_the_foils_share_of_each_layers_top_words(contrasted):
     assert "foil 50%" in early
 
 
+def test_other_numbers_are_the_top_words_tagged_cd_that_are_neither_the_answer_nor_the_foil(contrasted, result):
+    distribution = passage_distribution(contrasted)
+    # top-3 at the embeddings: trees 5, pear 4, trees 3 (no number); at block 0: 600 6 (the answer), 250 3 (the
+    # foil), 14 2 (another number); block 1: punctuation only, undefined
+    shares = other_number_share(contrasted, distribution, k=3)
+    assert shares[:2].tolist() == pytest.approx([0.0, 100 / 3]) and np.isnan(shares[2])
+    assert category_shares(contrasted, distribution, k=3)["foil"][1] == pytest.approx(100 / 3)
+    assert other_number_share(result, passage_distribution(result), k=3) is None  # no contrast, no foil
+
+
 def test_the_roles_figure_counts_a_foil_word_once_as_foil(contrasted):
     chart = roles(contrasted, k=2)
     exclusive = chart.data[(chart.data.measure == "exclusive") & (chart.data.layer == 1)].set_index("category")
@@ -62,6 +73,7 @@ def test_a_null_foil_has_no_words(contrasted):
     contrasted.targets[0]["foil"] = {**contrasted.targets[0]["foil"], "text": "", "start_char": None,
                                      "end_char": None}
     assert "foil" not in category_masks(contrasted)
+    assert other_number_share(contrasted, passage_distribution(contrasted), k=3) is None
 
 
 @pytest.mark.parametrize("margins, reading", [

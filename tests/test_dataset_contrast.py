@@ -42,6 +42,10 @@ def test_a_question_without_a_distractor_number_is_skipped_not_failed(tiny_model
     assert len(cell["foil"]["text"].split()) == 1
     assert cell["category_foil"] == [100 * sum(w["word"] == cell["foil"]["text"] for w in layer) / len(layer)
                                      for layer in rows[0]["top_k"]]
+    # other numbers: top words tagged CD that are neither in the answer nor the foil
+    assert cell["category_other_numbers"] == [
+        pytest.approx(100 * sum(w["is_number"] and not w["answer"] and w["word"] != cell["foil"]["text"]
+                                for w in layer) / len(layer), abs=0.01) for layer in rows[0]["top_k"]]
     # the run's bookkeeping: skipped is neither failed nor counted among the failures, and is not done again
     manifest = {**MANIFEST, "failed": [{"id": "lighthouse-who", "reason": "an earlier failure"}], "runs": []}
     (tmp_path / store.SHARDS).mkdir()
@@ -57,57 +61,75 @@ def test_a_question_without_a_distractor_number_is_skipped_not_failed(tiny_model
 LAYERS = ["embeddings", "block 0", "block 1", "block 2"]
 
 
-def contrast_cell(foil_share, margin, request="distractor-number"):
-    return json.dumps({"foil": {"request": request, "text": "3"}, "category_foil": foil_share, "lens_margin": margin})
+def contrast_cell(foil_share, margin, other_numbers=None, request="distractor-number"):
+    cell = {"foil": {"request": request, "text": "3"}, "category_foil": foil_share, "lens_margin": margin}
+    return json.dumps(cell if other_numbers is None else {**cell, "category_other_numbers": other_numbers})
 
 
-def four_layer_row(id, answer, foil_share, margin, em=1.0) -> dict:
+def four_layer_row(id, answer, foil_share, margin, other_numbers, em=1.0) -> dict:
     """A quantifier question's row of a contrast run over 4 layers (the hand rows have 3)."""
     return {**row(id, quantifier=True, em=em), "layers": LAYERS, "category_answer": list(answer),
             "category_supporting": [0.0] * 4, "category_query": [0.0] * 4, "distribution": [[.5, .5]] * 4,
             "top_k": [[]] * 4, **{f"pos_{g}": [100.0 if g == "entity" else 0.0] * 4 for g in GROUPS},
             **{f"jsd_{v}": [[0.0] * 4] * 4 for v in VARIANTS}, "completeness": [0.001] * 4, "steps": [8] * 4,
-            "contrast": contrast_cell(foil_share, margin)}
+            "contrast": contrast_cell(foil_share, margin, other_numbers)}
 
 
-def contrast_rows(late_foil: float, em_of_c: float):
-    # the last block's share is 50 everywhere: there only the two spans have attribution, and the verdict leaves it out
-    return [four_layer_row("a", (0, 20, 60, 50), [0, 20, 40, 50], [-1.0, 0.5, 2.0, 3.0]),
-            four_layer_row("b", (20, None, 80, 50), [0, None, late_foil, 50], [-2.0, -1.0, 1.0, 2.0]),
-            four_layer_row("c", (10, 40, 70, 50), [20, 40, 0, 50], [0.5, 1.5, 3.0, 4.0], em=em_of_c)]
+def contrast_rows(late_other: float, em_of_c: float):
+    # the last block's shares are 50 and 0 everywhere: there only the two spans have attribution, and the verdict
+    # leaves it out. The foil's share falls while the other numbers' rises: the verdict reads the other numbers.
+    return [four_layer_row("a", (0, 20, 60, 50), [40, 20, 0, 50], [-1.0, 0.5, 2.0, 3.0], [0, 20, 40, 0]),
+            four_layer_row("b", (20, None, 80, 50), [40, None, 20, 50], [-2.0, -1.0, 1.0, 2.0],
+                           [0, None, late_other, 0]),
+            four_layer_row("c", (10, 40, 70, 50), [40, 40, 0, 50], [0.5, 1.5, 3.0, 4.0], [20, 40, 0, 0],
+                           em=em_of_c)]
 
 
 def test_a_contrast_run_summarises_shares_margins_and_the_quantifier_claim(tmp_path):
-    folder = write_run(tmp_path / "contrast", contrast_rows(late_foil=20, em_of_c=0.0),
+    folder = write_run(tmp_path / "contrast", contrast_rows(late_other=20, em_of_c=0.0),
                        {**MANIFEST, "skipped": [{"id": "d", "reason": "not a quantifier question"}]})
     summary = summarize(load_run(folder))
     found = summary["contrast"]
     assert found["n"] == 3 and found["foil"] == "distractor-number" and summary["n_skipped"] == 1
-    assert found["shares"]["foil"] == pytest.approx([20 / 3, 30, 20, 50])  # block 0: b's undefined share left out
+    assert found["shares"]["other_numbers"] == pytest.approx([20 / 3, 30, 20, 0])  # b's undefined share left out
+    assert found["shares"]["foil"] == pytest.approx([40, 30, 20 / 3, 50])
     assert found["shares"]["answer"] == pytest.approx([10, 30, 70, 50])
     assert found["lens_margin"] == pytest.approx([-2.5 / 3, 1.0 / 3, 2.0, 3.0])
     assert found["lens_ahead"] == pytest.approx([100 / 3, 200 / 3, 100, 100])
     assert found["exact_match"] == pytest.approx(200 / 3)
-    # without the last block: early third (embeddings) 6.7 %, late third (block 1) 20 %; 2 of 3 answered exactly
+    # without the last block: other numbers early third (embeddings) 6.7 %, late third (block 1) 20 %, while the
+    # foil's own share falls (40 % to 6.7 %); 2 of 3 answered exactly
     verdict = contrast_verdict(found)
-    assert verdict.holds is True and "early layers 6.7%, late layers 20.0%" in verdict.evidence
+    assert verdict.holds is True and "other numbers' share early layers 6.7%, late layers 20.0%" in verdict.evidence
+    assert "in the target by construction: 40.0% and 6.7%" in verdict.evidence
     assert "EM 66.7% over 3 questions" in verdict.evidence
     assert verdicts(summary)[-1] == verdict
     write([folder], tmp_path / "report", images=False)
     page = (tmp_path / "report" / "report.html").read_text()
-    assert "Why this answer and not the foil?" in page
+    assert "Why this answer and not the foil?" in page and "<th>other numbers %</th>" in page
     assert "The paper&#x27;s quantifier claim holds on this model under this test." in page
 
 
-@pytest.mark.parametrize("late_foil, em_of_c", [(0.0, 1.0), (20.0, 0.0)])
-def test_the_quantifier_claim_fails_when_the_focus_falls_or_the_answers_are_wrong(tmp_path, late_foil, em_of_c):
-    rows = contrast_rows(late_foil, em_of_c)
-    if late_foil == 0.0:  # without the last block: early (embeddings) 16.7 %, late (block 1) 0 %: the focus falls
-        rows[0]["contrast"] = contrast_cell([30, 20, 0, 50], [-1.0, 0.5, 2.0, 3.0])
+@pytest.mark.parametrize("late_other, em_of_c", [(0.0, 1.0), (20.0, 0.0)])
+def test_the_quantifier_claim_fails_when_the_focus_falls_or_the_answers_are_wrong(tmp_path, late_other, em_of_c):
+    rows = contrast_rows(late_other, em_of_c)
+    if late_other == 0.0:  # without the last block: early (embeddings) 16.7 %, late (block 1) 0 %: the focus falls
+        rows[0]["contrast"] = contrast_cell([0, 20, 40, 50], [-1.0, 0.5, 2.0, 3.0], [30, 20, 0, 0])
     else:
         rows[1]["em"] = 0.0  # 1 of 3 answered exactly
     found = summarize(load_run(write_run(tmp_path / "run", rows)))["contrast"]
     assert contrast_verdict(found).holds is False
+
+
+def test_a_run_whose_rows_predate_the_other_numbers_share_cannot_tell_the_claim(tmp_path):
+    rows = contrast_rows(20.0, 1.0)
+    for one in rows:  # the foil's share rises here, yet it is no evidence for the claim
+        cell = json.loads(one["contrast"])
+        one["contrast"] = contrast_cell([0, 20, 40, 50], cell["lens_margin"])
+    found = summarize(load_run(write_run(tmp_path / "run", rows)))["contrast"]
+    assert "other_numbers" not in found["shares"]
+    verdict = contrast_verdict(found)
+    assert verdict.holds is None and "predate the other numbers' share" in verdict.evidence
 
 
 def test_a_run_without_a_contrast_has_no_contrast_section(tmp_path):

@@ -101,6 +101,18 @@ def quantifier_share(result: Attribution, distribution: np.ndarray, k: int = 5, 
     return 100 * np.array(counts, dtype=float) / numbers.sum()
 
 
+def other_number_share(result: Attribution, distribution: np.ndarray, k: int = 5, target: int = 0) -> np.ndarray | None:
+    """Per layer, the % of its top-k passage words that are numbers (tagged CD) outside both the explained span and
+    the contrast's foil: the paper's "other numbers" with the two numbers the contrast itself names taken out, so
+    that their share cannot come from the target by construction. None unless the target is a contrast whose foil
+    is a span."""
+    masks = category_masks(result, target)
+    if "foil" not in masks:
+        return None
+    numbers = np.array([w.tag == NUMBER_TAG for w in result.passage_words()], dtype=bool)
+    return shares_of_top(top_k(distribution, k), numbers & ~masks["answer"] & ~masks["foil"])
+
+
 def phase_readings(layers: list[str], shares: dict[str, np.ndarray]) -> list[tuple[str, str]]:
     """Split the layers into early / middle / late thirds and say in plain words what dominates each."""
     bounds = np.array_split(np.arange(len(layers)), 3)

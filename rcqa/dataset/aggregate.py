@@ -184,8 +184,8 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
 
 
 def summarize_contrast(rows: pa.Table, seed: int = 0) -> dict | None:
-    """A contrast run's numbers: per layer, the shares (%) of answer, foil, supporting and query words in the
-    contrast's top-k, with intervals; the lens's margin log p(answer) − log p(foil) and the share (%) of questions
+    """A contrast run's numbers: per layer, the shares (%) of answer, foil, supporting and query words and of the
+    other numbers (neither the span's nor the foil's) in the contrast's top-k, with intervals; the lens's margin log p(answer) − log p(foil) and the share (%) of questions
     whose answer leads there; EM over its questions. None for a run without a contrast."""
     if "contrast" not in rows.column_names:
         return None
@@ -194,9 +194,10 @@ def summarize_contrast(rows: pa.Table, seed: int = 0) -> dict | None:
         return None
     cells = [json.loads(cell) for cell in kept["contrast"].to_pylist()]
     tables = {c: per_layer(kept, f"category_{c}") for c in CATEGORIES}
-    foil_shares = [c["category_foil"] for c in cells if c["category_foil"] is not None]
-    if foil_shares:
-        tables["foil"] = np.array([[np.nan if x is None else x for x in v] for v in foil_shares], dtype=float)
+    for name in ("foil", "other_numbers"):  # rows before the other numbers' share was kept have no such key
+        found = [c[f"category_{name}"] for c in cells if c.get(f"category_{name}") is not None]
+        if found:
+            tables[name] = np.array([[np.nan if x is None else x for x in v] for v in found], dtype=float)
     shares = {c: layer_means(table, seed) for c, table in tables.items()}
     margins = np.array([c["lens_margin"] for c in cells], dtype=float)
     return {"n": kept.num_rows, "foil": cells[0]["foil"]["request"],

@@ -67,20 +67,27 @@ CORRECT = 50.0  # % EM: "still predict correctly" reads as a majority of the que
 
 def contrast_verdict(contrast: dict) -> Verdict:
     """The paper's quantifier claim under `reproduce --contrast distractor-number`: later layers focus on the other
-    numbers (the distractor's share of the contrast's top-k is larger in the last third of the layers than in the
-    first) but the model still predicts correctly (EM ≥ CORRECT % on those questions).
+    numbers (the share of the contrast's top-k that is numbers other than the answer and the distractor is larger in
+    the last third of the layers than in the first) but the model still predicts correctly (EM ≥ CORRECT % on those
+    questions).
 
-    The last block is left out: the QA head reads each token on its own, so there a logit contrast's attribution
-    lands on the two spans' tokens alone, and its top-k is the answer and the foil by construction."""
-    claim = ("On quantifier questions, later layers focus on the other numbers (the distractor's share of the "
-             "contrast's top-k rises) but still predict correctly")
-    early, late = thirds(contrast["shares"].get("foil", [])[:-1])
-    em = contrast["exact_match"]
+    The distractor's own words are not counted as "other numbers": the distractor is part of the target, so its
+    share of the attribution comes from the target by construction (it is given beside the verdict). The last block
+    is left out: the QA head reads each token on its own, so there a logit contrast's attribution lands on the two
+    spans' tokens alone, and its top-k is the answer and the foil by construction."""
+    claim = ("On quantifier questions, later layers focus on the other numbers (numbers that are neither the answer "
+             "nor the distractor rise in the contrast's top-k) but still predict correctly")
+    shares, em = contrast["shares"], contrast["exact_match"]
+    if "other_numbers" not in shares:
+        return Verdict(claim, None, "undefined in this run: its rows predate the other numbers' share (run it again)")
+    early, late = thirds(shares["other_numbers"][:-1])
+    foil_early, foil_late = thirds(shares.get("foil", [])[:-1])
     if np.isnan(early) or np.isnan(late) or em is None:
         return Verdict(claim, None, "undefined in this run")
     return Verdict(claim, bool(late > early and em >= CORRECT),
-                   f"distractor share early layers {early:.1f}%, late layers {late:.1f}% (the last block, whose "
-                   f"top-k holds only the two spans, left out); EM {em:.1f}% over {contrast['n']} questions")
+                   f"other numbers' share early layers {early:.1f}%, late layers {late:.1f}% (the distractor's own "
+                   f"words, in the target by construction: {foil_early:.1f}% and {foil_late:.1f}%; the last block, "
+                   f"whose top-k holds only the two spans, left out); EM {em:.1f}% over {contrast['n']} questions")
 
 
 def contrast_statement(contrast: dict) -> str | None:

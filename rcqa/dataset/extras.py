@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the analyses load torch models; the aggregates that read EXTRAS do not need them
+    import numpy as np
+
     from rcqa.model import QAModel
     from rcqa.types import Attribution, Example
 
@@ -60,16 +62,20 @@ def extra_cells(qa_model: QAModel, example: Example, result: Attribution, job) -
 
 
 def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: str, k: int) -> str:
-    """The contrast (the explanation's first target) in a row: its foil, the foil words' share (%) of each layer's
-    top-k (the row's category columns hold the answer's, supporting and query words'), and the lens margin per
-    layer."""
-    from rcqa.analysis.roles import category_shares
+    """The contrast (the explanation's first target) in a row: its foil, the shares (%) of each layer's top-k that
+    are the foil's words and that are other numbers (neither the span's nor the foil's; the row's category columns
+    hold the answer's, supporting and query words'), and the lens margin per layer."""
+    from rcqa.analysis.roles import category_shares, other_number_share
     from rcqa.analysis.words import passage_distribution
     from rcqa.lens.contrast import contrast_margins
 
-    shares = category_shares(result, passage_distribution(result, aggregation), k)
-    foil_share = shares.get("foil")  # None for the foil "no answer", which has no words
-    return json.dumps({"foil": result.targets[0]["foil"],
-                       "category_foil": None if foil_share is None else [None if math.isnan(x) else round(float(x), 2)
-                                                                         for x in foil_share],
+    distribution = passage_distribution(result, aggregation)
+    shares = category_shares(result, distribution, k)
+    # both None for the foil "no answer", which has no words
+    return json.dumps({"foil": result.targets[0]["foil"], "category_foil": _rounded(shares.get("foil")),
+                       "category_other_numbers": _rounded(other_number_share(result, distribution, k)),
                        "lens_margin": contrast_margins(qa_model, result).round(4).tolist()})
+
+
+def _rounded(shares: np.ndarray | None) -> list[float | None] | None:
+    return None if shares is None else [None if math.isnan(x) else round(float(x), 2) for x in shares]

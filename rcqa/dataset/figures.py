@@ -295,8 +295,12 @@ def interventions_by_layer(summary: dict) -> Chart | None:
     return Chart("dataset-interventions", data, figure)
 
 
+SHARE_NAMES = {"other_numbers": "other numbers (neither answer nor foil)"}
+
+
 def contrast_by_layer(summary: dict) -> Chart | None:
-    """A contrast run: per layer, the shares of answer, foil, supporting and query words in the contrast's top-k
+    """A contrast run: per layer, the shares of answer, foil, supporting and query words and of the other numbers in
+    the contrast's top-k
     (left axis) and the lens's mean margin log p(answer) − log p(foil) (right axis); None for another run."""
     found = summary.get("contrast")
     if not found:
@@ -308,9 +312,9 @@ def contrast_by_layer(summary: dict) -> Chart | None:
                          for i, label in enumerate(layers)])
     figure = go.Figure()
     for name in found["shares"]:
-        part = data[data.series == name]
-        figure.add_scatter(x=part.layer, y=part.value, mode="lines+markers", name=f"{name} words",
-                           line={"color": ROLE_COLOURS[name]}, hovertemplate=f"%{{x}}: {name} %{{y:.1f}}%<extra></extra>")
+        part, shown = data[data.series == name], SHARE_NAMES.get(name, f"{name} words")
+        figure.add_scatter(x=part.layer, y=part.value, mode="lines+markers", name=shown,
+                           line={"color": ROLE_COLOURS[name]}, hovertemplate=f"%{{x}}: {shown} %{{y:.1f}}%<extra></extra>")
     part = data[data.series == "lens margin"]
     figure.add_scatter(x=part.layer, y=part.value, mode="lines", name="lens margin (right axis)", yaxis="y2",
                        line={"color": "#444", "dash": "dash"}, hovertemplate="%{x}: margin %{y:.2f}<extra></extra>")
@@ -318,6 +322,6 @@ def contrast_by_layer(summary: dict) -> Chart | None:
                                  "side": "right", "zeroline": True})
     apply_layout(figure, f"Why the answer and not the foil ({found['foil']})? {found['n']} questions",
                  "lines: share of each layer's top-k words of the contrast log p(answer) − log p(foil) that are answer, "
-                 "foil, supporting or query words; dashed: the QA head's mean margin of the answer over the foil, read "
+                 "foil, supporting or query words, or other numbers; dashed: the QA head's mean margin of the answer over the foil, read "
                  "from each layer's states", "Layer (output of)", f"Share of the contrast's top-{summary['settings'].get('top_k')} words (%)")
     return Chart("dataset-contrast", data, figure)

@@ -115,7 +115,8 @@ def _contrast_section(summary: dict) -> str:
     found = summary.get("contrast")
     if not found:
         return ""
-    rows = pd.DataFrame([{"layer": label, **{f"{name} %": values[i] for name, values in found["shares"].items()},
+    rows = pd.DataFrame([{"layer": label, **{f"{name.replace('_', ' ')} %": values[i]
+                                             for name, values in found["shares"].items()},
                           "lens margin": found["lens_margin"][i], "answer leads on the lens %": found["lens_ahead"][i]}
                          for i, label in enumerate(summary["layers"])])
     statement = contrast_statement(found)
@@ -123,7 +124,8 @@ def _contrast_section(summary: dict) -> str:
     return f"""<h2>Why this answer and not the foil?</h2>
 <p>Each question's explanation is the contrast log p(answer) − log p(foil), foil = {html.escape(found['foil'])}
 ({found['n']} questions; {summary['n_skipped']} without such a foil skipped). Per layer: the shares of answer, foil,
-supporting and query words among the contrast's top-k words, and the lens's mean margin of the answer over the foil
+supporting and query words, and of the other numbers (neither the answer's nor the foil's), among the contrast's
+top-k words, and the lens's mean margin of the answer over the foil
 (the QA head on each layer's states), with the share of questions whose answer already leads there. EM over these
 questions: {figures.number_text(found['exact_match'])}.</p>
 {claim}

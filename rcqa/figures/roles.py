@@ -21,7 +21,8 @@ from rcqa.types import Attribution
 
 # exclusive labels of a top-k word (a word can be a query word and an answer or supporting word at once)
 ROLE_COLOURS = {"answer": "#d62728", "answer+query": "#8c1c13", "supporting": "#ff7f0e",
-                "supporting+query": "#b85c00", "query": "#2ca02c", "foil": "#1f77b4", "other": "#c7c7c7"}
+                "supporting+query": "#b85c00", "query": "#2ca02c", "foil": "#1f77b4", "other": "#c7c7c7",
+                "other_numbers": "#9467bd"}
 POS_COLOURS = dict(zip(POS_GROUPS, ("#1f77b4", "#d62728", "#ff7f0e", "#9467bd", "#c7c7c7", "#7f7f7f", "#e377c2")))
 
 
