@@ -487,3 +487,12 @@ def test_an_overlapping_foil_is_refused_naming_the_explained_span(tiny_bert):
     with pytest.raises(InputError) as refused:
         find_foil("nbest:0", explained.logits, example, explained.answer, explained.windows, explained.span)
     assert f"overlaps the explained span {best.text!r}; a contrast needs two different spans" in str(refused.value)
+
+
+def test_a_distractor_number_that_no_window_holds_is_refused_in_one_sentence(tiny_bert):
+    # windows over the passage's first words only, as where a passage was cut: its other numbers lie past them
+    example = Example(id="c", passage="There were 12 dogs , 3 cats and 5 hens .", question="How many dogs were there?")
+    windows = encode(tiny_bert, example.question, example.passage[:18])
+    with pytest.raises(InputError, match="^no other number of the passage fits in a window$"):
+        find_foil("distractor-number", hand_logits(windows, {}), example, None, windows,
+                  explained_at(windows, example.passage, "12"))

@@ -133,5 +133,7 @@ def test_the_contrast_summary_is_the_contrasts_own(tiny_bert):
     checks = [c for c in result.completeness if c.target == "contrast"]
     assert summary["completeness"] == [c.relative_error for c in checks]
     assert summary["lens_margin"][-1] == pytest.approx(checks[-1].f_input, abs=1e-4)
+    # the JSON keeps the margins to 6 decimals (enough for a logit, and short)
+    assert summary["lens_margin"] == contrast_margins(tiny_bert, result).round(6).tolist()
     with pytest.raises(ValueError, match="'span_log_prob' is no contrast"):
         contrast_summary(tiny_bert, result, target=1)

@@ -1,6 +1,7 @@
 """Whole-passage explanations: the merge rule by hand, today's scores on one window, the joint target's completeness
 and gradient against a direct all-windows forward of the model."""
 import dataclasses
+import time
 
 import numpy as np
 import pytest
@@ -74,13 +75,27 @@ def test_a_one_window_passage_gives_todays_scores(tiny_bert, targets):
     assert np.allclose(whole.scores, today.scores, rtol=1e-6, atol=1e-6)
     assert [c.relative_error for c in whole.completeness] == pytest.approx([c.relative_error for c in
                                                                            today.completeness], abs=1e-6)
+    # the result says what it explains as today's does: model, targets, settings, the states kept
+    assert (whole.model, whole.fingerprint, whole.window, whole.layers) == (today.model, today.fingerprint,
+                                                                            today.window, today.layers)
+    # beside today's keys the whole passage names the span's window, and the null's for a target that reads it
+    assert [{k: v for k, v in t.items() if k not in ("window", "null_window")} for t in whole.targets] == \
+        today.targets
+    assert [t["window"] for t in whole.targets] == [today.window] * len(targets)
+    assert [t.get("null_window") for t in whole.targets] == [0 if "null_token" in t else None for t in today.targets]
+    assert {k: v for k, v in whole.settings.items() if k not in ("windows", "n_windows", "windows_read")} == \
+        {k: v for k, v in today.settings.items() if k != "windows"}
+    assert whole.hidden_states.dtype == today.hidden_states.dtype == np.float32
+    assert np.allclose(whole.hidden_states, today.hidden_states, atol=1e-6)
 
 
 def test_the_joint_target_is_complete_at_every_layer_of_a_long_passage(tiny_bert):
     qa_model = few_windows(tiny_bert)
     example = gallery_example("bridge-how-much")
     reports = []
+    wall = time.perf_counter()
     result = explain(qa_model, example, IGSettings(windows="all"), on_layer=reports.append)
+    wall = time.perf_counter() - wall
     windows = result.answer.n_windows
     assert windows == 4 and result.settings["windows_read"] == [0, 1, 2, 3]
     assert all(c.relative_error <= 0.01 for c in result.completeness)
@@ -96,6 +111,13 @@ def test_the_joint_target_is_complete_at_every_layer_of_a_long_passage(tiny_bert
     layers = [r for r in reports if not isinstance(r, WindowProgress)]
     assert [r.layer for r in layers] == list(range(len(result.layers)))
     assert {r.window for r in reports if isinstance(r, WindowProgress)} == set(range(1, windows + 1))
+    done = -1  # each window's progress names the layer under way, and comes before that layer's result
+    for report in reports:
+        if isinstance(report, WindowProgress):
+            assert (report.layer, report.label, report.windows) == (done + 1, result.layers[done + 1], windows)
+        else:
+            done = report.layer
+    assert 0 < sum(r.seconds for r in layers) <= result.seconds < wall
     round_trip = Attribution.from_dict(result.to_dict())
     assert round_trip.completeness == result.completeness and round_trip.settings["n_windows"] == windows
 
@@ -246,6 +268,13 @@ def test_the_null_is_read_in_the_window_the_decoder_takes_it_from(tiny_bert, all
     if allow_null:
         assert result.answer.no_answer.window == smallest
     assert len(set((start[:, 0] + end[:, 0]).tolist())) > 1  # the windows' null scores differ: the choice matters
+    # F is log p(start = [CLS]) + log p(end = [CLS]) of that window, each softmax over every window's tokens
+    lengths = encode(qa_model, example.question, example.passage).inputs["attention_mask"].sum(1).tolist()
+    laid = [torch.cat([side[w, :n] for w, n in enumerate(lengths)]) for side in (start, end)]
+    cls = sum(lengths[:smallest])
+    expected = float(sum(torch.log_softmax(side, 0)[cls] for side in laid))
+    assert smallest > 0 and [c.f_input for c in result.completeness] == pytest.approx([expected] * len(result.layers),
+                                                                                      abs=1e-4)
 
 
 def test_the_passage_benchmark_measures_both_sides(tiny_model_dirs):
@@ -396,12 +425,42 @@ def test_a_mask_of_two_rows_does_not_broadcast_over_a_batch():
                        1)
 
 
-def direct_gradients(stacks, layer, alphas, targets):
+def sharp(qa_model):
+    """A copy of the model whose QA head's logits are 200× the tiny model's, so that they change along a path (the
+    tiny model's are all near 0, where a softmax cannot tell one point of the path from another)."""
+    import copy
+
+    model = copy.deepcopy(qa_model.model)
+    with torch.no_grad():
+        model.qa_outputs.weight.mul_(200.0)
+        model.qa_outputs.bias.mul_(200.0)
+    return dataclasses.replace(qa_model, model=model)
+
+
+def four_stacks(qa_model, baseline: str | None = None) -> list[LayerStack]:
+    """Windows of 40, 40, 30 and 20 tokens (three batches, the two of one length together), or their baselines."""
+    windows = [encode(qa_model, e.question, e.passage) for e in map(gallery_example, ("comet-who", "bridge-how-much"))]
+    inputs = [engine.window_inputs(windows[0], w) for w in range(3)] + [engine.window_inputs(windows[1], 3)]
+    stacks = [LayerStack(qa_model.model, i) if baseline is None else engine.baseline_stack(qa_model, i, baseline)
+              for i in inputs]
+    assert [s.hidden[0].shape[1] for s in stacks] == [40, 40, 30, 20]
+    return stacks
+
+
+def joint_target_at(stacks, layer, target, states) -> float:
+    """The target on every window's logits run from `layer` at the given states, laid end to end."""
+    with torch.no_grad():
+        logits = [s.run_from(layer, x) for s, x in zip(stacks, states)]
+        return float(target(*(torch.cat([pair[side] for pair in logits], dim=1) for side in (0, 1)))[0])
+
+
+def direct_gradients(stacks, layer, alphas, targets, baselines=None):
     """∇F per target and point (targets × points × Σ tokens × dim), by autograd on every window's path point at once,
-    one point at a time: no batches, no budget."""
+    one point at a time: no batches, no budget. The path starts at the baselines' states (default: zero)."""
     found = []
     for alpha in alphas:
-        paths = [(alpha * s.hidden[layer]).requires_grad_(True) for s in stacks]
+        paths = [(alpha * s.hidden[layer] if b is None else b.hidden[layer] + alpha * (s.hidden[layer] - b.hidden[layer])
+                  ).requires_grad_(True) for s, b in zip(stacks, baselines or [None] * len(stacks))]
         with torch.enable_grad():
             logits = [s.run_from(layer, p) for s, p in zip(stacks, paths)]
             start, end = (torch.cat([pair[side] for pair in logits], dim=1) for side in (0, 1))
@@ -426,11 +485,8 @@ def test_the_joint_gradient_keeps_to_the_memory_budget(tiny_bert, monkeypatch, c
     the rows kept fit in the capacity (the first always), the others run without one and again with one."""
     from rcqa.attribution import passage
 
-    qa_model = few_windows(tiny_bert)
-    windows = [encode(qa_model, e.question, e.passage) for e in map(gallery_example, ("comet-who", "bridge-how-much"))]
-    stacks = [LayerStack(qa_model.model, engine.window_inputs(windows[0], w)) for w in range(3)]
-    stacks.append(LayerStack(qa_model.model, engine.window_inputs(windows[1], 3)))
-    assert [s.hidden[0].shape[1] for s in stacks] == [40, 40, 30, 20]
+    qa_model = sharp(few_windows(tiny_bert))  # logits that change along the path: a batch run with another
+    stacks, pads = four_stacks(qa_model), four_stacks(qa_model, "pad")  # point's logits would show
     sized, runs = [], []
     monkeypatch.setattr(passage, "chunk_size", lambda stack, layer, x, budget: sized.append(x.shape[1]) or capacity)
     run = PassagePath._run
@@ -439,11 +495,52 @@ def test_the_joint_gradient_keeps_to_the_memory_budget(tiny_bert, monkeypatch, c
     span = 40 + 12  # a span of window 1, read by both targets; span_log_prob reads every window
     targets = [Target("span_log_prob", span, span + 2), Target("span_logits", span, span + 2)]
     layer, alphas = 1, np.array([0.3, 0.8])
-    path = PassagePath(stacks, [None] * 4, layer, targets, [0, 1, 2, 3], 1)
+    path = PassagePath(stacks, pads, layer, targets, [0, 1, 2, 3], 1)
     ours = path.gradients(alphas, np.eye(2))[:, :, 0]
     assert sized == [40]  # the capacity is the longest window's
     assert runs == [run for chunk in BUDGET_RUNS[capacity] for run in chunk]
-    reference = direct_gradients(stacks, layer, alphas, targets)
+    reference = direct_gradients(stacks, layer, alphas, targets, pads)
     assert float((ours - reference).abs().max() / reference.abs().max()) <= 1e-5
     assert ours[1, :, 40:80].any() and not ours[1, :, :40].any() and not ours[1, :, 80:].any()  # window 1's logits
     assert ours[0, :, 80:].any()  # span_log_prob reads every window through its softmax
+
+
+@pytest.mark.parametrize("name, read", [("span_log_prob", [0, 1, 2, 3]), ("span_logits", [1])])
+def test_the_joint_values_are_the_target_at_every_windows_path_point(tiny_bert, name, read):
+    qa_model = sharp(few_windows(tiny_bert))
+    stacks, pads = four_stacks(qa_model), four_stacks(qa_model, "pad")
+    target, layer, alphas = Target(name, 52, 54), 1, [0.2, 0.5, 0.9]  # a span of window 1
+    path = PassagePath(stacks, pads, layer, [target], read, 1)  # 1 MB: the batches run one after another
+    expected = [joint_target_at(stacks, layer, target, [p.hidden[layer] + a * (s.hidden[layer] - p.hidden[layer])
+                                                        for s, p in zip(stacks, pads)]) for a in alphas]
+    assert len(set(np.round(expected, 3))) == 3  # the target changes along the path
+    assert path.values(alphas)[0].tolist() == pytest.approx(expected, rel=1e-5, abs=1e-5)
+
+
+def test_the_zero_baselines_end_is_run_from_each_layer(tiny_bert):
+    qa_model = sharp(few_windows(tiny_bert))
+    example = gallery_example("bridge-how-much")
+    result = explain(qa_model, example, IGSettings(windows="all", baseline="zero", tolerance=None, steps=2))
+    windows = encode(qa_model, example.question, example.passage)
+    stacks = [LayerStack(qa_model.model, engine.window_inputs(windows, w)) for w in range(len(windows))]
+    explained = engine.explained_window(qa_model, example)
+    before = sum(s.hidden[0].shape[1] for s in stacks[:explained.window])
+    target = Target("span_log_prob", before + explained.start_token, before + explained.end_token)
+    at_zero = [joint_target_at(stacks, layer, target, [torch.zeros_like(s.hidden[layer]) for s in stacks])
+               for layer in range(len(result.layers))]
+    at_input = joint_target_at(stacks, 0, target, [s.hidden[0] for s in stacks])
+    assert [c.f_baseline for c in result.completeness] == pytest.approx(at_zero, abs=1e-4)
+    assert at_zero != pytest.approx([at_input] * len(at_zero), abs=1e-2)  # the zero end is not the input's
+
+
+def test_the_windows_read_are_those_a_target_has_a_gradient_in():
+    from types import SimpleNamespace
+
+    from rcqa.attribution.passage import _read_windows
+
+    stacks = [SimpleNamespace(start_logits=torch.zeros(1, n), end_logits=torch.zeros(1, n)) for n in (4, 3, 5)]
+    # the span at token 2 of window 0; the null at [CLS] of window 2, the first token after 4 + 3
+    assert _read_windows(stacks, [Target("span_logits", 2, 2)]) == [0]
+    assert _read_windows(stacks, [Target("answer_vs_null", 2, 2, null_token=7)]) == [0, 2]
+    assert _read_windows(stacks, [Target("end_logit", 6, 6)]) == [1]  # the last token of window 1
+    assert _read_windows(stacks, [Target("span_log_prob", 2, 2)]) == [0, 1, 2]  # a softmax over every window

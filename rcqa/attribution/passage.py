@@ -230,17 +230,14 @@ class PassagePath:
         for batch in [*kept, *(b for b in self._batches(len(alpha)) if b not in kept)]:  # the kept graphs first
             wanted = [t for t in range(len(self.targets))
                       if any(start.any() or end.any() for start, end in (outputs[w][t] for w in batch))]
-            graph = kept.pop(batch, None)
-            if not wanted:
-                continue
-            path, start, end = graph or self._forward(batch, alpha)
+            path, start, end = kept.pop(batch, None) or self._forward(batch, alpha)
             for i, t in enumerate(wanted):
                 grad_outputs = tuple(torch.cat([outputs[w][t][side] for w in batch]) for side in (0, 1))
                 (gradient,) = torch.autograd.grad((start, end), path, grad_outputs=grad_outputs,
                                                   retain_graph=i < len(wanted) - 1)
                 for w, rows in zip(batch, gradient.split(len(alpha))):
                     found.setdefault(w, {})[t] = torch.einsum("ks,ktd->std", weight, rows)[:, None]
-            del path, start, end, graph
+            del path, start, end
             for w in batch if self.on_window else ():
                 self.on_window(w)
         return found
@@ -296,8 +293,8 @@ def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = 
     stacks = [LayerStack(qa_model.model, {k: v.to(qa_model.device) for k, v in window.items()}) for window in inputs]
     baselines = [baseline_stack(qa_model, window, settings.baseline) for window in inputs]
     bounds = np.cumsum([0, *(len(p) for p in layout.positions)])
-    null_window = (explained.answer.no_answer.window if explained.answer.no_answer else  # the decoder's rule
-                   int(torch.cat([null_scores(s.start_logits, s.end_logits) for s in stacks]).argmin()))
+    # the decoder's rule (run_squad's), on the logits it decoded: "no answer" is read where its score is least
+    null_window = int(null_scores(*explained.logits).argmin())
     foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer, windows,
                                            explained.span)
     names = ["contrast"] * bool(foil) + list(settings.targets)  # a contrast comes first, as for one window
