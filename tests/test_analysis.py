@@ -195,6 +195,12 @@ def test_phases_split_layers_into_thirds_and_name_the_leading_category():
                               "around the answer.")
     assert readings[2][1] == ("mostly answer words (answer 80%, supporting 15%, query 0%): settling on and "
                               "verifying the answer.")
+    # explaining "no answer", the answer category is the best span the model weighed against it
+    abstaining = phase_readings(layers, shares, abstention=True)
+    assert abstaining[2][1] == ("mostly answer words (answer 80%, supporting 15%, query 0%): weighing the best span "
+                                "against \"no answer\".")
+    assert abstaining[1][1].endswith("reading the context around the best span.")
+    assert abstaining[0] == readings[0]
 
 
 def test_phases_skip_layers_without_top_words():
@@ -362,3 +368,10 @@ def test_a_null_target_gives_the_rejected_best_span_the_answer_category_and_says
     assert category_labels(abstained)["answer"] == "answer (the rejected best span)"
     answered = replace(abstained, answer=replace(result.answer, no_answer=NoAnswer(1.0, 0.1, 0.0, False, 0, 2.0)))
     assert category_labels(answered)["answer"] == "answer (the best span, chosen over no answer)"
+    # the phases read it so too, in the JSON and on the roles tab
+    from rcqa.figures.roles import role_readings
+
+    assert all("settling on and verifying the answer" not in p["reading"] for p in analyses(abstained)["phases"])
+    assert [text for _, text in role_readings(abstained)] == [p["reading"] for p in analyses(abstained)["phases"]]
+    assert [text for _, text in role_readings(result)] == [p["reading"] for p in analyses(result)["phases"]]
+    assert any("reading the context around the best span" in p["reading"] for p in analyses(abstained)["phases"])

@@ -7,6 +7,7 @@ from rcqa.analysis.pos import answer_pos, pos_shares
 from rcqa.analysis.roles import (
     category_labels,
     category_shares,
+    explains_abstention,
     phase_readings,
     quantifier_share,
     top_words,
@@ -22,6 +23,7 @@ def analyses(result: Attribution, aggregation: str = "l2", k: int = 5, target: i
     distribution = passage_distribution(result, aggregation, target)
     shares = category_shares(result, distribution, k, target)
     quantifier = quantifier_share(result, distribution, k, target)
+    phases = phase_readings(result.layers, shares, explains_abstention(result, target))
     return {
         "aggregation": aggregation, "k": k, "target": result.targets[target]["name"],
         "passage_words": [w.text for w in result.passage_words()],
@@ -31,7 +33,7 @@ def analyses(result: Attribution, aggregation: str = "l2", k: int = 5, target: i
         "category_labels": category_labels(result, target),
         "pos": {group: _json(values, 2) for group, values in pos_shares(result, distribution, k).items()},
         "answer_pos": answer_pos(result, target),
-        "phases": [{"layers": span, "reading": text} for span, text in phase_readings(result.layers, shares)],
+        "phases": [{"layers": span, "reading": text} for span, text in phases],
         "jsd": {variant: _json(jsd_matrix(distribution, variant, k), 6) for variant in VARIANTS},
         "quantifier_share": None if quantifier is None else _json(quantifier, 2),
     }

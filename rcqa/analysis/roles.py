@@ -113,13 +113,18 @@ def other_number_share(result: Attribution, distribution: np.ndarray, k: int = 5
     return shares_of_top(top_k(distribution, k), numbers & ~masks["answer"] & ~masks["foil"])
 
 
-def phase_readings(layers: list[str], shares: dict[str, np.ndarray]) -> list[tuple[str, str]]:
-    """Split the layers into early / middle / late thirds and say in plain words what dominates each."""
+def phase_readings(layers: list[str], shares: dict[str, np.ndarray],
+                   abstention: bool = False) -> list[tuple[str, str]]:
+    """Split the layers into early / middle / late thirds and say in plain words what dominates each. For a target
+    that explains "no answer" (explains_abstention) the answer category is the best span weighed against it."""
     bounds = np.array_split(np.arange(len(layers)), 3)
     meaning = {"query": "matching the question's words in the passage",
                "supporting": "reading the context around the answer",
                "answer": "settling on and verifying the answer",
                "foil": "weighing the foil the answer is set against"}
+    if abstention:
+        meaning |= {"supporting": "reading the context around the best span",
+                    "answer": "weighing the best span against \"no answer\""}
     names = [c for c in (*CATEGORIES, "foil") if c in shares]
     readings = []
     for name, indices in zip(("Early", "Middle", "Late"), bounds):

@@ -321,7 +321,9 @@ def contrast_by_layer(summary: dict) -> Chart | None:
     figure.update_layout(yaxis2={"title": "log p(answer) − log p(foil), on the lens", "overlaying": "y",
                                  "side": "right", "zeroline": True})
     apply_layout(figure, f"Why the answer and not the foil ({found['foil']})? {found['n']} questions",
-                 "lines: share of each layer's top-k words of the contrast log p(answer) − log p(foil) that are answer, "
-                 "foil, supporting or query words, or other numbers; dashed: the QA head's mean margin of the answer over the foil, read "
-                 "from each layer's states", "Layer (output of)", f"Share of the contrast's top-{summary['settings'].get('top_k')} words (%)")
+                 "lines: what the top-k words of log p(answer) − log p(foil) are, per layer<br>dashed: the QA head's "
+                 "mean margin of the answer over the foil, read from each layer's states", "Layer (output of)",
+                 f"Share of the contrast's top-{summary['settings'].get('top_k')} words (%)", height=520)
+    # the legend under the chart: at the right it would cover the margin's axis
+    figure.update_layout(legend={"orientation": "h", "y": -0.22, "x": 0}, margin={"t": 110, "b": 150})
     return Chart("dataset-contrast", data, figure)

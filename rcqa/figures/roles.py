@@ -10,6 +10,7 @@ from rcqa.analysis.pos import answer_pos, pos_shares
 from rcqa.analysis.roles import (
     category_labels,
     category_shares,
+    explains_abstention,
     phase_readings,
     quantifier_share,
     shares_of_top,
@@ -117,7 +118,8 @@ def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, 
 def role_readings(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> list[tuple[str, str]]:
     """The phases in plain words (early / middle / late layers), from the paper's category shares."""
     distribution = passage_distribution(result, aggregation, target)
-    return phase_readings(result.layers, category_shares(result, distribution, k, target))
+    return phase_readings(result.layers, category_shares(result, distribution, k, target),
+                          explains_abstention(result, target))
 
 
 def quantifiers(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart | None:
