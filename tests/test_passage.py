@@ -326,6 +326,7 @@ def test_a_contrast_with_a_foil_in_another_window_reads_both_windows(tiny_bert):
                                                    windows="all", tolerance=None, steps=4))
     contrast = result.targets[0]
     assert contrast["name"] == "contrast" and contrast["foil"]["window"] != result.window
+    assert (contrast["foil"]["explained_window"], contrast["foil"]["in_explained_window"]) == (result.window, False)
     assert result.settings["windows_read"] == sorted({result.window, contrast["foil"]["window"]})
     assert result.token_offsets[contrast["foil_start_token"]][0] == contrast["foil"]["start_char"]
     checks = [c for c in result.completeness if c.target == "contrast"]

@@ -60,7 +60,7 @@ def find_foil(foil: str, logits: tuple[torch.Tensor, torch.Tensor], example: Exa
     window, start_token, end_token = span
     chars = windows.offsets[window][start_token][0], windows.offsets[window][end_token][1]
     if kind in ("nbest", "runner-up"):
-        found = _nbest_foil(foil, answer, chars, None if kind == "runner-up" else argument,
+        found = _nbest_foil(foil, answer, chars, argument,  # parse_foil gives a runner-up no rank
                             lambda: decode(*logits, windows, example.passage, RUNNER_UP_SEARCH))
     else:
         found = _scored_foil(foil, kind, argument, logits, example, answer, windows, window, chars)
