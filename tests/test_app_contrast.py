@@ -88,3 +88,19 @@ def test_the_dataset_page_states_the_quantifier_claim_of_a_contrast_run(tmp_path
     assert "1 question without such a foil was skipped." in texts(app.caption)
     chart = spec_titled(app, "Why the answer and not the foil (distractor-number)? 3 questions")
     assert {trace["name"] for trace in chart["data"]} >= {"foil words", "answer words", "lens margin (right axis)"}
+
+
+def test_a_whole_passage_contrast_explains_both_windows_and_reads_the_lens_in_each(app_env):
+    example = gallery_example("canal-long")
+    found = answer(load_model(app_env["bert"]), example.passage, example.question)
+    rank = next(rank for rank, span in enumerate(found.nbest) if span.window != found.best.window
+                and not span.overlaps(found.best.start_char, found.best.end_char))
+    app = open_app(query={"ex": "canal-long", "win": "all", "contrast": f"nbest:{rank}"})
+    explain(app)
+    assert not app.error, texts(app.error)
+    result = shown_result(app)
+    assert result.whole_passage and result.targets[0]["foil"]["window"] != result.window
+    shown = texts(app.markdown).replace("\\", "")
+    assert (f"in window {result.targets[0]['foil']['window'] + 1}, the answer in window {result.window + 1}: both "
+            "are explained") in shown
+    assert "On the lens the" in shown and "its logits are a constant there" not in shown

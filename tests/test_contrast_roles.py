@@ -15,7 +15,7 @@ from rcqa.gallery import gallery_example
 from rcqa.lens.contrast import contrast_margins, contrast_summary, margin_reading
 from rcqa.qa import encode
 from tests.handmade import handmade
-from tests.test_analysis import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED, WORDS, result  # noqa: F401
+from tests.test_analysis import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED, WORDS
 
 TWO_HUNDRED_FIFTY = 17  # "250" among all passage words, punctuation included
 
@@ -50,14 +50,15 @@ def test_the_foils_share_of_each_layers_top_words(contrasted):
     assert "foil 50%" in early
 
 
-def test_other_numbers_are_the_top_words_tagged_cd_that_are_neither_the_answer_nor_the_foil(contrasted, result):
+def test_other_numbers_are_the_top_words_tagged_cd_that_are_neither_the_answer_nor_the_foil(contrasted):
     distribution = passage_distribution(contrasted)
     # top-3 at the embeddings: trees 5, pear 4, trees 3 (no number); at block 0: 600 6 (the answer), 250 3 (the
     # foil), 14 2 (another number); block 1: punctuation only, undefined
     shares = other_number_share(contrasted, distribution, k=3)
     assert shares[:2].tolist() == pytest.approx([0.0, 100 / 3]) and np.isnan(shares[2])
     assert category_shares(contrasted, distribution, k=3)["foil"][1] == pytest.approx(100 / 3)
-    assert other_number_share(result, passage_distribution(result), k=3) is None  # no contrast, no foil
+    plain = handmade(QUESTION, PASSAGE, explained=(SIX_HUNDRED, SIX_HUNDRED), question_text=QUESTION_TEXT)
+    assert other_number_share(plain, passage_distribution(plain), k=3) is None  # no contrast, no foil
 
 
 def test_the_roles_figure_counts_a_foil_word_once_as_foil(contrasted):

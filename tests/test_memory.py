@@ -59,7 +59,7 @@ def test_integrated_gradients_are_the_same_when_the_path_points_back_off(tiny_mo
 
 def test_reduced_precision_reports_its_completeness_and_restores_torchs_setting(tiny_model_dirs):
     from rcqa.attribution.engine import explain
-    from rcqa.bench import matmul_precision, reduced_precision
+    from rcqa.bench.against_captum import matmul_precision, reduced_precision
 
     qa_model = load_model(tiny_model_dirs["bert"])
     example = gallery_example("lighthouse-when")

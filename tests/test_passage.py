@@ -278,7 +278,7 @@ def test_the_null_is_read_in_the_window_the_decoder_takes_it_from(tiny_bert, all
 
 
 def test_the_passage_benchmark_measures_both_sides(tiny_model_dirs):
-    from rcqa import bench
+    from rcqa.bench import passage as bench
 
     sides = {side: bench.passage_side(tiny_model_dirs["bert"], "cpu", None, 3, IGSettings(steps=2).to_dict(), side)
              for side in bench.PASSAGE_SIDES}
@@ -545,3 +545,18 @@ def test_the_windows_read_are_those_a_target_has_a_gradient_in():
     assert _read_windows(stacks, [Target("answer_vs_null", 2, 2, null_token=7)]) == [0, 2]
     assert _read_windows(stacks, [Target("end_logit", 6, 6)]) == [1]  # the last token of window 1
     assert _read_windows(stacks, [Target("span_log_prob", 2, 2)]) == [0, 1, 2]  # a softmax over every window
+
+
+def test_the_lens_margin_of_a_whole_passage_is_read_in_the_spans_own_window(tiny_bert):
+    # the whole passage numbers its tokens over every window; the lens reads the span in its own window, as for one
+    from rcqa.lens.contrast import contrast_margins
+
+    qa_model = few_windows(tiny_bert)
+    example = gallery_example("bridge-how-much")
+    settings = IGSettings(contrast="runner-up", tolerance=None, steps=2)
+    one = explain(qa_model, example, settings)
+    whole = explain(qa_model, example, dataclasses.replace(settings, windows="all"))
+    assert whole.window == one.window > 0 and whole.targets[0]["start_token"] != one.targets[0]["start_token"]
+    assert whole.explained_span() == one.explained_span()
+    assert whole.targets[0]["foil"] == one.targets[0]["foil"]
+    assert contrast_margins(qa_model, whole).tolist() == pytest.approx(contrast_margins(qa_model, one).tolist())

@@ -35,28 +35,29 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from rcqa import bench
     from rcqa.attribution.settings import IGSettings
+    from rcqa.bench import against_captum, passage
+    from rcqa.bench.completeness import completeness_distribution
     from rcqa.model import load_model, random_bert
 
     if args.windows:  # each side in a process of its own, which loads the model itself
-        report = bench.passage_run(args.model, args.device, args.random_bert, args.windows,
-                                   IGSettings(memory_budget_mb=args.memory_budget_mb), args.repeats)
-        print(json.dumps(report, indent=2) if args.json else bench.format_passage_table(report))
+        report = passage.passage_run(args.model, args.device, args.random_bert, args.windows,
+                                     IGSettings(memory_budget_mb=args.memory_budget_mb), args.repeats)
+        print(json.dumps(report, indent=2) if args.json else passage.format_passage_table(report))
         return 0
     qa_model = (load_model(args.model, args.device) if args.random_bert is None else
                 random_bert(args.device, **args.random_bert))
     if args.completeness:
-        report = {"default": bench.completeness_distribution(qa_model, IGSettings()),
-                  "span_logits": bench.completeness_distribution(qa_model, IGSettings(targets=("span_logits",))),
-                  "paper": bench.completeness_distribution(qa_model, IGSettings.paper())}
+        report = {"default": completeness_distribution(qa_model, IGSettings()),
+                  "span_logits": completeness_distribution(qa_model, IGSettings(targets=("span_logits",))),
+                  "paper": completeness_distribution(qa_model, IGSettings.paper())}
         text = "\n".join(f"{name}: median per layer {[f'{e:.2%}' for e in r['median']]}, max "
                          f"{[f'{e:.2%}' for e in r['max']]}; passage words with attribution, fewest per layer "
                          f"{r['attributed_words_min']}" for name, r in report.items())
     else:
-        report = bench.run(qa_model, tokens=args.tokens, steps=args.steps, repeats=args.repeats,
-                           matmul=args.matmul_precision)
-        text = bench.format_table(report)
+        report = against_captum.run(qa_model, tokens=args.tokens, steps=args.steps, repeats=args.repeats,
+                                    matmul=args.matmul_precision)
+        text = against_captum.format_table(report)
     print(json.dumps(report, indent=2) if args.json else text)
     return 0
 

@@ -11,7 +11,7 @@ import torch
 from rcqa.attribution.engine import window_inputs
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
-from rcqa.qa import encode
+from rcqa.qa import char_span_to_tokens, encode
 from rcqa.types import Attribution
 
 
@@ -23,10 +23,12 @@ def contrast_margins(qa_model: QAModel, result: Attribution, target: int = 0) ->
     if foil is None:
         raise ValueError(f"target {chosen['name']!r} is no contrast: it has no foil")
     windows = encode(qa_model, result.example.question, result.example.passage)
+    # the span's tokens in its own window: a whole passage's result numbers its tokens over the whole passage
+    _, start_token, end_token = char_span_to_tokens(windows, *result.explained_span(target), prefer=result.window)
     read = {window: _head_logits(qa_model, window_inputs(windows, window)) for window in {result.window,
                                                                                            foil["window"]}}
     (start, end), (foil_start, foil_end) = read[result.window], read[foil["window"]]
-    margin = (start[:, chosen["start_token"]] + end[:, chosen["end_token"]]
+    margin = (start[:, start_token] + end[:, end_token]
               - foil_start[:, foil["start_token"]] - foil_end[:, foil["end_token"]])
     return margin.double().numpy()
 

@@ -234,9 +234,13 @@ def show_contrast(qa_model, result, key: str) -> None:
     foil = result.targets[0].get("foil")
     if foil is None:
         return
-    where = ("in the explained window" if foil["in_explained_window"] else
-             f"in window {foil['window'] + 1}, not the explained window {result.window + 1}: its logits are a "
-             "constant there, so the scores show the answer's side only")
+    if foil["in_explained_window"]:
+        where = "in the explained window"
+    elif result.whole_passage:
+        where = f"in window {foil['window'] + 1}, the answer in window {result.window + 1}: both are explained"
+    else:
+        where = (f"in window {foil['window'] + 1}, not the explained window {result.window + 1}: its logits are a "
+                 "constant there, so the scores show the answer's side only")
     probability = "" if foil["probability"] is None else f", p = {foil['probability']:.2g}"
     st.markdown(show.plain(f"Contrast: log p(answer) − log p(foil), foil “{foil['text'] or 'no answer'}” "
                            f"({where}{probability})."))
