@@ -77,7 +77,7 @@ def test_the_dataset_page_states_the_quantifier_claim_of_a_contrast_run(tmp_path
     from tests.test_dataset_contrast import contrast_rows
     from tests.test_dataset_report import MANIFEST, write_run
 
-    folder = write_run(tmp_path / "contrast", contrast_rows(late_foil=20, em_of_c=0.0),
+    folder = write_run(tmp_path / "contrast", contrast_rows(late_other=20, em_of_c=0.0),
                        {**MANIFEST, "skipped": [{"id": "d", "reason": "not a quantifier question"}]})
     monkeypatch.setenv("RCQA_RUNS", str(tmp_path))
     app = open_app("pages/dataset.py")
@@ -87,7 +87,8 @@ def test_the_dataset_page_states_the_quantifier_claim_of_a_contrast_run(tmp_path
     assert "The paper's quantifier claim holds on this model under this test." in shown
     assert "1 question without such a foil was skipped." in texts(app.caption)
     chart = spec_titled(app, "Why the answer and not the foil (distractor-number)? 3 questions")
-    assert {trace["name"] for trace in chart["data"]} >= {"foil words", "answer words", "lens margin (right axis)"}
+    assert {trace["name"] for trace in chart["data"]} >= {"foil words", "answer words", "lens margin (right axis)",
+                                                          "other numbers (neither answer nor foil)"}
 
 
 def test_a_whole_passage_contrast_explains_both_windows_and_reads_the_lens_in_each(app_env):
