@@ -29,17 +29,17 @@ def analyses(result: Attribution, aggregation: str = "l2", k: int = 5, target: i
         "passage_words": [w.text for w in result.passage_words()],
         "distribution": distribution.round(6).tolist(),
         "top_k": [[w.text for w in words] for words in top_words(result, distribution, k)],
-        "categories": {name: _json(values, 2) for name, values in shares.items()},
+        "categories": {name: json_list(values, 2) for name, values in shares.items()},
         "category_labels": category_labels(result, target),
-        "pos": {group: _json(values, 2) for group, values in pos_shares(result, distribution, k).items()},
+        "pos": {group: json_list(values, 2) for group, values in pos_shares(result, distribution, k).items()},
         "answer_pos": answer_pos(result, target),
         "phases": [{"layers": span, "reading": text} for span, text in phases],
-        "jsd": {variant: _json(jsd_matrix(distribution, variant, k), 6) for variant in VARIANTS},
-        "quantifier_share": None if quantifier is None else _json(quantifier, 2),
+        "jsd": {variant: json_list(jsd_matrix(distribution, variant, k), 6) for variant in VARIANTS},
+        "quantifier_share": None if quantifier is None else json_list(quantifier, 2),
     }
 
 
-def _json(values: np.ndarray, decimals: int) -> list:
+def json_list(values: np.ndarray, decimals: int) -> list:
     """An array as nested lists, NaN (undefined) as None, which JSON writes as null."""
     rounded = np.round(values.astype(float), decimals)
     return np.where(np.isnan(rounded), None, rounded).tolist()

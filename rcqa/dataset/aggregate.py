@@ -185,8 +185,9 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
 
 def summarize_contrast(rows: pa.Table, seed: int = 0) -> dict | None:
     """A contrast run's numbers: per layer, the shares (%) of answer, foil, supporting and query words and of the
-    other numbers (neither the span's nor the foil's) in the contrast's top-k, with intervals; the lens's margin log p(answer) − log p(foil) and the share (%) of questions
-    whose answer leads there; EM over its questions. None for a run without a contrast."""
+    other numbers (neither the span's nor the foil's) in the contrast's top-k, with intervals; the lens's margin
+    log p(answer) − log p(foil) and the share (%) of questions whose answer leads there; EM over its questions.
+    None for a run without a contrast."""
     if "contrast" not in rows.column_names:
         return None
     kept = rows.filter(pc.invert(pc.is_null(rows["contrast"])))

@@ -4,13 +4,10 @@ the dataset aggregates read."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the analyses load torch models; the aggregates that read EXTRAS do not need them
-    import numpy as np
-
     from rcqa.model import QAModel
     from rcqa.types import Attribution, Example
 
@@ -65,17 +62,15 @@ def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: str, k: i
     """The contrast (the explanation's first target) in a row: its foil, the shares (%) of each layer's top-k that
     are the foil's words and that are other numbers (neither the span's nor the foil's; the row's category columns
     hold the answer's, supporting and query words'), and the lens margin per layer."""
+    from rcqa.analysis.report import json_list
     from rcqa.analysis.roles import category_shares, other_number_share
     from rcqa.analysis.words import passage_distribution
     from rcqa.lens.contrast import contrast_margins
 
     distribution = passage_distribution(result, aggregation)
-    shares = category_shares(result, distribution, k)
+    foil, others = category_shares(result, distribution, k).get("foil"), other_number_share(result, distribution, k)
     # both None for the foil "no answer", which has no words
-    return json.dumps({"foil": result.targets[0]["foil"], "category_foil": _rounded(shares.get("foil")),
-                       "category_other_numbers": _rounded(other_number_share(result, distribution, k)),
+    return json.dumps({"foil": result.targets[0]["foil"],
+                       "category_foil": None if foil is None else json_list(foil, 2),
+                       "category_other_numbers": None if others is None else json_list(others, 2),
                        "lens_margin": contrast_margins(qa_model, result).round(4).tolist()})
-
-
-def _rounded(shares: np.ndarray | None) -> list[float | None] | None:
-    return None if shares is None else [None if math.isnan(x) else round(float(x), 2) for x in shares]

@@ -300,8 +300,8 @@ SHARE_NAMES = {"other_numbers": "other numbers (neither answer nor foil)"}
 
 def contrast_by_layer(summary: dict) -> Chart | None:
     """A contrast run: per layer, the shares of answer, foil, supporting and query words and of the other numbers in
-    the contrast's top-k
-    (left axis) and the lens's mean margin log p(answer) − log p(foil) (right axis); None for another run."""
+    the contrast's top-k (left axis) and the lens's mean margin log p(answer) − log p(foil) (right axis); None for
+    another run."""
     found = summary.get("contrast")
     if not found:
         return None
