@@ -1,5 +1,5 @@
-"""What one long paste may cost: the answer lens holds one batch of states at a time, and the written-words memo is
-bounded by the bytes it holds, not by how many texts."""
+"""What one long paste may cost: its size is checked before anything reads it, the answer lens holds one batch of
+states at a time, and the written-words memo is bounded by the bytes it holds, not by how many texts."""
 import weakref
 
 import pytest
@@ -8,9 +8,36 @@ import rcqa.lens.readout as readout
 from rcqa.lens import read_layers
 from rcqa.memo import memoize_by_size
 from rcqa.model import load_model
-from rcqa.qa import answer
+from rcqa.qa import InputError, answer, validate
 from rcqa.text import held_bytes, written_words
 from rcqa.types import Example
+
+
+class ReadCounted(str):
+    """A pasted text that counts the times it is read through, character by character or split into words."""
+    reads = 0
+
+    def __iter__(self):
+        ReadCounted.reads += 1
+        return super().__iter__()
+
+    def split(self, *args, **kwargs):
+        ReadCounted.reads += 1
+        return super().split(*args, **kwargs)
+
+
+@pytest.mark.parametrize("passage, question, message", [
+    (ReadCounted("\x01" * 10_000_000), "Who?", "the passage has 10,000,000 characters; the limit is 100,000"),
+    ("The tower was built in 1872.", ReadCounted("why " * 600),
+     "the question has 2,400 characters; the limit is 2,000"),
+])
+def test_an_oversize_paste_is_refused_before_it_is_read(monkeypatch, passage, question, message):
+    """A 10 MB paste spent 6 s in the binary check's character loop before its length was looked at."""
+    monkeypatch.setattr("rcqa.qa.written_words", lambda text: pytest.fail("the passage was tagged"))
+    ReadCounted.reads = 0
+    with pytest.raises(InputError, match=message):
+        validate(passage, question)
+    assert ReadCounted.reads == 0  # the oversize text was not read through
 
 
 def test_the_lens_keeps_one_batch_of_states_at_a_time(monkeypatch, tiny_model_dirs):

@@ -12,7 +12,7 @@ from rcqa.types import Example
 from rcqa.ui import PAGES
 from rcqa.ui.examples import example
 from rcqa.ui.queue import job_queue, worker_processes
-from rcqa.ui.results import answer
+from rcqa.ui.results import answer_ahead
 from rcqa.ui.show import report
 from rcqa.ui.view import show_url_problems, update, view
 
@@ -30,8 +30,7 @@ def _load(name: str) -> QAModel:
 def _answer_gallery(fingerprint: str, _qa_model: QAModel) -> None:
     """A visitor's first page is a gallery answer: have them all ready, even under load (once per model; the
     cache keeps nothing but the fingerprint)."""
-    for gallery_example in GALLERY:
-        answer(_qa_model, gallery_example)
+    answer_ahead(_qa_model, GALLERY)
 
 
 def model() -> QAModel | None:

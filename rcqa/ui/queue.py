@@ -14,7 +14,7 @@ from rcqa.model import QAModel
 from rcqa.ui import worker
 from rcqa.ui.jobs import (Busy, ClientBusy, JobQueue, Ticket, Work, default_workers, job_gpus, limit_torch_threads,
                           torch_threads)
-from rcqa.ui.show import failure, report
+from rcqa.ui.errors import failure, report
 from rcqa.ui.view import default_model
 
 POLL_SECONDS = 0.5  # how often a waiting page refreshes its place in the queue and the running job's progress

@@ -1,9 +1,10 @@
-"""What the pages compute, each kept where it pays: answers and lenses per model and text (st.cache_data),
-explanations in the disk result cache and this session, the methods' comparison in this session. Explanations and
-comparisons, and on a click the answer lens, the interventions and the token maps, go through the job queue
-(rcqa.ui.queue), which runs them in its worker processes."""
+"""What the pages compute, each kept where it pays: answers per model and text (st.cache_data; a long passage's
+through the job queue, kept in this session), explanations in the disk result cache and this session, the methods'
+comparison in this session. Explanations and comparisons, and on a click the answer lens, the interventions and the
+token maps, go through the job queue (rcqa.ui.queue), which runs them in its worker processes."""
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import streamlit as st
@@ -29,6 +30,8 @@ _COMPARISON, _COMPARISON_TICKET = "rcqa.comparison", "rcqa.comparison_ticket"
 _ASKED, _KEPT = "rcqa.asked", "rcqa.kept"  # the lenses, interventions and maps this session asked for, and got
 KEPT_RESULTS = 8
 KNOCKOUT_DRAWS = 5  # random draws per layer on the Explore page
+# answered in the page thread: a forward pass of the default model takes 0.15-0.35 s a window on one core
+ANSWERED_HERE_CHARS, ANSWERED_HERE_WINDOWS = 4_000, 2
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -37,11 +40,35 @@ def _answer(fingerprint: str, passage: str, question: str, _qa_model: QAModel) -
 
 
 def answer(qa_model: QAModel, current: Example) -> Answer | None:
+    """The model's answer: in the page thread for a passage of a window or two (the gallery's, a SQuAD paragraph,
+    most pastes: well under a second, and kept per model and text), else through the queue, since a 128-window paste
+    costs a core 17-23 s; None, with one sentence shown, for input it cannot answer. Oversize input is refused
+    before anything reads it."""
     try:
-        return _answer(qa_model.fingerprint, current.passage, current.question, qa_model)
+        qa.validate_size(current.passage, current.question)
+        if _answered_here(qa_model, current):
+            return _answer(qa_model.fingerprint, current.passage, current.question, qa_model)
     except InputError as error:
         report(error)
         return None
+    text = hashlib.sha256(f"{current.question}\0{current.passage}".encode()).hexdigest()
+    return queued(("answer", qa_model.fingerprint, text), qa_model, worker.answer, current.passage,
+                  current.question, label="Reading the passage…")
+
+
+def answer_ahead(qa_model: QAModel, examples: list[Example]) -> None:
+    """Answer now those of the examples a page answers itself (the gallery's), so that a new visitor's first page
+    finds its answer ready, even under load."""
+    for example in examples:
+        if _answered_here(qa_model, example):
+            _answer(qa_model.fingerprint, example.passage, example.question, qa_model)
+
+
+def _answered_here(qa_model: QAModel, current: Example) -> bool:
+    """Whether the passage is short enough to answer in the page thread: at most ANSWERED_HERE_CHARS characters
+    (so that tokenising it to count its windows is cheap too) and ANSWERED_HERE_WINDOWS windows."""
+    return (len(current.passage) <= ANSWERED_HERE_CHARS
+            and len(qa.encode(qa_model, current.question, current.passage)) <= ANSWERED_HERE_WINDOWS)
 
 
 # --- explanations ------------------------------------------------------------------------------------------

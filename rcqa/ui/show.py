@@ -1,10 +1,9 @@
-"""Drawing on a page: charts with their downloads, escaped HTML, tables, and the errors a user caused."""
+"""Drawing on a page: charts with their downloads (the images made through the job queue), escaped HTML, tables,
+and the errors a user caused (rcqa.ui.errors, here for the pages)."""
 from __future__ import annotations
 
 import functools
-import logging
-import re
-import traceback
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -12,28 +11,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from rcqa.data import DataError
 from rcqa.figures import Chart, image_export_available
-from rcqa.model import ModelLoadError
-from rcqa.qa import InputError
 from rcqa.text import without_bidi_controls
-from rcqa.ui.jobs import Cancelled
-from rcqa.ui.worker import WorkerDied
+from rcqa.ui.errors import failure, plain, report  # noqa: F401 (the pages' show.plain, show.report)
+from rcqa.ui.queue import await_ticket, pending, submit
 
-log = logging.getLogger("rcqa.ui")
-
-_MARKDOWN = re.compile(r"[\\`*_{}\[\]()<>#!|~$]|:(?=\S)")  # markup, links, and :emoji: / :red[...] directives
-# GFM links bare URLs, www. names and e-mail addresses in the text that escapes resolve to, so escaping cannot stop
-# them: a word joiner (invisible) between ':' and '//', after 'www' and before '@' breaks each pattern
-_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?i:(?<=www))(?=\.)|(?=@)")
-WORD_JOINER = "\u2060"
-
-
-def plain(text: str) -> str:
-    """Text that st.error / st.warning show as written: a value from a link or a file cannot become a link, an image
-    or markup on our page, nor reorder it (bidirectional controls are dropped)."""
-    escaped = _MARKDOWN.sub(lambda found: "\\" + found.group(), without_bidi_controls(str(text)))
-    return _AUTOLINK.sub(WORD_JOINER, escaped)
+IMAGE_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
+KEPT_IMAGES = 4  # images a session keeps to download (a PNG of a large heatmap is about 1 MB)
+_IMAGE_ASKS, _IMAGES = "rcqa.image_asks", "rcqa.images"
 
 
 def table(frame: pd.DataFrame, **options) -> Any:
@@ -58,30 +43,6 @@ def _shown_cell(value: Any) -> Any:
     if isinstance(value, (list, tuple, np.ndarray)):
         return [_shown_cell(item) for item in value]
     return value
-
-
-def report(error: Exception) -> None:
-    """An error a user caused, as a message they can act on."""
-    kind = {ModelLoadError: "The model could not be loaded", DataError: "The file could not be read",
-            InputError: "The model cannot answer this"}.get(type(error), "These settings cannot be used")
-    st.error(f"{kind}: {plain(error)}")
-
-
-def failure(error: Exception, doing: str) -> None:
-    """An error the server met while `doing` something (a worker that died, a full disk, a model that failed in a
-    worker): logged with its traceback, shown as one sentence that names no path and holds no traceback."""
-    # the traceback as text: a record holding the error would keep its frames (and the models in them) alive
-    log.error("%s failed:\n%s", doing, "".join(traceback.format_exception(error)).rstrip())
-    if isinstance(error, Cancelled):
-        st.warning(f"{doing} was cancelled: ask again to queue it.")
-    elif isinstance(error, WorkerDied):
-        st.error(f"{doing} stopped: the process that ran it ended (it is restarted). Try again.")
-    elif isinstance(error, OSError):
-        st.error(f"{doing} failed: the server could not read or write its files (its disk may be full). Try again "
-                 "later; the operator finds the details in the server's log.")
-    else:
-        st.error(f"{doing} failed on the server. Try again later; the operator finds the details in the server's "
-                 "log.")
 
 
 def guarded(page: Callable[[], None]) -> Callable[[], None]:
@@ -109,17 +70,67 @@ def markdown_html(fragment: str) -> str:
 
 
 def chart(chart: Chart) -> None:
-    """A chart with its downloads: data as CSV and JSON, the figure as PNG and SVG."""
+    """A chart with its downloads: data as CSV and JSON, the figure as PNG and SVG. An image is drawn by kaleido in
+    a headless Chromium, 6-7 s of a core: only on a click, through the job queue, then offered to download."""
     if chart.figure is not None:
         st.plotly_chart(chart.figure, key=f"chart-{chart.name}", config={
             "displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": chart.name}})
     else:
         st.html(chart.html)
-    formats = [("CSV", chart.csv, "csv", "text/csv"), ("JSON", chart.json, "json", "application/json")]
-    if chart.figure is not None and image_export_available():
-        formats += [("PNG", lambda: chart.image("png"), "png", "image/png"),
-                    ("SVG", lambda: chart.image("svg"), "svg", "image/svg+xml")]
+    images = _images(chart) if chart.figure is not None and image_export_available() else None
+    downloads = [("CSV", chart.csv, "csv", "text/csv"), ("JSON", chart.json, "json", "application/json")]
     with st.container(horizontal=True, gap="small"):
-        for label, data, extension, mime in formats:
+        for label, data, extension, mime in downloads + [(kind.upper(), image, kind, IMAGE_TYPES[kind])
+                                                         for kind, image in (images or {}).items() if image]:
             st.download_button(f"⬇ {label}", data=data, file_name=f"{chart.name}.{extension}", mime=mime,
                                on_click="ignore", key=f"download-{chart.name}-{extension}", type="tertiary")
+        for kind, image in (images or {}).items():
+            if image is None:
+                st.button(f"{kind.upper()}…", key=f"image-{chart.name}-{kind}", type="tertiary",
+                          on_click=_ask_image, args=(chart.name, kind),
+                          help=f"Draws the chart as {kind.upper()} on the server, through its queue of jobs")
+
+
+def _ask_image(name: str, kind: str) -> None:
+    st.session_state.setdefault(_IMAGE_ASKS, {})[(name, kind)] = None  # the figure it is for: read on the next run
+
+
+def _images(chart: Chart) -> dict[str, bytes | None]:
+    """Each image type of the chart: its bytes once this session asked for it and it was made (through the queue,
+    with its place in line and a Cancel button), else None. An ask holds for the figure drawn when it was made: a
+    changed figure (another layer, say) is offered again, not drawn again unasked."""
+    asks: dict = st.session_state.get(_IMAGE_ASKS, {})
+    if not any(name == chart.name for name, _ in asks):
+        return dict.fromkeys(IMAGE_TYPES)
+    digest = hashlib.sha256(chart.figure.to_json().encode()).hexdigest()  # the figure's, so only for asked charts
+    images = {}
+    for kind in IMAGE_TYPES:
+        ask = (chart.name, kind)
+        if ask in asks and asks[ask] in (None, digest):
+            asks[ask] = digest
+            images[kind] = _image(chart, kind, digest)
+            if images[kind] is None:  # refused (a busy queue), failed or cancelled: offered again
+                del asks[ask]
+        else:
+            asks.pop(ask, None)
+            images[kind] = None
+    return images
+
+
+def _image(chart: Chart, kind: str, digest: str) -> bytes | None:
+    """The chart as `kind`, made through the job queue (identical figures, from any session, are one job) and kept
+    with the session's last few; None, with one sentence shown, when the queue is full or drawing fails."""
+    kept: dict = st.session_state.setdefault(_IMAGES, {})
+    if (key := f"image-{kind}-{digest}") in kept:
+        return kept[key]
+    slot = f"rcqa.ticket.image.{chart.name}.{kind}"
+    ticket = pending(slot, key) or submit(slot, key, lambda report: chart.image(kind))
+    if ticket is None:
+        return None
+    image = await_ticket(ticket, slot, f"Drawing {chart.name}.{kind}…", f"Drawing {chart.name}.{kind} failed",
+                         lambda _: f"Drew {chart.name}.{kind}")
+    if image is not None:
+        while len(kept) >= KEPT_IMAGES:
+            kept.pop(next(iter(kept)))
+        kept[key] = image
+    return image

@@ -24,7 +24,7 @@ from rcqa.model import DEFAULT_MODEL
 from rcqa.spans import N_BEST
 from rcqa.text import without_bidi_controls
 from rcqa.types import AGGREGATIONS, Answer
-from rcqa.ui.show import plain
+from rcqa.ui.errors import plain
 
 MODEL_ENV = "RCQA_MODEL"  # the app's default model: a folder or hub id (else the embedded model)
 URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link

@@ -183,6 +183,13 @@ def explanation(qa_model, example, settings, cache, report: Callable[[Any], None
     return cached_explain(qa_model, example, settings, cache, report)
 
 
+def answer(qa_model, passage, question, report: Callable[[Any], None]):
+    """The model's answer (rcqa.qa.answer) to a passage too long to answer in the page thread."""
+    from rcqa.qa import answer as answer_question
+
+    return answer_question(qa_model, passage, question)
+
+
 def comparison(qa_model, example, settings, protocol, report: Callable[[Any], None]):
     """The methods' comparison (rcqa.faithfulness.compare) for the dashboard; it reports no progress."""
     from rcqa.faithfulness.compare import compare

@@ -10,6 +10,7 @@ from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
 from rcqa.lens.contrast import margin_reading
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
+from rcqa.qa import MAX_PASSAGE_CHARS, MAX_QUESTION_CHARS
 from rcqa.text import without_bidi_controls
 from rcqa.types import AGGREGATIONS, NULL_TARGETS
 from rcqa.ui import PAGES, examples, inputs, results, show, view
@@ -40,21 +41,27 @@ def choose_example() -> None:
         examples.show_upload_error()
         if file := examples.uploaded():
             name, questions = file
-            text = st.text_input("Search the questions", key="rcqa.upload_filter",
+            text = st.text_input("Search the questions", key="rcqa.upload_filter", max_chars=examples.SEARCH_CHARS,
                                  placeholder="words from the question or the article title")
-            shown, total = examples.matching(questions, text)
+            try:
+                shown, total = examples.search(questions, text)
+            except ValueError as error:
+                st.warning(f"The search was not run: {show.plain(error)}.")
+                shown, total = [], 0
             st.caption(f"{total:,} of {len(questions):,} questions in {name} match"
                        + (f"; the first {len(shown):,} are listed" if total > len(shown) else ""))
             labels = {e.id: example_label(e) for e in shown}
             view.bind(st.selectbox, "example_id", "Question", options=list(labels), format_func=labels.get,
                       then=examples.ask_example_question, placeholder="Choose a question")
     else:
-        view.bind(st.text_area, "passage", "Passage", height=180,
+        view.bind(st.text_area, "passage", "Passage", height=180, max_chars=MAX_PASSAGE_CHARS,
                   placeholder="Paste the passage that should hold the answer")
+        if len(chosen.passage) >= MAX_PASSAGE_CHARS:
+            st.caption(f"The passage box holds at most {MAX_PASSAGE_CHARS:,} characters: a longer paste is cut there.")
         if len(chosen.passage) > view.URL_PASSAGE_LIMIT:
             st.caption(f"This passage is longer than {view.URL_PASSAGE_LIMIT:,} characters, too long for a link: "
                        "the page's link carries only its fingerprint, and the passage is kept in this session only.")
-    view.bind(st.text_input, "question", "Question",
+    view.bind(st.text_input, "question", "Question", max_chars=MAX_QUESTION_CHARS,
               help="Edit it to ask something else about the same passage (the gold answer then no longer applies).")
 
 

@@ -1,0 +1,55 @@
+"""Errors on a page: a visitor's text echoed as written (plain), an error the user caused (report), and one the server
+met (failure), each as one sentence. Below show and queue, which both tell a visitor what went wrong."""
+from __future__ import annotations
+
+import logging
+import re
+import traceback
+
+import streamlit as st
+
+from rcqa.data import DataError
+from rcqa.model import ModelLoadError
+from rcqa.qa import InputError
+from rcqa.text import without_bidi_controls
+from rcqa.ui.jobs import Cancelled
+from rcqa.ui.worker import WorkerDied
+
+log = logging.getLogger("rcqa.ui")
+
+_MARKDOWN = re.compile(r"[\\`*_{}\[\]()<>#!|~$]|:(?=\S)")  # markup, links, and :emoji: / :red[...] directives
+# GFM links bare URLs, www. names and e-mail addresses in the text that escapes resolve to, so escaping cannot stop
+# them: a word joiner (invisible) between ':' and '//', after 'www' and before '@' breaks each pattern
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?i:(?<=www))(?=\.)|(?=@)")
+WORD_JOINER = "\u2060"
+
+
+def plain(text: str) -> str:
+    """Text that st.error / st.warning show as written: a value from a link or a file cannot become a link, an image
+    or markup on our page, nor reorder it (bidirectional controls are dropped)."""
+    escaped = _MARKDOWN.sub(lambda found: "\\" + found.group(), without_bidi_controls(str(text)))
+    return _AUTOLINK.sub(WORD_JOINER, escaped)
+
+
+def report(error: Exception) -> None:
+    """An error a user caused, as a message they can act on."""
+    kind = {ModelLoadError: "The model could not be loaded", DataError: "The file could not be read",
+            InputError: "The model cannot answer this"}.get(type(error), "These settings cannot be used")
+    st.error(f"{kind}: {plain(error)}")
+
+
+def failure(error: Exception, doing: str) -> None:
+    """An error the server met while `doing` something (a worker that died, a full disk, a model that failed in a
+    worker): logged with its traceback, shown as one sentence that names no path and holds no traceback."""
+    # the traceback as text: a record holding the error would keep its frames (and the models in them) alive
+    log.error("%s failed:\n%s", doing, "".join(traceback.format_exception(error)).rstrip())
+    if isinstance(error, Cancelled):
+        st.warning(f"{doing} was cancelled: ask again to queue it.")
+    elif isinstance(error, WorkerDied):
+        st.error(f"{doing} stopped: the process that ran it ended (it is restarted). Try again.")
+    elif isinstance(error, OSError):
+        st.error(f"{doing} failed: the server could not read or write its files (its disk may be full). Try again "
+                 "later; the operator finds the details in the server's log.")
+    else:
+        st.error(f"{doing} failed on the server. Try again later; the operator finds the details in the server's "
+                 "log.")
