@@ -49,7 +49,16 @@ def test_a_long_paste_is_answered_through_the_queue_not_in_the_page_thread(monke
     assert f"window {answer.best.window + 1} of {answer.n_windows}" in html_of(app)
 
 
-def test_a_short_paste_is_answered_in_the_page_without_the_queue(monkeypatch):
+def test_a_long_paste_the_model_cannot_read_is_one_sentence_from_the_queue():
+    app = open_app()
+    app.radio(key="rcqa.widget.source").set_value("paste").run()
+    app.text_area(key="rcqa.widget.passage").input("\x01\x02 " * 2_000).run()  # 6,000 characters, read in a worker
+    assert not app.exception, [e.value for e in app.exception]
+    assert [status.label for status in app.status] == ["Reading the passage… failed"]
+    assert "The model cannot answer this: the passage looks like binary data, not text" in texts(app.error)
+
+
+def test_a_short_paste_is_answered_in_the_page_without_the_queue():
     app = open_app()
     app.radio(key="rcqa.widget.source").set_value("paste").run()
     app.text_area(key="rcqa.widget.passage").input("The tower was built by Margaret Ellison in 1872.").run()

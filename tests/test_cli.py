@@ -35,7 +35,7 @@ def test_answer_json(capsys, tmp_path, tiny_model_dirs):
     ("A passage.", "   ", "question is empty"),
     (b"\x00\x01\x02\xff\xfe binary", "Who?", "not UTF-8"),
     ("\x00\x01\x02\x03 junk \x04\x05", "Who?", "looks like binary"),
-    ("word " * 50_000, "Who?", "50,000 words"),
+    ("word " * 15_000, "Who?", "15,000 words"),  # under the character limit: its words are counted
     ("a," * 50_000 + " The bridge cost a lot.", "Who?", "characters; the limit is 100,000"),  # one "word"
     ("a, " * 6_000, "Who?", "windows of 128 tokens; the limit is 128"),  # 12,000 tokens, under every other limit
 ])

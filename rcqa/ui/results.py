@@ -30,7 +30,7 @@ _COMPARISON, _COMPARISON_TICKET = "rcqa.comparison", "rcqa.comparison_ticket"
 _ASKED, _KEPT = "rcqa.asked", "rcqa.kept"  # the lenses, interventions and maps this session asked for, and got
 KEPT_RESULTS = 8
 KNOCKOUT_DRAWS = 5  # random draws per layer on the Explore page
-# answered in the page thread: a forward pass of the default model takes 0.15-0.35 s a window on one core
+# answered in the page thread: the default model's answer takes 0.10-0.36 s for one or two windows on one core
 ANSWERED_HERE_CHARS, ANSWERED_HERE_WINDOWS = 4_000, 2
 
 

@@ -77,18 +77,17 @@ def chart(chart: Chart) -> None:
             "displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": chart.name}})
     else:
         st.html(chart.html)
-    images = _images(chart) if chart.figure is not None and image_export_available() else None
+    images = _images(chart) if chart.figure is not None and image_export_available() else {}
     downloads = [("CSV", chart.csv, "csv", "text/csv"), ("JSON", chart.json, "json", "application/json")]
+    downloads += [(kind.upper(), image, kind, IMAGE_TYPES[kind]) for kind, image in images.items() if image]
     with st.container(horizontal=True, gap="small"):
-        for label, data, extension, mime in downloads + [(kind.upper(), image, kind, IMAGE_TYPES[kind])
-                                                         for kind, image in (images or {}).items() if image]:
+        for label, data, extension, mime in downloads:
             st.download_button(f"⬇ {label}", data=data, file_name=f"{chart.name}.{extension}", mime=mime,
                                on_click="ignore", key=f"download-{chart.name}-{extension}", type="tertiary")
-        for kind, image in (images or {}).items():
-            if image is None:
-                st.button(f"{kind.upper()}…", key=f"image-{chart.name}-{kind}", type="tertiary",
-                          on_click=_ask_image, args=(chart.name, kind),
-                          help=f"Draws the chart as {kind.upper()} on the server, through its queue of jobs")
+        for kind in [kind for kind, image in images.items() if image is None]:
+            st.button(f"{kind.upper()}…", key=f"image-{chart.name}-{kind}", type="tertiary", on_click=_ask_image,
+                      args=(chart.name, kind), help=f"Draws the chart as {kind.upper()} on the server, through its "
+                      "queue of jobs, then offers it to download")
 
 
 def _ask_image(name: str, kind: str) -> None:
