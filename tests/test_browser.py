@@ -110,8 +110,10 @@ def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page)
     assert "ex=orchard-how-many" in page.url and f"steps={IGSettings().steps}" in page.url
     shoot(page, "02-explore-heatmap")
     for extension, start in (("csv", b"layer,layer_label,position,word"), ("svg", b"<svg")):
+        if extension == "svg":  # an image is drawn on a click, through the queue, then offered to download
+            page.get_by_role("button", name="SVG…").first.click()
         with page.expect_download(timeout=90_000) as download:
-            page.get_by_role("button", name=f"⬇ {extension.upper()}").first.click()
+            page.get_by_role("button", name=f"⬇ {extension.upper()}").first.click(timeout=120_000)
         assert download.value.suggested_filename == f"heatmap-orchard-how-many.{extension}"
         assert Path(download.value.path()).read_bytes().lstrip().startswith(start)
     for tab, shot in (("Top-5 words", "03-explore-top-k"), ("Layer roles", "04-explore-roles"),
