@@ -126,14 +126,25 @@ def test_a_search_matches_every_word_in_the_question_or_title_and_reads_a_shared
     assert ReadCounted.reads <= 2  # once for each word, not once for each of the 1,000 questions
 
 
-def test_the_upload_search_box_has_its_limit_and_the_page_refuses_a_longer_search_in_one_sentence():
+def test_the_upload_search_box_has_its_limit_and_the_page_refuses_a_longer_search_in_one_sentence(monkeypatch):
     from tests.test_app_explore import squad_upload
 
+    searches, matching = [], examples.matching
+
+    def counted(questions, text):
+        searches.append(text)
+        return matching(questions, text)
+
+    monkeypatch.setattr(examples, "matching", counted)
     lighthouse, bridge = gallery_example("lighthouse-when"), gallery_example("bridge-how-many")
     app = open_app()
     app.radio(key="rcqa.widget.source").set_value("upload").run()
     upload = squad_upload((lighthouse.passage, lighthouse.question, "1872"), (bridge.passage, bridge.question, "7"))
     app.get("file_uploader")[0].set_value(("dev.json", upload, "application/json")).run()
+    app.text_input(key="rcqa.upload_filter").input("piers").run()
+    app.selectbox(key="rcqa.widget.example_id").set_value("q1").run()
+    assert "1 of 2 questions" in texts(app.caption)
+    assert searches == ["", "piers"]  # choosing a question searched no more: the session kept the search
     search = app.text_input(key="rcqa.upload_filter")
     assert search.max_chars == examples.SEARCH_CHARS
     search.set_value("the piers of the old bridge").run()  # six words, past the limit of five
