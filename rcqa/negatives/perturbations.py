@@ -1,0 +1,167 @@
+"""Question perturbations: SQuAD 2.0's hard unanswerable questions (Rajpurkar et al. 2018, Table 2) made from an
+answerable question by changing a word or two of it, its passage unchanged, so that the question stays fluent and
+close to the passage while the passage no longer answers it. One generator per category:
+
+- antonym: a word replaced by its antonym from a small hand-made list ("first" → "last");
+- entity_swap: a named entity, number or date of the question (spaCy) replaced by another of the same label from
+  the same article, sharing no word with it;
+- negation: "not" inserted before the verb that follows the question's auxiliary ("What did the Romans control?" →
+  "What did the Romans not control?"), or the question's "not" / "never" removed;
+- mutual_exclusion: an ordinal moved on ("the first" → "the second");
+- impossible_condition: a year moved outside the passage's events (before its earliest year or after its latest).
+
+Each checks the passage. The word or phrase swapped in must occur nowhere in it, not only not next to the
+answer: a passage that names "the last keeper" anywhere answers "Who was the last keeper?". A negation is inserted
+only where the passage holds none (else it may state the negated fact), and removed only where the sentence of the
+answer holds it (so that the question without it asks the opposite of what the passage says of the answer).
+"""
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from rcqa.evaluate import normalize_answer
+from rcqa.negatives.kinds import PERTURBATIONS, as_negative
+from rcqa.negatives.paragraphs import sentences
+from rcqa.text import NamedEntity, WrittenWord, named_entities, written_words
+from rcqa.types import Example
+
+_ANTONYM_PAIRS = (("first", "last"), ("opened", "closed"), ("largest", "smallest"), ("before", "after"),
+                  ("north", "south"), ("east", "west"), ("northern", "southern"), ("eastern", "western"),
+                  ("won", "lost"), ("increased", "decreased"), ("highest", "lowest"), ("most", "least"),
+                  ("earliest", "latest"), ("oldest", "youngest"), ("longest", "shortest"), ("began", "ended"),
+                  ("bought", "sold"), ("above", "below"), ("maximum", "minimum"), ("upper", "lower"),
+                  ("best", "worst"), ("more", "less"), ("rose", "fell"), ("arrived", "departed"))
+ANTONYMS = {word: other for pair in _ANTONYM_PAIRS for word, other in (pair, pair[::-1])}
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+_NUMERALS = ("1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th", "9th", "10th")
+# the verb tags that may follow each auxiliary, where "not" goes ("did the Romans not control", "was it not built")
+AUXILIARIES = {**dict.fromkeys(("do", "does", "did", "can", "could", "will", "would", "should", "may", "might",
+                                "must"), ("VB",)),
+               **dict.fromkeys(("is", "are", "was", "were"), ("VBN", "VBG")),
+               **dict.fromkeys(("has", "have", "had"), ("VBN",))}
+NEGATION = re.compile(r"\b(?:not|never|no|nor|neither|none|cannot)\b|n't\b", re.IGNORECASE)
+_REMOVABLE = re.compile(r" (?:not|never)\b", re.IGNORECASE)
+_ORDINAL = re.compile(r"\bthe (" + "|".join(ORDINALS[:-1]) + r")\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})\b")
+YEAR_GAP = (10, 40)  # a year moved outside the passage's events lands this many years (drawn) beyond them
+_WORD = re.compile(r"[A-Za-z]+")
+# spaCy's labels of names, numbers and dates; not ordinals (mutual_exclusion moves them), nor times, quantities,
+# money or percentages ("850 AM" for "30-second" reads as no question at all)
+SWAPPED_LABELS = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
+                            "LANGUAGE", "DATE", "CARDINAL"})
+
+
+def occurs(phrase: str, text: str) -> bool:
+    """Whether the phrase appears in the text as whole words, both normalised as the SQuAD metric does."""
+    needle = normalize_answer(phrase)
+    return bool(needle) and f" {needle} " in f" {normalize_answer(text)} "
+
+
+def antonym_negative(example: Example) -> Example | None:
+    """The first word of the question with an antonym on the list that the passage never uses, replaced by it."""
+    for match in _WORD.finditer(example.question):
+        antonym = ANTONYMS.get(match.group().lower())
+        if antonym and not occurs(antonym, example.passage):
+            return _swapped(example, "antonym", match.start(), match.end(), _cased(antonym, match.group()))
+    return None
+
+
+def entity_swap_negative(example: Example, question_entities: Sequence[NamedEntity],
+                         article_entities: Iterable[NamedEntity], rng: random.Random) -> Example | None:
+    """The first entity of the question with a label of SWAPPED_LABELS for which the article has
+    another of its label that shares no word with it and that neither the passage nor the question names, replaced
+    by one of those drawn with rng."""
+    article_entities = list(article_entities)
+    for entity in question_entities:
+        own = set(normalize_answer(entity.text).split())
+        if entity.label not in SWAPPED_LABELS or not own:
+            continue
+        candidates = sorted({e.text for e in article_entities if e.label == entity.label
+                             and normalize_answer(e.text) and not own & set(normalize_answer(e.text).split())
+                             and not occurs(e.text, example.passage) and not occurs(e.text, example.question)})
+        if candidates:
+            return _swapped(example, "entity_swap", entity.start_char, entity.end_char, rng.choice(candidates))
+    return None
+
+
+def negation_negative(example: Example,
+                      tagged: Callable[[str], Sequence[WrittenWord]] = written_words) -> Example | None:
+    """The question's "not" / "never" removed where the answer's sentence holds it; in a question without one,
+    "not" inserted before the verb after its first auxiliary where the passage holds no negation (tagged: the
+    question's words with their Penn Treebank tags, spaCy's by default, read only then)."""
+    if removable := _REMOVABLE.search(example.question):
+        said = " ".join(example.passage[s:e] for s, e in _answer_sentences(example))
+        if not occurs(removable.group(), said):
+            return None
+        return _swapped(example, "negation", removable.start(), removable.end(), "")
+    if NEGATION.search(example.question) or NEGATION.search(example.passage):
+        return None
+    question_words = tagged(example.question)
+    for index, word in enumerate(question_words):
+        if (tags := AUXILIARIES.get(word.text.lower())) is not None:
+            verb = next((w for w in question_words[index + 1:] if w.tag in tags), None)
+            return None if verb is None else _swapped(example, "negation", verb.start_char, verb.start_char, "not ")
+    return None
+
+
+def mutual_exclusion_negative(example: Example) -> Example | None:
+    """The first "the <ordinal>" of the question moved on to the next ordinal, where the passage names that one
+    neither in words nor in figures ("second", "2nd")."""
+    for match in _ORDINAL.finditer(example.question):
+        following = ORDINALS.index(match.group(1).lower()) + 1
+        if not occurs(ORDINALS[following], example.passage) and not occurs(_NUMERALS[following], example.passage):
+            return _swapped(example, "mutual_exclusion", match.start(1), match.end(1),
+                            _cased(ORDINALS[following], match.group(1)))
+    return None
+
+
+def impossible_condition_negative(example: Example, rng: random.Random) -> Example | None:
+    """The question's first year moved outside every year of the passage and the question: a gap drawn from
+    YEAR_GAP before the earliest or after the latest (the side drawn too)."""
+    match = _YEAR.search(example.question)
+    if match is None:
+        return None
+    years = [int(y) for y in _YEAR.findall(example.passage + " " + example.question)]
+    later, gap = rng.random() < 0.5, rng.randint(*YEAR_GAP)
+    moved = str(max(years) + gap if later else min(years) - gap)
+    return _swapped(example, "impossible_condition", match.start(), match.end(), moved)
+
+
+def perturbed_negative(example: Example, kinds: Iterable[str], rng: random.Random,
+                       article_entities: Callable[[], Iterable[NamedEntity]]) -> Example | None:
+    """The first of the kinds (PERTURBATIONS' names) whose generator can perturb the question; None if none can.
+    spaCy reads the question (and article_entities the article) only for the kinds that need it."""
+    for kind in kinds:
+        if kind == "antonym":
+            built = antonym_negative(example)
+        elif kind == "entity_swap":
+            built = entity_swap_negative(example, named_entities([example.question])[0], article_entities(), rng)
+        elif kind == "negation":
+            built = negation_negative(example)
+        elif kind == "mutual_exclusion":
+            built = mutual_exclusion_negative(example)
+        elif kind == "impossible_condition":
+            built = impossible_condition_negative(example, rng)
+        else:
+            raise ValueError(f"no perturbation is called {kind!r}; the kinds are {', '.join(PERTURBATIONS)}")
+        if built is not None:
+            return built
+    return None
+
+
+def _answer_sentences(example: Example) -> list[tuple[int, int]]:
+    spans = [(a.start_char, a.start_char + len(a.text)) for a in example.answers if a.start_char >= 0]
+    return [(s, e) for s, e in sentences(example.passage) if any(s < end and start < e for start, end in spans)]
+
+
+def _swapped(example: Example, kind: str, start: int, end: int, text: str) -> Example:
+    return as_negative(example, kind, question=example.question[:start] + text + example.question[end:])
+
+
+def _cased(word: str, like: str) -> str:
+    """The word written in the case of the word it replaces: "First" → "Last", "FIRST" → "LAST"."""
+    if len(like) > 1 and like.isupper():
+        return word.upper()
+    return word.capitalize() if like[:1].isupper() else word

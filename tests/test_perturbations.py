@@ -1,0 +1,218 @@
+"""Question perturbations (SQuAD 2.0's hard unanswerable kinds) on hand-made passages, each expected question written
+out by hand; and their share among the negatives with_negatives builds."""
+import random
+
+import pytest
+
+from rcqa.negatives import (KINDS, PERTURBATIONS, antonym_negative, entity_swap_negative,
+                            impossible_condition_negative, mutual_exclusion_negative, negation_negative,
+                            negative_kind, perturbed_negative, with_negatives)
+from rcqa.negatives.perturbations import ANTONYMS, occurs
+from rcqa.text import NamedEntity, WrittenWord
+from rcqa.types import Example, GoldAnswer
+
+LIGHT = ("The lighthouse on Corran Point was first lit in 1872 by the keeper John Avery. It was designed by the "
+         "engineer Margaret Ellison. Ships from Halden passed it every night until 1986.")
+
+
+def example(question, answer, passage=LIGHT, id="q"):
+    return Example(id=id, passage=passage, question=question, title="Corran",
+                   answers=(GoldAnswer(answer, passage.index(answer)),))
+
+
+def perturbed(negative):
+    """(kind, question) of a negative, after checking that it is one: unanswerable, no gold answer."""
+    assert negative.is_impossible and negative.answers == ()
+    return negative_kind(negative.id), negative.question
+
+
+def test_an_antonym_replaces_the_first_word_on_the_list_whose_antonym_the_passage_never_uses():
+    first = example("Who was the first keeper of the light?", "John Avery")
+    negative = antonym_negative(first)
+    assert perturbed(negative) == ("antonym", "Who was the last keeper of the light?")
+    assert negative.id == "q-neg-antonym" and negative.passage == LIGHT and not negative.answers
+    # "Before": its antonym "after" is in this passage, so the next listed word, "first", is the one replaced
+    passage = LIGHT + " After that it was painted."
+    assert antonym_negative(example("Before 1900, who was the first keeper?", "John Avery", passage)).question == \
+        "Before 1900, who was the last keeper?"
+    # a capital stays a capital; a word merely holding the antonym ("blast") does not block it
+    assert antonym_negative(example("First, who kept it?", "John Avery", LIGHT + " A blast.")).question == \
+        "Last, who kept it?"
+    assert antonym_negative(example("Who kept it?", "John Avery")) is None
+    assert antonym_negative(example("Who was the first keeper?", "John Avery", LIGHT + " The last one left.")) is None
+
+
+def test_the_antonym_list_is_symmetric():
+    assert all(ANTONYMS[ANTONYMS[word]] == word for word in ANTONYMS)
+    assert (ANTONYMS["first"], ANTONYMS["won"], ANTONYMS["increased"]) == ("last", "lost", "decreased")
+
+
+QUESTION_ENTITIES = (NamedEntity("first", "ORDINAL", 21, 26), NamedEntity("Margaret Ellison", "PERSON", 4, 20))
+ARTICLE_ENTITIES = [NamedEntity("John Avery", "PERSON", 0, 0), NamedEntity("Margaret Ellison", "PERSON", 0, 0),
+                    NamedEntity("Ellison", "PERSON", 0, 0), NamedEntity("Thomas Reid", "PERSON", 0, 0),
+                    NamedEntity("Oban", "GPE", 0, 0), NamedEntity("Reid", "ORG", 0, 0)]
+
+
+def test_an_entity_swap_takes_another_of_the_label_from_the_article_that_the_passage_never_names():
+    question = example("Did Margaret Ellison first design it?", "Margaret Ellison")
+    # "first" is an ORDINAL (not swapped); among PERSONs: Avery is in the passage, "Margaret Ellison" and
+    # "Ellison" share a word with the question's, Oban is a GPE, "Reid" an ORG: Thomas Reid is left
+    negative = entity_swap_negative(question, QUESTION_ENTITIES, ARTICLE_ENTITIES, random.Random(0))
+    assert perturbed(negative) == ("entity_swap", "Did Thomas Reid first design it?")
+    assert negative.id == "q-neg-entity"
+    named = LIGHT + " Thomas Reid came later."
+    assert entity_swap_negative(example(question.question, "Margaret Ellison", named), QUESTION_ENTITIES,
+                                ARTICLE_ENTITIES, random.Random(0)) is None
+
+
+def test_an_entity_swap_draws_among_the_candidates_in_their_sorted_order():
+    question = example("Did Margaret Ellison first design it?", "Margaret Ellison")
+    more = [*ARTICLE_ENTITIES, NamedEntity("Anna Berg", "PERSON", 0, 0)]
+    for seed in range(6):
+        drawn = random.Random(seed).choice(["Anna Berg", "Thomas Reid"])  # the standard library's seeded draw
+        negative = entity_swap_negative(question, QUESTION_ENTITIES, more, random.Random(seed))
+        assert negative.question == f"Did {drawn} first design it?"
+
+
+def test_an_entity_the_question_already_names_and_times_are_not_swapped_in():
+    question = example("Did Margaret Ellison or Thomas Reid design it?", "Margaret Ellison")
+    entities = (NamedEntity("Margaret Ellison", "PERSON", 4, 20),)
+    assert entity_swap_negative(question, entities, ARTICLE_ENTITIES, random.Random(0)) is None
+    time = example("What ran at night?", "Ships")
+    assert entity_swap_negative(time, (NamedEntity("night", "TIME", 12, 17),),
+                                [NamedEntity("dawn", "TIME", 0, 0)], random.Random(0)) is None
+
+
+def test_an_entity_swap_reads_the_question_with_spacy():
+    # spaCy's recogniser: "Margaret Ellison" a PERSON; the article's other person is swapped in
+    negative = perturbed_negative(example("Who hired Margaret Ellison?", "Margaret Ellison"), ["entity_swap"],
+                                  random.Random(0), lambda: [NamedEntity("Thomas Reid", "PERSON", 0, 0)])
+    assert perturbed(negative) == ("entity_swap", "Who hired Thomas Reid?")
+
+
+def test_not_is_inserted_before_the_verb_after_the_auxiliary_where_the_passage_holds_no_negation():
+    assert perturbed(negation_negative(example("When was the lighthouse designed?", "Margaret Ellison"))) == \
+        ("negation", "When was the lighthouse not designed?")
+    assert negation_negative(example("What did ships from Halden pass?", "it")).question == \
+        "What did ships from Halden not pass?"
+    assert negation_negative(example("Who was the first keeper?", "John Avery")) is None  # no verb after "was"
+    assert negation_negative(example("Who designed it?", "Margaret Ellison")) is None  # no auxiliary
+    refused = LIGHT + " It was never painted."
+    assert negation_negative(example("When was the lighthouse designed?", "Margaret Ellison", refused)) is None
+    assert negation_negative(example("Why wasn't it lit sooner?", "1872")) is None  # a negation kept, not doubled
+
+
+def test_the_first_auxiliary_decides_where_not_goes():
+    question = example("Who was it designed by, and who has lit it?", "Margaret Ellison")
+    words = [WrittenWord(text, question.question.index(text), question.question.index(text) + len(text), tag)
+             for text, tag in (("Who", "WP"), ("was", "VBD"), ("it", "PRP"), ("designed", "VBN"), ("has", "VBZ"),
+                               ("lit", "VBN"))]
+    assert negation_negative(question, lambda _: words).question == "Who was it not designed by, and who has lit it?"
+    nothing = [WrittenWord("Who", 0, 3, "WP"), WrittenWord("was", 4, 7, "VBD"), WrittenWord("it", 8, 10, "PRP")]
+    assert negation_negative(question, lambda _: nothing) is None  # the verb after "was" is not found: no guess
+
+
+def test_a_negation_is_removed_only_where_the_answers_sentence_holds_it():
+    passage = "Ships from Halden never passed the rocks. Ships from Oban did."
+    negative = negation_negative(example("Ships from which port never passed the rocks?", "Halden", passage))
+    assert perturbed(negative) == ("negation", "Ships from which port passed the rocks?")
+    assert negation_negative(example("Which port did not send ships?", "Oban", passage)) is None
+    assert negation_negative(example("Which port did NOT send ships?", "Halden",
+                                     "Halden did not send ships. Oban did.")).question == "Which port did send ships?"
+
+
+def test_an_ordinal_moves_on_where_the_passage_names_the_next_in_neither_words_nor_figures():
+    assert perturbed(mutual_exclusion_negative(example("Who was the first keeper?", "John Avery"))) == \
+        ("mutual_exclusion", "Who was the second keeper?")
+    assert mutual_exclusion_negative(example("Who was The Third keeper?", "John Avery")).question == \
+        "Who was The Fourth keeper?"
+    assert mutual_exclusion_negative(example("Who was the first keeper?", "John Avery",
+                                             LIGHT + " The 2nd came later.")) is None
+    # "third" is named, so "the second" stays and the next "the <ordinal>" of the question is moved
+    two = example("After the second war, who was the ninth keeper?", "John Avery", LIGHT + " A third light.")
+    assert mutual_exclusion_negative(two).question == "After the second war, who was the tenth keeper?"
+    assert mutual_exclusion_negative(example("Who was the tenth keeper?", "John Avery")) is None  # none after it
+    assert mutual_exclusion_negative(example("Who was first?", "John Avery")) is None  # no "the"
+
+
+class Drawn(random.Random):
+    """A draw fixed by hand: random() and randint() return what they are given."""
+
+    def __init__(self, uniform: float, gap: int):
+        super().__init__(0)
+        self.uniform, self.gap = uniform, gap
+
+    def random(self):
+        return self.uniform
+
+    def randint(self, low, high):
+        assert (low, high) == (10, 40)
+        return self.gap
+
+
+def test_a_year_moves_outside_every_year_of_the_passage_on_the_side_drawn():
+    question = example("Who kept the light in 1872?", "John Avery")
+    # the passage's years are 1872 and 1986: later is 1986 + 15, earlier 1872 − 15
+    assert perturbed(impossible_condition_negative(question, Drawn(0.2, 15))) == \
+        ("impossible_condition", "Who kept the light in 2001?")
+    assert impossible_condition_negative(question, Drawn(0.7, 15)).question == "Who kept the light in 1857?"
+    assert impossible_condition_negative(question, Drawn(0.5, 40)).question == "Who kept the light in 1832?"
+    # a question year outside the passage's range widens it
+    assert impossible_condition_negative(example("Who kept it in 1990?", "John Avery"), Drawn(0.1, 10)).question == \
+        "Who kept it in 2000?"
+    assert impossible_condition_negative(example("In the 1990s, who kept it?", "John Avery"), Drawn(0.1, 10)) is None
+    assert impossible_condition_negative(example("Who kept it?", "John Avery"), Drawn(0.1, 10)) is None
+
+
+def test_perturbed_negative_tries_the_kinds_in_the_order_given():
+    question = example("Who was the first keeper?", "John Avery")
+    entities = lambda: []  # noqa: E731
+    assert perturbed_negative(question, ["mutual_exclusion", "antonym"], random.Random(0), entities).question == \
+        "Who was the second keeper?"
+    assert perturbed_negative(question, ["impossible_condition", "antonym"], random.Random(0), entities).question \
+        == "Who was the last keeper?"
+    assert perturbed_negative(question, ["impossible_condition", "negation"], random.Random(0), entities) is None
+    with pytest.raises(ValueError, match="no perturbation is called 'synonym'"):
+        perturbed_negative(question, ["synonym"], random.Random(0), entities)
+
+
+def test_every_kind_has_its_own_id_suffix_that_names_it_back():
+    assert len(set(KINDS.values())) == len(KINDS) == 7
+    for kind, suffix in KINDS.items():
+        assert negative_kind("56be4db0acb8001400a502ec" + suffix) == kind
+        assert not any(other != suffix and suffix.endswith(other) for other in KINDS.values())
+    assert list(PERTURBATIONS) == ["antonym", "entity_swap", "negation", "mutual_exclusion", "impossible_condition"]
+
+
+def test_occurs_matches_whole_normalised_words():
+    assert occurs("the Last", "He was LAST.") and occurs("2nd", "the 2nd one")
+    assert not occurs("last", "at lastly") and not occurs("", "anything") and not occurs("a", "a tree")
+
+
+FOUR = [example("Who was the first keeper?", "John Avery", id="k1"),
+        example("When was the light first lit?", "1872", id="k2"),
+        example("Who designed the lighthouse?", "Margaret Ellison", id="k3"),
+        example("Where did the ships come from?", "Halden", id="k4"),
+        example("What did ships from Halden pass every night?", "it", id="k5"),
+        example("Until when did ships pass it?", "1986", id="k6")]
+
+
+def test_perturbations_take_their_share_of_the_negatives_in_the_drawn_order():
+    # 6 questions, share 1/3: 3 negatives; perturbed 2/3: 2 perturbations, in_context 0, so 1 other-paragraph.
+    # Seed 0 draws k5, k3, k2 first (the standard library's shuffle). By hand:
+    # k5: a perturbation is short of its share, so first; antonym (no listed word) and entity swap ("Halden": the
+    #     article's only paragraph names every entity it has) fail, negation inserts "not" before "pass";
+    # k3: still short; no kind fits "Who designed the lighthouse?" (no listed word, entity, auxiliary, ordinal or
+    #     year), nor other-paragraph (LIGHT is the article's only paragraph): in-context, though its share is 0;
+    # k2: antonym is now among the least made: "first" → "last".
+    negatives = with_negatives(FOUR, in_context=0.0, perturbed=2 / 3, seed=0)[len(FOUR):]
+    assert [(n.id, n.question) for n in negatives] == [
+        ("k5-neg-not", "What did ships from Halden not pass every night?"),
+        ("k3-neg-ctx", "Who designed the lighthouse?"),
+        ("k2-neg-antonym", "When was the light last lit?")]
+    assert negatives[0].passage == negatives[2].passage == LIGHT and not any(n.answers for n in negatives)
+    with pytest.raises(ValueError, match=r"^perturbed must be in \[0, 1 - in_context\]"):
+        with_negatives(FOUR, in_context=0.5, perturbed=0.6)
+    with pytest.raises(ValueError, match="perturbed"):
+        with_negatives(FOUR, perturbed=-0.1)
+    assert with_negatives(FOUR, in_context=0.5, perturbed=0.5)  # the shares may add up to exactly 1
