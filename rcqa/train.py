@@ -48,16 +48,19 @@ class TrainConfig:
     first_step: int = 0
     limit: int | None = None  # train on the first N questions only (smoke runs)
     negatives: float = 0.0  # share of SQuAD 2.0-style unanswerable questions added (rcqa.negatives); 0: none
+    in_context: float = 0.5  # share of those negatives that are in-context ones
+    perturbed: float = 0.0  # share of those negatives that are question perturbations (the rest: other-paragraph)
     held_out_articles: int = 0  # whole articles kept out of training, written as a v2-style file to choose on
     keep_every: int | None = None  # also keep the model every N steps (step-N/), to choose a checkpoint later
 
 
 RECIPES = {
     # the abstaining model: warm-started from the default model, v1.1 train plus a third of unanswerable
-    # questions, a quarter epoch of the mixed set (about 1.6 h on 2 cores); checkpoints kept to choose on
-    # held-out train articles
-    "squad2": {"output_dir": "runs/squad2", "negatives": 1 / 3, "epochs": 0.25, "learning_rate": 5e-5,
-               "warmup_fraction": 0.1, "held_out_articles": 20, "keep_every": 250},
+    # questions (a third each in-context, other-paragraph and question perturbations: SQuAD 2.0's hard kinds), a
+    # quarter epoch of the mixed set (hours on 2 cores); checkpoints kept to choose on held-out train articles
+    "squad2": {"output_dir": "runs/squad2", "negatives": 1 / 3, "in_context": 1 / 3, "perturbed": 1 / 3,
+               "epochs": 0.25, "learning_rate": 5e-5, "warmup_fraction": 0.1, "held_out_articles": 20,
+               "keep_every": 250},
 }
 
 
@@ -67,8 +70,9 @@ def training_examples(config: TrainConfig, examples: list[Example]) -> tuple[lis
     examples = examples[: config.limit] if config.limit else examples
     training, held_out = split_by_article(examples, config.held_out_articles, config.seed)
     if config.negatives:
-        training = with_negatives(training, config.negatives, seed=config.seed)
-        held_out = with_negatives(held_out, config.negatives, seed=config.seed)
+        mix = {"share": config.negatives, "in_context": config.in_context, "perturbed": config.perturbed,
+               "seed": config.seed}
+        training, held_out = with_negatives(training, **mix), with_negatives(held_out, **mix)
     return training, held_out
 
 
@@ -205,6 +209,8 @@ def _set_seed(seed: int) -> None:
 
 def _cached_features(output: Path, examples: list[Example], tokenizer, config: TrainConfig) -> list[dict]:
     negatives = f"-neg{config.negatives:.3f}-held{config.held_out_articles}" if config.negatives else ""
+    if config.negatives and (config.in_context, config.perturbed) != (0.5, 0.0):  # the old runs' keys stay
+        negatives += f"-ctx{config.in_context:.3f}-pert{config.perturbed:.3f}"
     path = output / f"features-{config.max_len}-{config.doc_stride}-{len(examples)}{negatives}.json"
     if path.is_file():
         return json.loads(path.read_text())

@@ -1,10 +1,12 @@
 """Exporting an abstaining run: the checkpoint chosen on held-out questions, the tuned threshold, the dev scores."""
 import json
+from dataclasses import asdict
 
 import pytest
 
 from rcqa.evaluate import evaluate, evaluate_v2
 from rcqa.export import (
+    V2STYLE_DEV,
     abstention_evaluation,
     best_checkpoint,
     peak_threshold,
@@ -15,8 +17,9 @@ from rcqa.export import (
 )
 from rcqa.gallery import GALLERY
 from rcqa.model import load_model
-from rcqa.negatives import with_negatives
+from rcqa.negatives import PERTURBATIONS, negative_kind, with_negatives
 from rcqa.qa import answer, best_span_and_null_odds
+from rcqa.train import TrainConfig
 from rcqa.types import Example, GoldAnswer
 
 ANSWERED = [e for e in GALLERY if e.answers]
@@ -88,6 +91,32 @@ def test_abstention_evaluation_tunes_the_threshold_on_held_out_questions_and_sco
     assert v2["total"] == len(mixed) and v2["threshold"] == threshold
     assert v2["f1"] == pytest.approx(evaluate_v2(mixed, predict, threshold)["f1"])
     assert set(v2["by_kind"]) <= {"other_paragraph", "in_context"} and v2["by_kind"]
+    assert v2["built_with"] == V2STYLE_DEV and "by_kind" in result["no_answer"]["tuned_on"]
+
+
+def test_a_run_trained_with_perturbations_is_measured_on_a_dev_set_built_as_it_was_trained(abstaining_tiny_dir):
+    qa_model = load_model(abstaining_tiny_dir)
+    held_out = with_negatives(ANSWERED[:3], seed=1)
+    result = abstention_evaluation(qa_model, held_out, ANSWERED, in_context=0.0, perturbed=1.0)
+    mixed = with_negatives(ANSWERED, in_context=0.0, perturbed=1.0)
+    v2 = result["squad_v2style_dev"]
+    assert v2["total"] == len(mixed) and v2["built_with"] == V2STYLE_DEV + " --in-context 0.000 --perturbed 1.000"
+    assert set(v2["by_kind"]) == {negative_kind(e.id) for e in mixed if e.is_impossible}
+    assert set(v2["by_kind"]) & set(PERTURBATIONS)
+
+
+@pytest.mark.parametrize("mix, said", [({}, "half other-paragraph, half in-context"),
+                                       ({"in_context": 0.25}, "25% in-context, the rest other-paragraph"),
+                                       ({"in_context": 1 / 3, "perturbed": 1 / 3},
+                                        "33% in-context, 33% question perturbations (antonym, entity swap, "
+                                        "negation, mutual exclusion, impossible condition), the rest other-paragraph")])
+def test_the_card_says_how_the_negatives_were_mixed(mix, said, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    recipe = {**asdict(TrainConfig(negatives=1 / 3, held_out_articles=20, **mix)), "features": 10, "total_steps": 5}
+    (run / "train_config.json").write_text(json.dumps(recipe))
+    write_card(run, tmp_path, WINDOW, {"squad_v1.1_dev": {"exact_match": 0.0, "f1": 0.0, "n": 0}})
+    assert json.loads((tmp_path / "rcqa_card.json").read_text())["data"].endswith(f"of all, {said})")
 
 
 @pytest.fixture(scope="module")

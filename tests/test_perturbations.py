@@ -78,6 +78,13 @@ def test_an_entity_the_question_already_names_and_times_are_not_swapped_in():
     question = example("Did Margaret Ellison or Thomas Reid design it?", "Margaret Ellison")
     entities = (NamedEntity("Margaret Ellison", "PERSON", 4, 20),)
     assert entity_swap_negative(question, entities, ARTICLE_ENTITIES, random.Random(0)) is None
+    # nor one sharing a capitalised word with the question: "Genghis Khagan" for the "Khan" of "Genghis Khan"
+    khan = example("Who was Genghis Khan?", "John Avery")
+    assert entity_swap_negative(khan, (NamedEntity("Khan", "PERSON", 16, 20),),
+                                [NamedEntity("Genghis Khagan", "PERSON", 0, 0)], random.Random(0)) is None
+    assert entity_swap_negative(khan, (NamedEntity("Khan", "PERSON", 16, 20),),
+                                [NamedEntity("Kublai", "PERSON", 0, 0)], random.Random(0)).question == \
+        "Who was Genghis Kublai?"
     time = example("What ran at night?", "Ships")
     assert entity_swap_negative(time, (NamedEntity("night", "TIME", 12, 17),),
                                 [NamedEntity("dawn", "TIME", 0, 0)], random.Random(0)) is None

@@ -120,6 +120,7 @@ def test_unanswerable_questions_label_every_window_at_cls():
 
 
 def test_training_examples_hold_out_whole_articles_then_add_negatives_to_each_part():
+    from rcqa.negatives import PERTURBATIONS, negative_kind
     from rcqa.train import training_examples
 
     training, held_out = training_examples(TrainConfig(negatives=1 / 3, held_out_articles=2, seed=0), ANSWERED)
@@ -128,6 +129,12 @@ def test_training_examples_hold_out_whole_articles_then_add_negatives_to_each_pa
     # at most one per source question, a third of all at most (fewer where a question can give no negative)
     assert 0 < len(training) - len(answerable) <= round(len(answerable) / 2)
     assert any(e.is_impossible for e in held_out)
+    # the recipe's mix: question perturbations among the negatives of both parts, their passages unchanged
+    training, held_out = training_examples(TrainConfig(negatives=1 / 3, in_context=0.0, perturbed=1.0,
+                                                       held_out_articles=2, seed=0), ANSWERED)
+    passages = {e.id: e.passage for e in ANSWERED}
+    perturbations = [e for e in training + held_out if negative_kind(e.id) in PERTURBATIONS]
+    assert perturbations and all(e.passage == passages[e.id.rsplit("-neg-", 1)[0]] for e in perturbations)
     plain, none = training_examples(TrainConfig(limit=3), ANSWERED)
     assert plain == ANSWERED[:3] and none == []
 
@@ -147,6 +154,9 @@ def test_train_with_negatives_smoke_and_the_recipe_on_the_command_line(tmp_path,
     assert (config.negatives, config.epochs, config.held_out_articles, config.output_dir) == (1 / 3, 0.25, 20,
                                                                                                "runs/squad2")
     assert str(base).endswith("default_model")
+    assert (config.in_context, config.perturbed) == (1 / 3, 1 / 3)  # a third of the negatives each
+    assert main(["train", "--recipe", "squad2", "--data", str(squad), "--perturbed", "0.5", "--in-context", "0"]) == 0
+    assert (calls[-1][0].in_context, calls[-1][0].perturbed) == (0.0, 0.5)
     monkeypatch.undo()
     # a few real steps on a mixed set: the loop trains on [CLS] labels too, and the held-out file is written
     config = TrainConfig(output_dir=str(tmp_path / "run"), max_len=64, doc_stride=16, batch_size=4, epochs=1.0,

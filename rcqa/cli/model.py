@@ -214,6 +214,9 @@ def add_train(commands: argparse._SubParsersAction) -> None:
             ("--first-step", int, "warm start: the step --base-model's weights reached in this recipe's batch order"),
             ("--negatives", float, "add SQuAD 2.0-style unanswerable questions built from the training questions, "
                                    "this share of all (a third: 0.333)"),
+            ("--in-context", float, "share of the negatives that are in-context ones (default 0.5)"),
+            ("--perturbed", float, "share of the negatives that are question perturbations (default 0; a third "
+                                   "with --recipe squad2)"),
             ("--held-out-articles", int, "keep N whole articles out of training, written with their negatives "
                                          "as held_out-v2.json to choose the checkpoint on"),
             ("--keep-every", int, "also keep the model every N steps (step-N/)")):
@@ -248,6 +251,10 @@ def add_negatives(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--share", type=float, default=1 / 3, help="unanswerable share of all (default a third)")
     command.add_argument("--in-context", type=float, default=0.5,
                          help="share of the negatives that are in-context ones (default 0.5)")
+    command.add_argument("--perturbed", type=float, default=0.0,
+                         help="share of the negatives that are question perturbations (antonym, entity swap, "
+                              "negation, mutual exclusion, impossible condition; default 0); with --in-context, at "
+                              "most 1 in all, the rest other-paragraph ones")
     command.add_argument("--seed", type=int, default=0)
     command.set_defaults(handler=_negatives)
 
@@ -260,7 +267,11 @@ def _negatives(args: argparse.Namespace) -> int:
     from rcqa.negatives import negative_kind, squad_v2_document, with_negatives
     from rcqa.resources import squad_file
 
-    mixed = with_negatives(load_examples(args.data or squad_file("dev")), args.share, args.in_context, args.seed)
+    try:
+        mixed = with_negatives(load_examples(args.data or squad_file("dev")), args.share, args.in_context, args.seed,
+                               args.perturbed)
+    except ValueError as refused:
+        raise SystemExit(str(refused)) from None
     Path(args.out).write_text(json.dumps(squad_v2_document(mixed)))
     kinds = Counter(negative_kind(e.id) or "answerable" for e in mixed)
     print(json.dumps({"questions": len(mixed), **kinds}))
@@ -295,7 +306,8 @@ def _export(args: argparse.Namespace) -> int:
     from rcqa.train import HELD_OUT_FILE
 
     run_dir = Path(args.run_dir)
-    abstains = bool(json.loads((run_dir / "train_config.json").read_text()).get("negatives"))
+    recipe = json.loads((run_dir / "train_config.json").read_text())
+    abstains = bool(recipe.get("negatives"))
     held_out_file = run_dir / HELD_OUT_FILE
     checkpoint = args.checkpoint or ("best" if held_out_file.is_file() else "final")
     if checkpoint == "best" and not held_out_file.is_file():
@@ -316,7 +328,8 @@ def _export(args: argparse.Namespace) -> int:
     qa_model = load_model(str(target))
     dev = load_examples(squad_file("dev"))[: args.limit]
     if abstains:
-        evaluation = {**chosen, **card.abstention_evaluation(qa_model, held_out, dev, progress)}
+        mix = {key: recipe[key] for key in ("in_context", "perturbed") if key in recipe}  # as trained
+        evaluation = {**chosen, **card.abstention_evaluation(qa_model, held_out, dev, progress, **mix)}
     else:
         evaluation = {**chosen, "squad_v1.1_dev": evaluate(
             dev, lambda e: answer(qa_model, e.passage, e.question, n_best=1).text, progress=progress)}

@@ -70,17 +70,18 @@ def antonym_negative(example: Example) -> Example | None:
 
 def entity_swap_negative(example: Example, question_entities: Sequence[NamedEntity],
                          article_entities: Iterable[NamedEntity], rng: random.Random) -> Example | None:
-    """The first entity of the question with a label of SWAPPED_LABELS for which the article has
-    another of its label that shares no word with it and that neither the passage nor the question names, replaced
-    by one of those drawn with rng."""
+    """The first entity of the question with a label of SWAPPED_LABELS for which the article has another of its
+    label that the passage never names, sharing no word with it nor a capitalised word with the question ("Khan" is
+    no swap for "Genghis Khagan"), replaced by one of those drawn with rng."""
     article_entities = list(article_entities)
+    named = _capitalised(example.question)
     for entity in question_entities:
         own = set(normalize_answer(entity.text).split())
         if entity.label not in SWAPPED_LABELS or not own:
             continue
         candidates = sorted({e.text for e in article_entities if e.label == entity.label
                              and normalize_answer(e.text) and not own & set(normalize_answer(e.text).split())
-                             and not occurs(e.text, example.passage) and not occurs(e.text, example.question)})
+                             and not named & _capitalised(e.text) and not occurs(e.text, example.passage)})
         if candidates:
             return _swapped(example, "entity_swap", entity.start_char, entity.end_char, rng.choice(candidates))
     return None
@@ -158,6 +159,10 @@ def _answer_sentences(example: Example) -> list[tuple[int, int]]:
 
 def _swapped(example: Example, kind: str, start: int, end: int, text: str) -> Example:
     return as_negative(example, kind, question=example.question[:start] + text + example.question[end:])
+
+
+def _capitalised(text: str) -> set[str]:
+    return {word for word in _WORD.findall(text) if word[0].isupper()}
 
 
 def _cased(word: str, like: str) -> str:
