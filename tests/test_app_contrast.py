@@ -39,11 +39,11 @@ def test_why_not_this_span_contrasts_the_answer_with_the_chosen_candidate(app_en
     assert "foil" in [trace["name"] for trace in spec_titled(app, "What each layer's top-")["data"]]
 
 
-def test_a_foil_overlapping_the_answer_is_refused_in_one_sentence(app_env):
+def test_the_answer_itself_as_foil_is_refused_in_one_sentence(app_env):
     app = open_app(query={"ex": "orchard-how-many"})
     app.selectbox(key="rcqa.why_not").set_value(0).run()  # the answer itself
     explain(app)
-    assert "overlaps the explained span" in texts(app.error) and "Traceback" not in texts(app.error)
+    assert "is the explained span itself" in texts(app.error) and "Traceback" not in texts(app.error)
 
 
 def test_a_typed_foil_is_explained_and_travels_in_the_link(app_env):
@@ -105,3 +105,19 @@ def test_a_whole_passage_contrast_explains_both_windows_and_reads_the_lens_in_ea
     assert (f"in window {result.targets[0]['foil']['window'] + 1}, the answer in window {result.window + 1}: both "
             "are explained") in shown
     assert "On the lens the" in shown and "its logits are a constant there" not in shown
+
+
+def test_a_candidate_overlapping_the_answer_is_a_boundary_contrast_whose_shared_words_are_shown(app_env):
+    example = gallery_example("orchard-how-many")
+    found = answer(load_model(app_env["bert"]), example.passage, example.question)
+    best = found.best
+    rank = next(r for r, s in enumerate(found.nbest) if s.overlaps(best.start_char, best.end_char)
+                and (s.start_char, s.end_char) != (best.start_char, best.end_char))
+    app = open_app(query={"ex": "orchard-how-many"})
+    app.selectbox(key="rcqa.why_not").set_value(rank).run()
+    explain(app)
+    assert not app.error, texts(app.error)
+    shown = texts(app.markdown).replace("\\", "")
+    assert "The foil overlaps the answer: a boundary contrast" in shown
+    names = [trace["name"] for trace in spec_titled(app, "What each layer's top-")["data"]]
+    assert "shared (in the answer and the foil)" in names and "foil only" in names

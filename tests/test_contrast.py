@@ -1,6 +1,7 @@
 """Contrastive targets, F = log p(span) − log p(foil): the foil each FOIL names, checked against passages and logits
 built by hand; the contrast's linearity and completeness on the tiny model."""
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ import torch
 
 import rcqa.attribution.contrast as contrast
 import rcqa.qa
+from rcqa.analysis.report import analyses
 from rcqa.attribution import explanation
 from rcqa.attribution.contrast import NoFoil, contrast_target, find_foil
 from rcqa.attribution.engine import explain, explained_window
@@ -116,8 +118,11 @@ def test_a_text_foil_is_matched_as_written_and_its_best_place_taken(tiny_bert):
     assert (foil.text, foil.start_char, foil.score) == ("cats", second, pytest.approx(2.0))
     with pytest.raises(InputError, match="does not occur in the passage as written"):
         find_foil("text:Cats", logits, example, None, windows, span)
-    with pytest.raises(InputError, match="occurs only inside the explained span"):
-        find_foil("text:or", logits, example, None, windows, explained_at(windows, example.passage, "cats or"))
+    # a text inside the explained span is a boundary contrast ("or" against "cats or"); the span itself is refused
+    inside = find_foil("text:or", logits, example, None, windows, explained_at(windows, example.passage, "cats or"))
+    assert (inside.text, inside.start_char) == ("or", example.passage.index("or"))
+    with pytest.raises(InputError, match="occurs only as the explained span itself"):
+        find_foil("text:cats or", logits, example, None, windows, explained_at(windows, example.passage, "cats or"))
 
 
 def test_a_text_foil_must_start_and_end_at_token_boundaries(tiny_bert):
@@ -128,17 +133,17 @@ def test_a_text_foil_must_start_and_end_at_token_boundaries(tiny_bert):
         find_foil(f"text:{inside_a_word}", explained.logits, example, explained.answer, explained.windows, explained.span)
 
 
-def test_a_foil_overlapping_the_span_and_a_missing_one_are_refused(tiny_bert):
+def test_a_foil_equal_to_the_span_and_a_missing_one_are_refused(tiny_bert):
     example = gallery_example("river-where")
     explained = explained_window(tiny_bert, example)
     best = explained.answer.best
-    with pytest.raises(InputError, match="overlaps the explained span"):
+    with pytest.raises(InputError, match="is the explained span itself"):
         find_foil("nbest:0", explained.logits, example, explained.answer, explained.windows, explained.span)
-    with pytest.raises(InputError, match="occurs only inside the explained span"):
+    with pytest.raises(InputError, match="occurs only as the explained span itself"):
         find_foil(f"text:{best.text}", explained.logits, example, explained.answer, explained.windows, explained.span)
     gold_is_the_answer = Example(id="g", passage=example.passage, question=example.question,
-                                 answers=(GoldAnswer(best.text[:5], best.start_char),))
-    with pytest.raises(InputError, match="overlaps the explained span"):
+                                 answers=(GoldAnswer(best.text, best.start_char),))
+    with pytest.raises(InputError, match="is the explained span itself"):
         find_foil("gold", explained.logits, gold_is_the_answer, explained.answer, explained.windows, explained.span)
     with pytest.raises(InputError, match="only 20 candidate spans"):
         find_foil("nbest:20", explained.logits, example, explained.answer, explained.windows, explained.span)
@@ -261,7 +266,7 @@ def test_explain_contrast_on_the_command_line_writes_the_foil_and_refuses_an_ove
     capsys.readouterr()
     assert main([*common, "--contrast", "nbest:0"]) == 2
     error = capsys.readouterr().err.strip().splitlines()
-    assert len(error) == 1 and "overlaps the explained span" in error[0]
+    assert len(error) == 1 and "is the explained span itself" in error[0]
 
 
 def test_a_foil_two_windows_hold_is_read_in_the_explained_one(tiny_bert):
@@ -480,13 +485,14 @@ def test_a_text_foils_probability_is_its_standing_among_the_answers(tiny_bert):
                                               pytest.approx(other.probability, rel=1e-5))
 
 
-def test_an_overlapping_foil_is_refused_naming_the_explained_span(tiny_bert):
+def test_a_foil_equal_to_the_span_is_refused_naming_it(tiny_bert):
     example = gallery_example("river-where")
     explained = explained_window(tiny_bert, example)
     best = explained.answer.best
     with pytest.raises(InputError) as refused:
         find_foil("nbest:0", explained.logits, example, explained.answer, explained.windows, explained.span)
-    assert f"overlaps the explained span {best.text!r}; a contrast needs two different spans" in str(refused.value)
+    assert str(refused.value) == (f"the foil {best.text!r} (nbest:0) is the explained span itself; a contrast needs "
+                                  "two different spans")
 
 
 def test_a_distractor_number_that_no_window_holds_is_refused_in_one_sentence(tiny_bert):
@@ -496,3 +502,50 @@ def test_a_distractor_number_that_no_window_holds_is_refused_in_one_sentence(tin
     with pytest.raises(InputError, match="^no other number of the passage fits in a window$"):
         find_foil("distractor-number", hand_logits(windows, {}), example, None, windows,
                   explained_at(windows, example.passage, "12"))
+
+
+def test_a_contrast_sharing_a_token_reads_only_the_ends_that_differ():
+    start, end = torch.tensor([START]), torch.tensor([END])
+    # span (1, 2) against foil (1, 3): the start logits cancel, F = end[2] − end[3] = 3.0 − 2.5
+    assert float(Target("contrast", 1, 2, foil_start_token=1, foil_end_token=3)(start, end)[0]) == pytest.approx(0.5)
+
+
+def overlapping_rank(answer) -> int:
+    """The first n-best rank whose span overlaps the best one without being it."""
+    best = answer.best
+    return next(rank for rank, span in enumerate(answer.nbest) if span.overlaps(best.start_char, best.end_char)
+                and (span.start_char, span.end_char) != (best.start_char, best.end_char))
+
+
+def test_a_boundary_contrast_is_found_and_complete_at_every_layer(tiny_bert):
+    example = gallery_example("orchard-how-many")
+    explained = explained_window(tiny_bert, example)
+    rank = overlapping_rank(explained.answer)
+    other = explained.answer.nbest[rank]
+    foil = find_foil(f"nbest:{rank}", explained.logits, example, explained.answer, explained.windows, explained.span)
+    assert (foil.start_char, foil.end_char, foil.score) == (other.start_char, other.end_char,
+                                                            pytest.approx(other.score))
+    result = explain(tiny_bert, example, IGSettings(contrast=f"nbest:{rank}"))  # adaptive Gauss–Legendre to 1 %
+    checks = [c for c in result.completeness if c.target == "contrast"]
+    assert len(checks) == len(result.layers) and max(c.relative_error for c in checks) <= 0.01
+    margin = explained.answer.best.score - other.score  # log p(A) − log p(B): the two spans' logit sums
+    assert [c.f_input for c in checks] == pytest.approx([margin] * len(checks), abs=1e-4)
+    assert "shared" in analyses(result)["category_labels"]
+
+
+def test_a_boundary_contrast_on_the_command_line_says_so_in_its_json(tiny_bert, tiny_model_dirs, tmp_path):
+    from rcqa.cli import main
+
+    example = gallery_example("orchard-how-many")
+    rank = overlapping_rank(explained_window(tiny_bert, example).answer)
+    passage, out = tmp_path / "passage.txt", tmp_path / "out.json"
+    passage.write_text(example.passage)
+    assert main(["explain", "--passage-file", str(passage), "--question", example.question, "--model",
+                 tiny_model_dirs["bert"], "--no-cache", "--tolerance", "0", "--steps", "2", "--json", str(out),
+                 "--contrast", f"nbest:{rank}"]) == 0
+    document = json.loads(out.read_text())
+    assert document["contrast"]["boundary"] is True
+    labels = document["analyses"]["category_labels"]
+    assert (labels["answer"], labels["foil"], labels["shared"]) == ("answer only", "foil only",
+                                                                    "shared (in the answer and the foil)")
+    assert len(document["analyses"]["categories"]["shared"]) == len(document["layers"])

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from rcqa.analysis.report import analyses
-from rcqa.analysis.roles import (category_masks, category_shares, other_number_share, phase_readings,
-                                 word_categories)
+from rcqa.analysis.roles import (boundary_contrast, category_labels, category_masks, category_shares,
+                                 other_number_share, phase_readings, quantifier_share, word_categories)
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.engine import explain
 from rcqa.attribution.settings import IGSettings
@@ -138,3 +138,63 @@ def test_the_contrast_summary_is_the_contrasts_own(tiny_bert):
     assert summary["lens_margin"] == contrast_margins(tiny_bert, result).round(6).tolist()
     with pytest.raises(ValueError, match="'span_log_prob' is no contrast"):
         contrast_summary(tiny_bert, result, target=1)
+
+
+@pytest.fixture
+def boundary(contrasted):
+    """The explanation of "600" against the foil "600 are pear trees", which holds it: a boundary contrast."""
+    passage = contrasted.example.passage
+    start = passage.index("600")
+    contrasted.targets[0]["foil"] = {**contrasted.targets[0]["foil"], "request": "text:600 are pear trees",
+                                     "text": "600 are pear trees", "start_char": start,
+                                     "end_char": start + len("600 are pear trees")}
+    return contrasted
+
+
+def test_a_boundary_contrast_splits_the_two_spans_into_answer_only_foil_only_and_shared(boundary):
+    masks = category_masks(boundary)
+    assert list(masks) == ["answer", "supporting", "query", "foil", "shared"]
+    assert not masks["answer"].any()  # the answer "600" lies wholly inside the foil
+    assert [WORDS[i] for i in np.flatnonzero(masks["shared"])] == ["600"]
+    assert [WORDS[i] for i in np.flatnonzero(masks["foil"])] == ["are", "pear", "trees"]
+    categories = word_categories(boundary)
+    assert categories[WORDS.index("600")] == "shared"
+    assert categories[WORDS.index("pear")] == "supporting+query+foil"  # 2 words after "600", a question word
+    assert category_labels(boundary) == {"answer": "answer only", "supporting": "supporting", "query": "query",
+                                         "foil": "foil only", "shared": "shared (in the answer and the foil)"}
+    assert boundary_contrast(boundary)
+
+
+def test_a_boundary_contrasts_shares_of_each_layers_top_words(boundary):
+    distribution = passage_distribution(boundary)
+    # top-2 by hand: embeddings trees (the first, 5), pear (4, foil only); block 0: 600 (6, shared), 250 (3, a
+    # supporting word outside both spans); block 1: punctuation only, undefined
+    shares = category_shares(boundary, distribution, k=2)
+    assert shares["shared"][:2].tolist() == [0.0, 50.0] and shares["foil"][:2].tolist() == [50.0, 0.0]
+    assert shares["answer"][:2].tolist() == [0.0, 0.0] and np.isnan(shares["shared"][2])
+    found = analyses(boundary, k=2)
+    assert found["categories"]["shared"] == [0.0, 50.0, None]
+    assert found["category_labels"]["shared"] == "shared (in the answer and the foil)"
+    # the numbers: "600" is the explained span's whatever its category (1 of 4 numbers at block 0 is "250"), and
+    # "250" lies outside both spans, so it is another number
+    assert quantifier_share(boundary, distribution, k=2)[:2].tolist() == [0.0, 25.0]
+    assert other_number_share(boundary, distribution, k=2)[:2].tolist() == [0.0, 50.0]
+    assert "shared 50%" in phase_readings(boundary.layers, shares)[1][1]
+
+
+def test_the_roles_figure_counts_a_word_of_both_spans_once_as_shared(boundary):
+    chart = roles(boundary, k=2)
+    exclusive = chart.data[chart.data.measure == "exclusive"]
+    block0 = exclusive[exclusive.layer == 1].set_index("category").share_pct
+    embeddings = exclusive[exclusive.layer == 0].set_index("category").share_pct
+    assert (block0["shared"], block0["supporting"]) == (50.0, 50.0)
+    assert (embeddings["foil"], embeddings["supporting+query"]) == (50.0, 50.0)
+    subtitle = chart.figure.layout.title.subtitle.text
+    assert "answer only = inside the explained span, not the foil" in subtitle
+    assert "foil only = inside the foil “600 are pear trees”, not the answer · shared = in both" in subtitle
+    assert {"shared (in the answer and the foil)", "foil only"} <= {trace.name for trace in chart.figure.data}
+
+
+def test_a_foil_clear_of_the_span_keeps_the_categories_as_they_were(contrasted):
+    assert not boundary_contrast(contrasted) and "shared" not in category_labels(contrasted)
+    assert "shared" not in [trace.name for trace in roles(contrasted, k=2).figure.data]

@@ -162,3 +162,27 @@ def test_reproduce_questions_quantifier_keeps_only_how_many_and_how_much_before_
     assert main(["reproduce", "--data", str(tmp_path / "few.json"), "--out", str(tmp_path / "run"), "--model",
                  tiny_model_dirs["bert"]]) == 0
     assert seen["ids"] == [f"q{i}" for i in range(5)] and "questions" not in seen["data"]  # old runs still resume
+
+
+def test_a_boundary_contrast_row_keeps_the_share_of_the_words_of_both_spans(tiny_model_dirs):
+    from rcqa.model import load_model
+    from rcqa.qa import answer
+    from rcqa.text import written_words
+    from rcqa.types import overlaps
+
+    example = gallery_example("orchard-how-many")
+    found = answer(load_model(tiny_model_dirs["bert"]), example.passage, example.question)
+    best = found.best
+    rank, foil = next((r, s) for r, s in enumerate(found.nbest) if s.overlaps(best.start_char, best.end_char)
+                      and (s.start_char, s.end_char) != (best.start_char, best.end_char))
+    job = Job(tiny_model_dirs["bert"], IGSettings(contrast=f"nbest:{rank}", tolerance=None, steps=2), "l2", 5)
+    rows, failures, _ = explain_chunk(job, [example])
+    assert not failures
+    cell = json.loads(rows[0]["contrast"])
+    # the passage's words (spaCy's, punctuation no word) inside both the answer and the foil
+    words = [w for w in written_words(example.passage) if not w.is_punctuation]
+    shared = {i for i, w in enumerate(words) if overlaps(best.start_char, best.end_char, w.start_char, w.end_char)
+              and overlaps(foil.start_char, foil.end_char, w.start_char, w.end_char)}
+    assert shared and cell["foil"]["text"] == foil.text
+    assert cell["category_shared"] == [pytest.approx(100 * sum(w["index"] in shared for w in layer) / len(layer),
+                                                     abs=0.01) for layer in rows[0]["top_k"]]

@@ -102,7 +102,8 @@ def test_layer_roles_stack_to_a_hundred_and_keep_the_papers_shares(result):
     chart = figures.roles(result, k=5)
     exclusive = chart.data[chart.data.measure == "exclusive"]
     assert np.allclose(exclusive.groupby("layer").share_pct.sum(), 100)
-    assert [trace.name for trace in chart.figure.data] == [n for n in figures.ROLE_COLOURS if n != "foil"]  # no contrast
+    assert [trace.name for trace in chart.figure.data] == [n for n in figures.ROLE_COLOURS
+                                                           if n not in ("foil", "shared")]  # no contrast
     assert chart.figure.layout.yaxis.title.text == "Share of the layer's top-5 passage words (%)"
     paper = chart.data[chart.data.measure == "paper (overlapping)"]
     expected = category_shares(result, passage_distribution(result), 5)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rcqa.analysis.roles import category_masks, shares_of_top
+from rcqa.analysis.roles import explained_span_mask, shares_of_top
 from rcqa.analysis.words import top_k
 from rcqa.types import Attribution, Word
 
@@ -40,7 +40,7 @@ def pos_shares(result: Attribution, distribution: np.ndarray, k: int = 5) -> dic
 def answer_pos(result: Attribution, target: int = 0) -> dict[str, float] | None:
     """The % of the explained span's words in each group (the paper: answer spans are ~82 % entities); None if the
     span holds no word."""
-    inside = category_masks(result, target)["answer"]
+    inside = explained_span_mask(result, target)
     words = [w for w, chosen in zip(result.passage_words(), inside) if chosen]
     if not words:
         return None

@@ -10,6 +10,7 @@ from rcqa.types import NULL_TARGETS, Attribution, Word, overlaps
 
 SUPPORT_WINDOW = 5  # words either side of the answer span (the paper's supporting words)
 CATEGORIES = ("answer", "supporting", "query")
+BOUNDARY_LABELS = {"answer": "answer only", "foil": "foil only", "shared": "shared (in the answer and the foil)"}
 
 # the common English stopword list (NLTK's), used to keep function words out of "query words"
 STOPWORDS = frozenset("""
@@ -28,15 +29,23 @@ def normalise(text: str) -> str:
     return text.lower().strip()
 
 
+def explained_span_mask(result: Attribution, target: int = 0) -> np.ndarray:
+    """Per passage word: inside the span the target explains (the prediction by default, as in the paper; the gold
+    answer or an n-best span when those are explained)."""
+    span_start, span_end = result.explained_span(target)
+    return np.array([overlaps(span_start, span_end, w.start_char, w.end_char) for w in result.passage_words()],
+                    dtype=bool)
+
+
 def category_masks(result: Attribution, target: int = 0) -> dict[str, np.ndarray]:
     """Per passage word: inside the explained span; within 5 words of it; a non-stopword of the question; and, for a
     contrast whose foil is a span, inside the foil (the window's words only: a foil in another window has none here).
 
-    The span is the one the target explains (the prediction by default, as in the paper; the gold answer or
-    an n-best span when those are explained). Punctuation is no word, so it neither counts nor widens the window."""
+    A boundary contrast, whose foil overlaps the span ("3,750" against "holds 3,750"), splits the two: "answer" is
+    then the span's words outside the foil, "foil" the foil's outside the span, and "shared" the words of both.
+    Punctuation is no word, so it neither counts nor widens the window."""
     passage = result.passage_words()
-    span_start, span_end = result.explained_span(target)
-    answer = np.array([overlaps(span_start, span_end, w.start_char, w.end_char) for w in passage], dtype=bool)
+    answer = explained_span_mask(result, target)
     inside = np.flatnonzero(answer)
     supporting = np.zeros(len(passage), dtype=bool)
     if inside.size:
@@ -48,7 +57,10 @@ def category_masks(result: Attribution, target: int = 0) -> dict[str, np.ndarray
     query = np.array([normalise(w.text) in question for w in passage], dtype=bool)
     masks = {"answer": answer, "supporting": supporting, "query": query}
     if (foil := foil_chars(result, target)) is not None:
-        masks["foil"] = np.array([overlaps(*foil, w.start_char, w.end_char) for w in passage], dtype=bool)
+        in_foil = np.array([overlaps(*foil, w.start_char, w.end_char) for w in passage], dtype=bool)
+        masks["foil"] = in_foil
+        if (answer & in_foil).any():
+            masks |= {"answer": answer & ~in_foil, "foil": in_foil & ~answer, "shared": answer & in_foil}
     return masks
 
 
@@ -58,6 +70,13 @@ def foil_chars(result: Attribution, target: int = 0) -> tuple[int, int] | None:
     return None if foil is None or foil["start_char"] is None else (foil["start_char"], foil["end_char"])
 
 
+def boundary_contrast(result: Attribution, target: int = 0) -> bool:
+    """Whether the target is a contrast whose foil overlaps the explained span (where its start and end were
+    decided: "3,750" against "holds 3,750")."""
+    foil = foil_chars(result, target)
+    return foil is not None and overlaps(*result.explained_span(target), *foil)
+
+
 def explains_abstention(result: Attribution, target: int = 0) -> bool:
     """Whether the target explains "no answer" (null, answer_vs_null): its span is the best span, rejected or not."""
     return result.targets[target]["name"] in NULL_TARGETS
@@ -65,15 +84,18 @@ def explains_abstention(result: Attribution, target: int = 0) -> bool:
 
 def category_labels(result: Attribution, target: int = 0) -> dict[str, str]:
     """The name each category is shown under: for a null target there is no answer span, so the best span the
-    model weighed against "no answer" takes the answer category, and says so."""
+    model weighed against "no answer" takes the answer category, and says so; a boundary contrast names its three
+    parts of the two spans."""
     if not explains_abstention(result, target):
-        return {c: c for c in category_masks(result, target)}
+        masks = category_masks(result, target)
+        return {c: c for c in masks} | (BOUNDARY_LABELS if "shared" in masks else {})
     span = "the rejected best span" if result.answer.abstained else "the best span, chosen over no answer"
     return {"answer": f"answer ({span})", "supporting": "supporting (around that span)", "query": "query"}
 
 
 def word_categories(result: Attribution, target: int = 0) -> list[str]:
-    """One label per passage word for display: 'answer', 'supporting', 'query', 'answer+query', 'foil', or ''."""
+    """One label per passage word for display: 'answer', 'supporting', 'query', 'answer+query', 'foil', 'shared'
+    (a boundary contrast's words in both spans), or ''."""
     masks = category_masks(result, target)
     return ["+".join(c for c in masks if masks[c][i]) for i in range(len(result.passage_words()))]
 
@@ -96,7 +118,7 @@ def quantifier_share(result: Attribution, distribution: np.ndarray, k: int = 5, 
     numbers = np.array([w.tag == NUMBER_TAG for w in result.passage_words()], dtype=bool)
     if not is_quantifier_question(result.example.question) or numbers.sum() < 2:
         return None
-    in_span = numbers & category_masks(result, target)["answer"]
+    in_span = numbers & explained_span_mask(result, target)
     counts = [numbers[row].sum() - in_span[row].any() if len(row) else np.nan for row in top_k(distribution, k)]
     return 100 * np.array(counts, dtype=float) / numbers.sum()
 
@@ -110,7 +132,7 @@ def other_number_share(result: Attribution, distribution: np.ndarray, k: int = 5
     if "foil" not in masks:
         return None
     numbers = np.array([w.tag == NUMBER_TAG for w in result.passage_words()], dtype=bool)
-    return shares_of_top(top_k(distribution, k), numbers & ~masks["answer"] & ~masks["foil"])
+    return shares_of_top(top_k(distribution, k), numbers & ~explained_span_mask(result, target) & ~masks["foil"])
 
 
 def phase_readings(layers: list[str], shares: dict[str, np.ndarray],
@@ -121,11 +143,12 @@ def phase_readings(layers: list[str], shares: dict[str, np.ndarray],
     meaning = {"query": "matching the question's words in the passage",
                "supporting": "reading the context around the answer",
                "answer": "settling on and verifying the answer",
-               "foil": "weighing the foil the answer is set against"}
+               "foil": "weighing the foil the answer is set against",
+               "shared": "weighing the words the answer and the foil share"}
     if abstention:
         meaning |= {"supporting": "reading the context around the best span",
                     "answer": "weighing the best span against \"no answer\""}
-    names = [c for c in (*CATEGORIES, "foil") if c in shares]
+    names = [c for c in (*CATEGORIES, "foil", "shared") if c in shares]
     readings = []
     for name, indices in zip(("Early", "Middle", "Late"), bounds):
         if not len(indices):

@@ -54,8 +54,9 @@ def find_foil(foil: str, logits: tuple[torch.Tensor, torch.Tensor], example: Exa
               windows: Windows, span: tuple[int, int, int]) -> Foil:
     """The foil a FOIL names for the explained span (window, start token, end token), scored on every window's
     start and end logits (windows × tokens: those the answer was decoded from, rcqa.qa.answer_with_logits, so that
-    a contrast runs no window again). InputError, in one sentence, where the foil does not exist or overlaps the
-    span; NoFoil where the example has no runner-up or no other number."""
+    a contrast runs no window again). A foil may overlap the span (a boundary contrast: "3,750" against "holds
+    3,750", where the start and end were decided). InputError, in one sentence, where the foil does not exist or is
+    the span itself; NoFoil where the example has no runner-up or no other number."""
     kind, argument = parse_foil(foil)
     window, start_token, end_token = span
     chars = windows.offsets[window][start_token][0], windows.offsets[window][end_token][1]
@@ -64,9 +65,9 @@ def find_foil(foil: str, logits: tuple[torch.Tensor, torch.Tensor], example: Exa
                             lambda: decode(*logits, windows, example.passage, RUNNER_UP_SEARCH))
     else:
         found = _scored_foil(foil, kind, argument, logits, example, answer, windows, window, chars)
-    if found.start_char is not None and overlaps(*chars, found.start_char, found.end_char):
-        raise InputError(f"the foil {found.text!r} ({foil}) overlaps the explained span "
-                         f"{example.passage[chars[0]:chars[1]]!r}; a contrast needs two different spans")
+    if (found.start_char, found.end_char) == chars:  # an overlapping foil is a boundary contrast, and stays
+        raise InputError(f"the foil {found.text!r} ({foil}) is the explained span itself; a contrast needs two "
+                         "different spans")
     return found
 
 
@@ -118,8 +119,9 @@ def _scored_foil(foil: str, kind: str, argument: str | None, logits: tuple[torch
 
 
 def _candidates(kind: str, argument: str | None, example: Example, chars: tuple[int, int]) -> list[tuple[int, int]]:
-    """[start_char, end_char) of each place the foil may be, in text order; the explained span's own excluded for a
-    text or a number (a gold answer inside the span is refused by the caller)."""
+    """[start_char, end_char) of each place the foil may be, in text order: for a text, each place but the explained
+    span itself (one overlapping it is a boundary contrast); for a number, those clear of the span (a distractor is
+    another number); a gold answer that is the span is refused by the caller."""
     passage = example.passage
     if kind == "gold":
         if not example.answers or example.answers[0].start_char < 0:
@@ -128,10 +130,10 @@ def _candidates(kind: str, argument: str | None, example: Example, chars: tuple[
         return [(gold.start_char, gold.start_char + len(gold.text))]
     if kind == "text":
         found = [(i, i + len(argument)) for i in _occurrences(passage, argument)]
-        clear = [place for place in found if not overlaps(*chars, *place)]
-        if found and not clear:
-            raise InputError(f"{argument!r} occurs only inside the explained span; a contrast needs another span")
-        return clear
+        other = [place for place in found if place != chars]
+        if found and not other:
+            raise InputError(f"{argument!r} occurs only as the explained span itself; a contrast needs another span")
+        return other
     if not is_quantifier_question(example.question):
         raise NoFoil("not a quantifier question (no 'how many' / 'how much'): it has no distractor number")
     numbers = [(w.start_char, w.end_char) for w in written_words(passage)

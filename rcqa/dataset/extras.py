@@ -61,16 +61,19 @@ def extra_cells(qa_model: QAModel, example: Example, result: Attribution, job) -
 def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: str, k: int) -> str:
     """The contrast (the explanation's first target) in a row: its foil, the shares (%) of each layer's top-k that
     are the foil's words and that are other numbers (neither the span's nor the foil's; the row's category columns
-    hold the answer's, supporting and query words'), and the lens margin per layer."""
+    hold the answer's, supporting and query words'), for a foil overlapping the span the share of the words of both
+    (then the foil's and the answer's columns hold the words of one span only), and the lens margin per layer."""
     from rcqa.analysis.report import json_list
     from rcqa.analysis.roles import category_shares, other_number_share
     from rcqa.analysis.words import passage_distribution
     from rcqa.lens.contrast import contrast_margins
 
     distribution = passage_distribution(result, aggregation)
-    foil, others = category_shares(result, distribution, k).get("foil"), other_number_share(result, distribution, k)
-    # both None for the foil "no answer", which has no words
+    shares, others = category_shares(result, distribution, k), other_number_share(result, distribution, k)
+    foil, shared = shares.get("foil"), shares.get("shared")
+    # both None for the foil "no answer", which has no words; shared only for a foil overlapping the span
     return json.dumps({"foil": result.targets[0]["foil"],
                        "category_foil": None if foil is None else json_list(foil, 2),
+                       **({} if shared is None else {"category_shared": json_list(shared, 2)}),
                        "category_other_numbers": None if others is None else json_list(others, 2),
                        "lens_margin": contrast_margins(qa_model, result).round(4).tolist()})

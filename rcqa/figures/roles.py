@@ -23,7 +23,8 @@ from rcqa.types import Attribution
 # exclusive labels of a top-k word (a word can be a query word and an answer or supporting word at once)
 ROLE_COLOURS = {"answer": "#d62728", "answer+query": "#8c1c13", "supporting": "#ff7f0e",
                 "supporting+query": "#b85c00", "query": "#2ca02c", "foil": "#1f77b4", "other": "#c7c7c7",
-                "other_numbers": "#9467bd"}
+                "other_numbers": "#9467bd", "shared": "#17becf"}
+SPAN_PAIR = ("foil", "shared")  # a contrast's categories, shown only for one (shared: one whose foil overlaps the span)
 POS_COLOURS = dict(zip(POS_GROUPS, ("#1f77b4", "#d62728", "#ff7f0e", "#9467bd", "#c7c7c7", "#7f7f7f", "#e377c2")))
 
 
@@ -32,11 +33,12 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
 
     Bars stack exclusive labels (a query word inside the answer counts once, as 'answer+query'), so every bar is
     100 % of the layer's top words; a contrast's foil word counts as 'foil' whatever else it is (the category is
-    shown only for a contrast). The data also holds the paper's overlapping per-category shares."""
+    shown only for a contrast), and a boundary contrast's word in both spans as 'shared'. The data also holds the
+    paper's overlapping per-category shares."""
     distribution = passage_distribution(result, aggregation, target)
     words = np.array([_exclusive(label) for label in word_categories_of(result, target)])
     labels = category_labels(result, target)
-    colours = {name: colour for name, colour in ROLE_COLOURS.items() if name != "foil" or "foil" in labels}
+    colours = {name: colour for name, colour in ROLE_COLOURS.items() if name not in SPAN_PAIR or name in labels}
     top = top_k(distribution, k)
     exclusive = {name: shares_of_top(top, words == name) for name in colours}
     data = pd.concat([_per_layer_table(result, top, exclusive, "exclusive"),
@@ -45,9 +47,12 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
     names = {label: "+".join(labels.get(part, part) for part in label.split("+")) for label in colours}
     figure = _stacked_shares(result, data[data.measure == "exclusive"], colours, k, names)
     figure.update_layout(legend={"title": {"text": "Top-k word is"}})
-    inside = ("the words of the best span the model weighed against no answer" if labels["answer"] != "answer"
+    inside = ("the words of the best span the model weighed against no answer" if explains_abstention(result, target)
               else "inside the explained span")
     foil = f" · foil = inside the foil {_foil_text(result, target)}" if "foil" in labels else ""
+    if "shared" in labels:  # a boundary contrast: the foil overlaps the span
+        inside, foil = (f"{inside}, not the foil", f" · {labels['foil']} = inside the foil {_foil_text(result, target)}"
+                                                   f", not the answer · shared = in both")
     apply_layout(figure, f"What each layer's top-{k} passage words are",
             f"{labels['answer']} = {inside} · supporting = within 5 words of it · query = also in the "
             f"question (stopwords excluded){foil} · punctuation is no word", "Layer (output of)",
@@ -56,7 +61,8 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
 
 
 def _exclusive(label: str) -> str:
-    return "foil" if "foil" in label.split("+") else label
+    """A word of the foil or of both spans counts as that, whatever else it is."""
+    return next((name for name in SPAN_PAIR if name in label.split("+")), label)
 
 
 def _foil_text(result: Attribution, target: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from rcqa.analysis.roles import boundary_contrast
 from rcqa.attribution.engine import window_inputs
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
@@ -34,11 +35,13 @@ def contrast_margins(qa_model: QAModel, result: Attribution, target: int = 0) ->
 
 
 def contrast_summary(qa_model: QAModel, result: Attribution, target: int = 0) -> dict:
-    """What `explain --contrast` adds to its JSON: the foil, the explained window, the contrast's completeness per
-    layer, and the lens's margin per layer with its reading."""
+    """What `explain --contrast` adds to its JSON: the foil, whether it overlaps the explained span (a boundary
+    contrast, whose words in both spans are the analyses' "shared" category), the explained window, the contrast's
+    completeness per layer, and the lens's margin per layer with its reading."""
     margins = contrast_margins(qa_model, result, target)
     name = result.targets[target]["name"]
-    return {"foil": result.targets[target]["foil"], "explained_window": result.window,
+    return {"foil": result.targets[target]["foil"], "boundary": boundary_contrast(result, target),
+            "explained_window": result.window,
             "completeness": [c.relative_error for c in result.completeness if c.target == name],
             "lens_margin": margins.round(6).tolist(), "lens_reading": margin_reading(result.layers, margins)}
 

@@ -4,6 +4,7 @@ import dataclasses
 import streamlit as st
 
 from rcqa import figures
+from rcqa.analysis.roles import boundary_contrast
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS
 from rcqa.attribution.targets import TARGETS
@@ -251,6 +252,10 @@ def show_contrast(qa_model, result, key: str) -> None:
     probability = "" if foil["probability"] is None else f", p = {foil['probability']:.2g}"
     st.markdown(show.plain(f"Contrast: log p(answer) − log p(foil), foil “{foil['text'] or 'no answer'}” "
                            f"({where}{probability})."))
+    if boundary_contrast(result):
+        st.markdown(show.plain("The foil overlaps the answer: a boundary contrast, where the span's start and end "
+                               "were decided. In the layer roles, the words of both spans are “shared”, apart from "
+                               "“answer only” and “foil only”."))
     if (margins := results.contrast_margins(qa_model, result, key)) is not None:
         st.markdown(show.plain(margin_reading(result.layers, margins)))
 
