@@ -38,6 +38,7 @@ def test_an_antonym_replaces_the_first_word_on_the_list_whose_antonym_the_passag
     # a capital stays a capital; a word merely holding the antonym ("blast") does not block it
     assert antonym_negative(example("First, who kept it?", "John Avery", LIGHT + " A blast.")).question == \
         "Last, who kept it?"
+    assert antonym_negative(example("Who was the FIRST keeper?", "John Avery")).question == "Who was the LAST keeper?"
     assert antonym_negative(example("Who kept it?", "John Avery")) is None
     assert antonym_negative(example("Who was the first keeper?", "John Avery", LIGHT + " The last one left.")) is None
 
@@ -102,6 +103,8 @@ def test_not_is_inserted_before_the_verb_after_the_auxiliary_where_the_passage_h
         ("negation", "When was the lighthouse not designed?")
     assert negation_negative(example("What did ships from Halden pass?", "it")).question == \
         "What did ships from Halden not pass?"
+    assert negation_negative(example("What was built on Corran Point?", "The lighthouse")).question == \
+        "What was not built on Corran Point?"  # the verb right after the auxiliary
     assert negation_negative(example("Who was the first keeper?", "John Avery")) is None  # no verb after "was"
     assert negation_negative(example("Who designed it?", "Margaret Ellison")) is None  # no auxiliary
     refused = LIGHT + " It was never painted."
@@ -117,6 +120,11 @@ def test_the_first_auxiliary_decides_where_not_goes():
     assert negation_negative(question, lambda _: words).question == "Who was it not designed by, and who has lit it?"
     nothing = [WrittenWord("Who", 0, 3, "WP"), WrittenWord("was", 4, 7, "VBD"), WrittenWord("it", 8, 10, "PRP")]
     assert negation_negative(question, lambda _: nothing) is None  # the verb after "was" is not found: no guess
+    # a verb before the auxiliary is not the one negated
+    before = example("Built, was it lit?", "1872")
+    tagged = [WrittenWord("Built", 0, 5, "VBN"), WrittenWord(",", 5, 6, ","), WrittenWord("was", 7, 10, "VBD"),
+              WrittenWord("it", 11, 13, "PRP"), WrittenWord("lit", 14, 17, "VBN")]
+    assert negation_negative(before, lambda _: tagged).question == "Built, was it not lit?"
 
 
 def test_a_negation_is_removed_only_where_the_answers_sentence_holds_it():
@@ -124,6 +132,21 @@ def test_a_negation_is_removed_only_where_the_answers_sentence_holds_it():
     negative = negation_negative(example("Ships from which port never passed the rocks?", "Halden", passage))
     assert perturbed(negative) == ("negation", "Ships from which port passed the rocks?")
     assert negation_negative(example("Which port did not send ships?", "Oban", passage)) is None
+    # the sentence holding the answer decides, not its neighbours: an answer sentence without the negation, an
+    # answer ending in the space before the sentence that holds it, or starting in the space after it
+    beside = "Ships from Halden did not pass. Ships from Oban did."
+    assert negation_negative(example("Which ships did not pass?", "Oban", beside)) is None
+    assert negation_negative(example("Which ships did not pass?", "Halden did not pass.", beside)).question == \
+        "Which ships did pass?"
+    ends_in_space = "Ships from Oban sailed on. Ships from Halden did not pass."
+    assert negation_negative(example("Which ships did not pass?", "Oban sailed on. ", ends_in_space)) is None
+    starts_in_space = Example("s", beside, "Which ships did not pass?",
+                              answers=(GoldAnswer(" Ships from Oban", beside.index(" Ships from Oban")),))
+    assert negation_negative(starts_in_space) is None
+    # with two answers, the negation ending one answer sentence is still a whole word
+    two = "The keeper said never. Avery agreed."
+    both = Example("t", two, "Who never agreed?", answers=(GoldAnswer("keeper", 4), GoldAnswer("Avery", 23)))
+    assert negation_negative(both).question == "Who agreed?"
     assert negation_negative(example("Which port did NOT send ships?", "Halden",
                                      "Halden did not send ships. Oban did.")).question == "Which port did send ships?"
 
@@ -167,6 +190,9 @@ def test_a_year_moves_outside_every_year_of_the_passage_on_the_side_drawn():
     # a question year outside the passage's range widens it
     assert impossible_condition_negative(example("Who kept it in 1990?", "John Avery"), Drawn(0.1, 10)).question == \
         "Who kept it in 2000?"
+    # a passage ending in a year without a full stop: that year still counts (1986, not the question's 1900)
+    bare = example("Who kept it in 1900?", "Avery", "Avery lit it in 1872 and it was automated in 1986")
+    assert impossible_condition_negative(bare, Drawn(0.1, 10)).question == "Who kept it in 1996?"
     assert impossible_condition_negative(example("In the 1990s, who kept it?", "John Avery"), Drawn(0.1, 10)) is None
     assert impossible_condition_negative(example("Who kept it?", "John Avery"), Drawn(0.1, 10)) is None
 
@@ -179,8 +205,12 @@ def test_perturbed_negative_tries_the_kinds_in_the_order_given():
     assert perturbed_negative(question, ["impossible_condition", "antonym"], random.Random(0), entities).question \
         == "Who was the last keeper?"
     assert perturbed_negative(question, ["impossible_condition", "negation"], random.Random(0), entities) is None
-    with pytest.raises(ValueError, match="no perturbation is called 'synonym'"):
+    assert perturbed_negative(example("Who kept the light in 1872?", "John Avery"), ["impossible_condition"],
+                              Drawn(0.2, 15), entities).question == "Who kept the light in 2001?"
+    with pytest.raises(ValueError) as refused:
         perturbed_negative(question, ["synonym"], random.Random(0), entities)
+    assert str(refused.value) == ("no perturbation is called 'synonym'; the kinds are antonym, entity_swap, negation, "
+                                  "mutual_exclusion, impossible_condition")
 
 
 def test_every_kind_has_its_own_id_suffix_that_names_it_back():

@@ -167,6 +167,6 @@ def _capitalised(text: str) -> set[str]:
 
 def _cased(word: str, like: str) -> str:
     """The word written in the case of the word it replaces: "First" → "Last", "FIRST" → "LAST"."""
-    if len(like) > 1 and like.isupper():
+    if like.isupper():  # no generator replaces a one-letter word, where "A" would read as capitalised
         return word.upper()
     return word.capitalize() if like[:1].isupper() else word
