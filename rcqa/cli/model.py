@@ -139,6 +139,8 @@ def _evaluate_v2(args: argparse.Namespace, qa_model, examples, progress) -> int:
               f"(HasAns F1 {metrics.get('HasAns_f1', float('nan')):.2f}, NoAns F1 "
               f"{metrics.get('NoAns_f1', float('nan')):.2f}); best F1 {metrics['best_f1']:.2f} at threshold "
               f"{metrics['best_f1_thresh']:.3f}")
+        for kind, scores in metrics.get("by_kind", {}).items():  # NoAns exact: the share it abstained on
+            print(f"  {kind}: abstains on {scores['NoAns_exact']:.0f} % of {scores['NoAns_total']} unanswerable")
     return 0
 
 
