@@ -253,3 +253,23 @@ def test_perturbations_take_their_share_of_the_negatives_in_the_drawn_order():
     with pytest.raises(ValueError, match="perturbed"):
         with_negatives(FOUR, perturbed=-0.1)
     assert with_negatives(FOUR, in_context=0.5, perturbed=0.5)  # the shares may add up to exactly 1
+
+
+def test_the_negatives_command_writes_the_perturbations_with_their_kind(tmp_path, capsys):
+    import json
+
+    from rcqa.cli import main
+    from rcqa.data import load_examples
+    from rcqa.negatives import squad_v2_document
+
+    source, out = tmp_path / "v1.json", tmp_path / "v2.json"
+    source.write_text(json.dumps(squad_v2_document(FOUR)))
+    assert main(["negatives", "--data", str(source), "--out", str(out), "--in-context", "0", "--perturbed", "0.667"]) \
+        == 0
+    counts = json.loads(capsys.readouterr().out)
+    written = load_examples(out)
+    # the same draw as with_negatives' (seed 0): k5 a negation, k3 in-context, k2 an antonym
+    assert counts == {"questions": 9, "answerable": 6, "negation": 1, "in_context": 1, "antonym": 1}
+    assert {negative_kind(e.id) for e in written if e.is_impossible} == {"negation", "in_context", "antonym"}
+    with pytest.raises(SystemExit, match=r"^perturbed must be in \[0, 1 - in_context\]"):
+        main(["negatives", "--data", str(source), "--out", str(out), "--perturbed", "0.9"])
