@@ -147,7 +147,7 @@ def choose_why_not(answer) -> None:
                  help="Explains log p(span) − log p(no answer) at that span: what made the model prefer no answer "
                       "to it." if answer.abstained else
                       "Explains log p(answer) − log p(span): what separates the answer from that span (a span that "
-                      "overlaps the answer cannot be contrasted with it).")
+                      "overlaps the answer is a boundary contrast: where its start and end were decided).")
 
 
 def choose_foil() -> None:
