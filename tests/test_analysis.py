@@ -210,7 +210,18 @@ def test_phases_skip_layers_without_top_words():
               "query": np.array([nan, 0, nan])}
     readings = dict(phase_readings(layers, shares))
     assert readings["Early (embeddings)"] == "no layer here has any top word."
-    assert readings["Middle (block 0)"].startswith("mostly answer words (answer 50%")
+    # a tie is said to be one, never "mostly" the first role listed
+    assert readings["Middle (block 0)"].startswith("answer and supporting words equally (answer 50%, supporting 50%")
+
+
+def test_a_reading_says_mostly_only_past_half_and_lists_whole_percents_that_add_up_to_a_hundred():
+    layers = ["embeddings"]
+    lead = dict(phase_readings(layers, {"answer": np.array([40.0]), "supporting": np.array([35.0]),
+                                        "other": np.array([25.0])}))["Early (embeddings)"]
+    assert lead.startswith("more answer words than any other kind (answer 40%, supporting 35%, other 25%)")
+    thirds = dict(phase_readings(layers, {"answer": np.array([100 / 3]), "query": np.array([100 / 3]),
+                                          "other": np.array([100 / 3])}))["Early (embeddings)"]
+    assert "(answer 34%, query 33%, other 33%)" in thirds  # 33.3 each: the largest remainder takes the last point
 
 
 def test_the_json_analyses_by_hand(result):

@@ -126,6 +126,21 @@ def test_the_reading_says_what_the_numbers_say():
     assert "while random deletion does not lower it (55% on average over 2 draws)" in reading(
         3, 0.5, 0.1, np.array([0.5, 0.6]))
     assert "to under 0.01%" in reading(3, 0.5, 1e-7, np.array([0.4, 0.3]))
+    # probabilities that differ are written apart: 68.04 % and 67.98 % are not "68% to 68%"
+    assert "from 68.04% to 67.98%" in reading(5, 0.6804, 0.6798, np.array([0.68, 0.6801]))
+
+
+def test_a_summary_reading_places_the_number_among_randoms_draws_either_way():
+    from rcqa.faithfulness.metrics import summary_reading
+
+    draws = np.array([0.052, 0.122, 0.09])
+    # the case: a comprehensiveness under every random draw is worse than random, whatever k = 5 said
+    assert summary_reading("comprehensiveness", 0.040, draws, True) == (
+        "Its comprehensiveness is 0.040, below every random draw's (0.052–0.122 over 3 draws): by this measure, worse "
+        "than random.")
+    assert summary_reading("sufficiency", 0.040, draws, False).endswith("better than random.")
+    assert summary_reading("AOPC", 0.1, draws, True).endswith("within the range of the random draw's (0.052–0.122 "
+                                                              "over 3 draws): by this measure, no better than random.")
 
 
 # --- a comparison built by hand (tests/handmade_comparison.py) --------------------------------------------
@@ -159,7 +174,11 @@ def test_the_document_of_a_handmade_comparison_holds_the_numbers_worked_out_by_h
                                         "2.0× the drop")
     assert document["rank_correlation"]["spearman"][0][1] == pytest.approx(-1.0)
     assert document["rank_correlation"]["kendall"][0][1] == pytest.approx(-1.0)
-    assert readings(handmade_comparison())["gradient"] == versus["reading"]
+    assert readings(handmade_comparison())["gradient"] == f"{versus['reading']} {versus['comprehensiveness_reading']}"
+    # comprehensiveness .5 against random's draws .15 and .35: the table's number, placed among random's
+    assert versus["comprehensiveness_reading"].startswith("Its comprehensiveness (")
+    assert "is 0.500, above every random draw's (0.150–0.350 over 2 draws): by this measure, better than random." \
+        in versus["comprehensiveness_reading"]
     assert document["aopc_bounds"] is None and method["naopc"] is None and random["naopc"] is None
 
 

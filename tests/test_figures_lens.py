@@ -53,6 +53,24 @@ def test_the_interventions_chart_draws_drops_with_the_random_spread():
     assert ("embeddings", "skip block") not in table.index
     assert table.loc[("block 0", "skip block"), "probability_drop"] == pytest.approx(0.6)
     bars = {bar.name: bar for bar in knockouts(found).figure.data}
-    assert np.allclose(bars["top-k"].y, [70, 30]) and list(bars["top-k"].text) == ["flipped", ""]
+    assert np.allclose(bars["top-k"].y, [-70, -30]) and list(bars["top-k"].text) == ["flipped", ""]
     assert np.allclose(bars["random"].error_y.array, [100 * np.std([0.6, 0.8, 0.4]), 0])
     assert list(bars["skip block"].x) == ["block 0"]
+
+
+def test_a_knock_out_that_raises_the_probability_is_drawn_above_zero_and_said_so():
+    # bottom-k at block 0 takes p from 0.8 to 0.9: a rise of 10 points, not a drop
+    layers = [LayerKnockouts(0, "embeddings", outcome(0.1), outcome(0.8), (outcome(0.8),) * 2, None),
+              LayerKnockouts(1, "block 0", outcome(0.5), outcome(0.9), (outcome(0.7),) * 2, outcome(0.2))]
+    settings = {"k": 1, "draws": 2, "seed": 0, "baseline": "zero", "aggregation": "l2"}
+    chart = knockouts(Interventions("m", "f", "q", "Ellison", outcome(0.8), layers, settings))
+    bars = {bar.name: bar for bar in chart.figure.data}
+    assert np.allclose(bars["bottom-k"].y, [0, 10]) and np.allclose(bars["random"].y, [0, -10])
+    subtitle = chart.figure.layout.title.subtitle.text
+    assert "1 knock-out raised the span's probability instead of lowering it: bottom-k at block 0 (+10.0 points)" \
+        in subtitle
+    assert "drops" not in chart.figure.layout.title.text
+    # the sentence follows the numbers: with bottom-k at block 0 lowering it, none rose
+    layers[1] = LayerKnockouts(1, "block 0", outcome(0.5), outcome(0.6), (outcome(0.7),) * 2, outcome(0.2))
+    lowered = knockouts(Interventions("m", "f", "q", "Ellison", outcome(0.8), layers, settings))
+    assert "No knock-out raised the span's probability." in lowered.figure.layout.title.subtitle.text

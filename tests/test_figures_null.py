@@ -15,7 +15,7 @@ def answer(chosen: bool) -> Answer:
 def test_an_abstention_is_said_plainly_with_the_null_probability_and_the_rejected_span_escaped():
     text = answer_summary(EXAMPLE, answer(True))
     assert "No answer: the model abstains" in text and "60%" in text
-    assert "null score − best span score = 1.50, above the threshold 0.50" in text
+    assert "null score − best span score = 5.00 − 3.50 = +1.50, above the threshold +0.50, so the model abstains" in text
     assert "“&lt;May&gt;” (probability 30%)" in text and "<May>" not in text
     assert "abstaining is right" in text
 
@@ -23,7 +23,7 @@ def test_an_abstention_is_said_plainly_with_the_null_probability_and_the_rejecte
 def test_an_answer_beside_a_possible_abstention_says_why_it_answered():
     text = answer_summary(EXAMPLE, answer(False))
     assert "&lt;May&gt;" in text and "could have said “no answer” (probability 10%)" in text
-    assert "= -0.50 is not above the threshold 0.50" in text
+    assert "= -0.50, not above the threshold +0.50, so the model answers" in text
     assert "must still point at a span" not in text  # that caveat is for models that cannot abstain
 
 
@@ -75,3 +75,31 @@ def test_a_certain_abstention_reads_100_percent_and_the_highlight_says_the_span_
     assert "1e+02" not in answer_summary(EXAMPLE, certain) + nbest_html(certain)
     assert "Highlighted: the best span, which the model rejected" in answer_passage(EXAMPLE, certain)
     assert "Highlighted: the model's answer" in answer_passage(EXAMPLE, answer(False))
+
+
+def test_what_decides_an_abstention_is_said_with_the_null_and_best_span_scores_against_the_threshold():
+    # the case: the span's margin over [CLS] is positive (+1.74) and still the model abstains, because
+    # null − best = −1.74 is above the threshold −1.79
+    null = NoAnswer(score=1.0, probability=0.3, threshold=-1.79, chosen=True, window=0, best_span_score=2.74)
+    abstained = Answer(question=EXAMPLE.question, nbest=(SPAN,), n_windows=1, no_answer=null)
+    text = answer_summary(EXAMPLE, abstained)
+    assert "null score − best span score = 1.00 − 2.74 = -1.74, above the threshold -1.79, so the model abstains" in text
+    # the same sentence follows the numbers: a threshold of −1.70 makes the model answer
+    answered = Answer(question=EXAMPLE.question, nbest=(SPAN,), n_windows=1,
+                      no_answer=NoAnswer(1.0, 0.3, -1.70, False, 0, 2.74))
+    assert "= -1.74, not above the threshold -1.70, so the model answers" in answer_summary(EXAMPLE, answered)
+
+
+def test_a_null_targets_heatmap_subtitle_says_what_decides_with_the_numbers():
+    from rcqa.figures import heatmap
+    from tests.handmade import handmade
+
+    result = handmade([("When", "WRB")], [("in", "IN", [1, 1]), ("May", "NNP", [2, 3])], explained=(1, 1))
+    result.targets[0]["name"] = "answer_vs_null"
+    result.settings = {"baseline": "pad", "rule": "gausslegendre"}
+    for threshold, verdict in ((-1.79, "above the threshold -1.79, so the model abstains"),
+                               (0.0, "not above the threshold +0.00, so the model answers")):
+        result.answer = Answer(question="When", nbest=result.answer.nbest, n_windows=1,
+                               no_answer=NoAnswer(1.0, 0.3, threshold, threshold < -1.74, 0, 2.74))
+        subtitle = heatmap(result).figure.layout.title.subtitle.text
+        assert verdict in subtitle and "(> 0: the span wins)" not in subtitle

@@ -1,7 +1,12 @@
 """The Methods page's figures, on the comparison built by hand: what they draw is checked against the numbers in
 tests/handmade_comparison.py."""
+import dataclasses
+
 import numpy as np
 import pytest
+
+from rcqa.faithfulness.deletion import Reanswer
+from rcqa.types import Answer, Span
 
 from rcqa.figures import methods
 from tests.app_harness import read_html
@@ -54,6 +59,19 @@ def test_the_table_and_the_readings_hold_the_computed_numbers(comparison):
     assert table.iloc[-1].AOPC == "0.075 – 0.225"
     (gradient_name, sentence), _ = methods.method_readings(comparison)
     assert gradient_name == "Gradient sensitivity" and "2.0× the drop of random deletion" in sentence
+    assert "Its comprehensiveness (" in sentence and f"is {gradient.comprehensiveness:.3f}, above every" in sentence
+
+
+def test_the_probability_note_names_both_measures_of_the_same_span(comparison):
+    assert "80% with nothing deleted" in methods.probability_note(comparison)  # no n-best span here: one measure
+    assert "Explore's" not in methods.probability_note(comparison)
+    # the issue's case: p(start)·p(end) 68 % here, the span's n-best share 69.3 % on Explore
+    start, end = comparison.target["start_char"], comparison.target["end_char"]
+    with_span = dataclasses.replace(comparison, original=Reanswer(0.68, (start, end), "w3"), answer=Answer(
+        "q ?", (Span("w3", start, end, 7, 7, 0, 1.0, 1.0, 0.693),), 1))
+    note = methods.probability_note(with_span)
+    assert "p(start) · p(end) of “w3” in its window" in note and "68% with nothing deleted" in note
+    assert "Explore's 69.3% for the same span is another measure, its share among the candidate spans" in note
 
 
 def test_the_rank_correlation_of_two_opposite_rankings_is_minus_one(comparison):

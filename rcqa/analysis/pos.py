@@ -17,6 +17,10 @@ POS_GROUPS = {
                            "WRB"}),
 }
 GROUPS = (*POS_GROUPS, "punctuation", "other")
+# what each group holds, as a chart names it: the paper's "entity" holds common nouns, pronouns and numbers too, not
+# only named entities (the key stays "entity" in stored runs, which the paper's numbers are compared with)
+GROUP_NAMES = {"entity": "noun, pronoun or number", "verb": "verb", "adjective": "adjective", "adverb": "adverb",
+               "function": "function word", "punctuation": "punctuation", "other": "other"}
 
 
 def pos_group(word: Word) -> str:

@@ -7,13 +7,15 @@ from rcqa.analysis.pos import answer_pos, pos_shares
 from rcqa.analysis.roles import (
     category_labels,
     category_shares,
+    exclusive_labels,
     explains_abstention,
     phase_readings,
     quantifier_share,
+    reading_shares,
     top_words,
 )
 from rcqa.analysis.similarity import VARIANTS, jsd_matrix
-from rcqa.analysis.words import passage_distribution
+from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.types import Attribution
 
 
@@ -23,7 +25,8 @@ def analyses(result: Attribution, aggregation: str = "l2", k: int = 5, target: i
     distribution = passage_distribution(result, aggregation, target)
     shares = category_shares(result, distribution, k, target)
     quantifier = quantifier_share(result, distribution, k, target)
-    phases = phase_readings(result.layers, shares, explains_abstention(result, target))
+    phases = phase_readings(result.layers, reading_shares(exclusive_labels(result, target), top_k(distribution, k)),
+                            explains_abstention(result, target))
     return {
         "aggregation": aggregation, "k": k, "target": result.targets[target]["name"],
         "passage_words": [w.text for w in result.passage_words()],

@@ -135,34 +135,72 @@ def other_number_share(result: Attribution, distribution: np.ndarray, k: int = 5
     return shares_of_top(top_k(distribution, k), numbers & ~explained_span_mask(result, target) & ~masks["foil"])
 
 
+SPAN_PAIR = ("foil", "shared")  # a contrast's categories, named only for one (shared: one whose foil overlaps the span)
+READING_ORDER = ("answer", "supporting", "query", *SPAN_PAIR, "other")  # the roles a reading names, each word once
+
+
+def exclusive_labels(result: Attribution, target: int = 0) -> list[str]:
+    """One label per passage word, each word counted once: 'foil' or 'shared' whatever else it is, else 'answer',
+    'answer+query', 'supporting', 'supporting+query', 'query' or 'other'. These are the roles chart's stacks."""
+    return [next((name for name in SPAN_PAIR if name in labels.split("+")), labels or "other")
+            for labels in word_categories(result, target)]
+
+
+def reading_shares(labels: list[str], top: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Per layer, the % of its top words in each role of READING_ORDER, from the exclusive labels (a query word in the
+    answer counts as answer, as the chart stacks it under the answer's colour), so the shares add up to 100 %."""
+    main = np.array([label.split("+")[0] for label in labels])
+    return {role: shares_of_top(top, main == role) for role in READING_ORDER
+            if role not in SPAN_PAIR or (main == role).any()}
+
+
 def phase_readings(layers: list[str], shares: dict[str, np.ndarray],
                    abstention: bool = False) -> list[tuple[str, str]]:
-    """Split the layers into early / middle / late thirds and say in plain words what dominates each. For a target
-    that explains "no answer" (explains_abstention) the answer category is the best span weighed against it."""
+    """Split the layers into early / middle / late thirds and say in plain words what leads each, from shares that
+    count each word once (reading_shares). "Mostly" means more than half; two roles level at the shown whole
+    percent are said to be level. For a target that explains "no answer" (explains_abstention) the answer role is
+    the best span weighed against it."""
     bounds = np.array_split(np.arange(len(layers)), 3)
     meaning = {"query": "matching the question's words in the passage",
                "supporting": "reading the context around the answer",
                "answer": "settling on and verifying the answer",
                "foil": "weighing the foil the answer is set against",
-               "shared": "weighing the words the answer and the foil share"}
+               "shared": "weighing the words the answer and the foil share",
+               "other": "spread over words that are neither the answer, its context nor the question's"}
     if abstention:
         meaning |= {"supporting": "reading the context around the best span",
                     "answer": "weighing the best span against \"no answer\""}
-    names = [c for c in (*CATEGORIES, "foil", "shared") if c in shares]
     readings = []
     for name, indices in zip(("Early", "Middle", "Late"), bounds):
         if not len(indices):
             continue
-        defined = [i for i in indices if not np.isnan(shares["answer"][i])]
+        defined = [i for i in indices if not np.isnan(next(iter(shares.values()))[i])]
         if not defined:
             readings.append((f"{name} ({_layer_span(layers, indices)})", "no layer here has any top word."))
             continue
-        means = {c: float(shares[c][defined].mean()) for c in names}
-        leading = max(means, key=means.get)
-        detail = ", ".join(f"{c} {means[c]:.0f}%" for c in names)
-        readings.append((f"{name} ({_layer_span(layers, indices)})", f"mostly {leading} words ({detail}): "
-                                                                      f"{meaning[leading]}."))
+        means = whole_percents({role: float(values[defined].mean()) for role, values in shares.items()})
+        ranked = sorted(means, key=means.get, reverse=True)
+        detail = ", ".join(f"{role} {means[role]}%" for role in shares)
+        level = [role for role in ranked if means[role] == means[ranked[0]]]
+        if len(level) > 1:
+            lead = f"{', '.join(level[:-1])} and {level[-1]} words equally"
+            why = " and ".join(meaning[role] for role in level)
+        else:
+            lead = (f"mostly {ranked[0]} words" if means[ranked[0]] > 50 else
+                    f"more {ranked[0]} words than any other kind")
+            why = meaning[ranked[0]]
+        readings.append((f"{name} ({_layer_span(layers, indices)})", f"{lead} ({detail}): {why}."))
     return readings
+
+
+def whole_percents(shares: dict[str, float]) -> dict[str, int]:
+    """Shares that add up to 100, as whole percents that still do (largest remainders round up), so that a reading
+    never lists 101 %."""
+    floors = {name: int(np.floor(value)) for name, value in shares.items()}
+    missing = round(sum(shares.values())) - sum(floors.values())
+    for name in sorted(shares, key=lambda name: floors[name] - shares[name])[:max(missing, 0)]:
+        floors[name] += 1
+    return floors
 
 
 def _layer_span(layers: list[str], indices: np.ndarray) -> str:

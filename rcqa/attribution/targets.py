@@ -15,7 +15,8 @@ TARGETS = {
     "start_logit": "start logit of the span",
     "end_logit": "end logit of the span",
     "null": 'log p(no answer) = log p(start = [CLS]) + log p(end = [CLS]) (a SQuAD 2.0 model\'s "no answer")',
-    "answer_vs_null": "log p(span) − log p(no answer) = the span's start + end logit − [CLS]'s (> 0: the span wins)",
+    "answer_vs_null": "log p(span) − log p(no answer) = the span's start + end logit − [CLS]'s (the model answers "
+                      "when null score − best span score is not above its threshold, not when this is > 0)",
     "contrast": "log p(span) − log p(foil) = the span's start + end logit − the foil's, both from the softmax over "
                 "every window's spans (> 0: the span wins); a foil in another window is a constant here",
 }

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rcqa.analysis.pos import GROUPS
+from rcqa.analysis.pos import GROUP_NAMES, GROUPS
 from rcqa.analysis.roles import CATEGORIES
 from rcqa.analysis.similarity import describe
 from rcqa.dataset import published
@@ -142,13 +142,14 @@ def pos_by_layer(summary: dict) -> Chart:
     figure = go.Figure()
     for group in GROUPS:
         part = data[data.group == group]
-        figure.add_bar(x=part.layer, y=part["mean"], name=group, marker_color=POS_COLOURS[group],
-                       hovertemplate=f"%{{x}}: %{{y:.1f}}% {group}<extra></extra>")
+        name = GROUP_NAMES[group]
+        figure.add_bar(x=part.layer, y=part["mean"], name=name, marker_color=POS_COLOURS[group],
+                       hovertemplate=f"%{{x}}: %{{y:.1f}}% {name}<extra></extra>")
     figure.update_layout(barmode="stack")
     k = summary["settings"].get("top_k", 5)
     apply_layout(figure, f"Parts of speech of each layer's top-{k} words, over the dataset",
                  "mean shares per layer; last bar: the words of the explained spans (the paper: answers are mostly "
-                 "entities)", "Layer (output of)", "Share (%)")
+                 "“entities”, here nouns, pronouns and numbers)", "Layer (output of)", "Share (%)")
     return Chart("dataset-pos", data, figure)
 
 

@@ -111,23 +111,47 @@ def drop_ratio(original: float, method: float, random: float) -> float | None:
 
 def reading(k: int, original: float, method: float, random_draws: np.ndarray) -> str:
     """One sentence on what deleting a method's top-k words does to the answer's probability, against random
-    deletion of k words (the mean and the range over the draws)."""
+    deletion of k words (the mean and the range over the draws). Each probability is written with as many digits as
+    it takes to tell the ones compared apart (never "from 68% to 68%")."""
     draws = np.asarray(random_draws, dtype=np.float64)
     mean, low, high = float(draws.mean()), float(draws.min()), float(draws.max())
-    random_text = f"random deletion of {k} words takes it to {_percent(mean)} on average over {len(draws)} draws"
+    p0, pm, pr, plow, phigh = percents(original, method, mean, low, high)
+    random_text = f"random deletion of {k} words takes it to {pr} on average over {len(draws)} draws"
     words = f"its top-{k} word{'s' * (k != 1)}"
     if method >= original:
-        return f"Deleting {words} does not lower the answer's probability ({_percent(original)} → " \
-               f"{_percent(method)}); {random_text}."
+        return f"Deleting {words} does not lower the answer's probability ({p0} → {pm}); {random_text}."
     ratio = drop_ratio(original, method, mean)
-    change = f"Deleting {words} lowers the answer's probability from {_percent(original)} to {_percent(method)}"
+    change = f"Deleting {words} lowers the answer's probability from {p0} to {pm}"
     if ratio is None:
-        return f"{change}, while random deletion does not lower it ({_percent(mean)} on average over {len(draws)} draws)."
+        return f"{change}, while random deletion does not lower it ({pr} on average over {len(draws)} draws)."
     verdict = ("lower than every random draw" if method < low else
-               f"within the random draws' range ({_percent(low)}–{_percent(high)}), so no better than random here")
+               f"within the random draws' range ({plow}–{phigh}), so no better than random here")
     return f"{change}: {ratio:.1f}× the drop of random deletion ({random_text}); {verdict}."
 
 
-def _percent(probability: float) -> str:
-    """Two significant digits, so that small probabilities do not all read 0 %; under 0.01 % as such."""
-    return "under 0.01%" if probability < 1e-4 else f"{100 * probability:.2g}%"
+def summary_reading(name: str, value: float, random_values: np.ndarray, higher_is_better: bool) -> str:
+    """One sentence placing a method's summary number (comprehensiveness, sufficiency, AOPC) against random's draws of
+    the same number, as the table lists them: above, below or within their range, and what that means."""
+    draws = np.asarray(random_values, dtype=np.float64)
+    low, high = float(draws.min()), float(draws.max())
+    where = "above every" if value > high else "below every" if value < low else "within the range of the"
+    better = value > high if higher_is_better else value < low
+    worse = value < low if higher_is_better else value > high
+    verdict = "better than random" if better else "worse than random" if worse else "no better than random"
+    return (f"Its {name} is {value:.3f}, {where} random draw's ({low:.3f}–{high:.3f} over {len(draws)} draws): by "
+            f"this measure, {verdict}.")
+
+
+def percents(*probabilities: float) -> list[str]:
+    """The probabilities as percentages with the fewest significant digits (2 to 5) at which the distinct ones read
+    apart; under 0.01 % as such."""
+    for digits in range(2, 6):
+        shown = [_percent(p, digits) for p in probabilities]
+        if len(set(shown)) == len(set(probabilities)):
+            break
+    return shown
+
+
+def _percent(probability: float, digits: int = 2) -> str:
+    """`digits` significant digits, so that small probabilities do not all read 0 %; under 0.01 % as such."""
+    return "under 0.01%" if probability < 1e-4 else f"{100 * probability:.{digits}g}%"

@@ -19,6 +19,7 @@ from rcqa.faithfulness.metrics import (
     reading,
     spread,
     sufficiency,
+    summary_reading,
 )
 from rcqa.model import QAModel
 from rcqa.types import Example
@@ -113,14 +114,19 @@ def versus_random(comparison: Comparison, method: dict, random: dict) -> dict:
         "aopc_minus_random": float(method["aopc"][0] - random["aopc"].mean()),
         "random_aopc_range": [float(random["aopc"].min()), float(random["aopc"].max())],
         "reading": reading(k, p0, curve[k], random_curve[:, k]),
+        "comprehensiveness_reading": summary_reading(
+            "comprehensiveness (the probability lost with the top 1, 5, 10, 20 and 50 % of the words deleted, "
+            "ERASER's bins)", float(method["comprehensiveness"][0]), random["comprehensiveness"], True),
     }
 
 
 def readings(comparison: Comparison) -> dict[str, str]:
-    """Per compared method, the sentence saying what its deletion curve shows against random."""
+    """Per compared method, what its deletion curve at k = reading_k shows against random, then where its
+    comprehensiveness (the table's) falls among random's draws: the two can disagree, and both are said."""
     random = measures(comparison, comparison.random)
-    return {result.name: versus_random(comparison, measures(comparison, result), random)["reading"]
-            for result in comparison.compared()}
+    found = {result.name: versus_random(comparison, measures(comparison, result), random)
+             for result in comparison.compared()}
+    return {name: f"{versus['reading']} {versus['comprehensiveness_reading']}" for name, versus in found.items()}
 
 
 _SUMMARIES = ("comprehensiveness", "sufficiency", "aopc", "naopc")

@@ -30,6 +30,7 @@ from rcqa.figures.layers import (
                                 projection_map,
 )
 from rcqa.figures.lens import (
+                                knockout_reading,
                                 knockouts,
                                 knockouts_table,
                                 layer_answers,
@@ -58,7 +59,7 @@ from rcqa.figures.words import (
 
 __all__ = ["AGGREGATION_NAMES", "COMPLETENESS_WARNING", "POS_COLOURS", "ROLE_COLOURS", "Chart", "answer_passage",
            "answer_summary", "answer_word", "card_scores", "completeness", "example_heading", "heatmap",
-           "image_export_available", "incomplete_layers", "jsd", "knockouts", "knockouts_table", "layer_answers",
+           "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
            "layer_answers_table", "layer_pair", "model_facts", "nbest_html", "nbest_table", "pos_mix",
            "projection", "projection_map", "quantifiers", "role_readings", "roles", "topk_grid", "topk_passage", "topk_table",
            "word_across_layers", "word_categories_of", "word_choices", "word_table"]

@@ -6,7 +6,7 @@ import itertools
 import pandas as pd
 
 from rcqa.evaluate import score
-from rcqa.figures.common import FONT, escape_text
+from rcqa.figures.common import FONT, escape_text, null_decision
 from rcqa.types import Answer, Example
 
 
@@ -40,7 +40,7 @@ def answer_summary(example: Example, answer: Answer) -> str:
     if best is None:
         return "<p>The model found no span to answer with.</p>"
     parts = [f'<div style="font-size: 1.25em; font-weight: 600;">{escape_text(best.text)}</div>',
-             f"<p>probability {_percent(best.probability)} among every valid span of the passage"
+             f"<p>probability {percent(best.probability)} among every valid span of the passage"
              + (f" · from window {best.window + 1} of {answer.n_windows}" if answer.n_windows > 1 else "") + "</p>"]
     golds = [g.text for g in example.answers]
     if golds:
@@ -48,14 +48,12 @@ def answer_summary(example: Example, answer: Answer) -> str:
         parts.append(f"<p>Gold: {' | '.join(escape_text(g) for g in dict.fromkeys(golds))} · exact match "
                      f"{exact:.0f} · F1 {f1:.2f}</p>")
     if answer.no_answer is not None:
-        null = answer.no_answer
-        parts.append(f"<p>It could have said “no answer” (probability {_percent(null.probability)}), but null score − "
-                     f"best span score = {null.score - null.best_span_score:.2f} is not above the threshold "
-                     f"{null.threshold:.2f}.</p>")
+        parts.append(f"<p>It could have said “no answer” (probability {percent(answer.no_answer.probability)}). "
+                     f"{escape_text(null_decision(answer))}</p>")
     if example.is_impossible and answer.no_answer is None:
         parts.append('<p style="background: #fff3cd; padding: 8px; border-radius: 4px;"><strong>No answer in the '
                      "passage.</strong> This question cannot be answered from the passage, but an extractive model "
-                     f"must still point at a span: its best guess has probability {_percent(best.probability)}. "
+                     f"must still point at a span: its best guess has probability {percent(best.probability)}. "
                      "The attributions below explain that guess, not an answer.</p>")
     return "".join(parts)
 
@@ -64,11 +62,10 @@ def _abstention(example: Example, answer: Answer) -> str:
     """What a model that abstained says: no answer, how sure, and the best span it rejected."""
     null, best = answer.no_answer, answer.best
     parts = ['<div style="font-size: 1.25em; font-weight: 600;">No answer: the model abstains</div>',
-             f"<p>probability of “no answer” {_percent(null.probability)}; null score − best span score = "
-             f"{null.score - null.best_span_score:.2f}, above the threshold {null.threshold:.2f}</p>" if best else f"<p>probability of “no answer” {_percent(null.probability)}</p>"]
+             f"<p>probability of “no answer” {percent(null.probability)}. {escape_text(null_decision(answer))}</p>"]
     if best:
         parts.append(f"<p>The best span it rejected: “{escape_text(best.text)}” (probability "
-                     f"{_percent(best.probability)}). The explanations below can explain the abstention: "
+                     f"{percent(best.probability)}). The explanations below can explain the abstention: "
                      "choose the target <em>null</em> or <em>answer_vs_null</em>.</p>")
     golds = [g.text for g in example.answers]
     if golds and not example.is_impossible:
@@ -86,7 +83,7 @@ def nbest_html(answer: Answer, height_px: int = 250) -> str:
     style = {name: "padding: 2px 8px; border: none; border-bottom: 1px solid #e6e6e6; " + (
         "text-align: right; white-space: nowrap;" if name in numeric else "text-align: left; min-width: 8em;")
         for name in table.columns}  # the answer wraps; the numbers stay in view
-    shown = {"probability": _percent, "start logit": _logit, "end logit": _logit}
+    shown = {"probability": percent, "start logit": _logit, "end logit": _logit}
     header = "".join(f'<th style="{style[name]}">{escape_text(name)}</th>' for name in table.columns)
     rows = "".join("<tr>" + "".join(f'<td style="{style[name]}">{escape_text(str(shown.get(name, str)(value)))}</td>'
                                     for name, value in row.items()) + "</tr>" for row in table.to_dict("records"))
@@ -99,11 +96,11 @@ def _logit(value: float | None) -> str:
     return "" if value is None else f"{value:.2f}"
 
 
-def _percent(probability: float) -> str:
+def percent(probability: float) -> str:
     """Two significant digits, so that small probabilities do not all read 0.0%; from 1% on, whole or one-decimal
     percentages (a `g` format would write 100% as 1e+02%)."""
-    percent = 100 * probability
-    return f"{percent:.2g}%" if percent < 1 else f"{percent:.3g}%" if percent < 99.95 else "100%"
+    points = 100 * probability
+    return f"{points:.2g}%" if points < 1 else f"{points:.3g}%" if points < 99.95 else "100%"
 
 
 def example_heading(example: Example, model_name: str) -> str:

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from rcqa.attribution.targets import TARGETS
 from rcqa.text import without_bidi_controls
-from rcqa.types import Attribution
+from rcqa.types import NULL_TARGETS, Answer, Attribution
 
 COMPLETENESS_WARNING = 0.05  # relative error above which a layer's attributions do not add up
 AGGREGATION_NAMES = {"l2": "L2 norm over hidden dims (the paper's code)", "sum": "signed sum over hidden dims",
@@ -61,10 +61,25 @@ def escape_label(text: str) -> str:
 
 
 def settings_line(result: Attribution, aggregation: str, target: int) -> str:
-    settings = result.settings
-    return (f"Target: {TARGETS.get(result.targets[target]['name'], result.targets[target]['name'])} · "
-            f"baseline: {settings['baseline']} · {settings['rule']} rule · token score: "
-            f"{AGGREGATION_NAMES[aggregation]}")
+    """The target, the settings and, for a target that explains "no answer", what decided between the two."""
+    settings, name = result.settings, result.targets[target]["name"]
+    decision = (f" · {escape_label(null_decision(result.answer))}"
+                if name in NULL_TARGETS and result.answer.no_answer is not None else "")
+    return (f"Target: {TARGETS.get(name, name)} · baseline: {settings['baseline']} · {settings['rule']} rule · token "
+            f"score: {AGGREGATION_NAMES[aggregation]}{decision}")
+
+
+def null_decision(answer: Answer) -> str:
+    """What decides between an answer and "no answer", with this answer's numbers: the null score against the best
+    span's, their difference against the threshold (the one rule the decoder applies)."""
+    null = answer.no_answer
+    if null.best_span_score is None:
+        return "No span was valid, so the model abstains whatever the scores."
+    odds = answer.null_odds
+    above = odds > null.threshold
+    return (f"What decides: null score − best span score = {null.score:.2f} − {null.best_span_score:.2f} = "
+            f"{odds:+.2f}, {'above' if above else 'not above'} the threshold {null.threshold:+.2f}, so the model "
+            f"{'abstains' if above else 'answers'} (it abstains exactly when the difference is above the threshold)")
 
 
 def word_ticks(figure: go.Figure, labels: list[str], **where) -> None:

@@ -75,8 +75,8 @@ def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str
     note = (f" · undefined at {', '.join(undefined)}: no attribution left there after restriction" if undefined
             else "")
     apply_layout(figure, f"How differently layers spread their attribution: Jensen–Shannon divergence ({description})",
-            "0 = the two layers rank the passage words identically; 1 = disjoint; distributions renormalised "
-            f"after restriction{note}", "Layer (output of)", "Layer (output of)",
+            "JSD compares the two layers' distributions of attribution over the passage words (their proportions, "
+            f"not their ranks): 0 = identical, 1 = on disjoint words; renormalised after restriction{note}", "Layer (output of)", "Layer (output of)",
             height=max(420, 40 * len(result.layers) + 200))
     return Chart(f"jsd-{variant}-{result.example.id}", data, figure)
 

@@ -68,24 +68,39 @@ def knockouts_table(found: Interventions) -> pd.DataFrame:
 
 
 def knockouts(found: Interventions) -> Chart:
-    """Per layer, the drop in the explained span's probability when its top-k words, k random words (mean ± s.d.
-    over the draws) or its bottom-k words are knocked out, and when its block is skipped."""
+    """Per layer, how the explained span's probability changes when its top-k words, k random words (mean ± s.d.
+    over the draws) or its bottom-k words are knocked out, and when its block is skipped: below 0 it fell, above 0 a
+    knock-out raised it (removing a rival span's words can)."""
     data = knockouts_table(found)
     settings = found.settings
     figure = go.Figure()
     for kind, colour in INTERVENTION_COLOURS.items():
         part = data[data.intervention == kind]
-        figure.add_bar(x=part.layer_label, y=100 * part.probability_drop, name=kind, marker_color=colour,
+        figure.add_bar(x=part.layer_label, y=-100 * part.probability_drop, name=kind, marker_color=colour,
                        error_y={"type": "data", "array": 100 * part.probability_drop_std, "visible": kind == "random"},
                        text=["flipped" if kind != "random" and f else "" for f in part.flipped],
                        customdata=list(zip(part.flipped, [escape_label(w) for w in part.words])),
-                       hovertemplate="%{x}: −%{y:.1f} points · answer flipped: %{customdata[0]:.0%}"
+                       hovertemplate="%{x}: %{y:+.1f} points · answer flipped: %{customdata[0]:.0%}"
                                      "<br>%{customdata[1]}<extra>" + kind + "</extra>")
+    figure.add_hline(y=0, line_color="#444", line_width=1)
     k = settings["k"]
-    apply_layout(figure, "How much the explained span's probability drops when a layer's words are knocked out",
+    apply_layout(figure, "How the explained span's probability changes when a layer's words are knocked out",
                  f"“{escape_label(found.explained_span)}”, unchanged {found.unchanged.span_probability:.1%} · "
                  f"top-{k} / bottom-{k} words by IG vs {k} random passage words (mean ± s.d. over {settings['draws']} "
                  f"draws) · replaced by {KNOCKOUT_BASELINES[settings['baseline']]} · skip block: the block replaced "
-                 "by the identity", "Layer (output of)", "Drop in probability (percentage points)", height=440)
+                 f"by the identity · {escape_label(knockout_reading(data))}", "Layer (output of)",
+                 "Change in probability (percentage points; below 0: it fell)", height=440)
     figure.update_layout(barmode="group")
     return Chart(f"interventions-top{k}-{settings['baseline']}", data, figure)
+
+
+def knockout_reading(data: pd.DataFrame) -> str:
+    """One sentence, from knockouts_table's rows, naming the knock-outs that raised the span's probability (a
+    random draw's mean included), with by how much; or saying that none did."""
+    raised = data[data.probability_drop < 0]
+    if raised.empty:
+        return "No knock-out raised the span's probability."
+    listed = "; ".join(f"{row.intervention} at {row.layer_label} ({-100 * row.probability_drop:+.1f} points)"
+                       for row in raised.itertuples())
+    return (f"{len(raised)} knock-out{'s' * (len(raised) != 1)} raised the span's probability instead of lowering "
+            f"it: {listed}")

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from rcqa.faithfulness.compare import Comparison, MethodResult
 from rcqa.faithfulness.metrics import rank_correlations
+from rcqa.figures.answer import percent
 from rcqa.faithfulness.report import measures, readings
 from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, escape_text, word_ticks
 from rcqa.figures.words import MARK
@@ -133,6 +134,19 @@ def deletion_curves(comparison: Comparison) -> Chart:
 def method_readings(comparison: Comparison) -> list[tuple[str, str]]:
     """(method name, one sentence on what its deletion curve shows against random), per compared method."""
     return [(method_name(name), sentence) for name, sentence in readings(comparison).items()]
+
+
+def probability_note(comparison: Comparison) -> str:
+    """What "the answer's probability" is on this page, and how it relates to the probability Explore shows for the
+    same span: here p(start) · p(end) in the window's softmax over tokens, there the span's share of the softmax
+    over the candidate spans' scores. Both numbers are the comparison's own."""
+    here = percent(comparison.original.span_probability)
+    start, end = comparison.target["start_char"], comparison.target["end_char"]
+    span = next((s for s in comparison.answer.nbest if (s.start_char, s.end_char) == (start, end)), None)
+    there = ("" if span is None else f"; Explore's {percent(span.probability)} for the same span is another "
+             "measure, its share among the candidate spans (a softmax over their start + end scores)")
+    return (f"The answer's probability here is p(start) · p(end) of “{comparison.target['span']}” in its window (a "
+            f"softmax over the window's tokens): {here} with nothing deleted{there}.")
 
 
 def faithfulness_table(comparison: Comparison) -> pd.DataFrame:

@@ -5,26 +5,28 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from rcqa.analysis.pos import GROUP_NAMES
 from rcqa.analysis.pos import GROUPS as POS_GROUPS
 from rcqa.analysis.pos import answer_pos, pos_shares
 from rcqa.analysis.roles import (
+    SPAN_PAIR,
     category_labels,
     category_shares,
+    exclusive_labels,
     explains_abstention,
     phase_readings,
     quantifier_share,
+    reading_shares,
     shares_of_top,
 )
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.figures.common import Chart, apply_layout, escape_label
-from rcqa.figures.words import word_categories_of
 from rcqa.types import Attribution
 
 # exclusive labels of a top-k word (a word can be a query word and an answer or supporting word at once)
 ROLE_COLOURS = {"answer": "#d62728", "answer+query": "#8c1c13", "supporting": "#ff7f0e",
                 "supporting+query": "#b85c00", "query": "#2ca02c", "foil": "#1f77b4", "other": "#c7c7c7",
                 "other_numbers": "#9467bd", "shared": "#17becf"}
-SPAN_PAIR = ("foil", "shared")  # a contrast's categories, shown only for one (shared: one whose foil overlaps the span)
 POS_COLOURS = dict(zip(POS_GROUPS, ("#1f77b4", "#d62728", "#ff7f0e", "#9467bd", "#c7c7c7", "#7f7f7f", "#e377c2")))
 
 
@@ -36,7 +38,7 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
     shown only for a contrast), and a boundary contrast's word in both spans as 'shared'. The data also holds the
     paper's overlapping per-category shares."""
     distribution = passage_distribution(result, aggregation, target)
-    words = np.array([_exclusive(label) for label in word_categories_of(result, target)])
+    words = np.array(exclusive_labels(result, target))
     labels = category_labels(result, target)
     colours = {name: colour for name, colour in ROLE_COLOURS.items() if name not in SPAN_PAIR or name in labels}
     top = top_k(distribution, k)
@@ -60,11 +62,6 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
     return Chart(f"roles-top{k}-{result.example.id}", data, figure)
 
 
-def _exclusive(label: str) -> str:
-    """A word of the foil or of both spans counts as that, whatever else it is."""
-    return next((name for name in SPAN_PAIR if name in label.split("+")), label)
-
-
 def _foil_text(result: Attribution, target: int) -> str:
     text = result.targets[target]["foil"]["text"]
     return f"“{escape_label(text if len(text) <= 40 else text[:39] + '…')}”"
@@ -81,11 +78,12 @@ def pos_mix(result: Attribution, k: int = 5, aggregation: str = "l2", target: in
         data = pd.concat([data, pd.DataFrame([{"layer": -1, "layer_label": "explained span", "measure": "span",
                                                "category": group, "share_pct": share, "top_words": None}
                                               for group, share in span.items()])], ignore_index=True)
-    figure = _stacked_shares(result, data, POS_COLOURS, k, extra_bar="explained span")
+    figure = _stacked_shares(result, data, POS_COLOURS, k, GROUP_NAMES, extra_bar="explained span")
     figure.update_layout(legend={"title": {"text": "Part of speech"}})
     apply_layout(figure, f"Parts of speech of each layer's top-{k} passage words",
-            "entity: CD NN NNP NNS PRP PRP$ · verb: VB* · adjective: JJ* · adverb: RB* · function: CC DT EX IN LS "
-            "MD PDT POS RP TO UH WDT WP WRB (spaCy's Penn Treebank tags); last bar: the explained span's words",
+            "noun, pronoun or number (the paper's “entity”): NN NNS NNP NNPS PRP PRP$ CD · verb: VB* · adjective: "
+            "JJ* · adverb: RB* · function word: CC DT EX IN LS MD PDT POS RP TO UH WDT WP WP$ WRB (spaCy's Penn "
+            "Treebank tags); last bar: the explained span's words",
             "Layer (output of)", f"Share of the layer's top-{k} passage words (%)")
     return Chart(f"pos-top{k}-{result.example.id}", data, figure)
 
@@ -112,7 +110,8 @@ def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, 
     for label in result.layers:
         found = counts.get(label)
         if found is not None and found < k:
-            note = "no words with attribution: undefined" if found == 0 else f"only {int(found)} top words"
+            note = ("no words with attribution: undefined" if found == 0 else
+                    f"only {int(found)} top word{'s' * (int(found) != 1)}")
             figure.add_annotation(x=label, y=100, text=note, showarrow=False, yshift=12, font={"size": 10})
     order = list(result.layers) + ([extra_bar] if extra_bar else [])
     figure.update_layout(barmode="stack")
@@ -122,9 +121,10 @@ def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, 
 
 
 def role_readings(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> list[tuple[str, str]]:
-    """The phases in plain words (early / middle / late layers), from the paper's category shares."""
-    distribution = passage_distribution(result, aggregation, target)
-    return phase_readings(result.layers, category_shares(result, distribution, k, target),
+    """The phases in plain words (early / middle / late layers), from the roles chart's own stacks (each word
+    counted once, so the shares add up to 100 %)."""
+    top = top_k(passage_distribution(result, aggregation, target), k)
+    return phase_readings(result.layers, reading_shares(exclusive_labels(result, target), top),
                           explains_abstention(result, target))
 
 

@@ -192,7 +192,9 @@ def show_knockouts(qa_model, result, key: str) -> None:
                               "then runs the layers above: a few forward passes."):
         return
     if found := results.knockouts(qa_model, result, request):
-        show.chart(figures.knockouts(found))
+        chart = figures.knockouts(found)
+        show.chart(chart)
+        st.caption(show.plain(figures.knockout_reading(chart.data)))
 
 
 def show_result(result, qa_model, key: str) -> None:

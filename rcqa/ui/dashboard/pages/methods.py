@@ -19,6 +19,7 @@ def show_comparison(comparison) -> None:
         show.chart(methods.method_heatmap(comparison))
     st.subheader("Delete each method's top words: does the answer suffer more than with random words?")
     show.chart(methods.deletion_curves(comparison))
+    st.caption(show.plain(methods.probability_note(comparison)))
     for name, sentence in methods.method_readings(comparison):
         st.markdown(f"**{name}**: {sentence}")
     st.caption("Comprehensiveness: the probability lost when the top 1, 5, 10, 20, 50 % of the words are deleted "
