@@ -5,6 +5,7 @@
     result = rcqa.explain(model, passage, question)
     result.show("heatmap")          # or "top-k", "roles", "jsd"; in Jupyter the result draws itself
     result.save("comet.json")       # rcqa.load_result("comet.json") reads it back
+    pair = rcqa.compare(result, other)  # two explanations of the passage side by side; pair.show("jsd")
 
 Every name is imported on first use (PEP 562), so `import rcqa` stays light: torch loads with the first model.
 """
@@ -16,7 +17,8 @@ _EXPORTS = {  # name -> the module that defines it
     "load_model": "rcqa.model", "answer": "rcqa.api", "explain": "rcqa.api", "compare_methods": "rcqa.api",
     "lens": "rcqa.lens", "intervene": "rcqa.api", "reproduce": "rcqa.api", "PRESETS": "rcqa.attribution.settings",
     "IGSettings": "rcqa.attribution.settings", "load_result": "rcqa.types", "Attribution": "rcqa.types",
-    "Example": "rcqa.types", "gallery_example": "rcqa.gallery",
+    "Example": "rcqa.types", "gallery_example": "rcqa.gallery", "compare": "rcqa.analysis.pair",
+    "SideBySide": "rcqa.analysis.pair",
 }
 __all__ = [*_EXPORTS, "__version__"]
 
