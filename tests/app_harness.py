@@ -96,3 +96,10 @@ def explain(app: AppTest) -> AppTest:
         app.button(key="rcqa.explain").click().run()
     assert not app.exception, [e.value for e in app.exception]
     return app
+
+
+def press(app: AppTest, key: str) -> AppTest:
+    """Click the button with this key, and check that the rerun raised nothing."""
+    app.button(key=key).click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app

@@ -5,16 +5,14 @@ import re
 import numpy as np
 import pytest
 
-from tests.app_harness import app_env, explain, open_app, plotly_specs, spec_titled, values  # noqa: F401
+from tests.app_harness import app_env, explain, open_app, plotly_specs, press, spec_titled, values  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/compare_layers.py"
 
 
 def map_layer(app):
-    app.button(key="rcqa.ask.projection").click().run()
-    assert not app.exception, [e.value for e in app.exception]
-    return app
+    return press(app, "rcqa.ask.projection")
 
 
 def test_the_page_explains_the_current_example_on_a_click_with_progress_and_compares_its_layers():

@@ -96,8 +96,9 @@ def test_the_pair_draws_its_views_and_names_each_side(predicted, gold):
     tags, text = read_html(pair._repr_html_())
     assert "predicted <b>" in text and "predicted <b>" not in pair._repr_html_()
     # without labels each side says what it explains
-    assert compare(predicted, gold).labels == ("handmade: span_log_prob of “1872”",
-                                                "handmade: span_log_prob of “Ellison”")
+    gold.settings = {"span": "gold"}
+    assert compare(predicted, gold).labels == ("handmade: span_log_prob of the answer “1872”",
+                                                "handmade: span_log_prob of the gold span “Ellison”")
 
 
 def test_a_pair_saves_and_loads_exactly(predicted, gold, tmp_path):

@@ -44,6 +44,16 @@ def model() -> QAModel | None:
         return None
 
 
+def named_model(name: str) -> QAModel | None:
+    """A model of the catalog by name (a second one, for the side-by-side view), loaded once per process; None (with
+    an error shown) when it cannot be loaded."""
+    try:
+        return _load(name)
+    except ModelLoadError as error:
+        report(error)
+        return None
+
+
 def switch_model(name: str) -> str | None:
     """Load a model and make it the view's; the example stays. Returns the error message, if any."""
     try:

@@ -82,36 +82,37 @@ def result_key(qa_model: QAModel, current: Example, settings: IGSettings) -> str
     return result_cache().key(qa_model.fingerprint, current, settings)
 
 
-def stored_result(qa_model: QAModel, current: Example, settings: IGSettings) -> Attribution | None:
-    """The result for this model, example and settings if it was computed before (this session or on disk)."""
+def stored_result(qa_model: QAModel, current: Example, settings: IGSettings, side: str = "") -> Attribution | None:
+    """The result for this model, example and settings if it was computed before (this session or on disk); `side`
+    names a second result kept beside the first (the side-by-side view's)."""
     key = result_key(qa_model, current, settings)
-    kept = st.session_state.get(_RESULT)
+    kept = st.session_state.get(_RESULT + side)
     if kept and kept[0] == key:
         return kept[1]
     found = result_cache().get(key)
     if found is not None:
-        st.session_state[_RESULT] = (key, found)
+        keep_result(key, found, side)
     return found
 
 
-def keep_result(key: str, result: Attribution) -> None:
+def keep_result(key: str, result: Attribution, side: str = "") -> None:
     """Show this result for its key without computing it (a dataset run's own explanation)."""
-    st.session_state[_RESULT] = (key, result)
+    st.session_state[_RESULT + side] = (key, result)
 
 
-def pending_request(qa_model: QAModel, current: Example, settings: IGSettings):
+def pending_request(qa_model: QAModel, current: Example, settings: IGSettings, side: str = ""):
     """This session's request for this result (a Ticket), if it made one that is still queued, running or just
     finished."""
-    return pending(_TICKET, result_key(qa_model, current, settings))
+    return pending(_TICKET + side, result_key(qa_model, current, settings))
 
 
-def compute_result(qa_model: QAModel, current: Example, settings: IGSettings) -> Attribution | None:
+def compute_result(qa_model: QAModel, current: Example, settings: IGSettings, side: str = "") -> Attribution | None:
     """Explain every layer through the queue, resuming this session's request if it made one, with its place in
     line and then its progress layer by layer; None (with a message shown) when the queue is full or the
-    explanation fails."""
-    key = result_key(qa_model, current, settings)
-    ticket = pending(_TICKET, key) or submit(
-        _TICKET, key, heavy(qa_model, worker.explanation, current, settings, result_cache()))
+    explanation fails. `side`: as for stored_result (each side has its own request)."""
+    key, slot = result_key(qa_model, current, settings), _TICKET + side
+    ticket = pending(slot, key) or submit(
+        slot, key, heavy(qa_model, worker.explanation, current, settings, result_cache()))
     if ticket is None:
         return None
     total = qa_model.num_layers + 1
@@ -121,12 +122,12 @@ def compute_result(qa_model: QAModel, current: Example, settings: IGSettings) ->
         origin = "from the result cache" if hit else f"in {result.seconds:.1f} s"
         return f"Attributed {total} layers of {qa_model.name} {origin}"
 
-    found = await_ticket(ticket, _TICKET, f"Attributing {total} layers of {qa_model.name}…",
+    found = await_ticket(ticket, slot, f"Attributing {total} layers of {qa_model.name}…",
                          "The explanation failed", finished,
                          progress=(f"layer 0/{total} done", lambda done: _progress(done, total)))
     if found is None:
         return None
-    keep_result(key, found[0])
+    keep_result(key, found[0], side)
     return found[0]
 
 

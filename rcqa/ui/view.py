@@ -4,6 +4,7 @@ switches, where Streamlit would drop the state of widgets that are not drawn. Ba
 defaults, each with one sentence saying so."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Callable, Mapping
@@ -72,6 +73,7 @@ class View:
     knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.lens.interventions)
     contrast: str | None = None  # a FOIL: explain why the span and not it (rcqa.attribution.contrast)
     windows: str = "answer"  # "all": the whole passage in one explanation (offered when it has several windows)
+    versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)
 
     def settings(self) -> IGSettings:
         """The engine's settings (ValueError if they are invalid)."""
@@ -99,6 +101,7 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "maplayer": ("projection_layer", (int, -1, 100)), "ko": ("knockout", tuple(KNOCKOUT_BASELINES)),
     "contrast": ("contrast", parse_foil),
     "win": ("windows", tuple(WINDOWS)),
+    "vs": ("versus", "versus"),
 }
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
@@ -177,6 +180,8 @@ def _parse(text: str, allowed: Any) -> Any:
             return None
         parse_foil(text)  # its ValueError says, in one sentence, what a foil may be
         return text
+    if allowed == "versus":
+        return None if text == "off" else parse_versus(text)
     if allowed is TOLERANCES:
         value = None if text == "off" else float(text)
         if value not in TOLERANCES:
@@ -185,6 +190,41 @@ def _parse(text: str, allowed: Any) -> Any:
     if text not in allowed:
         raise ValueError(f"choose one of {', '.join(allowed)}")
     return text
+
+
+VERSUS_KINDS = {"gold": "the gold span", "model": "another model", "foil": "another foil"}
+
+
+def parse_versus(text: str) -> str:
+    """What the side-by-side view sets against the current explanation: "gold" (the gold span explained), "model:NAME"
+    (a model this server offers, on the same question) or "foil:FOIL" (the contrast with another foil); ValueError,
+    in one sentence, otherwise."""
+    kind, _, value = text.partition(":")
+    if text == "gold" or (kind == "model" and in_catalog(value)):
+        return text
+    if kind == "foil":
+        parse_foil(value)  # its ValueError says what a foil may be
+        return text
+    raise ValueError("compare with gold, model:NAME (a model this server offers) or foil:FOIL")
+
+
+def versus_settings(settings: IGSettings, versus: str) -> IGSettings:
+    """The second explanation's settings: the gold span, or the contrast with another foil; another model keeps them."""
+    kind, _, value = versus.partition(":")
+    if kind == "gold":
+        return dataclasses.replace(settings, span="gold")
+    if kind == "foil":
+        return dataclasses.replace(settings, contrast=value)
+    return settings
+
+
+def versus_label(versus: str) -> str:
+    kind, _, value = versus.partition(":")
+    if kind == "gold":
+        return "the gold span"
+    if kind == "model":
+        return f"the model {without_bidi_controls(value)}"
+    return f"the contrast with {foil_label(value)}"
 
 
 def view() -> View:

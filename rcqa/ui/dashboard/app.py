@@ -13,6 +13,7 @@ def main() -> None:
     st.navigation([
         st.Page(PAGES / "explore.py", title="Explore a question", icon=":material/search:", default=True),
         st.Page(PAGES / "compare_layers.py", title="Compare layers", icon=":material/layers:"),
+        st.Page(PAGES / "side_by_side.py", title="Side by side", icon=":material/compare:"),
         st.Page(PAGES / "methods.py", title="Which explanation to trust", icon=":material/fact_check:"),
         st.Page(PAGES / "dataset.py", title="Dataset", icon=":material/dataset:"),
         st.Page(PAGES / "model.py", title="Model", icon=":material/memory:"),

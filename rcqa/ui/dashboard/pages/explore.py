@@ -262,6 +262,19 @@ def show_contrast(qa_model, result, key: str) -> None:
         st.markdown(show.plain(margin_reading(result.layers, margins)))
 
 
+def offer_side_by_side(current) -> None:
+    """Links to the side-by-side view of this explanation against the gold span's, another model's or another
+    foil's."""
+    offers = {"foil:runner-up": "…another foil", "model:default-squad2" if chosen.model != "default-squad2"
+              else "model:default": "…another model"}
+    if current.answers:
+        offers = {"gold": "…the gold span", **offers}
+    st.markdown("**Compare this explanation with…**")
+    for column, (versus, label) in zip(st.columns(len(offers)), offers.items()):
+        if column.button(label, key=f"rcqa.versus.{versus}", on_click=view.update, kwargs={"versus": versus}):
+            st.switch_page(PAGES / "side_by_side.py")
+
+
 def main() -> None:
     st.title("How does the model find its answer?")
     st.caption("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting "
@@ -297,6 +310,7 @@ def main() -> None:
     if settings.windows == "all":
         explained += f" over all {answer.n_windows} windows of the passage"
     if (result := results.result_on_click(qa_model, current, settings, explained)) is not None:
+        offer_side_by_side(current)
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
 
 

@@ -1,0 +1,86 @@
+"""Two explanations of the current question side by side: the explanation Explore shows against the gold span's,
+another model's or another foil's, layer by layer."""
+import streamlit as st
+
+from rcqa.analysis.pair import compare
+from rcqa.attribution.settings import FOILS
+from rcqa.catalog import catalog
+from rcqa.figures import pair
+from rcqa.ui import inputs, results, show, view
+
+chosen = view.view()
+SECOND = ".b"  # the session keeps the second explanation beside the first
+
+
+def choose_versus(qa_model, current) -> None:
+    """What B is: the gold span, another model or another foil (kept in the view, so in the link)."""
+    kind = (chosen.versus or "gold").partition(":")[0]
+    options = {"gold": "gold", "model": f"model:{next((m for m in catalog() if m != chosen.model), chosen.model)}",
+               "foil": "foil:runner-up"}
+
+    def switched() -> None:
+        view.update(versus=options[st.session_state["rcqa.versus_kind"]])
+
+    st.session_state["rcqa.versus_kind"] = kind
+    st.radio("Compare with", list(view.VERSUS_KINDS), format_func=view.VERSUS_KINDS.get, horizontal=True,
+             key="rcqa.versus_kind", on_change=switched)
+    if chosen.versus is None:
+        view.update(versus=options[kind])
+    value = chosen.versus.partition(":")[2]
+    if kind == "model":
+        models = [name for name in catalog() if name != chosen.model] or [chosen.model]
+        st.session_state["rcqa.versus_model"] = value if value in models else models[0]
+        st.selectbox("The other model", models, key="rcqa.versus_model",
+                     on_change=lambda: view.update(versus=f"model:{st.session_state['rcqa.versus_model']}"))
+    elif kind == "foil":
+        foils = [name for name in FOILS if ":" not in name] + [f"nbest:{rank}" for rank in range(1, 5)]
+        foils += [value] if value not in foils else []
+        st.session_state["rcqa.versus_foil"] = value
+        st.selectbox("B explains the answer against", foils, key="rcqa.versus_foil", format_func=view.foil_label,
+                     on_change=lambda: view.update(versus=f"foil:{st.session_state['rcqa.versus_foil']}"))
+    elif not current.answers:
+        st.info("This example has no gold answer: compare with another model or another foil.")
+
+
+def explained_pair(qa_model, current, settings):
+    """Both explanations, from the cache or, on a click, through the job queue; None until then."""
+    kind, _, value = chosen.versus.partition(":")
+    other_model = inputs.named_model(value) if kind == "model" else qa_model
+    if other_model is None:
+        return None
+    other = view.versus_settings(settings, chosen.versus)
+    found = [results.stored_result(qa_model, current, settings),
+             results.stored_result(other_model, current, other, SECOND)]
+    asked = (results.pending_request(qa_model, current, settings) is not None
+             or results.pending_request(other_model, current, other, SECOND) is not None)
+    if None in found and not asked and not st.button("Explain both", type="primary", key="rcqa.explain_pair"):
+        st.caption(f"Attributes every layer for A (what Explore explains) and for B ({view.versus_label(chosen.versus)}"
+                   "), through the job queue; an explanation computed before comes from the cache.")
+        return None
+    first = found[0] or results.compute_result(qa_model, current, settings)
+    second = found[1] or results.compute_result(other_model, current, other, SECOND)
+    return None if first is None or second is None else (first, second)
+
+
+def main() -> None:
+    st.title("Two explanations side by side")
+    if (chosen_inputs := inputs.page_inputs()) is None:
+        return
+    qa_model, current, settings = chosen_inputs
+    choose_versus(qa_model, current)
+    if (found := explained_pair(qa_model, current, settings)) is None:
+        return
+    try:
+        side_by_side = compare(*found, aggregation=chosen.aggregation, k=chosen.top_k)
+    except ValueError as error:
+        show.report(error)
+        return
+    for side, label in zip("AB", side_by_side.labels):
+        st.markdown(f"**{side}**: {show.plain(label)}")
+    show.chart(pair.pair_heatmaps(side_by_side))
+    show.chart(pair.pair_jsd(side_by_side))
+    show.chart(pair.pair_roles(side_by_side))
+
+
+show.guarded(main)()
+view.publish()
