@@ -27,7 +27,8 @@ def describe(result: Attribution, target: int = 0) -> str:
     """A short name for what one explanation explains: its model, its target, which span, and a contrast's foil."""
     chosen = result.targets[target]
     span = result.settings.get("span", "predicted")
-    which = {"predicted": "the answer", "gold": "the gold span"}.get(span, f"n-best span #{int(span.partition(':')[2]) + 1}")
+    which = ("the answer" if span == "predicted" else "the gold span" if span == "gold" else
+             f"n-best span #{int(span.partition(':')[2]) + 1}")
     foil = chosen.get("foil")
     against = "" if foil is None else f" vs “{foil['text'] or 'no answer'}”"
     return f"{result.model}: {chosen['name']} of {which} “{chosen['span']}”{against}"

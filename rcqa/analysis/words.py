@@ -6,18 +6,31 @@ import numpy as np
 from rcqa.types import Attribution
 
 
+def group_scores(result: Attribution, groups: list[tuple[int, ...]], aggregation: str = "l2",
+                 target: int = 0) -> np.ndarray:
+    """(layers × groups): each group of tokens scores the sum of its tokens' scores (a word: its word-pieces, the
+    paper's merge; a special token: itself)."""
+    tokens = result.layer_scores(aggregation, target)
+    return np.stack([tokens[:, list(group)].sum(axis=1) for group in groups], axis=1)
+
+
 def word_scores(result: Attribution, aggregation: str = "l2", target: int = 0) -> np.ndarray:
     """(layers × words): each word's score is the sum of its word-pieces' scores (the paper's merge)."""
-    tokens = result.layer_scores(aggregation, target)
-    return np.stack([tokens[:, list(word.tokens)].sum(axis=1) for word in result.words], axis=1)
+    return group_scores(result, [word.tokens for word in result.words], aggregation, target)
+
+
+def normalised(scores: np.ndarray) -> np.ndarray:
+    """|scores| normalised to sum 1 per layer (row). A row that scores 0 throughout has no distribution: it stays all
+    zeros (see is_empty)."""
+    magnitudes = np.abs(scores).astype(np.float64)
+    totals = magnitudes.sum(axis=1, keepdims=True)
+    return np.divide(magnitudes, totals, out=np.zeros_like(magnitudes), where=totals > 0)
 
 
 def distribution(result: Attribution, words: list[int], aggregation: str = "l2", target: int = 0) -> np.ndarray:
     """(layers × chosen words): |word score| normalised to sum 1 per layer over the chosen words. A layer whose
     chosen words all score 0 has no distribution: its row is all zeros (see is_empty)."""
-    magnitudes = np.abs(word_scores(result, aggregation, target)[:, words]).astype(np.float64)
-    totals = magnitudes.sum(axis=1, keepdims=True)
-    return np.divide(magnitudes, totals, out=np.zeros_like(magnitudes), where=totals > 0)
+    return normalised(word_scores(result, aggregation, target)[:, words])
 
 
 def passage_distribution(result: Attribution, aggregation: str = "l2", target: int = 0) -> np.ndarray:

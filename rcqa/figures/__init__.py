@@ -46,6 +46,7 @@ from rcqa.figures.roles import (
                                 roles,
 )
 from rcqa.figures.words import (
+                                PAGE_WORDS,
                                 answer_word,
                                 heatmap,
                                 topk_grid,
@@ -57,7 +58,7 @@ from rcqa.figures.words import (
                                 word_table,
 )
 
-__all__ = ["AGGREGATION_NAMES", "COMPLETENESS_WARNING", "POS_COLOURS", "ROLE_COLOURS", "Chart", "answer_passage",
+__all__ = ["AGGREGATION_NAMES", "COMPLETENESS_WARNING", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "answer_passage",
            "answer_summary", "answer_word", "card_scores", "completeness", "example_heading", "heatmap",
            "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
            "layer_answers_table", "layer_pair", "model_facts", "nbest_html", "nbest_table", "pos_mix",

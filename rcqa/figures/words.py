@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rcqa.analysis.roles import word_categories
-from rcqa.analysis.words import distribution, ranks, word_scores
+from rcqa.analysis.words import group_scores, normalised, ranks
 from rcqa.figures.common import (
     FONT,
     Chart,
@@ -18,7 +18,7 @@ from rcqa.figures.common import (
     settings_line,
     word_ticks,
 )
-from rcqa.types import Attribution, overlaps
+from rcqa.types import Attribution, Word, overlaps
 
 MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
 PAGE_WORDS = 60  # a heatmap of more words shows this many at a time (labels stay legible), with a slider over the rest
@@ -33,25 +33,39 @@ def _word_order(result: Attribution, include_question: bool) -> list[int]:
     return sorted(chosen, key=lambda i: (result.words[i].segment != "question", result.words[i].start_char))
 
 
+def _columns(result: Attribution, include_question: bool, include_special: bool) -> list[tuple[Word | str, tuple]]:
+    """The heatmap's columns: (a word, or a special token's text such as [CLS], and its tokens). With the special
+    tokens, the whole input in the order the model reads it: [CLS], the question, [SEP], the passage, [SEP]."""
+    columns = [(result.words[i], result.words[i].tokens) for i in _word_order(result, include_question)]
+    if include_special:
+        columns += [(token, (i,)) for i, (token, segment) in enumerate(zip(result.tokens, result.token_segments))
+                    if segment == "special"]
+        columns.sort(key=lambda column: column[1][0])
+    return columns
+
+
 def word_table(result: Attribution, aggregation: str = "l2", target: int = 0,
-               include_question: bool = False) -> pd.DataFrame:
+               include_question: bool = False, include_special: bool = False) -> pd.DataFrame:
     """One row per layer and word: its share of the layer's |attribution| among the shown words, rank, raw score.
+    With include_special the special tokens ([CLS], where "no answer" is read, and [SEP]) are columns too.
 
     With passage words only, share is the paper's per-layer distribution I_l (in %)."""
-    order = _word_order(result, include_question)
-    scores = word_scores(result, aggregation, target)[:, order]
-    shares = distribution(result, order, aggregation, target)
-    passage_categories = dict(zip(result.passage_indices(), word_categories_of(result, target)))
+    columns = _columns(result, include_question, include_special)
+    scores = group_scores(result, [tokens for _, tokens in columns], aggregation, target)
+    shares = normalised(scores)
+    categories = dict(zip((result.words[i] for i in result.passage_indices()), word_categories_of(result, target)))
     layer_ranks = ranks(shares)
     rows = []
     for layer, label in enumerate(result.layers):
-        for position, index in enumerate(order):
-            word = result.words[index]
-            rows.append({"layer": layer, "layer_label": label, "position": position, "word": word.text,
-                         "segment": word.segment, "start_char": word.start_char, "end_char": word.end_char,
+        for position, (word, _) in enumerate(columns):
+            special = isinstance(word, str)
+            rows.append({"layer": layer, "layer_label": label, "position": position,
+                         "word": word if special else word.text, "segment": "special" if special else word.segment,
+                         "start_char": None if special else word.start_char,
+                         "end_char": None if special else word.end_char,
                          "share_pct": 100 * shares[layer, position], "rank": int(layer_ranks[layer, position]),
                          "score": float(scores[layer, position]),
-                         "category": passage_categories.get(index, "question")})
+                         "category": "special" if special else categories.get(word, "question")})
     return pd.DataFrame(rows)
 
 
@@ -60,9 +74,11 @@ def word_categories_of(result: Attribution, target: int = 0) -> list[str]:
     return [categories or "other" for categories in word_categories(result, target)]
 
 
-def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, include_question: bool = False) -> Chart:
-    """Layers × words: how each layer's attribution is spread over the words."""
-    table = word_table(result, aggregation, target, include_question)
+def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, include_question: bool = False,
+            include_special: bool = False) -> Chart:
+    """Layers × words: how each layer's attribution is spread over the words (with include_question and
+    include_special, over the whole input: [CLS], the question, [SEP], the passage, [SEP])."""
+    table = word_table(result, aggregation, target, include_question, include_special)
     words = table[table.layer == 0]
     shape = (len(result.layers), len(words))
     share = table.share_pct.to_numpy().reshape(shape)
@@ -77,7 +93,8 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
     ))
     labels = [escape_label(word) for word in words.word]
     figure.update_yaxes(autorange="reversed", type="category")
-    shown = "question words, then passage words" if include_question else "passage words"
+    shown = ("question words, then passage words" if include_question else "passage words") + (
+        ", with [CLS] and [SEP]" if include_special else "")
     if len(labels) > PAGE_WORDS:
         _page(figure, labels, _span_position(result, words, target))
     else:
@@ -96,7 +113,7 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
 def _span_position(result: Attribution, words: pd.DataFrame, target: int) -> int:
     """The column of the first word of the explained span (0 if no shown word is in it)."""
     start, end = result.explained_span(target)
-    inside = np.flatnonzero([overlaps(a, b, start, end) and segment == "passage"
+    inside = np.flatnonzero([segment == "passage" and overlaps(a, b, start, end)
                              for a, b, segment in zip(words.start_char, words.end_char, words.segment)])
     return int(inside[0]) if len(inside) else 0
 

@@ -5,6 +5,7 @@ import streamlit as st
 
 from rcqa import figures
 from rcqa.analysis.roles import boundary_contrast
+from rcqa.figures import whole_input
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS
 from rcqa.attribution.targets import TARGETS
@@ -197,6 +198,23 @@ def show_knockouts(qa_model, result, key: str) -> None:
         st.caption(show.plain(figures.knockout_reading(chart.data)))
 
 
+def show_heatmap(result, aggregation: str) -> None:
+    """The heatmap, optionally over the whole input, after an overview of a long passage; the start and end logits
+    apart where the result holds both."""
+    include = st.toggle("Include the question's words", key="rcqa.include_question")
+    special = st.toggle("Include [CLS] and [SEP]", key="rcqa.include_special",
+                        help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there.")
+    chart = figures.heatmap(result, aggregation, include_question=include, include_special=special)
+    if chart.data.position.max() >= figures.PAGE_WORDS:
+        show.chart(whole_input.passage_overview(result, aggregation=aggregation))
+    show.chart(chart)
+    if (apart := whole_input.start_end(result, aggregation)) is not None:
+        show.chart(apart)
+    else:
+        st.caption("Start and end apart: this explanation holds one target; the start and end logits are shown apart "
+                   "for a result explained with both targets (in Python: rcqa.explain(..., targets=('start_logit', 'end_logit')).")
+
+
 def show_result(result, qa_model, key: str) -> None:
     view.fit_layers(len(result.layers))
     k, aggregation = chosen.top_k, chosen.aggregation
@@ -208,8 +226,7 @@ def show_result(result, qa_model, key: str) -> None:
         ["Heatmap", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness", "Answer lens",
          "Interventions"])
     with heatmap:
-        include = st.toggle("Include the question's words", key="rcqa.include_question")
-        show.chart(figures.heatmap(result, aggregation, include_question=include))
+        show_heatmap(result, aggregation)
     with top:
         view.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),
                   format_func=result.layers.__getitem__)

@@ -1,0 +1,92 @@
+"""The whole input at a glance: an overview of a long passage page by page above the paged heatmap, and the start
+and end attributions apart where a result holds both."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from rcqa.figures.common import Chart, apply_layout, escape_label
+from rcqa.figures.words import PAGE_WORDS, word_table
+from rcqa.types import Attribution
+
+
+def overview_table(result: Attribution, k: int = 3, aggregation: str = "l2", target: int = 0,
+                   page_words: int = PAGE_WORDS) -> pd.DataFrame:
+    """One row per layer and page of the heatmap (page_words passage words each, in text order): the page's share of
+    the layer's attribution (%) and its k words with the largest shares there."""
+    table = word_table(result, aggregation, target)
+    table = table.assign(page=table.position // page_words)
+    rows = []
+    for (layer, page), part in table.groupby(["layer", "page"], sort=True):
+        best = part[part.share_pct > 0].nlargest(k, "share_pct")
+        rows.append({"layer": layer, "layer_label": result.layers[layer], "page": page + 1,
+                     "first_word": int(part.position.min()) + 1, "last_word": int(part.position.max()) + 1,
+                     "share_pct": float(part.share_pct.sum()),
+                     "top_words": ", ".join(f"{w} ({s:.1f}%)" for w, s in zip(best.word, best.share_pct))})
+    return pd.DataFrame(rows)
+
+
+def passage_overview(result: Attribution, k: int = 3, aggregation: str = "l2", target: int = 0,
+                     page_words: int = PAGE_WORDS) -> Chart:
+    """Layers × pages of the heatmap: how much of each layer's attribution falls on each page of page_words passage
+    words, each cell naming its page's top-k words there, so that a long passage reads at a glance before paging."""
+    data = overview_table(result, k, aggregation, target, page_words)
+    pages = int(data.page.max())
+    shape = (len(result.layers), pages)
+    columns = [f"words {first}–{last}" for first, last in
+               data[data.layer == 0][["first_word", "last_word"]].itertuples(index=False)]
+    words = np.array([escape_label(text) for text in data.top_words]).reshape(shape)
+    figure = go.Figure(go.Heatmap(
+        z=data.share_pct.to_numpy().reshape(shape), x=columns, y=result.layers, customdata=words, zmin=0,
+        colorscale="Blues", text=words, texttemplate="%{text}" if pages <= 6 else None, textfont={"size": 10},
+        colorbar={"title": {"text": "Share of<br>layer (%)"}},
+        hovertemplate="%{x} at %{y}: %{z:.1f}% of the layer<br>top: %{customdata}<extra></extra>"))
+    figure.update_yaxes(autorange="reversed", type="category")
+    apply_layout(figure, f"The whole passage at a glance: each page's share of a layer, and its top-{k} words",
+                 f"Pages of {page_words} passage words, as the heatmap below pages them; hover a cell for its words",
+                 "Page of the heatmap", "Layer (embeddings at the top)",
+                 height=max(320, 30 * len(result.layers) + 200))
+    return Chart(f"overview-{result.example.id}", data, figure)
+
+
+def start_end_targets(result: Attribution) -> tuple[int, int] | None:
+    """The indices of a start_logit and an end_logit target at the same span, if the result holds both."""
+    names = [chosen["name"] for chosen in result.targets]
+    if "start_logit" not in names or "end_logit" not in names:
+        return None
+    start, end = names.index("start_logit"), names.index("end_logit")
+    same = all(result.targets[start][key] == result.targets[end][key] for key in ("start_token", "end_token"))
+    return (start, end) if same else None
+
+
+def start_end(result: Attribution, aggregation: str = "l2") -> Chart | None:
+    """Layers × passage words for the start logit and for the end logit apart, and their sum (the span's logits
+    joined), each as shares of its layer; None when the result does not hold both targets."""
+    found = start_end_targets(result)
+    if found is None:
+        return None
+    start, end = (word_table(result, aggregation, target) for target in found)
+    joined_scores = start.score + end.score
+    layers = start.layer.to_numpy()
+    totals = pd.Series(np.abs(joined_scores)).groupby(layers).transform("sum").to_numpy()
+    joined = 100 * np.divide(np.abs(joined_scores), totals, out=np.zeros(len(totals)), where=totals > 0)
+    data = start[["layer", "layer_label", "position", "word"]].assign(
+        start_share_pct=start.share_pct, end_share_pct=end.share_pct, joined_share_pct=joined)
+    shape = (len(result.layers), len(data) // len(result.layers))
+    figure = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                           subplot_titles=("Start logit", "End logit", "Start + end logit (joined)"))
+    for row, column in enumerate(("start_share_pct", "end_share_pct", "joined_share_pct"), 1):
+        figure.add_heatmap(z=data[column].to_numpy().reshape(shape), x=list(range(shape[1])), y=result.layers,
+                           customdata=np.array([escape_label(w) for w in data.word]).reshape(shape), zmin=0,
+                           colorscale="Blues", showscale=row == 1, colorbar={"title": {"text": "Share (%)"}},
+                           hovertemplate="<b>%{customdata}</b> at %{y}: %{z:.2f}%<extra></extra>", row=row, col=1)
+    figure.update_yaxes(autorange="reversed", type="category")
+    apply_layout(figure, "Start and end apart: where each logit's attribution goes",
+                 f"Span “{escape_label(result.targets[found[0]]['span'])}” · each layer's shares per passage word; "
+                 "joined: the two targets' token scores added (span_logits' own, by IG's linearity, for the signed-sum "
+                 "token score; for a norm, the sum of the two norms)", "", "",
+                 height=3 * max(200, 22 * len(result.layers) + 60) + 160)
+    figure.update_layout(margin_t=130)
+    return Chart(f"start-end-{result.example.id}", data, figure)
