@@ -57,3 +57,10 @@ def test_start_and_end_apart_only_where_the_result_holds_both():
     assert chart.data.end_share_pct.tolist() == pytest.approx([75, 25])
     assert chart.data.joined_share_pct.tolist() == pytest.approx([50, 50])  # 4 and 4
     assert [annotation.text for annotation in chart.figure.layout.annotations][:2] == ["Start logit", "End logit"]
+
+
+def test_a_long_heatmap_with_the_special_tokens_opens_on_cls():
+    result = built([1.0] * 70 + [5.0] * 10)  # 80 passage words: paged; the explained span is word 0 anyway
+    result.targets[0] = {**result.targets[0], "start_token": 75, "end_token": 75}  # explain a word far on
+    assert heatmap(result).figure.layout.xaxis.range[0] > 0  # the passage alone opens near the span
+    assert heatmap(result, include_question=True, include_special=True).figure.layout.xaxis.range[0] == -0.5

@@ -46,6 +46,7 @@ def test_the_divergence_per_layer_is_scipys_jensen_shannon_in_bits(predicted, go
     reference = jensenshannon([0.25, 0.25, 0, 0, 0.5], [0.5, 0, 0, 0, 0.5], base=2) ** 2
     assert pair.jsd[0] == pytest.approx(reference) and pair.jsd[1] == pytest.approx(1.0)  # disjoint at block 0
     assert compare(predicted, predicted).jsd.tolist() == [0.0, 0.0]
+    assert compare(predicted, predicted).same_question_asked and not pair.same_question_asked
 
 
 def test_each_side_has_its_own_roles_from_its_own_span(predicted, gold):

@@ -62,6 +62,13 @@ class SideBySide:
         self.labels = tuple(label or describe(result) for label, result in zip(self.labels, (self.a, self.b)))
 
     @property
+    def same_question_asked(self) -> bool:
+        """Whether both sides explain the same thing (model, window, targets and their spans): then B repeats A, as
+        the gold span does when the model answers it exactly."""
+        return (self.a.fingerprint == self.b.fingerprint and self.a.window == self.b.window
+                and self.a.targets == self.b.targets)
+
+    @property
     def layers(self) -> list[str]:
         return self.a.layers
 

@@ -14,8 +14,8 @@ from rcqa.types import Attribution
 
 def overview_table(result: Attribution, k: int = 3, aggregation: str = "l2", target: int = 0,
                    page_words: int = PAGE_WORDS) -> pd.DataFrame:
-    """One row per layer and page of the heatmap (page_words passage words each, in text order): the page's share of
-    the layer's attribution (%) and its k words with the largest shares there."""
+    """One row per layer and block of page_words passage words (in text order; a block is as wide as the heatmap's
+    view): the block's share of the layer's attribution (%) and its k words with the largest shares there."""
     table = word_table(result, aggregation, target)
     table = table.assign(page=table.position // page_words)
     rows = []
@@ -45,7 +45,8 @@ def passage_overview(result: Attribution, k: int = 3, aggregation: str = "l2", t
         hovertemplate="%{x} at %{y}: %{z:.1f}% of the layer<br>top: %{customdata}<extra></extra>"))
     figure.update_yaxes(autorange="reversed", type="category")
     apply_layout(figure, f"The whole passage at a glance: each page's share of a layer, and its top-{k} words",
-                 f"Pages of {page_words} passage words, as the heatmap below pages them; hover a cell for its words",
+                 f"Blocks of {page_words} passage words in text order (the heatmap below shows as many at a time); hover "
+                 "a cell for its words",
                  "Page of the heatmap", "Layer (embeddings at the top)",
                  height=max(320, 30 * len(result.layers) + 200))
     return Chart(f"overview-{result.example.id}", data, figure)

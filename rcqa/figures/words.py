@@ -96,7 +96,7 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
     shown = ("question words, then passage words" if include_question else "passage words") + (
         ", with [CLS] and [SEP]" if include_special else "")
     if len(labels) > PAGE_WORDS:
-        _page(figure, labels, _span_position(result, words, target))
+        _page(figure, labels, 0 if include_special else _span_position(result, words, target))  # [CLS] in view
     else:
         word_ticks(figure, labels)
     where = (f"the whole passage, {result.answer.n_windows} windows" if result.whole_passage else

@@ -9,6 +9,7 @@ from rcqa.figures import whole_input
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS
 from rcqa.attribution.targets import TARGETS
+from rcqa.evaluate import score
 from rcqa.gallery import GALLERY
 from rcqa.lens.contrast import margin_reading
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
@@ -279,12 +280,12 @@ def show_contrast(qa_model, result, key: str) -> None:
         st.markdown(show.plain(margin_reading(result.layers, margins)))
 
 
-def offer_side_by_side(current) -> None:
-    """Links to the side-by-side view of this explanation against the gold span's, another model's or another
-    foil's."""
+def offer_side_by_side(current, answer) -> None:
+    """Links to the side-by-side view of this explanation against the gold span's (when the model missed it),
+    another model's or another foil's."""
     offers = {"foil:runner-up": "…another foil", "model:default-squad2" if chosen.model != "default-squad2"
               else "model:default": "…another model"}
-    if current.answers:
+    if current.answers and score(answer.text, [gold.text for gold in current.answers])[0] == 0:
         offers = {"gold": "…the gold span", **offers}
     st.markdown("**Compare this explanation with…**")
     for column, (versus, label) in zip(st.columns(len(offers)), offers.items()):
@@ -327,7 +328,7 @@ def main() -> None:
     if settings.windows == "all":
         explained += f" over all {answer.n_windows} windows of the passage"
     if (result := results.result_on_click(qa_model, current, settings, explained)) is not None:
-        offer_side_by_side(current)
+        offer_side_by_side(current, answer)
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
 
 

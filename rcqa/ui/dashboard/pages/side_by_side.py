@@ -77,6 +77,9 @@ def main() -> None:
         return
     for side, label in zip("AB", side_by_side.labels):
         st.markdown(f"**{side}**: {show.plain(label)}")
+    if side_by_side.same_question_asked:
+        st.info("A and B explain the same span with the same model and target, so they are the same explanation "
+                "(the model's answer is the gold span here): compare with another model or another foil.")
     show.chart(pair.pair_heatmaps(side_by_side))
     show.chart(pair.pair_jsd(side_by_side))
     show.chart(pair.pair_roles(side_by_side))
