@@ -18,7 +18,7 @@ def test_the_side_by_side_view_opens_from_a_link_and_draws_both_explanations(ser
     page.wait_for_timeout(1500)
     shoot(page, "side-by-side-02-explained")
     assert "vs=gold" in page.url and "ex=choir-how-many" in page.url
-    assert page.get_by_text("of the gold span “90”").count() == 1
+    assert page.get_by_text("of the gold span “90”").count() >= 1  # B named above and over its charts
     assert page.get_by_text("the same explanation").count() == 0  # the model missed the gold span: two explanations
     assert page.get_by_text("Traceback").count() == 0
     # the whole input on Explore: [CLS] and [SEP] beside the passage, from the cache

@@ -96,7 +96,7 @@ def pair_roles(pair: SideBySide) -> Chart:
             for layer, label in enumerate(pair.layers)]
     data = pd.DataFrame(rows)
     figure = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
-                           subplot_titles=tuple(f"{side}: {escape_label(label)}"
+                           subplot_titles=tuple(f"{side}: {escape_label(_short(label))}"
                                                 for side, label in zip("AB", pair.labels)))
     for column, side in enumerate("AB", 1):
         for role in dict.fromkeys(data.role):
@@ -111,6 +111,11 @@ def pair_roles(pair: SideBySide) -> Chart:
                  height=440)
     figure.update_layout(margin_t=130)
     return Chart(f"side-by-side-roles-{pair.a.example.id}", data, figure)
+
+
+def _short(label: str, most: int = 48) -> str:
+    """A label that fits over half a figure (the page names both sides in full above their charts)."""
+    return label if len(label) <= most else label[:most - 1] + "…"
 
 
 def pair_chart(pair: SideBySide, view: str) -> Chart:
