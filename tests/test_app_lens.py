@@ -31,16 +31,20 @@ def test_the_answer_lens_tab_shows_what_each_layer_would_answer(tiny_model_dirs)
 def test_the_interventions_tab_knocks_out_words_on_request_with_either_baseline():
     app = explain(open_app())
     app.button(key="rcqa.ask.knockouts").click().run()
-    chart = spec_titled(app, "How much the explained span's probability drops")
+    chart = spec_titled(app, "How the explained span's probability changes")
     bars = {trace["name"]: trace for trace in chart["data"]}
     assert list(bars) == ["top-k", "random", "bottom-k", "skip block"]
     assert list(values(bars["top-k"]["x"])) == LAYERS and list(values(bars["skip block"]["x"])) == LAYERS[1:]
     assert bars["random"]["error_y"]["visible"] and not bars["top-k"]["error_y"]["visible"]
     assert np.all(np.abs(values(bars["top-k"]["y"])) <= 100)
     assert "5 draws" in chart["layout"]["title"]["subtitle"]["text"]
+    # the sentence under the chart is the chart's own: it names the rises the bars above 0 draw, or none
+    raised = sum(int((values(bar["y"]) > 0).sum()) for name, bar in bars.items())
+    sentence = texts(app.caption)
+    assert (f"{raised} knock-out" in sentence) if raised else ("No knock-out raised" in sentence)
 
     app.radio(key="rcqa.widget.knockout").set_value("zero").run()
     assert app.query_params["ko"] == "zero"
     app.button(key="rcqa.ask.knockouts").click().run()  # another baseline: asked for anew
-    subtitle = spec_titled(app, "How much the explained")["layout"]["title"]["subtitle"]["text"]
+    subtitle = spec_titled(app, "How the explained")["layout"]["title"]["subtitle"]["text"]
     assert "the zero vector" in subtitle

@@ -6,7 +6,8 @@ as CSV or JSON. All passage and question text that reaches HTML or a Plotly labe
 
 common: the Chart and the layout · words: heatmap, top-k views, one word across layers · roles: categories,
 parts of speech, quantifiers · layers: completeness, JSD, layer pairs, token maps · answer: the answer and its
-n-best · model: the model's facts and card · lens: what each layer would answer, and knock-outs of its words.
+n-best · model: the model's facts and card · lens: what each layer would answer, and knock-outs of its words ·
+whole_input: a long passage's overview, start and end apart · pair: two explanations side by side.
 """
 from rcqa.figures.answer import (
                                 answer_passage,
