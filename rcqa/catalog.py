@@ -18,6 +18,7 @@ SQUAD2_MODEL = "default-squad2"
 EMBEDDED_MODELS = tuple(EMBEDDED_MODEL_DIRS)  # loaded by name, from the package's own folders
 PUBLIC_ENV, MODELS_ENV, HUB_ENV = "RCQA_PUBLIC", "RCQA_MODELS", "RCQA_HUB"
 APP_MODEL_ENV = "RCQA_MODEL"  # the dashboard's own default model, offered as well
+MAX_NAME = 1024  # characters of a model name: a hub id has at most 96, a folder's path rarely a few hundred
 
 
 def _flag(variable: str) -> bool:
@@ -36,14 +37,25 @@ def hub_allowed() -> bool:
 
 def canonical(name: str) -> str:
     """The one name of a model: an embedded model's name, a folder's absolute path, or a hub id without stray
-    slashes."""
+    slashes; ValueError, in one sentence, for a name longer than MAX_NAME characters."""
     name = (name or DEFAULT_MODEL).strip()
+    if len(name) > MAX_NAME:
+        raise ValueError(f"a model name has at most {MAX_NAME:,} characters; this one has {len(name):,}")
     if name in EMBEDDED_MODELS:
         return name
     path = Path(name).expanduser()
-    if name.startswith((".", "/", "~")) or path.exists():
+    if name.startswith((".", "/", "~")) or path_exists(path):
         return str(path.resolve())
     return "/".join(part for part in name.split("/") if part)
+
+
+def path_exists(path: Path) -> bool:
+    """Whether the path names something; a name the file system cannot hold (a part past 255 bytes) names
+    nothing, where Path.exists raises."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def catalog() -> list[str]:
@@ -60,7 +72,11 @@ def catalog() -> list[str]:
 
 
 def in_catalog(name: str) -> bool:
-    return canonical(name) in catalog()
+    """Whether the name is one of the catalog's models (a name too long to be one is not)."""
+    try:
+        return canonical(name) in catalog()
+    except ValueError:
+        return False
 
 
 def may_load(name: str) -> bool:

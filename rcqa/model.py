@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 import torch
 
-from rcqa.catalog import DEFAULT_MODEL, canonical, hub_allowed, may_load
+from rcqa.catalog import DEFAULT_MODEL, canonical, hub_allowed, may_load, path_exists
 from rcqa.resources import EMBEDDED_MODEL_DIRS
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -135,7 +135,10 @@ def load_model(name: str = DEFAULT_MODEL, device: str | None = None, fingerprint
     A process that computes for another one (the app's worker processes, Dask's workers) passes the fingerprint
     of the model the other one loaded by this name: a different model (changed on disk since, or another machine's
     copy) is refused with ModelLoadError, so that no result is computed with one model and shown as another's."""
-    name = canonical(name)
+    try:
+        name = canonical(name)
+    except ValueError as error:  # a name too long to be a model's
+        raise ModelLoadError(str(error)) from None
     if not may_load(name):
         raise ModelLoadError("this server offers only the models on its Model page")
     target = pick_device(device)
@@ -203,7 +206,7 @@ def _resolve(name: str) -> tuple[str, dict]:
                                  "and export it again (docs/model.md)")
         return str(folder), {}
     path = Path(name).expanduser()
-    if path.exists():
+    if path_exists(path):
         if not (path / "config.json").is_file():
             raise ModelLoadError(f"{path} is not a model folder (it has no config.json)")
         return str(path), {}

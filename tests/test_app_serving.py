@@ -80,3 +80,9 @@ def test_the_app_holds_its_models_only_in_load_models_bounded_cache(tiny_model_d
     rcqa.model._loaded.clear()  # what load_model does to a model past MAX_LOADED
     gc.collect()
     assert held() is None  # no second cache (st.cache_resource) keeps it alive beside load_model's
+
+
+def test_a_link_with_a_model_name_too_long_for_a_file_shows_the_page_and_one_sentence():
+    app = open_app(query={"model": "a" * 300})  # before: OSError (File name too long), on every page
+    assert "names a model this server does not offer" in texts(app.warning) and "a" * 50 not in texts(app.warning)
+    assert app.switch_page("pages/model.py").run().title[0].value == "Model" and not app.exception

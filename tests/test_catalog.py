@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import rcqa.model as model_module
-from rcqa.catalog import canonical, catalog, may_load
+from rcqa.catalog import MAX_NAME, canonical, catalog, in_catalog, may_load
 from rcqa.model import ModelLoadError, load_model
 
 
@@ -59,3 +59,18 @@ def test_the_hub_is_reached_only_when_the_operator_opts_in(monkeypatch):
     assert model_module._hub_options("org/model") == {"local_files_only": True}
     monkeypatch.setenv("RCQA_HUB", "1")
     assert model_module._hub_options("org/model") == {}
+
+
+@pytest.mark.parametrize("name", ["a" * 300, f"org/{'a' * 300}", f"./{'a' * 300}"])
+def test_a_name_the_file_system_cannot_hold_names_no_folder_and_loads_nothing(name, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert canonical(name).endswith("a" * 300) and not in_catalog(name)  # before: OSError, File name too long
+    with pytest.raises(ModelLoadError):
+        load_model(name)
+
+
+def test_a_model_name_is_bounded_with_one_sentence():
+    name = "a" * (MAX_NAME + 1)
+    assert not in_catalog(name)
+    with pytest.raises(ModelLoadError, match=f"at most {MAX_NAME:,} characters; this one has {MAX_NAME + 1:,}$"):
+        load_model(name)
