@@ -117,6 +117,22 @@ def test_a_run_with_no_rows_yet(tmp_path):
         load_run(tmp_path / "nothing")
 
 
+def test_report_of_a_run_without_readable_rows_is_one_sentence_and_exit_2(hand_run, tmp_path, capsys):
+    empty = tmp_path / "empty"
+    (empty / store.SHARDS).mkdir(parents=True)
+    store.write_manifest(empty, {**MANIFEST, "runs": [], "failed": []})
+    unreadable = write_run(tmp_path / "unreadable", HAND_ROWS)
+    for shard in (unreadable / store.SHARDS).glob("*.parquet"):
+        shard.write_bytes(b"half a shard")
+    for runs in ([empty], [unreadable], [hand_run, empty]):  # before: AttributeError from the first figure
+        assert main(["report", *map(str, runs), "--out", str(tmp_path / "r"), "--no-images"]) == 2
+        said = capsys.readouterr().err
+        assert said == f"error: {runs[-1]} holds no readable rows yet (nothing explained, or its shards cannot be " \
+                       "read): run `python -m rcqa reproduce` into it first, which resumes it\n"
+    assert main(["report", str(tmp_path / "nothing"), "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.endswith("holds no manifest.json: not a run folder\n")
+
+
 def test_a_faithfulness_document_becomes_one_cell():
     curve = {"k": [0, 1], "span_probability": [.9, .3], "flipped": [False, True], "f1": [1, 0]}
     document = {"protocol": {"operator": "pad", "spare_answer": True}, "original": {"span_probability": .9},

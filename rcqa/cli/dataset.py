@@ -90,6 +90,9 @@ def add_report(commands: argparse._SubParsersAction) -> None:
 def _report(args: argparse.Namespace) -> int:
     from rcqa.dataset.report import write
 
-    summary = write(args.runs, args.out, images=not args.no_images)
+    try:
+        summary = write(args.runs, args.out, images=not args.no_images)
+    except FileNotFoundError as error:  # a folder that is not a run's: load_run's one sentence
+        raise CliError(str(error)) from None
     print(f"report of {summary['n']} examples written to {Path(args.out) / 'report.html'}", file=sys.stderr)
     return 0

@@ -26,8 +26,12 @@ from rcqa.figures.common import Chart, image_export_available
 
 
 def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
-    """The report's summary (the first run's, with every run's verdicts and the other runs' summaries) and charts."""
+    """The report's summary (the first run's, with every run's verdicts and the other runs' summaries) and charts;
+    ValueError, in one sentence, where a run has no readable rows."""
     runs = [load_run(folder) for folder in folders]
+    if empty := [str(run.folder) for run in runs if run.rows.num_rows == 0]:
+        raise ValueError(f"{', '.join(empty)} holds no readable rows yet (nothing explained, or its shards cannot "
+                         "be read): run `python -m rcqa reproduce` into it first, which resumes it")
     names = _unique_names(runs)
     summaries = {name: summarize(run) for name, run in zip(names, runs)}
     subject = summaries[names[0]]
