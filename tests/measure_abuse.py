@@ -114,12 +114,11 @@ def equal_alone(folder: Path, example_ids: list[str]) -> dict[str, dict | None]:
     from rcqa.attribution.settings import IGSettings
     from rcqa.gallery import gallery_example
     from rcqa.model import load_model
-    from rcqa.types import AGGREGATIONS, COMPACT_AGGREGATIONS
+    from rcqa.types import AGGREGATIONS, COMPACT_AGGREGATIONS, Attribution
     from rcqa.ui.jobs import default_workers, torch_threads
 
     served = ResultCache(folder / "results", read_only=True)
-    kept = {result.example.question: result for result in map(served.get, (p.stem for p in served.folder.glob("*.npz")))
-            if result is not None}
+    kept = {result.example.question: result for result in map(Attribution.from_npz, served.files())}
     # as the server's worker processes compute: with their torch threads, since another thread count sums in
     # another order (on 2 cores: 1 thread in a worker, torch's default 2 here, differed by 5e-7 of the largest score)
     torch.set_num_threads(torch_threads(default_workers()))

@@ -93,8 +93,10 @@ def test_load_result_reads_explain_json_and_the_result_cache(comet, tmp_path):
     document = {**comet.to_dict(), "analyses": {"top_k": []}}  # what `rcqa explain --json` writes
     (tmp_path / "explain.json").write_text(json.dumps(document))
     assert_same_result(rcqa.load_result(tmp_path / "explain.json"), dataclasses.replace(comet, hidden_states=None))
-    ResultCache(tmp_path / "cache").put("key", comet)
-    cached = rcqa.load_result(tmp_path / "cache" / "key.npz")
+    cache = ResultCache(tmp_path / "cache")
+    cache.put("key", comet)
+    (stored,) = cache.files()
+    cached = rcqa.load_result(stored)
     assert np.allclose(cached.scores, comet.scores, rtol=2**-23, atol=0) and cached.words == comet.words
     with pytest.raises(ValueError, match="as .json or .npz"):
         comet.save(tmp_path / "comet.pickle")

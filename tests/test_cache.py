@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rcqa.attribution.cache import ResultCache, cached_explain
+from rcqa.attribution.cache import PREFIX, ResultCache, cached_explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
@@ -79,7 +79,7 @@ def test_the_size_cap_evicts_the_least_recently_used(tmp_path, tiny_model_dirs):
     cache.max_bytes = sizes[-1] + sizes[-2] + 1
     cache.get(cache.key(qa_model.fingerprint, gallery_example("comet-who"), SETTINGS))  # touch the oldest
     cache._evict()
-    remaining = {p.stem for p in tmp_path.glob("*.npz")}
+    remaining = {p.stem.removeprefix(PREFIX) for p in tmp_path.glob("*.npz")}
     assert len(remaining) == 2
     assert cache.key(qa_model.fingerprint, gallery_example("comet-who"), SETTINGS) in remaining
     assert cache.key(qa_model.fingerprint, gallery_example("bakery-where"), SETTINGS) not in remaining
@@ -113,7 +113,7 @@ def test_a_full_disk_still_returns_the_result_and_leaves_no_partial_file(tmp_pat
 
 
 def test_a_crashed_writers_partial_files_are_swept_once_stale(tmp_path):
-    stale, fresh = tmp_path / "a.123.part", tmp_path / "b.456.part"
+    stale, fresh = tmp_path / f"{PREFIX}a.123.part", tmp_path / f"{PREFIX}b.456.part"
     for path in (stale, fresh):
         path.write_bytes(b"half a result")
     hours_ago = time.time() - 2 * 3600
@@ -126,14 +126,48 @@ def test_a_read_only_cache_never_writes_touches_or_deletes(tmp_path, tiny_model_
     qa_model = load_model(tiny_model_dirs["bert"])
     cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, ResultCache(tmp_path))
     (stored,) = tmp_path.glob("*.npz")
-    (tmp_path / "corrupt.npz").write_bytes(b"not a zip")
+    (tmp_path / f"{PREFIX}corrupt.npz").write_bytes(b"not a zip")
     long_ago = time.time() - 86_400
     os.utime(stored, (long_ago, long_ago))
     before = {p.name: p.stat().st_mtime for p in tmp_path.iterdir()}
     read_only = ResultCache(tmp_path, read_only=True)
-    assert read_only.get(stored.stem) is not None and read_only.get("corrupt") is None
+    assert read_only.get(stored.stem.removeprefix(PREFIX)) is not None and read_only.get("corrupt") is None
     result, hit = cached_explain(qa_model, gallery_example("bakery-where"), SETTINGS, read_only)
     assert not hit and result.answer.best is not None
     assert {p.name: p.stat().st_mtime for p in tmp_path.iterdir()} == before
     assert ResultCache(tmp_path / "absent", read_only=True).get("anything") is None
     assert not (tmp_path / "absent").exists()
+
+
+def test_a_folder_of_ones_own_results_is_no_loss_as_the_cache(tmp_path, tiny_model_dirs):
+    qa_model = load_model(tiny_model_dirs["bert"])
+    own = [tmp_path / "comet.npz", tmp_path / "0123456789abcdef0123456789abcdef.npz"]  # saved results of one's own
+    result, _ = cached_explain(qa_model, gallery_example("comet-who"), SETTINGS, ResultCache(tmp_path / "elsewhere"))
+    for path in own:
+        result.save(path)
+    notes = tmp_path / "notes.part"  # an old file of one's own that happens to end in .part
+    notes.write_text("draft")
+    hours_ago = time.time() - 2 * 3600
+    for path in (*own, notes):
+        os.utime(path, (hours_ago, hours_ago))
+    cache = ResultCache(tmp_path, max_mb=1e-6)  # any result is past the cap: eviction runs after every write
+    for example_id in ("comet-who", "bakery-where"):
+        cached_explain(qa_model, gallery_example(example_id), SETTINGS, cache)
+    assert all(path.exists() for path in (*own, notes))  # before: all three deleted
+    assert cache.files() == []  # the cache's own results were evicted, as the cap asks
+
+
+def test_results_written_before_the_prefix_are_read_and_never_deleted(tmp_path, tiny_model_dirs):
+    qa_model = load_model(tiny_model_dirs["bert"])
+    example = gallery_example("comet-who")
+    key = ResultCache.key(qa_model.fingerprint, example, SETTINGS)
+    written, _ = cached_explain(qa_model, example, SETTINGS, ResultCache(tmp_path / "elsewhere"))
+    older = tmp_path / f"{key}.npz"  # as a cache (a committed run's) named its files before
+    older.write_bytes(next((tmp_path / "elsewhere").glob(f"{PREFIX}*.npz")).read_bytes())
+    cache = ResultCache(tmp_path, max_mb=1e-6)
+    found, hit = cached_explain(qa_model, example, SETTINGS, cache)
+    assert hit and found.answer == written.answer and np.array_equal(found.hidden_states, written.hidden_states)
+    cached_explain(qa_model, gallery_example("bakery-where"), SETTINGS, cache)  # a write past the cap: eviction
+    assert older.exists() and cache.files() == []
+    older.write_bytes(b"not a zip")  # unreadable: a miss, recomputed, and the file is left as it is
+    assert cache.get(key) is None and older.read_bytes() == b"not a zip"

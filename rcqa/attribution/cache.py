@@ -1,7 +1,9 @@
 """A disk cache of Attributions keyed by model fingerprint, example text and every setting.
 
 Files are written atomically; a corrupt or partial file is treated as a miss and recomputed; the
-folder is kept under a size cap by evicting the least recently used results.
+folder is kept under a size cap by evicting the least recently used results. The cache names its files
+`rcqa-result-<key>.npz` and evicts, deletes or sweeps nothing else, so a folder of one's own saved results can be
+the cache; results written before that name (`<key>.npz`) are still read, and left alone.
 """
 from __future__ import annotations
 
@@ -23,9 +25,13 @@ from rcqa.resources import cache_dir
 from rcqa.types import Attribution, Example
 
 LOG = logging.getLogger(__name__)
+PREFIX = "rcqa-result-"  # every file the cache writes, and the only ones it deletes
 STALE_PART_SECONDS = 3600  # a .part file this old is a crashed writer's, never one still being written
 FORMAT = 3  # bump when the stored layout or the engine's numbers change (2: Kronrod-refined panels; 3: words as
 # written with their tags, the squared-L2 score)
+
+
+_UNREADABLE = (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError)
 
 
 class ResultCache:
@@ -41,7 +47,7 @@ class ResultCache:
 
     def _sweep_partials(self) -> None:
         cutoff = time.time() - STALE_PART_SECONDS
-        for partial in self.folder.glob("*.part"):
+        for partial in self.folder.glob(f"{PREFIX}*.part"):
             try:
                 if partial.stat().st_mtime < cutoff:
                     partial.unlink()
@@ -56,15 +62,19 @@ class ResultCache:
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
 
     def _path(self, key: str) -> Path:
-        return self.folder / f"{key}.npz"
+        return self.folder / f"{PREFIX}{key}.npz"
+
+    def files(self) -> list[Path]:
+        """The results this cache wrote: the only files it evicts."""
+        return list(self.folder.glob(f"{PREFIX}*.npz"))
 
     def get(self, key: str) -> Attribution | None:
         path = self._path(key)
         try:
             result = Attribution.from_npz(path)
         except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError):
+            return self._written_before(key)
+        except _UNREADABLE:
             if not self.read_only:
                 self._discard(path)  # corrupt or partial: recompute
             return None
@@ -74,6 +84,14 @@ class ResultCache:
             except OSError:  # evicted by another process meanwhile, or a folder we may not write
                 pass
         return result
+
+    def _written_before(self, key: str) -> Attribution | None:
+        """The result as the cache named it before its files had a prefix (committed run caches are such), read
+        and never touched or deleted: a file of that name may be someone's own."""
+        try:
+            return Attribution.from_npz(self.folder / f"{key}.npz")
+        except _UNREADABLE:  # FileNotFoundError included
+            return None
 
     @staticmethod
     def _discard(path: Path) -> None:
@@ -97,7 +115,7 @@ class ResultCache:
 
     def _evict(self) -> None:
         entries = []
-        for path in self.folder.glob("*.npz"):
+        for path in self.files():
             try:
                 stat = path.stat()
             except FileNotFoundError:  # another process evicted it
