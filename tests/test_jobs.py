@@ -201,15 +201,3 @@ def test_one_address_has_at_most_its_share_waiting_however_many_sessions_it_open
     for gate, ticket in zip((jobs[0], jobs[2], jobs[3], anonymous), (first, replaced, elsewhere, unknown)):
         gate.finish(ticket)
     assert order == ["blocker", "a", "c", "other", "d"]
-
-
-@pytest.mark.parametrize("address, headers, client", [
-    ("203.0.113.5", {"X-Forwarded-For": "198.51.100.1"}, "203.0.113.5"),  # a direct visitor: the connection's
-    (None, {"X-Forwarded-For": "6.6.6.6, 198.51.100.1"}, "198.51.100.1"),  # behind the proxy: what it appended
-    (None, {"X-Forwarded-For": " 198.51.100.1 "}, "198.51.100.1"),
-    (None, {}, None),  # on this machine: every session counts alone
-])
-def test_the_client_address_is_the_connection_or_what_the_local_proxy_saw(address, headers, client):
-    from rcqa.ui.queue import client_address
-
-    assert client_address(address, headers) == client

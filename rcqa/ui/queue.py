@@ -3,7 +3,7 @@
 progress."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -16,6 +16,7 @@ from rcqa.ui.jobs import (Busy, ClientBusy, JobQueue, Ticket, Work, default_work
                           torch_threads)
 from rcqa.ui.errors import failure, report
 from rcqa.ui.view import default_model
+from rcqa.ui.visitors import client_address
 
 POLL_SECONDS = 0.5  # how often a waiting page refreshes its place in the queue and the running job's progress
 
@@ -61,16 +62,6 @@ def _session() -> tuple[str, Callable[[], bool]]:
         return session, lambda: True
     server = runtime.get_instance()
     return session, lambda: server.is_active_session(session)
-
-
-def client_address(address: str | None, headers: Mapping[str, str]) -> str | None:
-    """The visitor's address from the connection's (st.context.ip_address: None from loopback) and its headers:
-    the connection's own, or behind a reverse proxy on this machine (which connects from loopback) the address
-    the proxy appended last to X-Forwarded-For (those before it are the visitor's to forge); None for a visitor
-    on this machine, whose sessions then count one by one."""
-    if address is not None:
-        return address
-    return headers.get("X-Forwarded-For", "").split(",")[-1].strip() or None
 
 
 def pending(slot: str, key: str) -> Ticket | None:

@@ -8,8 +8,11 @@ def main() -> None:
     import streamlit as st
 
     from rcqa.ui import PAGES
+    from rcqa.ui.visitors import admitted
 
     st.set_page_config(page_title="rcqa", layout="wide")
+    if not admitted():  # its address has the most sessions open: one sentence is shown, and nothing else
+        st.stop()
     st.navigation([
         st.Page(PAGES / "explore.py", title="Explore a question", icon=":material/search:", default=True),
         st.Page(PAGES / "compare_layers.py", title="Compare layers", icon=":material/layers:"),
