@@ -39,6 +39,17 @@ def without_bidi_controls(text: str) -> str:
     return text.translate(_NO_BIDI)
 
 
+ECHOED_CHARS = 40  # of a visitor's value quoted back in a message: enough to recognise it
+
+
+def quoted(value: str, limit: int = ECHOED_CHARS) -> str:
+    """A visitor's value quoted in a message, at most `limit` of its characters: a longer one is cut, and says
+    how long it was."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}… ({len(value):,} characters)"
+
+
 @dataclass(frozen=True)
 class WrittenWord:
     """One word of a text as spaCy tokenises it: characters [start_char, end_char) and its tag."""

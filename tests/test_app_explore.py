@@ -229,7 +229,7 @@ def test_a_malformed_upload_is_an_error_and_the_app_stays_usable(content, messag
     app.get("file_uploader")[0].set_value(("broken.json", content, "application/json")).run()
     assert not app.exception
     errors = texts(app.error)
-    assert "The file could not be read: broken.json" in errors and message in errors
+    assert "The file could not be read: 'broken.json'" in errors and message in errors
     app.radio(key="rcqa.widget.source").set_value("gallery").run()
     assert "Gold: Margaret Ellison" in html_of(app)
 

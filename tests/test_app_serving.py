@@ -86,3 +86,13 @@ def test_a_link_with_a_model_name_too_long_for_a_file_shows_the_page_and_one_sen
     app = open_app(query={"model": "a" * 300})  # before: OSError (File name too long), on every page
     assert "names a model this server does not offer" in texts(app.warning) and "a" * 50 not in texts(app.warning)
     assert app.switch_page("pages/model.py").run().title[0].value == "Model" and not app.exception
+
+
+def test_every_value_echoed_from_a_link_or_an_upload_is_bounded():
+    app = open_app(query={"steps": "9" * 5000, "tol": "x" * 5000, "layer": "²" * 5000, "ex": "e" * 5000})
+    warnings = [str(w.value) for w in app.warning]  # before: each quoted its value in full
+    assert len(warnings) == 4 and all("5,000 characters" in w and len(w) < 200 for w in warnings), warnings
+    app.radio(key="rcqa.widget.source").set_value("upload").run()
+    app.get("file_uploader")[0].set_value(("n" * 5000 + ".json", b"{not json", "application/json")).run()
+    (error,) = texts(app.error).splitlines()
+    assert "5,005 characters" in error and "not valid JSON" in error and len(error) < 200

@@ -11,6 +11,7 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from rcqa.data import DataError
 from rcqa.gallery import GALLERY_BY_ID
+from rcqa.text import quoted
 from rcqa.types import Example
 from rcqa.ui.show import plain
 from rcqa.ui.view import View, passage_hash, update, view
@@ -35,7 +36,7 @@ def read_upload() -> None:
         if not examples:
             raise DataError(f"{file.name} holds no questions")
     except DataError as error:
-        st.session_state[_UPLOAD_ERROR] = f"{file.name}: {error}"
+        st.session_state[_UPLOAD_ERROR] = f"{quoted(file.name)}: {error}"  # the browser's name, of any length
         return
     finally:
         _let_go(file)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +25,7 @@ from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.model import DEFAULT_MODEL
 from rcqa.spans import N_BEST
-from rcqa.text import without_bidi_controls
+from rcqa.text import quoted, without_bidi_controls
 from rcqa.types import AGGREGATIONS, Answer
 from rcqa.ui.errors import plain
 
@@ -152,7 +154,7 @@ def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
     elif query.get("ex"):
         view.example_id = query["ex"]
         if view.source == "gallery" and view.example_id not in GALLERY_BY_ID:
-            problems.append(f"The link names a gallery example {view.example_id!r} that does not exist; "
+            problems.append(f"The link names a gallery example {quoted(view.example_id)} that does not exist; "
                             "showing the first one.")
             view.example_id = GALLERY[0].id
         if view.source == "upload":
@@ -165,14 +167,14 @@ def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
             try:
                 setattr(view, attribute, _parse(query[name], allowed))
             except ValueError as error:
-                problems.append(f"Ignored {name}={query[name]!r} from the link: {error}.")
+                problems.append(f"Ignored {name}={quoted(query[name])} from the link: {error}.")
     return view, problems
 
 
 def _parse(text: str, allowed: Any) -> Any:
     if isinstance(allowed, tuple) and allowed and allowed[0] is int:
         _, low, high = allowed
-        if not (text.lstrip("-").isdigit() and low <= int(text) <= high):
+        if not (re.fullmatch(r"-?[0-9]{1,6}", text) and low <= int(text) <= high):  # int's errors quote the text
             raise ValueError(f"must be a whole number from {low} to {high}")
         return int(text)
     if allowed is parse_foil:
@@ -183,7 +185,10 @@ def _parse(text: str, allowed: Any) -> Any:
     if allowed == "versus":
         return None if text == "off" else parse_versus(text)
     if allowed is TOLERANCES:
-        value = None if text == "off" else float(text)
+        try:
+            value = None if text == "off" else float(text)
+        except ValueError:  # float's own message would quote the whole text
+            value = math.nan
         if value not in TOLERANCES:
             raise ValueError(f"choose one of {', '.join('off' if t is None else str(t) for t in TOLERANCES)}")
         return value
