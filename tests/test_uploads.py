@@ -63,6 +63,16 @@ def test_a_file_that_reads_past_the_limit_is_refused_and_its_reader_killed():
     assert len(read_examples(json.dumps(SQUAD).encode())) == 1  # the next file reads as ever
 
 
+def test_a_file_that_needs_more_memory_than_the_limit_is_one_sentence(monkeypatch):
+    monkeypatch.setenv("RCQA_UPLOAD_MEMORY_MB", "160")  # the reader itself takes about 100 MB of address space
+    assert len(read_examples(json.dumps(SQUAD).encode())) == 1  # a small file reads within it
+    raw = json.dumps({"data": [{"paragraphs": [{"context": "c", "qas": [{"question": "q"}] * 150_000}]}]}).encode()
+    with pytest.raises(DataError, match=r"^reading it needs more than the 160 MB of memory this server gives one "
+                                        r"file; split it into smaller files$"):
+        read_examples(raw, seconds=120)  # before: read whole, however much memory it took
+    assert not readers()
+
+
 def test_a_reader_that_dies_is_one_sentence(monkeypatch):
     monkeypatch.setattr(uploads, "_CHILD", [*uploads._CHILD[:2], "import os; os._exit(9)"])
     with pytest.raises(DataError, match="its process ended early"):
