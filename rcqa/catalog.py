@@ -1,10 +1,11 @@
 """Which models this process may load, and under which name one model is known.
 
 On a researcher's own machine any folder or hub id may be loaded. A served dashboard sets RCQA_PUBLIC=1: then only
-the catalog loads: the embedded models ("default", and "default-squad2", which can abstain), the dashboard's RCQA_MODEL and RCQA_MODELS (names, model folders, or folders of model folders,
-separated by the path separator). The hub is reached only when RCQA_HUB=1 opts in; otherwise a hub id loads from
-the local cache alone. Names are canonical ("./x", "x/" and "x//y" are one folder), so that one model is one cache
-entry.
+the catalog loads: the embedded models ("default", and "default-squad2", which can abstain), the dashboard's
+RCQA_MODEL and RCQA_MODELS (names, model folders, or folders of model folders, separated by the path separator),
+and its folders are shown by their names, never by their paths on the server (shown_name). The hub is reached only
+when RCQA_HUB=1 opts in; otherwise a hub id loads from the local cache alone. Names are canonical ("./x", "x/" and
+"x//y" are one folder), so that one model is one cache entry.
 """
 from __future__ import annotations
 
@@ -71,12 +72,35 @@ def catalog() -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def in_catalog(name: str) -> bool:
-    """Whether the name is one of the catalog's models (a name too long to be one is not)."""
+def offered(name: str) -> str | None:
+    """The catalog's name of the model a visitor named (by any spelling of it, or, in public mode, as shown_name
+    shows it); None where the catalog has no such model (a name too long to be one included)."""
+    entries = catalog()
     try:
-        return canonical(name) in catalog()
+        found = canonical(name)
     except ValueError:
-        return False
+        return None
+    if found in entries:
+        return found
+    return next((entry for entry in entries if shown_name(entry) == name.strip()), None) if public_mode() else None
+
+
+def in_catalog(name: str) -> bool:
+    return offered(name) is not None
+
+
+def shown_name(name: str) -> str:
+    """A model's name as visitors see it: in public mode a folder is named by its last parts, as few as tell it from
+    the catalog's other folders (/srv/models/squad-large: squad-large), never by its path on the server; the name
+    itself otherwise."""
+    path = Path(name)
+    if not public_mode() or not path.is_absolute():
+        return name
+    others = [Path(entry).parts for entry in catalog() if Path(entry).is_absolute() and Path(entry) != path]
+    parts = path.parts[1:]  # without the root
+    depth = next((depth for depth in range(1, len(parts)) if all(o[-depth:] != parts[-depth:] for o in others)),
+                 len(parts))
+    return "/".join(parts[-depth:])
 
 
 def may_load(name: str) -> bool:

@@ -104,3 +104,32 @@ def test_without_a_usable_default_model_the_pages_say_what_to_do(monkeypatch, tm
     assert any("Model page" in link.proto.label for link in app.get("page_link"))
     app.switch_page("pages/compare_layers.py").run()
     assert "Choose a model and an example first" in texts(app.info)
+
+
+def drawn(app) -> str:
+    """Everything the page drew, as text: each element's message, and the data grids' cells."""
+    return "\n".join(element.value.to_string() if type(element).__name__ == "Dataframe" else str(element.proto)
+                     for element in app.main if hasattr(element, "proto"))
+
+
+def test_public_mode_shows_no_server_path_and_offers_only_the_catalog(tiny_model_dirs, abstaining_tiny_dir,
+                                                                      monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setenv("RCQA_PUBLIC", "1")
+    monkeypatch.setenv("RCQA_MODELS", abstaining_tiny_dir)
+    app = open_app(PAGE)
+    assert not app.radio and not app.text_input  # before: "a local folder" and "a hub id", then refused
+    offered = app.selectbox(key="rcqa.model_offered")
+    assert offered.options[0] == "bert (the app's default)" and offered.options[-1] == "bert-squad2"
+    assert facts(app)["name"] == "bert"  # before: the folder's path on the server
+    offered.set_value(str(Path(abstaining_tiny_dir).resolve())).run()
+    app.button(key="rcqa.load_model").click().run()
+    assert texts(app.success) == "Now using bert-squad2."
+    assert app.query_params["model"] == "bert-squad2"  # a link names it so, and opens it
+    for page in (app, open_app(query={"ex": "bakery-where"})):
+        for folder in (tiny_model_dirs["bert"], abstaining_tiny_dir):
+            assert str(Path(folder).parent) not in drawn(page)
+    linked = open_app(query={"model": "bert-squad2"})
+    assert linked.session_state["rcqa.view"].model == str(Path(abstaining_tiny_dir).resolve())
+    assert not linked.warning and facts(linked.switch_page(PAGE).run())["name"] == "bert-squad2"

@@ -1,11 +1,12 @@
 """Which models load: canonical names (one model, one cache entry), public mode's catalog, the hub only on opt-in."""
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 import rcqa.model as model_module
-from rcqa.catalog import MAX_NAME, canonical, catalog, in_catalog, may_load
+from rcqa.catalog import MAX_NAME, canonical, catalog, in_catalog, may_load, offered, shown_name
 from rcqa.model import ModelLoadError, load_model
 
 
@@ -74,3 +75,17 @@ def test_a_model_name_is_bounded_with_one_sentence():
     assert not in_catalog(name)
     with pytest.raises(ModelLoadError, match=f"at most {MAX_NAME:,} characters; this one has {MAX_NAME + 1:,}$"):
         load_model(name)
+
+
+def test_public_mode_names_a_folder_by_its_last_parts_never_its_path(tiny_model_dirs, monkeypatch, tmp_path):
+    bert, roberta = (str(Path(tiny_model_dirs[arch]).resolve()) for arch in ("bert", "roberta"))
+    twin = str(shutil.copytree(bert, tmp_path / "mirror" / "bert").resolve())  # another folder named bert
+    monkeypatch.delenv("RCQA_MODEL", raising=False)
+    monkeypatch.setenv("RCQA_MODELS", os.pathsep.join([bert, twin, roberta]))
+    monkeypatch.delenv("RCQA_PUBLIC", raising=False)
+    assert shown_name(bert) == bert  # a researcher's own machine: the path
+    monkeypatch.setenv("RCQA_PUBLIC", "1")
+    assert (shown_name(bert), shown_name(twin)) == (f"{Path(bert).parent.name}/bert", "mirror/bert")
+    assert (shown_name(roberta), shown_name("default"), shown_name("/elsewhere/x")) == ("roberta", "default", "x")
+    assert (offered("roberta"), offered("mirror/bert"), offered(f"{bert}/")) == (roberta, twin, bert)
+    assert offered("bert") is None  # two folders are named so: neither is shown by it alone

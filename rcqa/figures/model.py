@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rcqa.catalog import shown_name
 from rcqa.model import QAModel
 
 
 def model_facts(qa_model: QAModel) -> pd.DataFrame:
-    """What a researcher needs to know about the loaded model, as a two-column table."""
+    """What a researcher needs to know about the loaded model, as a two-column table; named as visitors see it
+    (rcqa.catalog.shown_name: in public mode no path on the server)."""
     config = qa_model.config
-    facts = {"name": qa_model.name, "architecture": qa_model.architecture,
+    facts = {"name": shown_name(qa_model.name), "architecture": qa_model.architecture,
              "layers analysed": f"{qa_model.num_layers + 1}: embeddings and {qa_model.num_layers} encoder blocks",
              "hidden size": getattr(config, "hidden_size", "?"),
              "attention heads": getattr(config, "num_attention_heads", "?"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rcqa.attribution.settings import IGSettings
+from rcqa.catalog import shown_name
 from rcqa.figures import example_heading
 from rcqa.gallery import GALLERY
 from rcqa.model import ModelLoadError, QAModel, load_model
@@ -73,7 +74,7 @@ def page_inputs() -> tuple[QAModel, Example, IGSettings] | None:
         st.info("Choose a model and an example first.")
         st.page_link(PAGES / "explore.py", label="Choose an example", icon=":material/search:")
         return None
-    st.html(example_heading(current, qa_model.name))
+    st.html(example_heading(current, shown_name(qa_model.name)))
     try:
         return qa_model, current, view().settings()
     except ValueError as error:

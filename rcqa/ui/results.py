@@ -14,6 +14,7 @@ from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.settings import IGSettings
+from rcqa.catalog import shown_name
 from rcqa.faithfulness.compare import Comparison, Protocol
 from rcqa.figures import Chart, projection_map
 from rcqa.lens import AnswerLens
@@ -115,14 +116,14 @@ def compute_result(qa_model: QAModel, current: Example, settings: IGSettings, si
         slot, key, heavy(qa_model, worker.explanation, current, settings, result_cache()))
     if ticket is None:
         return None
-    total = qa_model.num_layers + 1
+    total, name = qa_model.num_layers + 1, shown_name(qa_model.name)
 
     def finished(found: tuple[Attribution, bool]) -> str:
         result, hit = found
         origin = "from the result cache" if hit else f"in {result.seconds:.1f} s"
-        return f"Attributed {total} layers of {qa_model.name} {origin}"
+        return f"Attributed {total} layers of {name} {origin}"
 
-    found = await_ticket(ticket, slot, f"Attributing {total} layers of {qa_model.name}…",
+    found = await_ticket(ticket, slot, f"Attributing {total} layers of {name}…",
                          "The explanation failed", finished,
                          progress=(f"layer 0/{total} done", lambda done: _progress(done, total)))
     if found is None:
@@ -150,7 +151,7 @@ def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
         slot = st.empty()
         if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
             st.caption(f"Attributes {explained} at the output of all {qa_model.num_layers + 1} layers of "
-                       f"{qa_model.name}.")
+                       f"{shown_name(qa_model.name)}.")
             return None
         slot.empty()
     return compute_result(qa_model, current, settings)

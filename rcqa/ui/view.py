@@ -20,7 +20,7 @@ from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.quadrature import PAPER_STEPS, RULES
 from rcqa.attribution.settings import BASELINES, PRESETS, WINDOWS, IGSettings, parse_foil
 from rcqa.attribution.targets import TARGETS
-from rcqa.catalog import in_catalog
+from rcqa.catalog import offered, shown_name
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.model import DEFAULT_MODEL
@@ -121,7 +121,7 @@ def to_query(view: View) -> dict[str, str]:
     """The view as URL parameters. Long pasted passages go as a hash only (their text stays in the session)."""
     query = {"src": view.source}
     if view.model != default_model():
-        query["model"] = view.model
+        query["model"] = shown_name(view.model)  # in public mode a folder's name, never its path
     if view.source == "paste":
         key = "passage" if len(view.passage) <= URL_PASSAGE_LIMIT else "ph"
         query[key] = view.passage if key == "passage" else passage_hash(view.passage)
@@ -139,8 +139,8 @@ def to_query(view: View) -> dict[str, str]:
 def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
     """A view from URL parameters, and what in them could not be used (those fall back to defaults)."""
     view, problems = View(), []
-    if query.get("model") and in_catalog(query["model"]):
-        view.model = query["model"]
+    if query.get("model") and (found := offered(query["model"])):
+        view.model = found
     elif query.get("model"):  # a link never loads an arbitrary model: a visitor's click on the Model page does
         problems.append("This link names a model this server does not offer, so the default model is shown. "
                         "A model of your own is loaded on the Model page.")

@@ -1,9 +1,9 @@
 """The model: what is in use and how well it answers; switch to a model this app offers (its embedded ones first),
-a local folder or a hub id."""
+or, except in public mode, a local folder or a hub id."""
 import streamlit as st
 
 from rcqa import figures
-from rcqa.catalog import catalog
+from rcqa.catalog import MAX_NAME, catalog, public_mode, shown_name
 from rcqa.ui import inputs, show, view
 
 chosen = view.view()
@@ -32,25 +32,28 @@ def describe_model() -> None:
 
 def choose_model() -> None:
     st.subheader("Use another model")
-    st.caption("Any extractive-QA checkpoint with a fast tokenizer. The current example stays; its explanation is "
-               "computed again for the new model when you ask for it.")
-    kind = st.radio("Load", list(_KINDS), format_func=_KINDS.get, key="rcqa.model_kind")
+    public = public_mode()  # the catalog alone loads: no folder or hub id is offered only to be refused
+    st.caption(("The models this server offers." if public else "Any extractive-QA checkpoint with a fast tokenizer.")
+               + " The current example stays; its explanation is computed again for the new model when you ask "
+                 "for it.")
+    kind = "offered" if public else st.radio("Load", list(_KINDS), format_func=_KINDS.get, key="rcqa.model_kind")
     if kind == "offered":
         offered = list(dict.fromkeys([view.default_model(), *catalog()]))
         name = st.selectbox("Model", offered, key="rcqa.model_offered",
-                            format_func=lambda n: _EMBEDDED.get(n, n) + (
+                            format_func=lambda n: _EMBEDDED.get(n, shown_name(n)) + (
                                 " (the app's default)" if n == view.default_model() else ""))
     else:
         name = st.text_input("Folder" if kind == "folder" else "Hub id", key=f"rcqa.model_name.{kind}",
-                             placeholder="/path/to/a/checkpoint" if kind == "folder" else "org/model")
+                             placeholder="/path/to/a/checkpoint" if kind == "folder" else "org/model",
+                             max_chars=MAX_NAME)
     if st.button("Load this model", type="primary", disabled=not name.strip(), key="rcqa.load_model"):
-        with st.spinner(f"Loading {show.plain(name)}…"):
+        with st.spinner(f"Loading {show.plain(shown_name(name))}…"):
             error = inputs.switch_model(name)
         if error:
             st.error(f"The model could not be loaded: {show.plain(error)}")
-            st.caption(f"The app keeps using {chosen.model}.")
+            st.caption(f"The app keeps using {show.plain(shown_name(chosen.model))}.")
         else:
-            st.success(f"Now using {chosen.model}.")
+            st.success(f"Now using {show.plain(shown_name(chosen.model))}.")
 
 
 def main() -> None:
