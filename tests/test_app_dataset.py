@@ -128,3 +128,22 @@ def test_a_run_with_abstentions_splits_its_layer_roles_and_filters_by_them(runs_
     assert set(table.id) == {"a", "c"}
     app.selectbox(key="rcqa.dataset.abstained").set_value("answered").run()
     assert metrics(app)["Examples"] == "1"
+
+
+def test_public_mode_names_no_path_of_a_runs_model_or_data(runs_folder, tiny_model_dirs, tmp_path, monkeypatch):
+    from tests.test_dataset_report import MANIFEST
+
+    elsewhere = write_run(tmp_path / "runs" / "elsewhere", HAND_ROWS,
+                          {**MANIFEST, "data": {**MANIFEST["data"], "path": "/srv/secret/dev.json"}})
+    monkeypatch.setenv("RCQA_RUNS", os.pathsep.join([str(runs_folder), str(elsewhere)]))
+    monkeypatch.setenv("RCQA_PUBLIC", "1")
+    app = open_app(PAGE)
+    labels = app.selectbox(key="rcqa.dataset.run").options
+    assert "tiny (default): 2 examples, model bert" in labels  # before: the model folder's path
+    assert not any(str(Path(tiny_model_dirs["bert"]).parent) in label for label in labels)
+    choose_run(app, elsewhere)
+    app.session_state["rcqa.dataset.examples"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    app.run()
+    app.button(key="rcqa.dataset.open").click().run()
+    assert texts(app.error) == ("The run's data file dev.json is not on this machine, so its passages cannot be "
+                                "shown.")  # before: /srv/secret/dev.json

@@ -16,6 +16,7 @@ import streamlit as st
 
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.settings import IGSettings
+from rcqa.catalog import public_mode
 from rcqa.data import load_examples
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import Run, by_abstention, has_abstentions, load_run, select, summarize
@@ -129,7 +130,8 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
         return ("SQuAD v1.1 dev is not on this machine, so the run's passages cannot be shown; the operator can "
                 "fetch it with `python -m rcqa data fetch`.")
     if not path.is_file():
-        return f"The run's data file {path} is not on this machine, so its passages cannot be shown."
+        named = path.name if public_mode() else path  # no path on the server to a stranger
+        return f"The run's data file {named} is not on this machine, so its passages cannot be shown."
     questions = _examples(str(path))
     example = next((e for e in questions if e.id == example_id), None)
     if example is None:

@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from rcqa.analysis.similarity import VARIANTS, describe
+from rcqa.catalog import shown_name
 from rcqa.dataset import figures, published
 from rcqa.dataset.conclusions import conclusion_table, contrast_statement, verdicts, worst_completeness
 from rcqa.dataset.rows import QUESTION_TYPES
@@ -18,7 +19,7 @@ ABSTENTION = {ANY: None, "answered": False, "abstained (no answer)": True}
 
 def run_label(folder) -> str:
     found = runs.run(folder)
-    return f"{found.name}: {found.rows.num_rows:,} examples, model {found.manifest['model']['name']}"
+    return f"{found.name}: {found.rows.num_rows:,} examples, model {shown_name(found.manifest['model']['name'])}"
 
 
 def choose_filter(abstains: bool) -> runs.Filter:
