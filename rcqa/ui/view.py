@@ -132,7 +132,7 @@ def to_query(view: View) -> dict[str, str]:
         query["q"] = view.question
     for name, (attribute, _) in _URL_FIELDS.items():
         value = getattr(view, attribute)
-        query[name] = "off" if value is None else str(value)
+        query[name] = "off" if value is None else shown_versus(value) if attribute == "versus" else str(value)
     return query
 
 
@@ -205,12 +205,20 @@ def parse_versus(text: str) -> str:
     (a model this server offers, on the same question) or "foil:FOIL" (the contrast with another foil); ValueError,
     in one sentence, otherwise."""
     kind, _, value = text.partition(":")
-    if text == "gold" or (kind == "model" and in_catalog(value)):
+    if text == "gold":
         return text
+    if kind == "model" and (found := offered(value)):
+        return f"model:{found}"
     if kind == "foil":
         parse_foil(value)  # its ValueError says what a foil may be
         return text
     raise ValueError("compare with gold, model:NAME (a model this server offers) or foil:FOIL")
+
+
+def shown_versus(versus: str) -> str:
+    """versus as a link writes it: another model by the name public mode shows, never its path."""
+    kind, _, value = versus.partition(":")
+    return f"model:{shown_name(value)}" if kind == "model" else versus
 
 
 def versus_settings(settings: IGSettings, versus: str) -> IGSettings:
@@ -228,7 +236,7 @@ def versus_label(versus: str) -> str:
     if kind == "gold":
         return "the gold span"
     if kind == "model":
-        return f"the model {without_bidi_controls(value)}"
+        return f"the model {without_bidi_controls(shown_name(value))}"
     return f"the contrast with {foil_label(value)}"
 
 

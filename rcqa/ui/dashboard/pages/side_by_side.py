@@ -4,7 +4,7 @@ import streamlit as st
 
 from rcqa.analysis.pair import compare
 from rcqa.attribution.settings import FOILS
-from rcqa.catalog import catalog
+from rcqa.catalog import catalog, shown_name
 from rcqa.figures import pair
 from rcqa.ui import inputs, results, show, view
 
@@ -30,7 +30,7 @@ def choose_versus(qa_model, current) -> None:
     if kind == "model":
         models = [name for name in catalog() if name != chosen.model] or [chosen.model]
         st.session_state["rcqa.versus_model"] = value if value in models else models[0]
-        st.selectbox("The other model", models, key="rcqa.versus_model",
+        st.selectbox("The other model", models, key="rcqa.versus_model", format_func=shown_name,
                      on_change=lambda: view.update(versus=f"model:{st.session_state['rcqa.versus_model']}"))
     elif kind == "foil":
         foils = [name for name in FOILS if ":" not in name] + [f"nbest:{rank}" for rank in range(1, 5)]
