@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 
 import torch
 
+from rcqa.adapter import ModelAdapter, adapter_of
 from rcqa.catalog import DEFAULT_MODEL, canonical, hub_allowed, may_load, path_exists
 from rcqa.resources import EMBEDDED_MODEL_DIRS
 
@@ -63,6 +64,29 @@ class QAModel:
     @property
     def num_layers(self) -> int:
         return int(self.config.num_hidden_layers)
+
+    @cached_property
+    def adapter(self) -> ModelAdapter:
+        """How rcqa cuts this model at its layers (rcqa.adapter), found with a short question and passage."""
+        probe = self.tokenizer("Who wrote it?", "The report was written by the committee.", return_tensors="pt")
+        inputs = {k: probe[k].to(self.device) for k in self.tokenizer.model_input_names if k in probe}
+        return adapter_of(self.model, inputs)
+
+    @property
+    def null_token(self) -> int | None:
+        """Where "no answer" is read: the first token, where it is the tokenizer's [CLS]-like special token and it
+        reads the input (not so in a causal, decoder-only model); None where the model has no such token."""
+        ids = self.tokenizer("Who?", "It.")["input_ids"]
+        first_is_special = ids[0] in (self.tokenizer.cls_token_id, self.tokenizer.bos_token_id) and ids[0] is not None
+        return 0 if first_is_special and self.adapter.first_token_reads_input else None
+
+    @property
+    def null_refusal(self) -> str | None:
+        """Why this model cannot say "no answer", in one sentence; None where it can."""
+        if self.null_token is not None:
+            return None
+        return (f"{self.architecture} has no [CLS]-style first token that reads the passage, so it cannot say "
+                "\"no answer\": explain a span of the passage instead")
 
     @property
     def num_parameters(self) -> int:
@@ -275,7 +299,11 @@ def _hub_card_lists_squad_v2(path: Path) -> bool:
 
 
 def _position_limit(config) -> int:
+    """The longest window the model's positions allow; 512 for one with no limit (XLNet's relative positions say
+    -1)."""
     limit = int(getattr(config, "max_position_embeddings", 512))
+    if limit <= 0:
+        return 512
     return limit - 2 if config.model_type in ("roberta", "xlm-roberta", "camembert") else limit
 
 

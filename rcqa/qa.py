@@ -66,7 +66,7 @@ def encode(qa_model: QAModel, question: str, passage: str) -> Windows:
         question if pad_right else passage, passage if pad_right else question,
         truncation="only_second" if pad_right else "only_first", max_length=qa_model.max_len,
         stride=stride, return_overflowing_tokens=True, return_offsets_mapping=True,
-        padding="longest", return_tensors="pt",
+        padding="longest", padding_side="right", return_tensors="pt",  # windows are cut at their length
     )
     if len(encoded["input_ids"]) > MAX_WINDOWS:
         raise InputError(f"the passage needs {len(encoded['input_ids']):,} windows of {qa_model.max_len} tokens; "
@@ -149,6 +149,8 @@ def answer_with_logits(qa_model: QAModel, passage: str, question: str, n_best: i
         allow_null = qa_model.trained_with_unanswerable
     no_answer = None
     if allow_null:
+        if qa_model.null_refusal:
+            raise InputError(qa_model.null_refusal)
         spans, no_answer = decode_with_null(start_logits, end_logits, windows, passage, qa_model.null_threshold,
                                             n_best, max_answer_tokens)
     else:

@@ -21,13 +21,13 @@ from rcqa.attribution.memory import budget_mb, in_chunks
 from rcqa.attribution.path import Integral, integrate_path
 from rcqa.attribution.quadrature import nodes_and_weights
 from rcqa.attribution.settings import IGSettings
-from rcqa.attribution.stack import LayerStack, layer_labels, same_calls
+from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
 from rcqa.qa import InputError, answer_with_logits, char_span_to_tokens
 from rcqa.spans import Windows
 from rcqa.text import word_at, written_words
-from rcqa.types import AGGREGATIONS, Answer, Attribution, Completeness, Example, Word
+from rcqa.types import AGGREGATIONS, NULL_TARGETS, Answer, Attribution, Completeness, Example, Word
 
 @dataclass
 class LayerResult:
@@ -93,6 +93,7 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
     """Answer the example, then attribute the chosen targets at every layer of the answer's window (with a
     contrast, it comes first: rcqa.attribution.contrast)."""
     started = time.perf_counter()
+    refuse_null_targets(qa_model, settings)
     explained = explained_window(qa_model, example, settings.span, settings.allow_null)
     inputs = explained.inputs
     foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer,
@@ -109,7 +110,7 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
         example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=explained.answer,
         window=explained.window, tokens=qa_model.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()),
         token_offsets=explained.offsets, token_segments=explained.segments, words=explained.words(example.passage),
-        layers=layer_labels(stack.num_layers),
+        layers=stack.labels,
         targets=[{**t.to_dict(), "span": explained.span_text(example.passage),
                   **({"foil": foil.to_dict(explained.window)} if t.name == "contrast" else {})} for t in targets],
         scores=np.stack([r.scores for r in layer_results], axis=2),
@@ -120,11 +121,18 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
     )
 
 
+def refuse_null_targets(qa_model: QAModel, settings: IGSettings) -> None:
+    """A "no answer" target (null, answer_vs_null, a contrast with it) on a model with nowhere to read it: refused
+    with the model's sentence (rcqa.model.QAModel.null_refusal)."""
+    if (set(settings.targets) & set(NULL_TARGETS) or settings.contrast == "null") and qa_model.null_refusal:
+        raise InputError(qa_model.null_refusal)
+
+
 def iter_layers(qa_model: QAModel, stack: LayerStack, inputs: dict[str, torch.Tensor], targets: list[Target],
                 settings: IGSettings, layers: Sequence[int] | None = None) -> Iterator[LayerResult]:
     """Attribute every layer (or only `layers`), from the embeddings up, yielding each as soon as it is done."""
     baselines = baseline_stack(qa_model, inputs, settings.baseline)
-    labels = layer_labels(stack.num_layers)
+    labels = stack.labels
     for layer in range(stack.num_layers + 1) if layers is None else layers:
         started = time.perf_counter()
         x = stack.hidden[layer]

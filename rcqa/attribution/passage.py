@@ -35,11 +35,11 @@ import torch
 
 from rcqa.attribution.contrast import find_foil
 from rcqa.attribution.engine import (LayerResult, aggregate, baseline_logits, baseline_stack, chunk_size,
-                                     explained_window, layer_attributions, token_words, window_inputs)
+                                     explained_window, layer_attributions, refuse_null_targets, token_words, window_inputs)
 from rcqa.attribution.memory import budget_mb, in_chunks
 from rcqa.attribution.path import integrate_path
 from rcqa.attribution.settings import IGSettings
-from rcqa.attribution.stack import LayerStack, layer_labels, same_calls
+from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
 from rcqa.spans import NULL_TOKEN, Windows, null_scores
@@ -286,6 +286,7 @@ def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = 
     """Answer the example, then attribute the chosen targets over every window of the passage at every layer; the
     result's tokens and words are the whole passage's (PassageLayout), its window the explained span's."""
     started = time.perf_counter()
+    refuse_null_targets(qa_model, settings)
     explained = explained_window(qa_model, example, settings.span, settings.allow_null)
     windows, home = explained.windows, explained.window
     layout = PassageLayout.of(windows)
@@ -308,7 +309,7 @@ def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = 
 
     targets = [placed(name, lambda w, t: int(bounds[w] + t)) for name in names]
     read = _read_windows(stacks, targets)
-    labels = layer_labels(stacks[0].num_layers)
+    labels = stacks[0].labels
     layer_results = []
     for layer, label in enumerate(labels):
         layer_started = time.perf_counter()

@@ -1,42 +1,33 @@
-"""The model cut at its layer outputs: one forward caches H_0 (embeddings) … H_L, and any suffix
-"blocks above l + QA head" can then be run on a batch of states at layer l without redoing the prefix.
+"""The model cut at its layer outputs: one forward caches H_0 (embeddings) … H_L, and the function "the layers above
+l and the QA head" can then be run on a batch of states at layer l.
 
-Blocks are found by name and called exactly as the model calls them; the extra arguments each block
-received (the attention mask and the like) are recorded once and replayed, so every architecture the
-loader supports works without re-implementing its forward pass.
+Two paths, as the model's adapter (rcqa.adapter) says. The fast one runs only the suffix: the blocks above l,
+called exactly as the model called them (the extra arguments each block received, the attention mask and the
+like, are recorded once and replayed), then what runs after the last block (a final norm) and the linear QA head.
+The general one runs the model's own forward, with block l's output (the embeddings': block 0's input) replaced by
+the states, as Captum's layer methods do: slower, since the blocks below run again, but right for any model (an
+encoder-decoder, global attention, a head that reads more than the last states).
 
-The model is shared by every thread of the process (answers, other explanations), so recording never
-touches it: it runs a private shallow copy of the model whose block list holds recorders around the
-shared blocks. Hooks on the shared blocks would also record any other thread's forward that ran at the
-same time, and registering or removing them races with forwards in flight.
+The model is shared by every thread of the process (answers, other explanations), so neither path touches it: each
+runs a private shallow copy of the model whose block lists hold wrappers around the shared blocks. Hooks on the
+shared blocks would also fire for any other thread's forward that ran at the same time, and registering or removing
+them races with forwards in flight.
 """
 from __future__ import annotations
 
-import copy
+import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 
-# where each supported family keeps its blocks, relative to model.base_model
-_BLOCK_LISTS = ("encoder.layer", "transformer.layer", "encoder.albert_layer_groups")
+from rcqa.adapter import Call, ModelAdapter, Recorder, adapter_of, first, with_first, with_replacements, without_cache
 
 
-@dataclass
-class _Call:
-    block: torch.nn.Module
-    args: tuple  # positional arguments after the hidden states
-    kwargs: dict
+def find_blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
+    """The model's blocks, in the order of their lists (rcqa.adapter.block_lists)."""
+    from rcqa.adapter import block_lists
 
-
-def find_blocks(model: torch.nn.Module) -> torch.nn.ModuleList:
-    for path in _BLOCK_LISTS:
-        module = model.base_model
-        for name in path.split("."):
-            module = getattr(module, name, None)
-        if isinstance(module, torch.nn.ModuleList):
-            return module
-    raise ValueError(f"{type(model).__name__}: no encoder blocks found at {', '.join(_BLOCK_LISTS)}")
+    return [block for _, blocks in block_lists(model) for block in blocks]
 
 
 def layer_labels(num_layers: int) -> list[str]:
@@ -44,51 +35,50 @@ def layer_labels(num_layers: int) -> list[str]:
     return ["embeddings"] + [f"block {i}" for i in range(num_layers)]
 
 
-class _Recorder(torch.nn.Module):
-    """Stands in for one shared block in a private copy of the model: records each call, then makes it."""
+class _Switch(torch.nn.Module):
+    """Stands in for one shared block in a private copy: on the chosen call of all the copy's blocks (a shared
+    counter), it is called with `states` instead of its hidden states (layer 0), or returns them in place of its
+    own (layer l ≥ 1: block l − 1's output). A model that pads inside its forward (Longformer, to its attention
+    window) keeps its padding: only the states' tokens are replaced."""
 
-    def __init__(self, block: torch.nn.Module, record: Callable[[torch.Tensor, _Call, torch.Tensor], None]):
+    def __init__(self, block: torch.nn.Module, counter: itertools.count, layer: int, states: torch.Tensor,
+                 adapter: ModelAdapter):
         super().__init__()
-        self.block = block
-        self.record = record
+        self.block, self.counter, self.layer, self.states, self.adapter = block, counter, layer, states, adapter
+
+    def __getattr__(self, name: str):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["block"], name)
 
     def forward(self, *args, **kwargs):
-        hidden = args[0] if args else kwargs.pop("hidden_states")
-        output = self.block(hidden, *args[1:], **kwargs)
-        self.record(hidden, _Call(self.block, tuple(args[1:]), dict(kwargs)), _first(output))
+        index = next(self.counter)
+        if index == 0 and self.layer == 0:
+            if args:
+                args = (self._replaced(args[0]), *args[1:])
+            else:
+                kwargs = {**kwargs, "hidden_states": self._replaced(kwargs["hidden_states"])}
+        output = self.block(*args, **kwargs)
+        if index == self.layer - 1:
+            return with_first(output, self._replaced(first(output)))
         return output
 
-
-def _first(output) -> torch.Tensor:
-    return output[0] if isinstance(output, tuple) else output
-
-
-def _with_blocks(model: torch.nn.Module, blocks: torch.nn.ModuleList,
-                 replacements: list[torch.nn.Module]) -> torch.nn.Module:
-    """A shallow copy of model running `replacements` in place of `blocks`. Only the modules on the path
-    to the block list are copied (their child tables are new); parameters and all other modules are shared."""
-    path = next(name for name, module in model.named_modules() if module is blocks).split(".")
-    root = parent = _shallow_copy(model)
-    for name in path[:-1]:
-        child = _shallow_copy(parent._modules[name])
-        parent._modules[name] = child
-        parent = child
-    parent._modules[path[-1]] = torch.nn.ModuleList(replacements)
-    return root
-
-
-def _shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
-    clone = copy.copy(module)
-    clone.__dict__["_modules"] = dict(module._modules)  # copy.copy would share the child table
-    return clone
+    def _replaced(self, hidden: torch.Tensor) -> torch.Tensor:
+        own = self.adapter.standard(hidden)
+        tokens = self.states.shape[1]
+        states = self.states if own.shape[1] == tokens else torch.cat([self.states, own[:, tokens:]], dim=1)
+        return self.adapter.native(states)
 
 
 class LayerStack:
-    """Hidden states of one input at every layer, and the suffix function of each layer."""
+    """Hidden states of one input at every layer, and the function "layers above l + QA head" of each layer."""
 
     def __init__(self, model: torch.nn.Module, inputs: dict[str, torch.Tensor]):
         self.model = model
-        self.calls: list[_Call] = []
+        self.inputs = inputs
+        self.adapter: ModelAdapter = adapter_of(model, inputs)
+        self.calls: list[Call] = []
         self.hidden: list[torch.Tensor] = []  # H_0 … H_L, each 1 × tokens × hidden
         self.start_logits, self.end_logits = self._capture(inputs)
 
@@ -96,45 +86,80 @@ class LayerStack:
     def num_layers(self) -> int:
         return len(self.calls)
 
+    @property
+    def labels(self) -> list[str]:
+        """'embeddings', then each block call's label (rcqa.adapter)."""
+        return list(self.adapter.labels)
+
+    @property
+    def fast(self) -> bool:
+        return self.adapter.path == "fast"
+
     def _capture(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        outputs = []
+        tokens = inputs["input_ids"].shape[1]
 
-        def record(hidden: torch.Tensor, call: _Call, output: torch.Tensor) -> None:
-            self.hidden.append(hidden.detach())
+        def record(call: Call) -> None:
+            if not self.calls:
+                self.hidden.append(self.adapter.standard(call.hidden)[:, :tokens].detach())
             self.calls.append(call)
-            outputs.append(output.detach())
+            self.hidden.append(self.adapter.standard(first(call.output))[:, :tokens].detach())
 
-        blocks = find_blocks(self.model)
-        private = _with_blocks(self.model, blocks, [_Recorder(block, record) for block in blocks])
+        blocks = [block for blocks in self.adapter.blocks for block in blocks]
+        private = with_replacements(self.model, {block: Recorder(block, record) for block in blocks})
         with torch.no_grad():
-            output = private(**inputs)
-        self.hidden.append(outputs[-1])
+            output = private(**without_cache(self.model, inputs))
         return output.start_logits, output.end_logits
 
     def run_from(self, layer: int, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Start and end logits (batch × tokens) when H_layer is replaced by hidden (batch × tokens × dim)."""
+        return self._run_suffix(layer, hidden) if self.fast else self._run_model(layer, hidden)
+
+    def _run_suffix(self, layer: int, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         for call in self.calls[layer:]:
-            hidden = _first(call.block(hidden, *call.args, **call.kwargs))
-        logits = self.model.qa_outputs(hidden)
-        start, end = logits.split(1, dim=-1)
+            hidden = first(call.module(hidden, *call.args, **call.kwargs))
+        for module in self.adapter.final:
+            hidden = first(module(hidden))
+        start, end = self.adapter.head(hidden).split(1, dim=-1)
         return start.squeeze(-1), end.squeeze(-1)
+
+    def _run_model(self, layer: int, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        counter = itertools.count()
+        blocks = [block for blocks in self.adapter.blocks for block in blocks]
+        private = with_replacements(self.model, {block: _Switch(block, counter, layer, hidden, self.adapter)
+                                                  for block in blocks})
+        inputs = {k: v.expand(len(hidden), *v.shape[1:]) for k, v in self.inputs.items()}
+        output = private(**without_cache(self.model, inputs))
+        return output.start_logits, output.end_logits
 
 
 def same_calls(one: LayerStack, other: LayerStack, layer: int) -> bool:
-    """Whether two stacks' blocks above `layer` take states of one shape and were called with the same extra
-    arguments, each of them None or an equal tensor of batch 1 (which broadcasts over any batch): then run_from of
-    either is the same function, and their states can run as one batch."""
+    """Whether run_from(layer, ·) of the two stacks is the same function, so that their states can run as one
+    batch: on the fast path, states of one shape and blocks above `layer` called with the same extra arguments,
+    each of them None or an equal tensor of batch 1 (which broadcasts over any batch); on the general path, equal
+    inputs."""
     if one.hidden[layer].shape != other.hidden[layer].shape:
         return False
+    if not (one.fast and other.fast):
+        return one.inputs.keys() == other.inputs.keys() and all(
+            _equal_tensors(one.inputs[k], other.inputs[k]) for k in one.inputs)
     for a, b in zip(one.calls[layer:], other.calls[layer:]):
-        values = [*zip(a.args, b.args), *((a.kwargs[k], b.kwargs.get(k)) for k in a.kwargs)]
         if len(a.args) != len(b.args) or a.kwargs.keys() != b.kwargs.keys():
             return False
-        for x, y in values:
-            if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
-                if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape[:1] == (1,)
-                        and x.shape == y.shape and torch.equal(x, y)):
-                    return False
-            elif x is not y and x != y:
-                return False
+        if not all(_same_argument(x, y) for x, y in [*zip(a.args, b.args), *((a.kwargs[k], b.kwargs[k])
+                                                                             for k in a.kwargs)]):
+            return False
     return True
+
+
+def _same_argument(x, y) -> bool:
+    """Equal, or (a tensor) equal and of batch 1; a tuple (rotary cos and sin) element by element."""
+    if isinstance(x, tuple) and isinstance(y, tuple):
+        return len(x) == len(y) and all(_same_argument(a, b) for a, b in zip(x, y))
+    if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+        return _equal_tensors(x, y)
+    return x is y or x == y
+
+
+def _equal_tensors(x, y) -> bool:
+    return (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape[:1] == (1,)
+            and x.shape == y.shape and torch.equal(x, y))

@@ -1,0 +1,301 @@
+"""What rcqa needs to know of an extractive-QA model to cut it at its layers, found from the model's own structure
+and one recorded forward pass, never from a list of attribute paths per family.
+
+A ModelAdapter says:
+- the blocks, in the order they run (an encoder-decoder's encoder blocks, then its decoder's), and how each was
+  called (rcqa.attribution.stack records the calls and replays them);
+- the layers: the embeddings output (the hidden states the first block is called with), then each block's output;
+- what runs after the last block before the QA head (a pre-LN model's final norm, ModernBERT's prediction head);
+- the QA head, where it is a linear layer reading the last of those;
+- whether the fast prefix-cached stack is used ("fast") or the model's own forward with one layer's states
+  replaced ("general"), and why;
+- whether the model's first token can read the input, which a "no answer" at [CLS] needs (rcqa.model.QAModel
+  .null_token combines it with the tokenizer's layout).
+
+Nothing here touches the shared model: the forward that discovers the order runs a private shallow copy whose
+modules of interest are wrapped by recorders (rcqa.attribution.stack explains why not hooks).
+"""
+from __future__ import annotations
+
+import copy
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+# Model types whose prefix-cached stack a test proves equal to the general path to 1e-6 (tests/test_adapter.py);
+# any other family, or a checkpoint of these whose recorded forward is not a plain chain, takes the general path.
+FAST_FAMILIES = frozenset({
+    "albert", "bert", "camembert", "convbert", "data2vec-text", "deberta", "deberta-v2", "distilbert", "electra",
+    "ernie", "ibert", "megatron-bert", "mobilebert", "modernbert", "mpnet", "rembert", "roberta",
+    "roberta-prelayernorm", "roformer", "xlm-roberta", "xlm-roberta-xl", "llama", "mistral", "qwen2",
+})
+
+
+@dataclass
+class Call:
+    """One recorded call of a module: the hidden states it was given, the rest of its arguments, its output."""
+
+    module: torch.nn.Module
+    hidden: torch.Tensor
+    args: tuple  # positional arguments after the hidden states
+    kwargs: dict
+    output: object
+
+    @property
+    def hidden_out(self) -> torch.Tensor:
+        return first(self.output)
+
+
+def first(output) -> torch.Tensor:
+    """A module's hidden states out of whatever it returns: a tensor, a tuple led by them, or a dict of them first
+    (SqueezeBERT's feature map)."""
+    if isinstance(output, dict):
+        return next(iter(output.values()))
+    return output[0] if isinstance(output, (tuple, list)) else output
+
+
+def with_first(output, hidden: torch.Tensor):
+    """The block's output with its hidden states replaced (the same kind of container as it returned)."""
+    if isinstance(output, dict):
+        return {**output, next(iter(output)): hidden}
+    return (hidden, *output[1:]) if isinstance(output, (tuple, list)) else hidden
+
+
+def without_cache(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> dict:
+    """The inputs, with use_cache=False where the model keeps a key-value cache: a cache recorded as a block's
+    argument would grow on every replay."""
+    return {**inputs, "use_cache": False} if getattr(model.config, "use_cache", False) else inputs
+
+
+class Recorder(torch.nn.Module):
+    """Stands in for one shared module in a private copy of the model: makes each call and hands it to `record`."""
+
+    def __init__(self, module: torch.nn.Module, record: Callable[[Call], None]):
+        super().__init__()
+        self.module = module
+        self.record = record
+
+    def __getattr__(self, name: str):
+        """What the model reads of the module it stands for (ModernBERT asks a layer its attention type)."""
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["module"], name)
+
+    def forward(self, *args, **kwargs):
+        output = self.module(*args, **kwargs)
+        rest = dict(kwargs)
+        hidden = args[0] if args else rest.pop("hidden_states", None)
+        self.record(Call(self.module, hidden, tuple(args[1:]), rest, output))
+        return output
+
+
+def with_replacements(model: torch.nn.Module, replacements: dict[torch.nn.Module, torch.nn.Module]) -> torch.nn.Module:
+    """A shallow copy of model in which each key module runs its value instead. Only the modules on the paths to
+    them are copied (with child tables of their own); parameters and every other module are shared."""
+    names = {id(module): name for name, module in model.named_modules(remove_duplicate=False)}
+    root = _shallow_copy(model)
+    copied = {id(root)}
+    for module, replacement in replacements.items():
+        parent = root
+        *path, last = names[id(module)].split(".")
+        for name in path:
+            if id(parent._modules[name]) not in copied:
+                parent._modules[name] = _shallow_copy(parent._modules[name])
+                copied.add(id(parent._modules[name]))
+            parent = parent._modules[name]
+        parent._modules[last] = replacement
+    return root
+
+
+def _shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
+    clone = copy.copy(module)
+    clone.__dict__["_modules"] = dict(module._modules)  # copy.copy would share the child table
+    return clone
+
+
+def block_lists(model: torch.nn.Module) -> list[tuple[str, torch.nn.ModuleList]]:
+    """The model's lists of blocks: the outermost ModuleLists of callable modules (a list of lists, as Funnel's
+    encoder keeps its blocks, counts as its inner lists), in the order they are registered."""
+    found: list[tuple[str, torch.nn.ModuleList]] = []
+
+    def visit(name: str, module: torch.nn.Module) -> None:
+        if isinstance(module, torch.nn.ModuleList) and len(module):
+            if all(isinstance(child, torch.nn.ModuleList) for child in module):
+                for index, child in enumerate(module):
+                    visit(f"{name}.{index}", child)
+            else:
+                found.append((name, module))
+            return
+        for child_name, child in module.named_children():
+            visit(f"{name}.{child_name}" if name else child_name, child)
+
+    visit("", model)
+    if not found:
+        raise ValueError(f"{type(model).__name__} has no list of blocks, so it has no layers to explain")
+    return found
+
+
+def _outside_blocks(model: torch.nn.Module, lists: list[torch.nn.ModuleList]) -> list[torch.nn.Module]:
+    """The largest modules that neither hold a block list nor sit inside one: the embeddings, the final norms, the
+    heads. Their order of calls, recorded, tells what runs after the last block."""
+    holders = {id(m) for m in model.modules() if any(any(x is l for x in m.modules()) for l in lists)}
+    found = []
+
+    def visit(module: torch.nn.Module) -> None:
+        for child in module.children():
+            if any(child is l for l in lists):
+                continue
+            if id(child) in holders:
+                visit(child)
+            elif not any(child is f for f in found):
+                found.append(child)
+
+    visit(model)
+    return found
+
+
+@dataclass(frozen=True)
+class ModelAdapter:
+    """How rcqa cuts one model at its layers (the module's docstring)."""
+
+    architecture: str
+    model_type: str
+    blocks: tuple[torch.nn.ModuleList, ...]  # the block lists, in the order they run
+    block_names: tuple[str, ...]  # where each list sits in the model, e.g. "encoder.layer"
+    labels: tuple[str, ...]  # "embeddings", then one per block call: "block 0" …, or "encoder block 0" …
+    final: tuple[torch.nn.Module, ...]  # what runs between the last block and the QA head, in order
+    head: torch.nn.Module | None  # the QA head where it is a linear layer over the last of those, else None
+    path: str  # "fast" (the prefix-cached stack) or "general" (the model's own forward, one layer replaced)
+    why: str  # one sentence: why this path
+    first_token_reads_input: bool  # False for a causal (decoder-only) model: its first token sees only itself
+    axes: tuple[int, int, int] = (0, 1, 2)  # where the blocks keep batch, tokens, dim (XLNet: tokens first)
+
+    def standard(self, hidden: torch.Tensor) -> torch.Tensor:
+        """A block's hidden states as batch × tokens × dim."""
+        return hidden.permute(self.axes)
+
+    def native(self, hidden: torch.Tensor) -> torch.Tensor:
+        """batch × tokens × dim states laid out as the blocks take them."""
+        return hidden.permute(tuple(self.axes.index(i) for i in range(3)))
+
+    @property
+    def num_layers(self) -> int:
+        """Block calls (an ALBERT's shared group counts once per call); the layers are these and the embeddings."""
+        return len(self.labels) - 1
+
+    def describe(self) -> str:
+        blocks = " then ".join(f"{name} ({len(blocks)})" for name, blocks in zip(self.block_names, self.blocks))
+        final = ", ".join(type(m).__name__ for m in self.final) or "nothing"
+        return (f"{self.architecture}: blocks {blocks}; after the last block: {final}; the {self.path} path "
+                f"({self.why})")
+
+
+_adapters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def adapter_of(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> ModelAdapter:
+    """The model's adapter, found once per model object with these inputs (one window of its own) as the probe."""
+    with _lock:
+        found = _adapters.get(model)
+    if found is None:
+        found = discover(model, inputs)
+        with _lock:
+            _adapters[model] = found
+    return found
+
+
+def discover(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> ModelAdapter:
+    """Find the blocks from the structure, then, from one recorded forward, what runs after them and whether the
+    recorded calls chain (each block called with the one before's output) so that the fast stack replays them."""
+    named = block_lists(model)
+    lists = [blocks for _, blocks in named]
+    outside = _outside_blocks(model, lists)
+    calls: list[tuple[str, Call]] = []
+    recorders = {m: Recorder(m, lambda call, kind=kind: calls.append((kind, call)))
+                 for kind, modules in (("block", [b for l in lists for b in l]), ("other", outside))
+                 for m in modules}
+    private = with_replacements(model, recorders)
+    with torch.no_grad():
+        output = private(**without_cache(model, inputs))
+    block_calls = [i for i, (kind, _) in enumerate(calls) if kind == "block"]
+    if not block_calls:
+        raise ValueError(f"{type(model).__name__}: its forward called none of its blocks")
+    labels = ["embeddings"] + _block_labels(named, [call.module for kind, call in calls if kind == "block"], lists)
+    after = [call for kind, call in calls[block_calls[-1] + 1:]]
+    head = after[-1].module if after and _is_span_head(after[-1].module) else None
+    final = tuple(call.module for call in after[:-1]) if head is not None else ()
+    why = _fast_or_why_not(model, calls, block_calls, after, head, output)
+    return ModelAdapter(
+        architecture=type(model).__name__, model_type=getattr(model.config, "model_type", ""), blocks=tuple(lists),
+        block_names=tuple(name for name, _ in named), labels=tuple(labels), final=final, head=head,
+        path="fast" if why is None else "general", why=why or "its prefix-cached stack is proven equal to its forward",
+        first_token_reads_input=_first_token_reads_input(model, inputs, output),
+        axes=_axes(calls[block_calls[0]][1].hidden, inputs["input_ids"].shape[1]))
+
+
+def _axes(hidden: torch.Tensor, tokens: int) -> tuple[int, int, int]:
+    """Where a block's hidden states (of one input) keep the batch, the tokens and the features: most models
+    batch × tokens × dim, XLNet tokens × batch × dim, SqueezeBERT batch × dim × tokens; Longformer pads the tokens
+    to its attention window."""
+    fits = [axis for axis in (1, 0, 2) if hidden.shape[axis] == tokens]
+    token_axis = (fits or [axis for axis in (1, 0, 2) if hidden.shape[axis] > tokens])[0]  # Longformer pads
+    batch_axis = next(axis for axis in (0, 1, 2) if axis != token_axis and hidden.shape[axis] == 1)
+    return batch_axis, token_axis, 3 - batch_axis - token_axis
+
+
+def _block_labels(named: list[tuple[str, torch.nn.ModuleList]], called: list[torch.nn.Module],
+                  lists: list[torch.nn.ModuleList]) -> list[str]:
+    """One label per block call: "block i", or with more than one part (encoder, decoder) "encoder block i"."""
+    def part(module: torch.nn.Module) -> str:
+        name = next(name for name, blocks in named if any(b is module for b in blocks))
+        return name.split(".")[-2] if "." in name else ""
+
+    parts = [part(module) for module in called]
+    several = len(set(parts)) > 1
+    counts: dict[str, int] = {}
+    labels = []
+    for p in parts:
+        labels.append(f"{p} block {counts.get(p, 0)}" if several else f"block {counts.get(p, 0)}")
+        counts[p] = counts.get(p, 0) + 1
+    return labels
+
+
+def _is_span_head(module: torch.nn.Module) -> bool:
+    return isinstance(module, torch.nn.Linear) and module.out_features == 2
+
+
+def _fast_or_why_not(model: torch.nn.Module, calls: list[tuple[str, Call]], block_calls: list[int],
+                     after: list[Call], head: torch.nn.Module | None, output) -> str | None:
+    """None where the prefix-cached stack reproduces the model, else the sentence saying why it may not."""
+    if getattr(model.config, "model_type", "") not in FAST_FAMILIES:
+        return "no test has proven its prefix-cached stack equal to its forward"
+    if head is None:
+        return "its QA head is not one linear layer over the last hidden states"
+    chain = [calls[i][1] for i in block_calls] + after
+    if any(not _same(b.hidden, a.hidden_out) for a, b in zip(chain, chain[1:])):
+        return "something other than its blocks and final modules runs between its layers"
+    start, end = first(after[-1].output).split(1, dim=-1)
+    if not (_same(start.squeeze(-1), output.start_logits) and _same(end.squeeze(-1), output.end_logits)):
+        return "its logits are not its QA head's output as it stands"
+    return None
+
+
+def _same(a, b) -> bool:
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+
+
+def _first_token_reads_input(model: torch.nn.Module, inputs: dict[str, torch.Tensor], output) -> bool:
+    """Whether the first token's logits change when every other token does (those like the first and last, the
+    separators, kept): not so in a causal model, whose first token then cannot say "no answer" about the passage."""
+    ids = inputs["input_ids"]
+    kept = (ids == ids[:, :1]) | (ids == ids[:, -1:])  # the first and last tokens' kind: [CLS], [SEP] and the like
+    changed = torch.where(kept, ids, ids[:, :1])
+    with torch.no_grad():
+        other = model(**without_cache(model, {**inputs, "input_ids": changed}))
+    return not (torch.equal(other.start_logits[:, 0], output.start_logits[:, 0])
+                and torch.equal(other.end_logits[:, 0], output.end_logits[:, 0]))

@@ -1,0 +1,129 @@
+"""Every `*ForQuestionAnswering` family explains correctly through its adapter (issue 30): tiny random checkpoints
+of each, built offline (tests/families.py), answered, explained one window and the whole passage, with the right
+layers and completeness ≤ 1 % at every layer; the fast stack equal to the general path where it is used."""
+import json
+import os
+import time
+
+import pytest
+import torch
+
+from rcqa.attribution.engine import explain, window_inputs
+from rcqa.attribution.passage import explain_passage
+from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.stack import LayerStack
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
+from rcqa.qa import InputError, answer, encode
+from tests.families import BY_NAME, FAMILIES, build_family
+
+TOLERANCE = 0.01
+# what each family is marked: the representative set runs by default, the rest with -m slow
+PARAMS = [pytest.param(f.name, marks=() if f.default else pytest.mark.slow, id=f.name) for f in FAMILIES]
+TABLE = os.environ.get("RCQA_FAMILY_TABLE")  # where test_every_family_explains appends its row (docs/models.md)
+
+
+@pytest.fixture(scope="session")
+def family_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("families")
+    built = {}
+
+    def folder(name: str) -> str:
+        if name not in built:
+            built[name] = str(build_family(BY_NAME[name], root / name))
+        return built[name]
+
+    return folder
+
+
+def first_window_stack(qa_model, example) -> LayerStack:
+    inputs = window_inputs(encode(qa_model, example.question, example.passage), 0)
+    return LayerStack(qa_model.model, {k: v.to(qa_model.device) for k, v in inputs.items()})
+
+
+@pytest.mark.parametrize("name", PARAMS)
+def test_every_family_explains(family_dir, name):
+    family = BY_NAME[name]
+    qa_model = load_model(family_dir(name))
+    started = time.perf_counter()
+    example = gallery_example("canal-long")  # more than one window
+    found = answer(qa_model, example.passage, example.question)
+    assert found.best is not None and example.passage[found.best.start_char:found.best.end_char] == found.best.text
+    one = explain(qa_model, gallery_example("comet-who"), IGSettings())
+    whole = explain_passage(qa_model, example, IGSettings())
+    layers = family.layers + 1
+    worst = 0.0
+    for result in (one, whole):
+        assert len(result.layers) == layers and result.layers[0] == "embeddings"
+        assert sorted({c.layer for c in result.completeness}) == list(range(layers))
+        errors = [c.relative_error for c in result.completeness]
+        assert max(errors) <= TOLERANCE, (name, errors)
+        worst = max(worst, *errors)
+    adapter = qa_model.adapter
+    if family.layers != 2:  # an encoder-decoder: the encoder's blocks, then the decoder's, labelled so
+        assert one.layers[1:] == ["encoder block 0", "encoder block 1", "decoder block 0", "decoder block 1"]
+    if TABLE:
+        with open(TABLE, "a") as table:
+            table.write(json.dumps({"family": name, "path": adapter.path, "layers": layers, "worst": worst,
+                                    "seconds": round(time.perf_counter() - started, 1),
+                                    "null": qa_model.null_token is not None}) + "\n")
+
+
+FAST = [f.name for f in FAMILIES if f.model_type in
+        {"bert", "roberta", "xlm-roberta", "deberta-v2", "electra", "distilbert", "albert", "mpnet", "modernbert"}]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if BY_NAME[n].default else pytest.mark.slow)
+                                  for n in FAST + ["Megatron-BERT", "XLM-R-XL", "RoBERTa-PreLayerNorm", "Llama",
+                                                   "Mistral", "Qwen2", "DeBERTa", "CamemBERT", "ConvBERT",
+                                                   "Data2Vec-text", "ERNIE", "I-BERT", "RemBERT", "RoFormer",
+                                                   "MobileBERT"]])
+def test_the_fast_stack_equals_the_models_own_forward_at_every_layer(family_dir, name):
+    """The families on the fast path: from every layer, on states the model never made (the input's, scaled and
+    shifted at random), the prefix-cached stack gives the logits of the model's own forward with that layer
+    replaced, to 1e-6."""
+    qa_model = load_model(family_dir(name))
+    stack = first_window_stack(qa_model, gallery_example("comet-who"))
+    assert stack.fast, qa_model.adapter.why
+    generator = torch.Generator().manual_seed(0)
+    for layer in range(stack.num_layers + 1):
+        states = stack.hidden[layer] * (1 + torch.rand((3, 1, 1), generator=generator)) + torch.randn(
+            (3, 1, stack.hidden[layer].shape[-1]), generator=generator)
+        with torch.no_grad():
+            fast = torch.cat(stack._run_suffix(layer, states))
+            general = torch.cat(stack._run_model(layer, states))
+        assert (fast - general).abs().max() <= 1e-6 * max(1.0, float(general.abs().max())), (name, layer)
+
+
+def test_the_general_path_at_the_top_layer_is_the_models_forward_and_leaves_the_model_as_it_was(family_dir):
+    """On BART (the general path) the logits from the last layer's own states are the model's own; the shared
+    model keeps its modules and no hooks."""
+    qa_model = load_model(family_dir("BART"))
+    before = [(name, id(module)) for name, module in qa_model.model.named_modules()]
+    stack = first_window_stack(qa_model, gallery_example("comet-who"))
+    assert not stack.fast
+    with torch.no_grad():
+        start, end = stack.run_from(stack.num_layers, stack.hidden[-1])
+    assert torch.allclose(start, stack.start_logits, atol=1e-5) and torch.allclose(end, stack.end_logits, atol=1e-5)
+    assert [(name, id(module)) for name, module in qa_model.model.named_modules()] == before
+    assert not any(m._forward_hooks or m._forward_pre_hooks for m in qa_model.model.modules())
+
+
+def test_a_pre_ln_family_applies_its_final_norm(family_dir):
+    """Megatron-BERT's encoder ends with a norm (bert.encoder.ln) the blocks do not apply: the adapter finds it as
+    what runs after the last block, and the head reads its output."""
+    qa_model = load_model(family_dir("Megatron-BERT"))
+    assert [type(m).__name__ for m in qa_model.adapter.final] == ["LayerNorm"]
+    assert qa_model.adapter.final[0] is qa_model.model.bert.encoder.ln
+
+
+def test_a_decoder_only_model_refuses_no_answer_in_one_sentence(family_dir):
+    qa_model = load_model(family_dir("Llama"))
+    assert qa_model.null_token is None
+    example = gallery_example("comet-who")
+    for run in (lambda: explain(qa_model, example, IGSettings(targets=("null",))),
+                lambda: explain(qa_model, example, IGSettings(contrast="null")),
+                lambda: answer(qa_model, example.passage, example.question, allow_null=True)):
+        with pytest.raises(InputError, match="^LlamaForQuestionAnswering has no \\[CLS\\]-style first token"):
+            run()
+    assert load_model(family_dir("BERT")).null_token == 0
