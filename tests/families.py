@@ -52,7 +52,8 @@ FAMILIES = (
                                         "pos_att_type": ["c2p", "p2c"], "norm_rel_ebd": "layer_norm"}, "unigram"),
     Family("MPNet", "mpnet", _BERT_LIKE, layout="roberta"),
     Family("MobileBERT", "mobilebert", {**_BERT_LIKE, "embedding_size": 16, "intra_bottleneck_size": 16,
-                                        "true_hidden_size": 16, "num_feedforward_networks": 2}),
+                                        "true_hidden_size": 16, "num_feedforward_networks": 2,
+                                        "initializer_range": 0.2}),  # at 0.02 its logits hardly read the input
     Family("ConvBERT", "convbert", {**_BERT_LIKE, "embedding_size": 16}),
     Family("Data2Vec-text", "data2vec-text", {**_BERT_LIKE, "type_vocab_size": 1}, "bpe", "roberta"),
     Family("ERNIE", "ernie", _BERT_LIKE),
@@ -77,7 +78,8 @@ FAMILIES = (
     Family("BART", "bart", _SEQ2SEQ, "bpe", "roberta", layers=2 * LAYERS, default=True),
     Family("mBART", "mbart", _SEQ2SEQ, "unigram", "roberta", layers=2 * LAYERS),
     Family("T5", "t5", dict(d_model=HIDDEN, d_kv=HIDDEN // HEADS, d_ff=FFN, num_layers=LAYERS,
-                            num_decoder_layers=LAYERS, num_heads=HEADS, decoder_start_token_id=0), "unigram", "t5",
+                            num_decoder_layers=LAYERS, num_heads=HEADS, decoder_start_token_id=0,
+                            feed_forward_proj="gated-gelu"), "unigram", "t5",  # T5 v1.1, flan-t5
            layers=2 * LAYERS),
     Family("BigBird", "big_bird", {**_BERT_LIKE, "attention_type": "original_full"}, "unigram"),
     Family("Splinter", "splinter", _BERT_LIKE),
@@ -176,3 +178,30 @@ def build_family(family: Family, folder: Path, seed: int = 0) -> Path:
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+CANNOT = {  # what a family cannot do, beside its row in docs/models.md
+    "decoder": 'no "no answer": its first token reads only itself (causal attention)',
+    "t5": 'no "no answer": no [CLS]-like first token',
+    "xlnet": 'no "no answer": its [CLS] is last, which rcqa does not read',
+}
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """docs/models.md's table from the rows test_every_family_explains writes (RCQA_FAMILY_TABLE)."""
+    lines = ["| family | path | layers | worst completeness | seconds | cannot |", "|---|---|---|---|---|---|"]
+    for row in sorted(rows, key=lambda r: [f.name for f in FAMILIES].index(r["family"])):
+        family = BY_NAME[row["family"]]
+        cannot = CANNOT.get(family.layout if family.layout in CANNOT else family.model_type, "")
+        if not cannot and not row["null"]:
+            cannot = 'no "no answer": its first token does not read the passage'
+        lines.append(f"| {row['family']} | {row['path']} | {row['layers']} | {row['worst']:.3%} | {row['seconds']} "
+                     f"| {cannot} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m tests.families ROWS.jsonl: the table, as docs/models.md has it
+    import json
+    import sys
+
+    print(markdown_table([json.loads(line) for line in open(sys.argv[1])]))

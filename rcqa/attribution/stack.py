@@ -108,6 +108,9 @@ class LayerStack:
         private = with_replacements(self.model, {block: Recorder(block, record) for block in blocks})
         with torch.no_grad():
             output = private(**without_cache(self.model, inputs))
+        if any(h.shape[1] < tokens for h in self.hidden):
+            raise ValueError(f"{self.adapter.architecture} pools its tokens between blocks, so some of its layers "
+                             "hold fewer states than there are tokens and cannot be attributed token by token")
         return output.start_logits, output.end_logits
 
     def run_from(self, layer: int, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
