@@ -63,7 +63,8 @@ class QAModel:
 
     @property
     def num_layers(self) -> int:
-        return int(self.config.num_hidden_layers)
+        """Block calls, as the adapter finds them: an encoder-decoder's encoder and decoder blocks together."""
+        return self.adapter.num_layers
 
     @cached_property
     def adapter(self) -> ModelAdapter:

@@ -3,7 +3,9 @@ of each, built offline (tests/families.py), answered, explained one window and t
 layers and completeness ≤ 1 % at every layer; the fast stack equal to the general path where it is used."""
 import json
 import os
+import re
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -22,6 +24,7 @@ TOLERANCE = 0.01
 REFUSED = {"Funnel": "pools its tokens between blocks"}  # no state per token at its pooled layers
 PARAMS = [pytest.param(f.name, marks=() if f.default else pytest.mark.slow, id=f.name) for f in FAMILIES
           if f.name not in REFUSED]
+DOCS_TABLE = (Path(__file__).parent.parent / "docs" / "models.md").read_text()
 TABLE = os.environ.get("RCQA_FAMILY_TABLE")  # where test_every_family_explains appends its row (docs/models.md)
 
 
@@ -62,6 +65,8 @@ def test_every_family_explains(family_dir, name):
         assert max(errors) <= TOLERANCE, (name, errors)
         worst = max(worst, *errors)
     adapter = qa_model.adapter
+    row = re.search(rf"^\| {re.escape(name)} \| (\w+) \| (\d+) \|", DOCS_TABLE, re.MULTILINE)
+    assert row and row.groups() == (adapter.path, str(layers)), "docs/models.md's row is not what the test finds"
     if family.layers != 2:  # an encoder-decoder: the encoder's blocks, then the decoder's, labelled so
         assert one.layers[1:] == ["encoder block 0", "encoder block 1", "decoder block 0", "decoder block 1"]
     if TABLE:

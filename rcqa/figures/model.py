@@ -12,7 +12,9 @@ def model_facts(qa_model: QAModel) -> pd.DataFrame:
     (rcqa.catalog.shown_name: in public mode no path on the server)."""
     config = qa_model.config
     facts = {"name": shown_name(qa_model.name), "architecture": qa_model.architecture,
-             "layers analysed": f"{qa_model.num_layers + 1}: embeddings and {qa_model.num_layers} encoder blocks",
+             "layers analysed": f"{qa_model.num_layers + 1}: embeddings and {qa_model.num_layers} blocks "
+                                f"({qa_model.adapter.labels[1]} … {qa_model.adapter.labels[-1]})",
+             "layer adapter": qa_model.adapter.describe(),
              "hidden size": getattr(config, "hidden_size", "?"),
              "attention heads": getattr(config, "num_attention_heads", "?"),
              "parameters": f"{qa_model.num_parameters:,}", "device": str(qa_model.device),
