@@ -225,7 +225,7 @@ def discover(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> ModelAd
     block_calls = [i for i, (kind, _) in enumerate(calls) if kind == "block"]
     if not block_calls:
         raise ValueError(f"{type(model).__name__}: its forward called none of its blocks")
-    labels = ["embeddings"] + _block_labels(named, [call.module for kind, call in calls if kind == "block"], lists)
+    labels = ["embeddings"] + _block_labels(named, [call.module for kind, call in calls if kind == "block"])
     after = [call for kind, call in calls[block_calls[-1] + 1:]]
     head = after[-1].module if after and _is_span_head(after[-1].module) else None
     final = tuple(call.module for call in after[:-1]) if head is not None else ()
@@ -248,8 +248,7 @@ def _axes(hidden: torch.Tensor, tokens: int) -> tuple[int, int, int]:
     return batch_axis, token_axis, 3 - batch_axis - token_axis
 
 
-def _block_labels(named: list[tuple[str, torch.nn.ModuleList]], called: list[torch.nn.Module],
-                  lists: list[torch.nn.ModuleList]) -> list[str]:
+def _block_labels(named: list[tuple[str, torch.nn.ModuleList]], called: list[torch.nn.Module]) -> list[str]:
     """One label per block call: "block i", or with more than one part (encoder, decoder) "encoder block i"."""
     def part(module: torch.nn.Module) -> str:
         name = next(name for name, blocks in named if any(b is module for b in blocks))

@@ -14,6 +14,7 @@ from rcqa.attribution.engine import explain, window_inputs
 from rcqa.attribution.passage import explain_passage
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack
+from rcqa.figures import model_facts
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import InputError, answer, encode
@@ -122,6 +123,9 @@ def test_the_general_path_at_the_top_layer_is_the_models_forward_and_leaves_the_
         start, end = stack.run_from(stack.num_layers, stack.hidden[-1])
     assert torch.allclose(start, stack.start_logits, atol=1e-5) and torch.allclose(end, stack.end_logits, atol=1e-5)
     assert [(name, id(module)) for name, module in qa_model.model.named_modules()] == before
+    facts = dict(zip(*model_facts(qa_model).T.values))
+    assert "model.encoder.layers (2) then model.decoder.layers (2)" in facts["layer adapter"]
+    assert "the general path" in facts["layer adapter"] and facts["layers analysed"].startswith("5: embeddings")
     assert not any(m._forward_hooks or m._forward_pre_hooks for m in qa_model.model.modules())
 
 

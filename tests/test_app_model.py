@@ -33,6 +33,8 @@ def test_the_page_describes_the_model_and_its_card(tiny_model_dirs, tmp_path):
     described = facts(app)
     assert described["architecture"] == "BertForQuestionAnswering"
     assert described["layers analysed"].startswith("4: embeddings")
+    assert described["layer adapter"].startswith("BertForQuestionAnswering: blocks bert.encoder.layer (3)")
+    assert "the fast path" in described["layer adapter"]
     assert len(described["fingerprint"]) == 16 and described["device"] == "cpu"
     assert "has no rcqa_card.json" in texts(app.caption)
 

@@ -389,10 +389,10 @@ def recorded_calls(*calls: tuple[tuple, dict], tokens: int = 4):
     """A stand-in for a LayerStack of one window: its blocks' recorded (args, kwargs), the states above them."""
     from types import SimpleNamespace
 
-    from rcqa.attribution.stack import _Call
+    from rcqa.adapter import Call
 
-    return SimpleNamespace(hidden=[torch.zeros(1, tokens, 2)] * (len(calls) + 1),
-                           calls=[_Call(None, args, kwargs) for args, kwargs in calls])
+    return SimpleNamespace(hidden=[torch.zeros(1, tokens, 2)] * (len(calls) + 1), fast=True,
+                           calls=[Call(None, None, args, kwargs, None) for args, kwargs in calls])
 
 
 MASK = torch.tensor([[[[0.0, 0.0, -1e9, 0.0]]]])

@@ -16,17 +16,15 @@ them races with forwards in flight.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 
 import torch
 
-from rcqa.adapter import Call, ModelAdapter, Recorder, adapter_of, first, with_first, with_replacements, without_cache
+from rcqa.adapter import (Call, ModelAdapter, Recorder, adapter_of, block_lists, first, with_first, with_replacements,
+                          without_cache)
 
 
 def find_blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
     """The model's blocks, in the order of their lists (rcqa.adapter.block_lists)."""
-    from rcqa.adapter import block_lists
-
     return [block for _, blocks in block_lists(model) for block in blocks]
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from rcqa.attribution.stack import LayerStack, layer_labels
+from rcqa.attribution.stack import LayerStack
 from rcqa.evaluate import score
 from rcqa.lens.probes import Probes, ProbesUnavailable, find_probes
 from rcqa.model import QAModel
@@ -101,13 +101,13 @@ def read_layers(qa_model: QAModel, example: Example, probes: Probes | None = Non
             for name, reader in readers.items():
                 logits[name].append([tuple(part.float().cpu() for part in reader(stack, layer, states))
                                      for layer, states in enumerate(stack.hidden)])
-            top = stack.num_layers
+            top, labels = stack.num_layers, stack.labels
             del stack  # its states are 4 MB a window; only the logits are kept
     readings = {name: [_reading(*(torch.cat(part) for part in zip(*(batch[layer] for batch in batches))),
                                 windows, example, answer) for layer in range(top + 1)]
                 for name, batches in logits.items()}
     return AnswerLens(example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=answer,
-                      layers=layer_labels(top), readings=readings,
+                      layers=labels, readings=readings,
                       probes=probes.report if probes is not None else None, note=note)
 
 
