@@ -235,16 +235,16 @@ def discover(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> ModelAd
         block_names=tuple(name for name, _ in named), labels=tuple(labels), final=final, head=head,
         path="fast" if why is None else "general", why=why or "its prefix-cached stack is proven equal to its forward",
         first_token_reads_input=_first_token_reads_input(model, inputs, output),
-        axes=_axes(calls[block_calls[0]][1].hidden, inputs["input_ids"].shape[1]))
+        axes=_axes(calls[block_calls[0]][1].hidden, *inputs["input_ids"].shape))
 
 
-def _axes(hidden: torch.Tensor, tokens: int) -> tuple[int, int, int]:
-    """Where a block's hidden states (of one input) keep the batch, the tokens and the features: most models
+def _axes(hidden: torch.Tensor, batch: int, tokens: int) -> tuple[int, int, int]:
+    """Where a block's hidden states keep the batch, the tokens and the features: most models
     batch × tokens × dim, XLNet tokens × batch × dim, SqueezeBERT batch × dim × tokens; Longformer pads the tokens
     to its attention window."""
     fits = [axis for axis in (1, 0, 2) if hidden.shape[axis] == tokens]
     token_axis = (fits or [axis for axis in (1, 0, 2) if hidden.shape[axis] > tokens])[0]  # Longformer pads
-    batch_axis = next(axis for axis in (0, 1, 2) if axis != token_axis and hidden.shape[axis] == 1)
+    batch_axis = next(axis for axis in (0, 1, 2) if axis != token_axis and hidden.shape[axis] == batch)
     return batch_axis, token_axis, 3 - batch_axis - token_axis
 
 

@@ -147,3 +147,16 @@ def test_a_decoder_only_model_refuses_no_answer_in_one_sentence(family_dir):
         with pytest.raises(InputError, match="^LlamaForQuestionAnswering has no \\[CLS\\]-style first token"):
             run()
     assert load_model(family_dir("BERT")).null_token == 0
+
+
+def test_the_adapter_found_from_a_batch_of_windows_is_the_one_from_one_window(family_dir):
+    """The answer lens's first stack holds a batch of windows: the adapter it finds is the one window's."""
+    from transformers import AutoModelForQuestionAnswering
+
+    qa_model = load_model(family_dir("BERT"))
+    windows = encode(qa_model, gallery_example("canal-long").question, gallery_example("canal-long").passage)
+    assert len(windows) > 1
+    fresh = AutoModelForQuestionAnswering.from_pretrained(family_dir("BERT")).eval()  # no adapter found yet
+    stack = LayerStack(fresh, dict(windows.inputs))
+    assert stack.adapter.axes == (0, 1, 2) and stack.fast and stack.adapter.labels == qa_model.adapter.labels
+    assert stack.hidden[1].shape[:2] == windows.inputs["input_ids"].shape
