@@ -195,7 +195,8 @@ class Word:
 
 @dataclass(frozen=True)
 class Completeness:
-    """IG's completeness check at one layer: Σ attributions should equal F(input) − F(baseline)."""
+    """IG's completeness check at one layer: Σ attributions should equal F(input) − F(baseline); or (kind
+    "conservation") AttnLRP's: Σ relevance should equal F, with f_baseline 0."""
 
     layer: int
     target: str
@@ -204,6 +205,7 @@ class Completeness:
     f_baseline: float
     attribution_sum: float
     window_sums: tuple[float, ...] = ()  # a whole-passage explanation: Σ attributions of each window's tokens
+    kind: str = "completeness"  # or "conservation"
 
     @property
     def delta(self) -> float:
@@ -217,6 +219,8 @@ class Completeness:
         data = {**asdict(self), "delta": self.delta, "relative_error": self.relative_error}
         if not self.window_sums:
             del data["window_sums"]
+        if self.kind == "completeness":  # as results were written before AttnLRP
+            del data["kind"]
         return data
 
 
@@ -344,7 +348,8 @@ class Attribution:
             layers=data["layers"], targets=data["targets"], scores=np.asarray(data["scores"], dtype=np.float64),
             completeness=[Completeness(**{k: c[k] for k in ("layer", "target", "steps", "f_input", "f_baseline",
                                                              "attribution_sum")},
-                                       window_sums=tuple(c.get("window_sums", ()))) for c in data["completeness"]],
+                                       window_sums=tuple(c.get("window_sums", ())),
+                                       kind=c.get("kind", "completeness")) for c in data["completeness"]],
             settings=data["settings"], seconds=data["seconds"],
             hidden_states=np.asarray(data["hidden_states"], dtype=np.float32) if "hidden_states" in data else None,
         )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from rcqa.attribution.contrast import contrast_target, find_foil
+from rcqa.attribution.contrast import Foil, contrast_target, find_foil
 from rcqa.attribution.memory import budget_mb, in_chunks
 from rcqa.attribution.path import Integral, integrate_path
 from rcqa.attribution.quadrature import nodes_and_weights
@@ -93,31 +93,56 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
     """Answer the example, then attribute the chosen targets at every layer of the answer's window (with a
     contrast, it comes first: rcqa.attribution.contrast)."""
     started = time.perf_counter()
-    refuse_null_targets(qa_model, settings)
-    explained = explained_window(qa_model, example, settings.span, settings.allow_null)
-    inputs = explained.inputs
-    foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer,
-                                           explained.windows, explained.span)
-    targets = ([contrast_target(foil, *explained.span)] if foil else []) + [
-        Target(name, explained.start_token, explained.end_token) for name in settings.targets]
+    explained = explained_targets(qa_model, example, settings)
+    inputs, targets = explained.window.inputs, explained.targets
     stack = LayerStack(qa_model.model, _to(inputs, qa_model.device))
     layer_results = []
     for result in iter_layers(qa_model, stack, inputs, targets, settings):
         layer_results.append(result)
         if on_layer:
             on_layer(result)
+    return window_attribution(qa_model, example, settings, explained, layers=stack.labels,
+                              scores=np.stack([r.scores for r in layer_results], axis=2),
+                              completeness=[c for r in layer_results for c in r.completeness],
+                              hidden_states=torch.cat(stack.hidden).cpu().numpy(), started=started)
+
+
+@dataclass(frozen=True)
+class ExplainedTargets:
+    """The window an explanation is taken at and its targets (a contrast first), with the foil it names."""
+
+    window: ExplainedWindow
+    targets: list[Target]
+    foil: Foil | None
+
+
+def explained_targets(qa_model: QAModel, example: Example, settings: IGSettings) -> ExplainedTargets:
+    """Answer the example, find the explained span's window, and the targets the settings ask for there."""
+    refuse_null_targets(qa_model, settings)
+    explained = explained_window(qa_model, example, settings.span, settings.allow_null)
+    foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer,
+                                           explained.windows, explained.span)
+    targets = ([contrast_target(foil, *explained.span)] if foil else []) + [
+        Target(name, explained.start_token, explained.end_token) for name in settings.targets]
+    return ExplainedTargets(explained, targets, foil or None)
+
+
+def window_attribution(qa_model: QAModel, example: Example, settings: IGSettings, explained: ExplainedTargets,
+                       layers: list[str], scores: np.ndarray, completeness: list[Completeness],
+                       hidden_states: np.ndarray, started: float) -> Attribution:
+    """The result of one window's explanation: scores (targets × aggregations × layers × tokens)."""
+    window, targets, foil = explained.window, explained.targets, explained.foil
+    inputs = window.inputs
     return Attribution(
-        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=explained.answer,
-        window=explained.window, tokens=qa_model.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()),
-        token_offsets=explained.offsets, token_segments=explained.segments, words=explained.words(example.passage),
-        layers=stack.labels,
-        targets=[{**t.to_dict(), "span": explained.span_text(example.passage),
-                  **({"foil": foil.to_dict(explained.window)} if t.name == "contrast" else {})} for t in targets],
-        scores=np.stack([r.scores for r in layer_results], axis=2),
-        completeness=[c for r in layer_results for c in r.completeness],
+        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=window.answer,
+        window=window.window, tokens=qa_model.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()),
+        token_offsets=window.offsets, token_segments=window.segments, words=window.words(example.passage),
+        layers=layers,
+        targets=[{**t.to_dict(), "span": window.span_text(example.passage),
+                  **({"foil": foil.to_dict(window.window)} if t.name == "contrast" else {})} for t in targets],
+        scores=scores, completeness=completeness,
         settings={**settings.to_dict(), "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride},
-        seconds=time.perf_counter() - started,
-        hidden_states=torch.cat(stack.hidden).cpu().numpy(),
+        seconds=time.perf_counter() - started, hidden_states=hidden_states,
     )
 
 

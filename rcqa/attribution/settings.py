@@ -38,6 +38,13 @@ def parse_foil(foil: str) -> tuple[str, str | int | None]:
     raise ValueError(f"unknown foil {foil[:40]!r}; use {', '.join(FOILS)}")
 
 
+METHODS = {
+    "integrated_gradients": "layer-wise Integrated Gradients: exact (completeness checked), a path of gradients per "
+                            "layer",
+    "attnlrp": "AttnLRP (Achtibat et al., 2024): every layer from one forward and one backward pass, relevance "
+               "conserved through the blocks by its rules; the baseline and path settings do not apply",
+}
+
 WINDOWS = {
     "answer": "the window holding the explained span (the default)",
     "all": "every window of the passage in one explanation, with one target over all of them (about N× the time)",
@@ -59,6 +66,7 @@ class IGSettings:
     allow_null: bool | None = None  # decode with "no answer" (rcqa.qa.answer); None: as the model's card says
     contrast: str | None = None  # a FOIL: adds, first, the target log p(span) − log p(foil) (rcqa.attribution.contrast)
     windows: str = "answer"  # "answer": the explained span's window; "all": every window (rcqa.attribution.passage)
+    method: str = "integrated_gradients"  # or "attnlrp" (rcqa.attribution.lrp), one window only
 
     def __post_init__(self):
         if self.baseline not in BASELINES:
@@ -69,6 +77,10 @@ class IGSettings:
             object.__setattr__(self, "max_steps", max(self.max_steps, PAPER_STEPS))
         if self.windows not in WINDOWS:
             raise ValueError(f"unknown windows {self.windows!r}; choose one of {', '.join(WINDOWS)}")
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if self.method == "attnlrp" and self.windows != "answer":
+            raise ValueError("AttnLRP explains the answer's window only; use windows='answer' with it")
         if not 1 <= self.steps <= self.max_steps:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
         if "contrast" in self.targets:
@@ -89,7 +101,7 @@ class IGSettings:
 
     def to_dict(self) -> dict:
         """The settings as JSON-ready values (targets a list); from_dict reads it back. allow_null and contrast are
-        left out while they are None, and windows while it is "answer", so cache keys and run manifests written before
+        left out while they are None, windows while it is "answer" and method while it is IG, so cache keys and run manifests written before
         they existed still match."""
         data = {**asdict(self), "targets": list(self.targets)}
         for optional in ("allow_null", "contrast"):
@@ -97,6 +109,8 @@ class IGSettings:
                 del data[optional]
         if data["windows"] == "answer":
             del data["windows"]
+        if data["method"] == "integrated_gradients":
+            del data["method"]
         return data
 
     @classmethod

@@ -49,7 +49,7 @@ def _answer(args: argparse.Namespace) -> int:
 
 
 def add_explain(commands: argparse._SubParsersAction) -> None:
-    command = commands.add_parser("explain", help="layer-wise Integrated Gradients of the answer, as JSON")
+    command = commands.add_parser("explain", help="layer-wise Integrated Gradients (or --method attnlrp) of the answer, as JSON")
     add_example(command)
     add_ig(command)
     add_windows(command)
@@ -77,8 +77,9 @@ def _explain(args: argparse.Namespace) -> int:
             return
         errors = ", ".join(f"{c.relative_error:.2%}" for c in layer.completeness)
         windows = f" over {len(layer.completeness[0].window_sums)} windows" if layer.completeness[0].window_sums else ""
-        print(f"{layer.label:>12}: {layer.seconds:5.2f} s, {layer.completeness[0].steps} steps, "
-              f"completeness error {errors}{windows}", file=sys.stderr)
+        check = layer.completeness[0]
+        print(f"{layer.label:>12}: {layer.seconds:5.2f} s, {check.steps} steps, {check.kind} error {errors}{windows}",
+              file=sys.stderr)
 
     result, hit = explained(args, qa_model, example, settings, on_layer=progress)
     document = {**result.to_dict(), "analyses": analyses(result, aggregation, args.top_k)}

@@ -89,12 +89,14 @@ def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, set
 
 def add_ig(command: argparse.ArgumentParser) -> None:
     from rcqa.attribution.quadrature import RULES
-    from rcqa.attribution.settings import BASELINES, FOILS, PRESETS
+    from rcqa.attribution.settings import BASELINES, FOILS, METHODS, PRESETS
     from rcqa.attribution.targets import TARGETS
 
     command.add_argument("--preset", choices=PRESETS, default="default",
                          help="; ".join(f"{name}: {p.description}" for name, p in PRESETS.items()).replace("%", "%%")
                          + ". The options below override it.")
+    command.add_argument("--method", choices=METHODS,
+                         help="; ".join(f"{name}: {text}" for name, text in METHODS.items()) + " (default: IG)")
     command.add_argument("--target", action="append", choices=[name for name in TARGETS if name != "contrast"],
                          help="what to explain (repeat to share one forward pass); default span_log_prob")
     command.add_argument("--span", help="predicted (default), gold, or nbest:K")
@@ -121,7 +123,7 @@ def add_windows(command: argparse.ArgumentParser) -> None:
 
 _IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule": "rule", "steps": "steps",
               "tolerance": "tolerance", "max_steps": "max_steps", "allow_null": "allow_null",
-              "contrast": "contrast", "windows": "windows"}
+              "contrast": "contrast", "windows": "windows", "method": "method"}
 
 
 def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, str]:

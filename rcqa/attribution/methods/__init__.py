@@ -10,6 +10,7 @@ from rcqa.attribution.methods.base import (
     normalised,
     word_scores,
 )
+from rcqa.attribution.methods.attnlrp import AttnLRP
 from rcqa.attribution.methods.gradient import GradientSensitivity
 from rcqa.attribution.methods.gradient_input import GradientTimesInput
 from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
@@ -18,7 +19,8 @@ from rcqa.attribution.methods.rollout import AttentionRollout
 from rcqa.attribution.methods.tracing import AttentionTracing
 
 METHODS: dict[str, type[AttributionMethod]] = {method.name: method for method in (
-    GradientSensitivity, GradientTimesInput, IntegratedGradients, AttentionTracing, AttentionRollout, RandomBaseline)}
+    GradientSensitivity, GradientTimesInput, IntegratedGradients, AttnLRP, AttentionTracing, AttentionRollout,
+    RandomBaseline)}
 COMPARED = tuple(name for name in METHODS if name != RandomBaseline.name)  # the methods random is compared with
 
 

@@ -1,0 +1,67 @@
+"""AttnLRP relevance at the output of the embeddings and of every block, from one forward and one backward pass
+per target, on a private rule-modified copy of the model (rcqa.attribution.lrp.model)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from rcqa.attribution.lrp.model import rule_copy
+from rcqa.attribution.lrp.rules import Ledger
+from rcqa.attribution.stack import find_blocks
+from rcqa.attribution.targets import Target
+
+
+@dataclass
+class Relevance:
+    """hidden: layers × tokens × dim (H_0 … H_L of the one input); relevance: targets × layers × tokens × dim, the
+    states times the rule-modified gradient of each target there; values: each target's F; absorbed: per target,
+    what the absorbing rules took, by kind (rules.Ledger), and what
+    the target function itself does not pass on to the logits ('target')."""
+
+    hidden: torch.Tensor
+    relevance: torch.Tensor
+    values: list[float]
+    absorbed: list[dict[str, float]]
+
+
+class _Relay(torch.nn.Module):
+    """Stands in for one block of the private copy: keeps the state each call receives (the first one cut from the
+    embeddings' graph, so that the backward stops there) and the last call's output."""
+
+    def __init__(self, block: torch.nn.Module, states: list[torch.Tensor]):
+        super().__init__()
+        self.block, self.states = block, states
+
+    def forward(self, *args, **kwargs):
+        hidden = args[0] if args else kwargs.pop("hidden_states")
+        if not self.states:
+            hidden = hidden.detach().requires_grad_(True)
+        self.states[-1:] = [hidden]  # the previous call's output is this call's input
+        output = self.block(hidden, *args[1:], **kwargs)
+        self.states.append(output[0] if isinstance(output, tuple) else output)
+        return output
+
+
+def layer_relevance(model: torch.nn.Module, inputs: dict[str, torch.Tensor], targets: list[Target]) -> Relevance:
+    """The relevance of each target at every layer of one input (batch 1, on the model's device)."""
+    ledger = Ledger()
+    private = rule_copy(model, ledger)
+    blocks = find_blocks(private)
+    states: list[torch.Tensor] = []
+    for index, block in enumerate(list(blocks)):
+        blocks[index] = _Relay(block, states)
+    with torch.enable_grad():
+        output = private(**inputs)
+        values, relevance, absorbed = [], [], []
+        for index, target in enumerate(targets):
+            value = target(output.start_logits, output.end_logits).sum()
+            logits = (output.start_logits, output.end_logits)
+            *gradients, start_gradient, end_gradient = torch.autograd.grad(
+                value, [*states, *logits], retain_graph=index < len(targets) - 1)
+            relevance.append(torch.stack([(s * g)[0].detach() for s, g in zip(states, gradients)]))
+            values.append(float(value.detach()))
+            # the target's own function: F against the relevance it hands the logits (logits ⊙ ∂F/∂logits)
+            at_logits = float(sum((z.detach() * g).sum() for z, g in zip(logits, (start_gradient, end_gradient))))
+            absorbed.append({"target": values[-1] - at_logits, **ledger.take()})
+    return Relevance(torch.stack([s[0].detach() for s in states]), torch.stack(relevance), values, absorbed)
