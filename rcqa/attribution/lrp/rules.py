@@ -9,7 +9,8 @@ at every tensor x, one backward pass propagates the rule's relevance (LXT's "eff
 - uniform rule (a product of two inputs, Q·Kᵀ and A·V): each input gets half of R_out.
 - softmax by its first-order rule: R_in = x ⊙ (R_out − s Σ R_out), which is gradient × input.
 
-Each absorbing rule adds what it absorbs (Σ R_out − Σ R_in) to a per-call Ledger, so that the docs and the tests can
+A constant added to the attention scores (a mask, a position bias) absorbs its share too. Each absorbing rule adds
+what it absorbs (Σ R_out − Σ R_in) to a per-call Ledger, so that the docs and the tests can
 say where the relevance that is not conserved went.
 """
 from __future__ import annotations
@@ -25,7 +26,8 @@ def stabilised(x: torch.Tensor, epsilon: float = EPSILON) -> torch.Tensor:
 
 
 class Ledger:
-    """What the absorbing rules absorbed during one backward pass, by kind ('linear', 'layer_norm', 'softmax')."""
+    """What the absorbing rules absorbed during one backward pass, by kind ('linear', 'layer_norm', 'softmax',
+    'attention_bias')."""
 
     def __init__(self):
         self._absorbed: dict[str, list[torch.Tensor]] = {}
@@ -132,11 +134,30 @@ class FirstOrderSoftmax(torch.autograd.Function):
         return grad_x, None
 
 
+class ConstantAdded(torch.autograd.Function):
+    """x + c with c a constant (an attention mask, MPNet's position bias): the gradient passes to x unchanged, and c
+    absorbs its share c ⊙ ∂F/∂y (masked entries, whose gradient is 0, absorb nothing)."""
+
+    @staticmethod
+    def forward(ctx, x, constant, ledger):
+        ctx.save_for_backward(constant)
+        ctx.ledger = ledger
+        return x + constant
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        (constant,) = ctx.saved_tensors
+        if ctx.ledger is not None:
+            taken = torch.where(grad_y != 0, constant * grad_y, torch.zeros_like(grad_y))
+            ctx.ledger.add("attention_bias", taken, torch.zeros_like(taken))
+        return grad_y, None, None
+
+
 def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, additive: torch.Tensor | None,
               scaling: float, ledger: Ledger | None) -> torch.Tensor:
     """softmax(Q Kᵀ · scaling + additive) V per head (batch × heads × tokens × head dim), by the rules: uniform for
     both products, first-order for the softmax; the additive mask or position bias is a constant and absorbs."""
     scores = UniformProduct.apply(query, key.transpose(-1, -2)) * scaling
     if additive is not None:
-        scores = scores + additive
+        scores = ConstantAdded.apply(scores, additive, ledger)
     return UniformProduct.apply(FirstOrderSoftmax.apply(scores, ledger), value)

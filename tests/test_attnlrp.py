@@ -1,0 +1,139 @@
+"""AttnLRP on whole models: the one-pass gradient × input of the rule-modified model against the rules written out
+on relevances (tests/lrp_reference.py); conservation as the ledger accounts for it in every family; the result as
+explain gives it; the shared model left as it was, and threads that do not disturb each other."""
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import torch
+from transformers import (BertConfig, BertForQuestionAnswering, DebertaV2Config, DebertaV2ForQuestionAnswering,
+                          MPNetConfig, MPNetForQuestionAnswering)
+
+from rcqa.attribution.explanation import explain
+from rcqa.attribution.lrp import layer_relevance
+from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.targets import Target
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
+from tests.lrp_reference import bert_relevance
+from tests.tiny_models import ARCHITECTURES
+
+SMALL = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+             max_position_embeddings=64, vocab_size=50)
+
+
+def randomised(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
+    """Weights of unit scale, random biases and LayerNorm weights: a fresh model's small weights keep GELU and the
+    attention near-linear and its zero biases absorb nothing, where a wrong rule would hardly show."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            noise = torch.randn(parameter.shape, generator=generator)
+            if parameter.dim() == 2:
+                parameter.copy_(noise / parameter.shape[1] ** 0.5)
+            elif name.endswith("bias") or "LayerNorm.weight" in name or "layer_norm.weight" in name:
+                parameter.copy_(parameter + 0.3 * noise)
+    return model.eval()
+
+
+def inputs(tokens: int = 9, seed: int = 1) -> dict[str, torch.Tensor]:
+    ids = torch.randint(5, 50, (1, tokens), generator=torch.Generator().manual_seed(seed))
+    return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+
+def test_one_pass_equals_the_rules_propagated_one_by_one():
+    torch.manual_seed(0)
+    model = randomised(BertForQuestionAnswering(BertConfig(**SMALL))).double()
+    given = inputs()
+    found = layer_relevance(model, given, [Target("span_logits", 2, 5)])
+    reference = bert_relevance(model, given["input_ids"], 2, 5)
+    assert len(reference) == found.relevance.shape[1] == 3
+    for ours, theirs in zip(found.relevance[0], reference):
+        assert torch.allclose(ours, theirs, rtol=1e-4, atol=1e-5 * theirs.abs().max())
+    assert not torch.allclose(reference[0].sum(), reference[-1].sum(), rtol=1e-3)  # the biases did absorb
+
+
+def tiny_mpnet() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return MPNetForQuestionAnswering(MPNetConfig(**SMALL, pad_token_id=1))
+
+
+def family_models(tiny_model_dirs) -> list:
+    return [*(load_model(tiny_model_dirs[arch]).model for arch in ARCHITECTURES), tiny_mpnet()]
+
+
+@pytest.mark.parametrize("family", [*ARCHITECTURES, "mpnet"])
+def test_every_family_loses_only_what_the_absorbing_rules_account_for(tiny_model_dirs, family):
+    """Σ relevance at the embeddings + what each rule absorbed = F: no operation escaped the rules (a non-linearity
+    left to its ordinary gradient would break it), and the forward is the model's own."""
+    model = tiny_mpnet() if family == "mpnet" else load_model(tiny_model_dirs[family]).model
+    model = randomised(model)
+    given = inputs()
+    with torch.no_grad():
+        output = model(**given)
+    target = Target("span_log_prob", 2, 5)
+    found = layer_relevance(model, given, [target])
+    assert found.values[0] == pytest.approx(float(target(output.start_logits, output.end_logits)), rel=1e-5)
+    absorbed = found.absorbed[0]
+    assert absorbed["linear"] != 0 and absorbed["layer_norm"] != 0
+    embeddings = float(found.relevance[0, 0].double().sum())
+    assert embeddings + sum(absorbed.values()) == pytest.approx(found.values[0], rel=1e-3, abs=1e-4)
+
+
+def test_other_families_are_refused_in_one_sentence():
+    model = DebertaV2ForQuestionAnswering(DebertaV2Config(**SMALL))
+    with pytest.raises(ValueError, match=r"^AttnLRP has rules for bert, .* models, not deberta-v2\.$"):
+        layer_relevance(model, inputs(), [Target("span_logits", 2, 5)])
+
+
+def test_explain_gives_every_layer_and_its_conservation(tiny_bert):
+    example = gallery_example("lighthouse-who")
+    settings = IGSettings(method="attnlrp", targets=("span_logits", "span_log_prob"))
+    result = explain(tiny_bert, example, settings)
+    layers = tiny_bert.model.config.num_hidden_layers + 1
+    assert result.scores.shape == (2, 4, layers, len(result.tokens))
+    assert [(c.layer, c.target, c.kind) for c in result.completeness] == [
+        (layer, name, "conservation") for layer in range(layers) for name in settings.targets]
+    # the sum aggregation is the signed relevance, and its sum is what conservation checks
+    signed = result.layer_scores("sum", 0)
+    for check in result.completeness[::2]:
+        assert signed[check.layer].sum() == pytest.approx(check.attribution_sum, rel=1e-6)
+    # at the last layer only the QA head's two biases (zero in a fresh model) stand between F and the relevance
+    assert result.completeness[-2].relative_error < 1e-4
+    assert result.settings["method"] == "attnlrp"
+
+
+def shared_state(model: torch.nn.Module) -> list:
+    return [(name, type(module), dict(module._forward_hooks), dict(module._forward_pre_hooks),
+             dict(module._backward_hooks), sorted(module.__dict__)) for name, module in model.named_modules()]
+
+
+def test_the_shared_model_is_left_as_it_was(tiny_bert):
+    model = tiny_bert.model
+    before = shared_state(model), model.config._attn_implementation, {k: v.clone() for k, v in
+                                                                     model.state_dict().items()}
+    given = inputs()
+    with torch.no_grad():
+        logits_before = model(**given).start_logits
+    layer_relevance(model, given, [Target("span_log_prob", 2, 5)])
+    assert shared_state(model) == before[0] and model.config._attn_implementation == before[1]
+    assert all(torch.equal(value, before[2][name]) for name, value in model.state_dict().items())
+    assert all(parameter.grad is None for parameter in model.parameters())
+    with torch.no_grad():
+        assert torch.equal(model(**given).start_logits, logits_before)
+
+
+def test_two_threads_at_once_get_the_numbers_each_gets_alone(tiny_bert):
+    jobs = [(inputs(9, seed=1), Target("span_log_prob", 2, 5)), (inputs(14, seed=2), Target("span_logits", 3, 4))]
+    alone = [layer_relevance(tiny_bert.model, given, [target]).relevance for given, target in jobs]
+    start = threading.Barrier(len(jobs))
+
+    def run(job):
+        start.wait()
+        return [layer_relevance(tiny_bert.model, job[0], [job[1]]).relevance for _ in range(5)]
+
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        together = list(pool.map(run, jobs))
+    for runs, single in zip(together, alone):
+        assert all(np.array_equal(run.numpy(), single.numpy()) for run in runs)
