@@ -16,6 +16,7 @@ from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
+from rcqa.types import Example
 from tests.lrp_reference import bert_relevance
 from tests.tiny_models import ARCHITECTURES
 
@@ -137,3 +138,33 @@ def test_two_threads_at_once_get_the_numbers_each_gets_alone(tiny_bert):
         together = list(pool.map(run, jobs))
     for runs, single in zip(together, alone):
         assert all(np.array_equal(run.numpy(), single.numpy()) for run in runs)
+
+
+def test_the_command_line_the_api_and_the_methods_comparison_give_the_same_relevance(capsys, tmp_path,
+                                                                                      tiny_model_dirs, tiny_bert):
+    import json
+
+    import rcqa
+    from rcqa.attribution.methods import Case, make_method
+    from rcqa.cli import main
+
+    example = gallery_example("comet-who")
+    passage, out = tmp_path / "passage.txt", tmp_path / "result.json"
+    passage.write_text(example.passage)
+    assert main(["explain", "--passage-file", str(passage), "--question", example.question, "--model",
+                 tiny_model_dirs["bert"], "--method", "attnlrp", "--json", str(out), "--no-cache"]) == 0
+    assert "conservation error" in capsys.readouterr().err
+    document = json.loads(out.read_text())
+    assert {c["kind"] for c in document["completeness"]} == {"conservation"}
+    assert document["settings"]["method"] == "attnlrp" and "analyses" in document
+    by_api = rcqa.explain(tiny_bert, example.passage, example.question, method="attnlrp")
+    assert np.allclose(np.asarray(document["scores"]), by_api.scores, rtol=1e-6)
+    ig = rcqa.explain(tiny_bert, example.passage, example.question, steps=4, tolerance=None)
+    assert ig.scores.shape == by_api.scores.shape and not np.allclose(ig.scores, by_api.scores)
+    case = Case.of(tiny_bert, Example("python", example.passage, example.question))
+    assert np.allclose(make_method("attnlrp").attribute(case), by_api.layer_scores("sum")[0], rtol=1e-5)
+
+
+def test_attnlrp_explains_one_window_only():
+    with pytest.raises(ValueError, match="AttnLRP explains the answer's window only"):
+        IGSettings(method="attnlrp", windows="all")
