@@ -168,3 +168,16 @@ def test_the_command_line_the_api_and_the_methods_comparison_give_the_same_relev
 def test_attnlrp_explains_one_window_only():
     with pytest.raises(ValueError, match="AttnLRP explains the answer's window only"):
         IGSettings(method="attnlrp", windows="all")
+
+
+def test_the_benchmark_times_both_methods_and_accounts_for_what_was_absorbed(tiny_bert):
+    from rcqa.bench.attnlrp import format_table, run
+
+    report = run(tiny_bert, tokens=40)
+    assert report["layers"] == 4 and report["tokens"] <= 40
+    assert report["speedup"] == pytest.approx(report["integrated_gradients_seconds"] / report["attnlrp_seconds"])
+    for name, errors in report["conservation_error"].items():
+        # the embeddings' relevance and what was absorbed make F: the first layer's error is the absorbed share
+        assert errors[0] == pytest.approx(abs(sum(report["absorbed_share"][name].values())), abs=1e-4)
+    assert report["conservation_error"]["span_logits"][-1] < 1e-4  # a fresh QA head's biases are zero
+    assert "conservation error per layer" in format_table(report)

@@ -10,16 +10,18 @@ import torch
 from rcqa.attribution.engine import explain, explained_targets
 from rcqa.attribution.lrp import layer_relevance
 from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.targets import Target
 from rcqa.bench.against_captum import example_of_length, fastest
 from rcqa.model import QAModel
 
 ATTNLRP = IGSettings(method="attnlrp")
+CHECKED_TARGETS = ("span_log_prob", "span_logits")  # conservation and absorption are reported for both
 
 
 def run(qa_model: QAModel, tokens: int = 256, repeats: int = 1) -> dict:
     """Seconds of IG (defaults) and of AttnLRP for the default target at every layer of a `tokens`-token window,
-    each the fastest of `repeats`; AttnLRP's relevance pass alone; its conservation error per layer and the
-    relevance its rules absorbed, by kind, as fractions of F."""
+    each the fastest of `repeats`; AttnLRP's relevance pass alone; for CHECKED_TARGETS, its conservation error per
+    layer and the relevance its rules absorbed, by kind, as fractions of F."""
     from rcqa.attribution.lrp import explain as explain_attnlrp
 
     example = example_of_length(qa_model, tokens)
@@ -31,34 +33,40 @@ def run(qa_model: QAModel, tokens: int = 256, repeats: int = 1) -> dict:
     passes = []
     for _ in range(max(repeats, 3)):
         started = time.perf_counter()
-        found = layer_relevance(qa_model.model, inputs, explained.targets)
+        layer_relevance(qa_model.model, inputs, explained.targets)
         passes.append(time.perf_counter() - started)
-    value = found.values[0]
+    window = explained.window
+    targets = [Target(name, window.start_token, window.end_token) for name in CHECKED_TARGETS]
+    found = layer_relevance(qa_model.model, inputs, targets)
     return {
         "model": qa_model.name, "architecture": qa_model.architecture, "device": str(qa_model.device),
         "layers": len(relevance.layers), "tokens": len(relevance.tokens), "repeats": repeats,
         "torch_threads": torch.get_num_threads(), "load_average": os.getloadavg(),
-        "target": explained.targets[0].name, "f": value,
+        "target": explained.targets[0].name,
         "integrated_gradients_seconds": integrated.seconds, "attnlrp_seconds": relevance.seconds,
         "speedup": integrated.seconds / relevance.seconds,
         "attnlrp_pass_seconds": min(passes),
         "questions_per_hour": 3600 / relevance.seconds,
         "integrated_gradients_completeness_error": max(c.relative_error for c in integrated.completeness),
-        "conservation_error": [c.relative_error for c in relevance.completeness],
-        "absorbed_share": {kind: amount / value for kind, amount in found.absorbed[0].items()},
+        "f": dict(zip(CHECKED_TARGETS, found.values)),
+        "conservation_error": {name: [float(abs(r.double().sum() - value) / abs(value)) for r in relevance]
+                               for name, value, relevance in zip(CHECKED_TARGETS, found.values, found.relevance)},
+        "absorbed_share": {name: {kind: amount / value for kind, amount in absorbed.items()}
+                           for name, value, absorbed in zip(CHECKED_TARGETS, found.values, found.absorbed)},
     }
 
 
 def format_table(report: dict) -> str:
-    errors = ", ".join(f"{e:.1%}" for e in report["conservation_error"])
-    absorbed = ", ".join(f"{kind} {share:+.1%}" for kind, share in report["absorbed_share"].items())
-    return (f"{report['model']} ({report['architecture']}, {report['device']}), {report['layers']} layers, "
-            f"{report['tokens']} tokens, {report['torch_threads']} torch threads, load average "
-            f"{report['load_average'][0]:.2f}\n"
-            f"  IG (defaults)        {report['integrated_gradients_seconds']:7.2f} s  (completeness error ≤ "
-            f"{report['integrated_gradients_completeness_error']:.2%})\n"
-            f"  AttnLRP (explain)    {report['attnlrp_seconds']:7.2f} s  ({report['speedup']:.1f}× faster; "
-            f"{report['questions_per_hour']:.0f} questions an hour)\n"
-            f"  AttnLRP (the pass)   {report['attnlrp_pass_seconds']:7.2f} s\n"
-            f"  conservation error per layer ({report['target']}, F = {report['f']:.3f}): {errors}\n"
-            f"  absorbed, as shares of F: {absorbed}")
+    lines = [f"{report['model']} ({report['architecture']}, {report['device']}), {report['layers']} layers, "
+             f"{report['tokens']} tokens, {report['torch_threads']} torch threads, load average "
+             f"{report['load_average'][0]:.2f}",
+             f"  IG (defaults)        {report['integrated_gradients_seconds']:7.2f} s  (completeness error ≤ "
+             f"{report['integrated_gradients_completeness_error']:.2%})",
+             f"  AttnLRP (explain)    {report['attnlrp_seconds']:7.2f} s  ({report['speedup']:.1f}× faster; "
+             f"{report['questions_per_hour']:.0f} questions an hour)",
+             f"  AttnLRP (the pass)   {report['attnlrp_pass_seconds']:7.2f} s"]
+    for name, errors in report["conservation_error"].items():
+        absorbed = ", ".join(f"{kind} {share:+.1%}" for kind, share in report["absorbed_share"][name].items())
+        lines += [f"  {name} (F = {report['f'][name]:.3f}): conservation error per layer "
+                  + ", ".join(f"{e:.1%}" for e in errors), f"    absorbed, as shares of F: {absorbed}"]
+    return "\n".join(lines)
