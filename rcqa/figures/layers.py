@@ -25,7 +25,10 @@ _SMALLEST_ERROR_PCT = 1e-6  # floor of the log-scale completeness chart (an exac
 
 def completeness(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> Chart:
     """IG's check per layer: do the attributions add up to F(input) − F(baseline)? On a log scale, since good
-    errors are tiny."""
+    errors are tiny. For AttnLRP, its conservation per layer: does the relevance add up to F (no warning: its
+    rules absorb part of F by design)?"""
+    if conserving := any(c.kind == "conservation" for c in result.completeness):
+        threshold = float("inf")
     data = pd.DataFrame([{"layer": c.layer, "layer_label": result.layers[c.layer], **c.to_dict(),
                           "relative_error_pct": 100 * c.relative_error} for c in result.completeness])
     figure = go.Figure()
@@ -38,24 +41,33 @@ def completeness(result: Attribution, threshold: float = COMPLETENESS_WARNING) -
                        customdata=np.stack([part.delta, part.attribution_sum], axis=-1),
                        hovertemplate=("%{x}: %{text}<br>F(input) − F(baseline) = %{customdata[0]:.4f}"
                                       "<br>Σ attributions = %{customdata[1]:.4f}<extra></extra>"))
-    figure.add_hline(y=100 * threshold, line_dash="dash", line_color="#d62728")
-    figure.add_scatter(x=[None], y=[None], mode="lines", line={"dash": "dash", "color": "#d62728"},
-                       name=f"warning above {100 * threshold:g}%")  # names the line in the legend
-    top = int(np.ceil(np.log10(max(float(data.relative_error_pct.max()), 100 * threshold)))) + 1
+    if not conserving:
+        figure.add_hline(y=100 * threshold, line_dash="dash", line_color="#d62728")
+        figure.add_scatter(x=[None], y=[None], mode="lines", line={"dash": "dash", "color": "#d62728"},
+                           name=f"warning above {100 * threshold:g}%")  # names the line in the legend
+    top = int(np.ceil(np.log10(max(float(data.relative_error_pct.max()), 100 * min(threshold, 1.0))))) + 1
     powers = [10.0 ** p for p in range(int(np.log10(_SMALLEST_ERROR_PCT)), top + 1, 2)]
     figure.update_yaxes(type="log", range=[np.log10(_SMALLEST_ERROR_PCT), top], tickvals=powers,
                         ticktext=[f"{np.format_float_positional(p, trim='-')}%" for p in powers])
-    apply_layout(figure, "Completeness per layer: do the attributions add up?",
-            "Relative error |Σ attributions − ΔF| / |ΔF| with ΔF = F(input) − F(baseline); red bars: raise the "
-            "steps or set an adaptive tolerance", "Layer (output of)", "Relative completeness error (%, log scale)",
-            height=400)
+    if conserving:
+        apply_layout(figure, "AttnLRP's conservation per layer: does the relevance add up to F?",
+                     "Relative error |Σ relevance − F| / |F|: the biases, the softmax and the target function absorb "
+                     "part of F by the rules' design (docs: AttnLRP)", "Layer (output of)",
+                     "Relative conservation error (%, log scale)", height=400)
+    else:
+        apply_layout(figure, "Completeness per layer: do the attributions add up?",
+                     "Relative error |Σ attributions − ΔF| / |ΔF| with ΔF = F(input) − F(baseline); red bars: raise the "
+                     "steps or set an adaptive tolerance", "Layer (output of)",
+                     "Relative completeness error (%, log scale)", height=400)
     figure.update_layout(legend={"orientation": "h", "y": -0.25, "x": 1, "xanchor": "right"})
     return Chart(f"completeness-{result.example.id}", data, figure)
 
 
 def incomplete_layers(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> list[str]:
-    """Layer labels whose relative completeness error exceeds the threshold."""
-    return [result.layers[c.layer] for c in result.completeness if c.relative_error > threshold]
+    """Layer labels whose relative completeness error exceeds the threshold (IG's; AttnLRP's conservation is not
+    complete by design)."""
+    return [result.layers[c.layer] for c in result.completeness
+            if c.kind == "completeness" and c.relative_error > threshold]
 
 
 def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:

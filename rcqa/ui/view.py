@@ -19,6 +19,7 @@ from rcqa.analysis.projection import METHODS
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.quadrature import PAPER_STEPS, RULES
 from rcqa.attribution.settings import BASELINES, PRESETS, WINDOWS, IGSettings, parse_foil
+from rcqa.attribution.settings import METHODS as EXPLAIN_METHODS  # projection METHODS (t-SNE, PCA) are imported too
 from rcqa.attribution.targets import TARGETS
 from rcqa.catalog import offered, shown_name
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
@@ -76,14 +77,18 @@ class View:
     contrast: str | None = None  # a FOIL: explain why the span and not it (rcqa.attribution.contrast)
     windows: str = "answer"  # "all": the whole passage in one explanation (offered when it has several windows)
     versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)
+    method: str = "integrated_gradients"  # or "attnlrp" (one window: the whole passage is IG's)
 
     def settings(self) -> IGSettings:
         """The engine's settings (ValueError if they are invalid)."""
-        return IGSettings.from_dict({"targets": [self.target], **{name: getattr(self, name) for name in _SETTINGS}})
+        chosen = {"targets": [self.target], **{name: getattr(self, name) for name in _SETTINGS}}
+        if self.method == "attnlrp":
+            chosen["windows"] = "answer"
+        return IGSettings.from_dict(chosen)
 
 
 # the IGSettings fields a View holds beside its target
-_SETTINGS = ("span", "baseline", "rule", "steps", "tolerance", "contrast", "windows")
+_SETTINGS = ("span", "baseline", "rule", "steps", "tolerance", "contrast", "windows", "method")
 
 
 def view_fields(settings: IGSettings) -> dict[str, Any]:
@@ -104,12 +109,14 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "contrast": ("contrast", parse_foil),
     "win": ("windows", tuple(WINDOWS)),
     "vs": ("versus", "versus"),
+    "method": ("method", tuple(EXPLAIN_METHODS)),
 }
+METHOD_NAMES = {"integrated_gradients": "Integrated Gradients (exact)", "attnlrp": "AttnLRP (one pass)"}
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
-# a preset sets how to attribute, not what: the windows explained stay as chosen
-PRESET_VIEWS = {name: {**{k: v for k, v in view_fields(p.settings).items() if k != "windows"},
+# a preset sets IG's settings, not what is attributed: the windows explained and the method stay as chosen
+PRESET_VIEWS = {name: {**{k: v for k, v in view_fields(p.settings).items() if k not in ("windows", "method")},
                        "aggregation": p.aggregation} for name, p in PRESETS.items()}
 
 

@@ -81,7 +81,13 @@ def choose_windows(answer) -> None:
 
 
 def choose_settings(answer) -> None:
-    choose_windows(answer)
+    view.bind(st.radio, "method", "Method", options=list(view.METHOD_NAMES), format_func=view.METHOD_NAMES.get,
+              horizontal=True, help="Integrated Gradients: exact (its completeness is checked), a path of gradients "
+                                    "per layer. AttnLRP: every layer from one forward and one backward pass, its "
+                                    "relevance conserved through the blocks by its rules (the baseline and path "
+                                    "settings do not apply; the answer's window only). Docs: AttnLRP.")
+    if chosen.method != "attnlrp":
+        choose_windows(answer)
     with st.expander("Attribution settings"):
         st.markdown("**What is attributed** (changing these computes a new explanation)")
         wide, narrow = st.columns([3, 2])
