@@ -1,6 +1,15 @@
-"""Explore's method choice: AttnLRP through the same queue, its conservation on the Completeness tab, its URL key."""
+"""Explore's method choice: AttnLRP through the same queue, its conservation on the Completeness tab, its URL key;
+and on Compare layers, how far AttnLRP's layers agree with IG's."""
+import os
+
+import numpy as np
 import pytest
 
+from rcqa.analysis.agreement import layer_agreement
+from rcqa.attribution.explanation import explain as explain_example
+from rcqa.attribution.settings import IGSettings
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
 from tests.app_harness import app_env, explain, html_of, open_app, spec_titled, values  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -23,3 +32,23 @@ def test_attnlrp_is_chosen_explained_and_linked():
 def test_a_link_with_an_unknown_method_falls_back_to_ig():
     app = open_app(query={"ex": "comet-who", "method": "lime"})
     assert app.radio(key="rcqa.widget.method").value == "integrated_gradients"
+
+
+def test_compare_layers_explains_the_other_method_on_a_click_and_draws_their_agreement():
+    # 3 fixed steps: settings no other test explains with, so that the shared result cache keeps no result for them
+    app = open_app(query={"ex": "orchard-how-many", "steps": "3", "tol": "off"})
+    app.switch_page("pages/compare_layers.py").run()
+    explain(app)
+    assert "rcqa.ask.other_method" in [button.key for button in app.button]
+    app.button(key="rcqa.ask.other_method").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    chart = spec_titled(app, "How far AttnLRP agrees with Integrated Gradients")
+    correlation, overlap = (values(trace["y"]) for trace in chart["data"])
+    # the page's numbers are those of the library on the two explanations
+    tiny = load_model(os.environ["RCQA_MODEL"])
+    example = gallery_example("orchard-how-many")
+    ig = IGSettings(steps=3, tolerance=None)
+    rows = layer_agreement(explain_example(tiny, example, ig),
+                           explain_example(tiny, example, IGSettings(method="attnlrp", steps=3, tolerance=None)))
+    assert np.allclose(correlation, [row.spearman for row in rows], equal_nan=True)
+    assert np.allclose(overlap, [row.top_k_overlap for row in rows])

@@ -181,3 +181,36 @@ def test_the_benchmark_times_both_methods_and_accounts_for_what_was_absorbed(tin
         assert errors[0] == pytest.approx(abs(sum(report["absorbed_share"][name].values())), abs=1e-4)
     assert report["conservation_error"]["span_logits"][-1] < 1e-4  # a fresh QA head's biases are zero
     assert "conservation error per layer" in format_table(report)
+
+
+def with_word_scores(result, values: np.ndarray):
+    """The result with its l2 scores set so that passage word i scores values[layer, i] (split over its pieces)."""
+    import dataclasses
+
+    scores = np.zeros_like(result.scores)
+    l2 = 0  # AGGREGATIONS[0]
+    for i, word in enumerate(result.passage_words()):
+        scores[0, l2][:, list(word.tokens)] = values[:, i:i + 1] / len(word.tokens)
+    return dataclasses.replace(result, scores=scores)
+
+
+def test_layer_agreement_by_hand(tiny_bert):
+    from rcqa.analysis.agreement import layer_agreement
+
+    result = explain(tiny_bert, gallery_example("canal-long"), IGSettings(method="attnlrp"))
+    n = len(result.passage_words())
+    assert n >= 10
+    rising = np.arange(1.0, n + 1)
+    swapped = rising.copy()
+    swapped[[-1, -2]] = swapped[[-2, -1]]
+    first = with_word_scores(result, np.stack([rising, rising, rising, rising]))
+    second = with_word_scores(result, np.stack([rising[::-1], rising, swapped, np.ones(n)]))
+    rows = layer_agreement(first, second, "l2", k=5)
+    assert [row.layer for row in rows] == result.layers
+    assert rows[0].spearman == pytest.approx(-1.0) and rows[0].top_k_overlap == 0.0
+    assert rows[1].spearman == pytest.approx(1.0) and rows[1].top_k_overlap == 1.0
+    assert rows[2].spearman == pytest.approx(1 - 6 * 2 / (n * (n ** 2 - 1))) and rows[2].top_k_overlap == 1.0
+    assert np.isnan(rows[3].spearman)  # a flat layer ranks nothing
+    other_question = explain(tiny_bert, gallery_example("comet-who"), IGSettings(method="attnlrp"))
+    with pytest.raises(ValueError, match="different words"):
+        layer_agreement(result, other_question)

@@ -7,8 +7,10 @@ as CSV or JSON. All passage and question text that reaches HTML or a Plotly labe
 common: the Chart and the layout · words: heatmap, top-k views, one word across layers · roles: categories,
 parts of speech, quantifiers · layers: completeness, JSD, layer pairs, token maps · answer: the answer and its
 n-best · model: the model's facts and card · lens: what each layer would answer, and knock-outs of its words ·
-whole_input: a long passage's overview, start and end apart · pair: two explanations side by side.
+whole_input: a long passage's overview, start and end apart · pair: two explanations side by side ·
+agreement: two methods' explanations of one question, layer by layer.
 """
+from rcqa.figures.agreement import agreement
 from rcqa.figures.answer import (
                                 answer_passage,
                                 answer_summary,
@@ -59,7 +61,8 @@ from rcqa.figures.words import (
                                 word_table,
 )
 
-__all__ = ["AGGREGATION_NAMES", "COMPLETENESS_WARNING", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "answer_passage",
+__all__ = ["AGGREGATION_NAMES", "COMPLETENESS_WARNING", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
+           "answer_passage",
            "answer_summary", "answer_word", "card_scores", "completeness", "example_heading", "heatmap",
            "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
            "layer_answers_table", "layer_pair", "model_facts", "nbest_html", "nbest_table", "pos_mix",

@@ -33,6 +33,17 @@ def main() -> None:
         view.bind(st.selectbox, "second_layer", "Second layer", options=layers, format_func=result.layers.__getitem__)
     show.chart(figures.layer_pair(result, chosen.first_layer, chosen.second_layer, chosen.aggregation))
 
+    st.subheader("Integrated Gradients and AttnLRP on this question")
+    if settings.windows == "all":
+        st.caption("AttnLRP explains the answer's window only: choose that window on Explore to compare the methods.")
+    else:
+        key, name = (results.result_key(qa_model, current, settings),
+                     view.METHOD_NAMES[results.OTHER_METHOD[settings.method]])
+        if other := results.other_method(qa_model, current, settings, key, name):
+            pair = (result, other) if settings.method == "integrated_gradients" else (other, result)
+            show.chart(figures.agreement(*pair, names=("Integrated Gradients", "AttnLRP"),
+                                         aggregation=chosen.aggregation, k=chosen.top_k))
+
     st.subheader("Token vectors of one layer")
     method, layer = st.columns(2)
     with method:
