@@ -214,3 +214,27 @@ def test_layer_agreement_by_hand(tiny_bert):
     other_question = explain(tiny_bert, gallery_example("comet-who"), IGSettings(method="attnlrp"))
     with pytest.raises(ValueError, match="different words"):
         layer_agreement(result, other_question)
+
+
+def test_reproduce_explains_a_dataset_with_attnlrp(tmp_path, tiny_model_dirs, tiny_bert):
+    import json
+
+    from rcqa.attribution.cache import ResultCache
+    from rcqa.cli import main
+    from rcqa.dataset import store
+
+    chosen = [gallery_example("comet-who"), gallery_example("lighthouse-who")]
+    paragraphs = [{"context": e.passage, "qas": [{"id": e.id, "question": e.question, "answers": [
+        {"text": a.text, "answer_start": a.start_char} for a in e.answers]}]} for e in chosen]
+    data, out = tmp_path / "squad.json", tmp_path / "run"
+    data.write_text(json.dumps({"version": "1.1", "data": [{"title": "gallery", "paragraphs": paragraphs}]}))
+    assert main(["reproduce", "--data", str(data), "--out", str(out), "--model", tiny_model_dirs["bert"],
+                 "--method", "attnlrp"]) == 0
+    run = json.loads((out / "manifest.json").read_text())
+    assert run["analysis"]["settings"]["method"] == "attnlrp" and run["counts"]["done"] == 2
+    settings = IGSettings(method="attnlrp")
+    for example in chosen:
+        stored = store.results(out).get(ResultCache.key(tiny_bert.fingerprint, example, settings))
+        direct = explain(tiny_bert, example, settings)
+        assert {c.kind for c in stored.completeness} == {"conservation"}
+        np.testing.assert_allclose(stored.scores, direct.scores, rtol=1e-4, atol=1e-9)
