@@ -23,6 +23,8 @@ def test_attnlrp_is_chosen_explained_and_linked():
     assert app.status[0].label.startswith("Attributed 4 layers of ")
     heatmap = spec_titled(app, "Where each layer's attribution goes")
     assert heatmap["data"][0]["y"] == ["embeddings", "block 0", "block 1", "block 2"]
+    subtitle = heatmap["layout"]["title"]["subtitle"]["text"]
+    assert "AttnLRP (one pass)" in subtitle and "baseline" not in subtitle
     conservation = spec_titled(app, "AttnLRP's conservation per layer")
     assert len(values(conservation["data"][0]["y"])) == 4
     assert not app.warning  # no completeness warning: conservation is not completeness

@@ -65,8 +65,9 @@ def settings_line(result: Attribution, aggregation: str, target: int) -> str:
     settings, name = result.settings, result.targets[target]["name"]
     decision = (f" · {escape_label(null_decision(result.answer))}"
                 if name in NULL_TARGETS and result.answer.no_answer is not None else "")
-    return (f"Target: {TARGETS.get(name, name)} · baseline: {settings['baseline']} · {settings['rule']} rule · token "
-            f"score: {AGGREGATION_NAMES[aggregation]}{decision}")
+    method = ("AttnLRP (one pass)" if settings.get("method") == "attnlrp" else  # no baseline, no path
+              f"baseline: {settings['baseline']} · {settings['rule']} rule")
+    return f"Target: {TARGETS.get(name, name)} · {method} · token score: {AGGREGATION_NAMES[aggregation]}{decision}"
 
 
 def null_decision(answer: Answer) -> str:
