@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import torch
 
+from rcqa.adapter import block_lists
 from rcqa.attribution.lrp.model import rule_copy
 from rcqa.attribution.lrp.rules import Ledger
-from rcqa.attribution.stack import find_blocks
 from rcqa.attribution.targets import Target
 
 
@@ -47,10 +47,10 @@ def layer_relevance(model: torch.nn.Module, inputs: dict[str, torch.Tensor], tar
     """The relevance of each target at every layer of one input (batch 1, on the model's device)."""
     ledger = Ledger()
     private = rule_copy(model, ledger)
-    blocks = find_blocks(private)
     states: list[torch.Tensor] = []
-    for index, block in enumerate(list(blocks)):
-        blocks[index] = _Relay(block, states)
+    for _, blocks in block_lists(private):  # the copy's own lists: the shared model keeps its blocks
+        for index, block in enumerate(list(blocks)):
+            blocks[index] = _Relay(block, states)
     with torch.enable_grad():
         output = private(**inputs)
         values, relevance, absorbed = [], [], []
