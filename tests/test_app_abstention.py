@@ -37,7 +37,8 @@ def test_explain_every_layer_explains_the_abstention_and_names_the_rejected_span
     assert {"answer (the rejected best span)", "answer (the rejected best span)+query",
             "supporting (around that span)", "query"} <= names
     assert "answer (the rejected best span) = the words of the best span" in roles["layout"]["title"]["subtitle"]["text"]
-    assert app.query_params["target"] == "answer_vs_null"
+    # the link leaves the target to the example (a link that pinned it would keep it on an answered question)
+    assert "target" not in app.query_params
 
 
 def test_a_chosen_target_is_kept_when_the_model_abstains():
@@ -46,15 +47,18 @@ def test_a_chosen_target_is_kept_when_the_model_abstains():
     fresh = open_app(query={"ex": "library-unanswerable"})
     fresh.selectbox(key="rcqa.widget.target").set_value("span_log_prob").run()  # the default, picked
     assert fresh.selectbox(key="rcqa.widget.target").value == "span_log_prob"
-    fresh.selectbox(key="rcqa.widget.example_id").set_value("comet-who").run()
-    assert fresh.selectbox(key="rcqa.widget.target").value == "span_log_prob"
+    assert fresh.query_params["target"] == "span_log_prob"  # chosen: the link keeps it
+    fresh.selectbox(key="rcqa.widget.example_id").set_value("vaccine-unanswerable").run()
+    # the target belongs to its example: the next abstention is explained as abstentions are
+    assert fresh.selectbox(key="rcqa.widget.target").value == "answer_vs_null" and "target" not in fresh.query_params
 
 
 def test_why_not_this_span_explains_no_answer_against_the_chosen_candidate():
     app = open_app(query={"ex": "library-unanswerable"})
     app.selectbox(key="rcqa.why_not").set_value(2).run()
     assert app.selectbox(key="rcqa.widget.span").value == "nbest:2"
-    assert app.query_params["span"] == "nbest:2" and app.query_params["target"] == "answer_vs_null"
+    assert app.query_params["span"] == "nbest:2" and "target" not in app.query_params
+    assert app.selectbox(key="rcqa.why_not").value == 2  # the box shows what is explained
     explain(app)
     result = shown_result(app)
     third = result.answer.nbest[2]

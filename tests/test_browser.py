@@ -30,12 +30,11 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed (.ci/run installs it)")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("server")
+def serve(folder: Path, **env_changes: str):
+    """`streamlit run app.py` on a free loopback port, with env_changes; yields its URL, and stops it after."""
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key != "RCQA_MODEL"}
-    env.update({"RCQA_RESULT_CACHE": str(folder / "results"), "HF_HUB_OFFLINE": "1"})
+    env.update({"RCQA_RESULT_CACHE": str(folder / "results"), "HF_HUB_OFFLINE": "1", **env_changes})
     log = folder / "streamlit.log"
     with log.open("w") as output:
         process = subprocess.Popen(
@@ -52,6 +51,11 @@ def server(tmp_path_factory):
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    yield from serve(tmp_path_factory.mktemp("server"))
 
 
 @pytest.fixture(scope="module")

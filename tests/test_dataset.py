@@ -20,6 +20,7 @@ from rcqa.attribution.engine import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.cli import main
 from rcqa.dataset import store
+from rcqa.dataset.aggregate import run_examples
 from rcqa.dataset.rows import question_type
 from rcqa.dataset.runner import Job, explain_chunk
 from rcqa.evaluate import score
@@ -194,6 +195,24 @@ def test_resume_recomputes_only_missing_and_corrupt_shards(local_run, scheduler,
 
     assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--scheduler", scheduler, "--retry-failed") == 0
     assert manifest(out)["runs"][-1] == {**manifest(out)["runs"][-1], "computed": 0, "failed": 1}
+
+
+def test_rows_carry_their_examples_and_a_rerun_reads_the_kept_explanations(local_run, tmp_path, tiny_model_dirs,
+                                                                          data_file):
+    carried = {e.id: e for e in run_examples(local_run)}
+    assert {i: (e.passage, e.question, e.answers, e.is_impossible) for i, e in carried.items()} == {
+        e.id: (e.passage, e.question, e.answers, e.is_impossible) for e in map(gallery_example, CHOSEN)}
+    out = tmp_path / "run"
+    shutil.copytree(local_run, out)
+    for shard in (out / "shards").glob("*.parquet"):
+        shard.unlink()
+    kept = {path.name: path.stat().st_mtime_ns for path in (out / store.RESULTS).glob("*.npz")}
+    assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--workers", "1") == 0
+    # each row was made from the kept explanation: its duration is the first run's, to the nanosecond, and the
+    # kept files were neither written again nor joined by others
+    assert {i: row["seconds"] for i, row in rows_by_id(out).items()} == {
+        i: row["seconds"] for i, row in rows_by_id(local_run).items()}
+    assert {path.name: path.stat().st_mtime_ns for path in (out / store.RESULTS).glob("*.npz")} == kept
 
 
 def test_another_run_in_the_same_folder_is_refused(local_run, tmp_path, tiny_model_dirs, data_file, capsys):

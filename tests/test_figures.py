@@ -116,7 +116,7 @@ def test_layer_roles_stack_to_a_hundred_and_keep_the_papers_shares(result):
 def test_quantifier_ratio_only_for_how_many_questions(result, tiny_bert):
     chart = figures.quantifiers(result)
     assert chart is not None and len(chart.data) == len(result.layers)
-    assert chart.figure.layout.yaxis.title.text.startswith("Numbers in the top-k")
+    assert chart.figure.layout.yaxis.title.text == "Passage numbers in the top-k (%)"  # short: clear of the subtitle
     who = explain(tiny_bert, gallery_example("comet-who"), IGSettings(steps=4, tolerance=None))
     assert figures.quantifiers(who) is None
 
@@ -187,9 +187,11 @@ def test_answer_tables(result, tiny_bert):
     assert list(table["rank"]) == list(range(1, len(result.answer.nbest) + 1))
     assert table.probability.is_monotonic_decreasing
     markup = figures.nbest_html(result.answer)
-    assert markup.count("<tr>") == len(table) + 1 and markup.count("<th ") == len(table.columns)
+    # the logits share a column, the characters show on hover: five columns fit beside the passage
+    assert markup.count("<tr>") == len(table) + 1 and markup.count("<th ") == len(table.columns) - 2
     best = result.answer.nbest[0]
-    assert f">{best.start_logit:.2f}</td>" in markup and f"{best.start_char}–{best.end_char}" in markup
+    assert f">{best.start_logit:.2f} / {best.end_logit:.2f}</td>" in markup
+    assert f"characters {best.start_char}–{best.end_char}: " in markup
     facts = dict(zip(*figures.model_facts(tiny_bert).T.values))
     assert facts["architecture"] == "BertForQuestionAnswering" and facts["fingerprint"] == tiny_bert.fingerprint
     assert figures.card_scores({}).empty

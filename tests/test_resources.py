@@ -3,6 +3,7 @@ binary wheel checked against its pinned sha256."""
 import json
 import subprocess
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -52,5 +53,6 @@ def test_open_in_explore_on_a_squad_run_never_downloads(empty_cache):
     from rcqa.ui.runs import open_in_explore
 
     _, commands = empty_cache
-    problem = open_in_explore(SimpleNamespace(manifest={"data": {"source": "squad-dev"}}), "any-id")
+    problem = open_in_explore(SimpleNamespace(folder=Path("an-old-run"), manifest={"data": {"source": "squad-dev"}}),
+                              "any-id")
     assert "`python -m rcqa data fetch`" in problem and commands == []

@@ -8,7 +8,7 @@ import numpy as np
 
 from rcqa.types import Attribution, overlaps
 
-GROUPS = {"answer": "#d62728", "[CLS]/[SEP]": "#111111", "question": "#2ca02c", "answer sentence": "#c71585",
+GROUPS = {"answer": "#d62728", "[CLS]/[SEP]": "#111111", "question": "#2ca02c", "answer sentence": "#1f77b4",
           "other": "#b0b0b0"}
 METHODS = ("tsne", "pca")
 

@@ -25,6 +25,7 @@ from rcqa.dataset.faithfulness import summarize_faithfulness
 from rcqa.dataset.intervals import defined_means, mean_with_interval, nullable
 from rcqa.dataset.layers import summarize_interventions, summarize_lens
 from rcqa.dataset.rows import QUESTION_TYPES
+from rcqa.types import Example, GoldAnswer
 
 # the columns the aggregates read; the drill-down columns (words, distributions, top-k) stay on disk
 SUMMARY_COLUMNS = ("id", "question", "question_type", "is_quantifier", "prediction", "gold_answers", "em", "f1",
@@ -65,6 +66,26 @@ def load_run(folder: str | Path) -> Run:
             continue
     rows = pa.concat_tables(tables, promote_options="default") if tables else _empty_rows()
     return Run(folder, json.loads(manifest_path.read_text()), rows.sort_by("id"))
+
+
+EXAMPLE_COLUMNS = ("id", "title", "question", "passage", "gold_answers", "gold_starts", "is_impossible")
+
+
+def run_examples(folder: str | Path) -> list[Example]:
+    """The examples a run's rows carry (rows written before they carried their passage are left out)."""
+    found: list[Example] = []
+    for shard in sorted((Path(folder) / store.SHARDS).glob("*.parquet")):
+        try:
+            if "passage" not in pq.read_schema(shard).names:
+                continue
+            rows = pq.read_table(shard, columns=list(EXAMPLE_COLUMNS)).to_pylist()
+        except (OSError, pa.ArrowException):
+            continue
+        found += [Example(id=row["id"], passage=row["passage"], question=row["question"], title=row["title"] or "",
+                          answers=tuple(map(GoldAnswer, row["gold_answers"], row["gold_starts"])),
+                          is_impossible=bool(row["is_impossible"]))
+                  for row in rows if row["passage"] is not None]
+    return sorted(found, key=lambda example: example.id)
 
 
 def _empty_rows() -> pa.Table:

@@ -116,3 +116,10 @@ def conclusion_table(summary: dict) -> pd.DataFrame:
     """One row per run and claim, from a report summary's `conclusions`."""
     return pd.DataFrame([{"run": run, "claim": v["claim"], "holds": v["holds"], "evidence": v["evidence"]}
                          for run, found in summary["conclusions"].items() for v in found])
+
+
+def settings_words(settings: dict) -> str:
+    """A run's IG settings as words (its manifest's dict, which a page would show raw): 'targets span_log_prob ·
+    baseline pad · …', a list's items joined by commas."""
+    return " · ".join(f"{name.replace('_', ' ')} {', '.join(map(str, value)) if isinstance(value, list) else value}"
+                      for name, value in settings.items())

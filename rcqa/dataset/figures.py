@@ -15,7 +15,7 @@ from rcqa.analysis.roles import CATEGORIES
 from rcqa.analysis.similarity import describe
 from rcqa.dataset import published
 from rcqa.dataset.layers import DECIDED as DECIDED_SHARE
-from rcqa.figures.common import Chart, apply_layout
+from rcqa.figures.common import Chart, apply_layout, largest
 from rcqa.figures.roles import POS_COLOURS, ROLE_COLOURS
 
 DASHES = ("solid", "dash", "dot", "dashdot")
@@ -117,7 +117,7 @@ def jsd_map(summary: dict, variant: str, name: str = "") -> Chart:
     data = pd.DataFrame([{"layer_a": a, "layer_b": b, "jsd": matrix[i, j]}
                          for i, a in enumerate(layers) for j, b in enumerate(layers)])
     text = np.where(np.isnan(matrix), "undefined", np.char.mod("%.2f", np.nan_to_num(matrix)))
-    figure = go.Figure(go.Heatmap(z=matrix, x=layers, y=layers, zmin=0, zmax=1, colorscale="Viridis", text=text,
+    figure = go.Figure(go.Heatmap(z=matrix, x=layers, y=layers, zmin=0, zmax=largest(matrix), colorscale="Viridis", text=text,
                                   texttemplate="%{text}", colorbar={"title": {"text": "JSD (bits)"}},
                                   hovertemplate="%{y} vs %{x}: mean JSD %{text}<extra></extra>"))
     figure.update_yaxes(autorange="reversed")
@@ -326,5 +326,5 @@ def contrast_by_layer(summary: dict) -> Chart | None:
                  "mean margin of the answer over the foil, read from each layer's states", "Layer (output of)",
                  f"Share of the contrast's top-{summary['settings'].get('top_k')} words (%)", height=520)
     # the legend under the chart: at the right it would cover the margin's axis
-    figure.update_layout(legend={"orientation": "h", "y": -0.22, "x": 0}, margin={"t": 110, "b": 150})
+    figure.update_layout(legend={"orientation": "h", "y": -0.22, "x": 0}, margin={"t": figure.layout.margin.t + 20, "b": 150})
     return Chart("dataset-contrast", data, figure)

@@ -14,7 +14,7 @@ from rcqa.analysis.similarity import VARIANTS
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.evaluate import score
 from rcqa.text import NUMBER_TAG
-from rcqa.types import Attribution
+from rcqa.types import Attribution, Example
 
 QUESTION_TYPES = ("what", "who", "when", "where", "which", "why", "how many", "how much", "how", "other")
 _WH = {"what": "what", "who": "who", "whom": "who", "whose": "who", "when": "when", "where": "where",
@@ -31,6 +31,8 @@ TOP_WORD = pa.struct([
 ])
 SCHEMA = pa.schema([
     ("id", pa.string()), ("title", pa.string()), ("question", pa.string()),
+    # the example itself, so that Explore opens it where the data file is not (null in runs made before)
+    ("passage", pa.string()), ("gold_starts", pa.list_(pa.int32())), ("is_impossible", pa.bool_()),
     ("question_type", pa.string()), ("is_quantifier", pa.bool_()),
     ("prediction", pa.string()), ("explained_span", pa.string()), ("gold_answers", pa.list_(pa.string())),
     ("em", _NUMBER), ("f1", _NUMBER), ("probability", _NUMBER), ("n_windows", pa.int32()), ("window", pa.int32()),
@@ -69,7 +71,7 @@ def example_row(result: Attribution, aggregation: str, k: int, extras: dict[str,
     golds = [a.text for a in example.answers]
     em, f1 = score(answer.text, golds) if golds else (None, None)
     return {
-        "id": example.id, "title": example.title, "question": example.question,
+        "id": example.id, "title": example.title, "question": example.question, **example_columns(example),
         "question_type": question_type(example.question), "is_quantifier": is_quantifier_question(example.question),
         "prediction": answer.text, "explained_span": result.targets[0]["span"], "gold_answers": golds,
         "em": em, "f1": f1, "probability": answer.best.probability if answer.best else None,
@@ -85,6 +87,12 @@ def example_row(result: Attribution, aggregation: str, k: int, extras: dict[str,
         **_completeness(result),
         "seconds": result.seconds, **(extras or {}),
     }
+
+
+def example_columns(example: Example) -> dict:
+    """The columns beside id, title, question and gold_answers that give the example back (see run_examples)."""
+    return {"passage": example.passage, "gold_starts": [a.start_char for a in example.answers],
+            "is_impossible": example.is_impossible}
 
 
 def top_word_records(result: Attribution, aggregation: str, k: int) -> list[list[dict]]:

@@ -43,6 +43,7 @@ class Job:
     fingerprint: str | None = None  # the model the run's manifest names: a worker loading another one refuses it
     spare_answer: bool = True  # they never delete or knock out the explained span's own words
     naopc_beam: int = 0  # the faithfulness analysis's search for AOPC's bounds (0: none)
+    folder: str | None = None  # the run's: an example whose explanation it kept is read from there, not recomputed
 
     def protocol(self) -> dict:
         """What the manifest records of the analyses' protocol: only what the chosen analyses use, so that a run
@@ -95,10 +96,13 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
     from rcqa.model import load_model
 
     qa_model = load_model(job.model, job.device, fingerprint=job.fingerprint)
+    kept = store.results(Path(job.folder), read_only=True) if job.folder else None
     rows, failures, results = [], [], []
     for example in examples:
+        key = ResultCache.key(qa_model.fingerprint, example, job.settings)
+        found = kept.get(key) if kept else None
         try:
-            result = explain(qa_model, example, job.settings)
+            result = found or explain(qa_model, example, job.settings)
             rows.append(example_row(result, job.aggregation, job.top_k, extra_cells(qa_model, example, result, job)))
         except NoFoil as missing:  # a question the contrast does not apply to (no distractor number): no failure
             failures.append({"id": example.id, "reason": str(missing), "skipped": True})
@@ -106,8 +110,8 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
         except Exception as error:  # any example the engine cannot read is recorded and skipped, never fatal
             failures.append({"id": example.id, "reason": _reason(error)})
             continue
-        results.append((ResultCache.key(qa_model.fingerprint, example, job.settings),
-                        replace(result, hidden_states=None)))
+        if found is None:  # a kept one is on disk already
+            results.append((key, replace(result, hidden_states=None)))
     return rows, failures, results
 
 
@@ -122,7 +126,7 @@ def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, w
     another run is refused (store.RunMismatch), and so is a second writer while one runs (store.RunLocked). With
     gpus, the local cluster is one worker per GPU instead of `workers` (see gpu_workers)."""
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
-    job = replace(job, fingerprint=manifest["model"]["fingerprint"])
+    job = replace(job, fingerprint=manifest["model"]["fingerprint"], folder=str(folder))
     with store.writing(folder):
         run = _Run.open(folder, manifest, examples, address)
         passed = run.done | run.skipped.keys() | (set() if retry_failed else run.failed.keys())

@@ -24,6 +24,7 @@ SHARDS = "shards"
 CORRUPT = "corrupt"
 LOCK = ".writer.lock"  # held (flock) by the one process writing into the folder
 RESULTS = "results"  # every explanation, as a result cache (rcqa.attribution.cache) that is never evicted
+RUNS_ENV = "RCQA_RUNS"  # where a dashboard finds runs (rcqa.ui.runs)
 
 
 class RunMismatch(ValueError):
@@ -32,6 +33,16 @@ class RunMismatch(ValueError):
 
 class RunLocked(ValueError):
     """Another process is writing into the run folder."""
+
+
+def run_folders() -> list[Path]:
+    """The runs under $RCQA_RUNS, in its order, each once: run folders, or folders holding run folders."""
+    roots = [Path(p) for p in os.environ.get(RUNS_ENV, "").split(os.pathsep) if p]
+    found: list[Path] = []
+    for root in roots:
+        candidates = [root] if (root / MANIFEST).is_file() else sorted(root.glob("*")) if root.is_dir() else []
+        found += [c.resolve() for c in candidates if (c / MANIFEST).is_file() and c.resolve() not in found]
+    return found
 
 
 @contextmanager

@@ -77,19 +77,30 @@ def _abstention(example: Example, answer: Answer) -> str:
 
 
 def nbest_html(answer: Answer, height_px: int = 250) -> str:
-    """The n-best table (nbest_table) as an escaped HTML table that scrolls past height_px."""
+    """The n-best table (nbest_table) as an escaped HTML table that scrolls past height_px. It fits the narrow column
+    beside the passage: each answer stays on one line, cut with an ellipsis, and the whole of it, with its
+    characters in the passage, shows on hover."""
     table = nbest_table(answer)
-    numeric = {"rank", "probability", "start logit", "end logit", "window"}
-    style = {name: "padding: 2px 8px; border: none; border-bottom: 1px solid #e6e6e6; " + (
-        "text-align: right; white-space: nowrap;" if name in numeric else "text-align: left; min-width: 8em;")
-        for name in table.columns}  # the answer wraps; the numbers stay in view
-    shown = {"probability": percent, "start logit": _logit, "end logit": _logit}
-    header = "".join(f'<th style="{style[name]}">{escape_text(name)}</th>' for name in table.columns)
-    rows = "".join("<tr>" + "".join(f'<td style="{style[name]}">{escape_text(str(shown.get(name, str)(value)))}</td>'
-                                    for name, value in row.items()) + "</tr>" for row in table.to_dict("records"))
-    return (f'<div style="max-height: {height_px}px; overflow: auto;"><table style="font-size: 0.85em; line-height: '
-            f'1.4; border-collapse: collapse; margin: 0;"><thead><tr>{header}</tr></thead><tbody>{rows}</tbody>'
-            "</table></div>")
+    table.insert(3, "start / end logit", [_logit(start) + (f" / {_logit(end)}" if start is not None else "")
+                                          for start, end in zip(table["start logit"], table["end logit"])])
+    cell = "padding: 2px 5px; border: none; border-bottom: 1px solid #e6e6e6; white-space: nowrap; "
+    style = {name: cell + ("text-align: right;" if name != "answer" else
+                           "text-align: left; max-width: 10em; overflow: hidden; text-overflow: ellipsis;")
+             for name in table.columns if name not in ("characters", "start logit", "end logit")}
+    shown = {"probability": percent}
+    header = "".join(f'<th style="{style[name]}">{escape_text(name)}</th>' for name in style)
+
+    def row_html(row: dict) -> str:
+        where = f"characters {row['characters']}: " if row["characters"] else ""
+        return "<tr>" + "".join(
+            f'<td style="{style[name]}"' + (f' title="{escape_text(where + str(row[name]))}"' if name == "answer"
+                                            else "") + f">{escape_text(str(shown.get(name, str)(row[name])))}</td>"
+            for name in style) + "</tr>"
+
+    rows = "".join(row_html(row) for row in table.to_dict("records"))
+    return (f'<div style="max-height: {height_px}px; overflow-y: auto;"><table style="font-size: 0.85em; '
+            f'line-height: 1.4; border-collapse: collapse; margin: 0; table-layout: auto;"><thead><tr>{header}</tr>'
+            f"</thead><tbody>{rows}</tbody></table></div>")
 
 
 def _logit(value: float | None) -> str:

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import functools
 import html
+import textwrap
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -90,7 +92,21 @@ def word_ticks(figure: go.Figure, labels: list[str], **where) -> None:
                         tickfont={"size": 11}, **where)
 
 
+SUBTITLE_WIDTH = 120  # characters on a subtitle's line: Plotly never wraps a title, and cuts it at the chart's edge
+
+
 def apply_layout(figure: go.Figure, title: str, subtitle: str, x: str, y: str, height: int = 420) -> go.Figure:
-    figure.update_layout(title={"text": title, "subtitle": {"text": subtitle}}, xaxis_title=x, yaxis_title=y,
-                         height=height, margin={"t": 90, "l": 90, "r": 30, "b": 90}, template="plotly_white")
+    """Title, subtitle (wrapped into lines that fit a page-wide chart; the top margin grows with them), axis
+    titles and the house template."""
+    lines = textwrap.wrap(subtitle, SUBTITLE_WIDTH, break_long_words=False) or [""]
+    figure.update_layout(title={"text": title, "subtitle": {"text": "<br>".join(lines)}}, xaxis_title=x,
+                         yaxis_title=y, height=height + 16 * (len(lines) - 1),
+                         margin={"t": 74 + 16 * len(lines), "l": 90, "r": 30, "b": 90}, template="plotly_white")
     return figure
+
+
+def largest(matrix: np.ndarray) -> float:
+    """The top of a colour scale that starts at 0: the largest defined value (1 where none is above 0), so that
+    small values are told apart rather than all drawn in the scale's first colour."""
+    finite = matrix[np.isfinite(matrix)]
+    return float(finite.max()) if finite.size and finite.max() > 0 else 1.0

@@ -14,6 +14,7 @@ from rcqa.figures.common import (
     Chart,
     apply_layout,
     escape_label,
+    largest,
     settings_line,
     word_ticks,
 )
@@ -77,7 +78,7 @@ def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str
                          for i, a in enumerate(result.layers) for j, b in enumerate(result.layers)])
     text = np.where(np.isnan(matrix), "undefined", np.char.mod("%.2f", np.nan_to_num(matrix)))
     figure = go.Figure(go.Heatmap(
-        z=matrix, x=result.layers, y=result.layers, zmin=0, zmax=1, colorscale="Viridis", hoverongaps=True,
+        z=matrix, x=result.layers, y=result.layers, zmin=0, zmax=largest(matrix), colorscale="Viridis", hoverongaps=True,
         text=text, texttemplate="%{text}" if len(result.layers) <= 13 else None,
         colorbar={"title": {"text": "JSD (bits)"}},
         hovertemplate="%{y} vs %{x}: JSD %{text}<extra></extra>"))
@@ -115,7 +116,7 @@ def layer_pair(result: Attribution, first: int, second: int, aggregation: str = 
     figure.update_layout(barmode="group")
     apply_layout(figure, f"Comparing two layers: {label_a} and {label_b}", settings_line(result, aggregation, target),
             "", "Share of the layer (%)", height=640)
-    figure.update_layout(margin_t=130)  # room for the subplot titles under the subtitle
+    figure.update_layout(margin_t=figure.layout.margin.t + 40)  # room for the subplot titles under the subtitle
     figure.update_xaxes(title_text="Passage words (in passage order)", row=2, col=1)
     figure.update_yaxes(title_text="Points", row=2, col=1)
     return Chart(f"layers-{label_a}-vs-{label_b}-{result.example.id}".replace(" ", ""), data, figure)
@@ -136,12 +137,14 @@ def projection_map(result: Attribution, layer: int, projected: Projection) -> Ch
     figure = go.Figure()
     for group, colour in GROUPS.items():
         part = data[data.group == group]
-        figure.add_scatter(x=part.x, y=part.y, mode="markers", name=group, marker={"color": colour, "size": 8},
+        answer = group == "answer"  # a star as well as red: it stays apart from its sentence's dots
+        figure.add_scatter(x=part.x, y=part.y, mode="markers", name=group,
+                           marker={"color": colour, "size": 12 if answer else 8, "symbol": "star" if answer else "circle"},
                            customdata=np.stack([[escape_label(t) for t in part.token], part.position], axis=-1)
                            if len(part) else None,
                            hovertemplate="<b>%{customdata[0]}</b> (token %{customdata[1]})<extra>" + group + "</extra>")
     name = f"t-SNE (perplexity {projected.perplexity:.3g}, seed 0)" if method == "tsne" else "PCA"
     apply_layout(figure, f"Token vectors at {result.layers[layer]}: {name}",
-            "Red: predicted answer · black: [CLS]/[SEP] · green: question · magenta: the answer's sentence · "
+            "Red stars: predicted answer · black: [CLS]/[SEP] · green: question · blue: the answer's sentence · "
             "grey: the rest", *projected.axes, height=520)
     return Chart(f"{method}-{result.layers[layer].replace(' ', '')}-{result.example.id}", data, figure)

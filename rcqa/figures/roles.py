@@ -139,6 +139,6 @@ def quantifiers(result: Attribution, k: int = 5, aggregation: str = "l2", target
     apply_layout(figure, f"Quantifier question: how much the top-{k} words dwell on the passage's numbers",
             "(numbers among the top-k, less one if one is in the explained span) / numbers in the passage "
             "(words tagged CD); a gap: the layer has no top words",
-            "Layer (output of)", "Numbers in the top-k (% of passage numbers)", height=380)
+            "Layer (output of)", "Passage numbers in the top-k (%)", height=380)
     figure.update_yaxes(rangemode="tozero")
     return Chart(f"quantifiers-top{k}-{result.example.id}", data, figure)

@@ -99,6 +99,8 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
         _page(figure, labels, 0 if include_special else _span_position(result, words, target))  # [CLS] in view
     else:
         word_ticks(figure, labels)
+    if include_question and (words.segment == "passage").any():
+        _mark_passage_start(figure, int(np.argmax(words.segment.to_numpy() == "passage")))
     where = (f"the whole passage, {result.answer.n_windows} windows" if result.whole_passage else
              f"window {result.window + 1} of {result.answer.n_windows}")
     apply_layout(figure, "Where each layer's attribution goes: share of the layer's total |attribution| per word",
@@ -108,6 +110,13 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
             "Layer (embeddings at the top)", height=max(360, 30 * len(result.layers) + 220)
             + (RANGE_SLIDER_HEIGHT if len(labels) > PAGE_WORDS else 0))
     return Chart(f"heatmap-{result.example.id}", table, figure)
+
+
+def _mark_passage_start(figure: go.Figure, first: int) -> None:
+    """A line between the question's last word and the passage's first, labelled, above the heatmap."""
+    figure.add_vline(x=first - 0.5, line={"color": "#c0392b", "width": 2})
+    figure.add_annotation(x=first - 0.5, y=1, yref="paper", yanchor="bottom", text="question | passage",
+                          showarrow=False, font={"size": 11, "color": "#c0392b"})
 
 
 def _span_position(result: Attribution, words: pd.DataFrame, target: int) -> int:

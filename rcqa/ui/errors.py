@@ -2,9 +2,12 @@
 met (failure), each as one sentence. Below show and queue, which both tell a visitor what went wrong."""
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import traceback
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -38,11 +41,15 @@ def report(error: Exception) -> None:
     st.error(f"{kind}: {plain(error)}")
 
 
+def log_failure(error: Exception, doing: str) -> None:
+    # the traceback as text: a record holding the error would keep its frames (and the models in them) alive
+    log.error("%s failed:\n%s", doing, "".join(traceback.format_exception(error)).rstrip())
+
+
 def failure(error: Exception, doing: str) -> None:
     """An error the server met while `doing` something (a worker that died, a full disk, a model that failed in a
     worker): logged with its traceback, shown as one sentence that names no path and holds no traceback."""
-    # the traceback as text: a record holding the error would keep its frames (and the models in them) alive
-    log.error("%s failed:\n%s", doing, "".join(traceback.format_exception(error)).rstrip())
+    log_failure(error, doing)
     if isinstance(error, Cancelled):
         st.warning(f"{doing} was cancelled: ask again to queue it.")
     elif isinstance(error, WorkerDied):
@@ -53,3 +60,27 @@ def failure(error: Exception, doing: str) -> None:
     else:
         st.error(f"{doing} failed on the server. Try again later; the operator finds the details in the server's "
                  "log.")
+
+
+_CALLBACK_FAILED = "rcqa.callback_failed"
+
+
+def callback(function: Callable[..., None], doing: str = "Applying that change") -> Callable[..., None]:
+    """A widget's on_change / on_click that never shows Streamlit's error page: Streamlit runs callbacks before the
+    page's script, outside its guard, so an error here is logged and left for show_callback_failure (which
+    show.guarded calls first) to say in one sentence."""
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            function(*args, **kwargs)
+        except Exception as error:  # the callback's last line of defence, as guarded is the page's
+            log_failure(error, doing)
+            st.session_state[_CALLBACK_FAILED] = doing
+    return run
+
+
+def show_callback_failure() -> None:
+    """The sentence a failed callback left, once (show.guarded draws it first on the page)."""
+    if (doing := st.session_state.pop(_CALLBACK_FAILED, None)) is not None:
+        st.error(f"{doing} failed on the server, so the page shows what was in force before it. Try again; "
+                 "the operator finds the details in the server's log.")

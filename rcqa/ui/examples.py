@@ -10,11 +10,13 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from rcqa.data import DataError
+from rcqa.dataset.aggregate import run_examples
+from rcqa.dataset.store import MANIFEST, run_folders
 from rcqa.gallery import GALLERY_BY_ID
 from rcqa.text import quoted
 from rcqa.types import Example
 from rcqa.ui.show import plain
-from rcqa.ui.view import View, passage_hash, update, view
+from rcqa.ui.view import View, example_changed, passage_hash, update, view
 from rcqa.uploads import read_examples
 
 UPLOAD_CHOICES = 1000  # questions of an uploaded file offered at once; a filter narrows them
@@ -42,7 +44,8 @@ def read_upload() -> None:
         _let_go(file)
     st.session_state.pop(_UPLOAD_ERROR, None)
     st.session_state[_UPLOAD] = (file.name, examples)
-    update(source="upload", example_id=examples[0].id, question=examples[0].question)
+    update(source="upload", example_id=examples[0].id, question=examples[0].question, run="")
+    example_changed(view())
 
 
 def _let_go(file) -> None:
@@ -87,7 +90,24 @@ def search(examples: list[Example], text: str) -> tuple[list[Example], int]:
 
 
 def uploaded() -> tuple[str, list[Example]] | None:
-    return st.session_state.get(_UPLOAD)
+    """The questions offered as a file's: a dataset run's when the view names one, else the file uploaded."""
+    current = view()
+    return run_questions(current.run) if current.run else st.session_state.get(_UPLOAD)
+
+
+@st.cache_resource(max_entries=4, show_spinner="Reading the run's questions…")
+def _run_examples(folder: str, stamp: float) -> list[Example]:
+    return run_examples(folder)
+
+
+def run_questions(name: str) -> tuple[str, list[Example]] | None:
+    """The questions a dataset run's rows carry, by the run folder's name under $RCQA_RUNS (a link names it, so a
+    reload finds them again); None for a run this server does not have, or one whose rows do not carry them."""
+    folder = next((found for found in run_folders() if found.name == name), None)
+    if folder is None:
+        return None
+    questions = _run_examples(str(folder), (folder / MANIFEST).stat().st_mtime)
+    return (f"run {name}", questions) if questions else None
 
 
 def offer_questions(name: str, examples: list[Example]) -> None:
@@ -120,7 +140,9 @@ def example() -> Example | None:
 
 
 def ask_example_question(current: View) -> None:
-    """After the source or example changed: ask that example's own question (pasted text keeps the typed one)."""
+    """After the source or example changed: ask that example's own question (pasted text keeps the typed one), with
+    the settings that belong to an example back at their defaults."""
+    example_changed(current)
     found = source_example(current)
     if found is not None and current.source != "paste":
         current.question = found.question

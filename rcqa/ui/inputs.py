@@ -13,9 +13,9 @@ from rcqa.types import Example
 from rcqa.ui import PAGES
 from rcqa.ui.examples import example
 from rcqa.ui.queue import job_queue, worker_processes
-from rcqa.ui.results import answer_ahead
+from rcqa.ui.results import answer, answer_ahead
 from rcqa.ui.show import report
-from rcqa.ui.view import show_url_problems, update, view
+from rcqa.ui.view import fit_target, fit_windows, show_url_problems, update, view
 
 
 def _load(name: str) -> QAModel:
@@ -75,6 +75,9 @@ def page_inputs() -> tuple[QAModel, Example, IGSettings] | None:
         st.page_link(PAGES / "explore.py", label="Choose an example", icon=":material/search:")
         return None
     st.html(example_heading(current, shown_name(qa_model.name)))
+    if (found := answer(qa_model, current)) is not None:  # what Explore explains for it, opened from a link too
+        fit_target(found)
+        fit_windows(found)
     try:
         return qa_model, current, view().settings()
     except ValueError as error:

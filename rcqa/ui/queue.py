@@ -14,7 +14,7 @@ from rcqa.model import QAModel
 from rcqa.ui import worker
 from rcqa.ui.jobs import (Busy, ClientBusy, JobQueue, Ticket, Work, default_workers, job_gpus, limit_torch_threads,
                           torch_threads)
-from rcqa.ui.errors import failure, report
+from rcqa.ui.errors import callback, failure, report
 from rcqa.ui.view import default_model
 from rcqa.ui.visitors import client_address
 
@@ -131,7 +131,7 @@ def _wait_for(ticket: Ticket, place, cancel, cancel_key: str, slot: str,
     """Until the ticket's job has finished: its place in the queue with a Cancel button, then its progress, each
     redrawn when it changes."""
     if ticket.state == "waiting":
-        cancel.button("Cancel", key=cancel_key, on_click=cancel_request, args=(slot,))
+        cancel.button("Cancel", key=cancel_key, on_click=callback(cancel_request, "Cancelling"), args=(slot,))
     shown = None
     while not ticket.wait(POLL_SECONDS):
         shown = _show_progress(ticket, place, cancel, show_progress, shown)

@@ -25,7 +25,7 @@ from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example
 from rcqa.ui import worker
 from rcqa.ui.queue import await_ticket, heavy, pending, submit
-from rcqa.ui.show import report
+from rcqa.ui.show import callback, report
 
 _RESULT, _TICKET = "rcqa.result", "rcqa.ticket"
 _COMPARISON, _COMPARISON_TICKET = "rcqa.comparison", "rcqa.comparison_ticket"
@@ -210,7 +210,7 @@ def ask_button(request: tuple, label: str, what_it_does: str) -> bool:
     """Whether request was asked for; else its button, with what it does, is drawn and False returned."""
     if asked(request):
         return True
-    st.button(label, key=f"rcqa.ask.{request[0]}", on_click=ask, args=(request,))
+    st.button(label, key=f"rcqa.ask.{request[0]}", on_click=callback(ask), args=(request,))
     st.caption(what_it_does)
     return False
 

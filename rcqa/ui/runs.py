@@ -8,7 +8,6 @@ installed rcqa never reads a checkout: set RCQA_RUNS=reports/runs to see the com
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,15 +15,14 @@ import streamlit as st
 
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.settings import IGSettings
-from rcqa.catalog import public_mode
 from rcqa.data import load_examples
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import Run, by_abstention, has_abstentions, load_run, select, summarize
+from rcqa.dataset.store import RUNS_ENV, run_folders
 from rcqa.resources import ResourceError, squad_file
 from rcqa.types import Example
 from rcqa.ui import examples, inputs, results, view
 
-RUNS_ENV = "RCQA_RUNS"
 EXAMPLE_COLUMNS = ["id", "question_type", "question", "prediction", "gold_answers", "em", "f1", "probability"]
 
 
@@ -37,16 +35,6 @@ class Filter:
 
     def apply(self, rows: pa.Table) -> pa.Table:
         return select(rows, self.question_type, self.correct, self.quantifier, self.abstained)
-
-
-def run_folders() -> list[Path]:
-    """The runs under $RCQA_RUNS, in its order, each once."""
-    roots = [Path(p) for p in os.environ.get(RUNS_ENV, "").split(os.pathsep) if p]
-    found: list[Path] = []
-    for root in roots:
-        candidates = [root] if (root / store.MANIFEST).is_file() else sorted(root.glob("*")) if root.is_dir() else []
-        found += [c.resolve() for c in candidates if (c / store.MANIFEST).is_file() and c.resolve() not in found]
-    return found
 
 
 def readable_runs() -> tuple[list[Path], list[str]]:
@@ -122,26 +110,24 @@ def data_file(found: Run) -> Path:
 
 def open_in_explore(found: Run, example_id: str) -> str | None:
     """Point Explore at one of the run's examples with the run's settings and, when the run kept it and the
-    loaded model is the run's, the run's own explanation. Returns what went wrong, else None. Nothing is downloaded:
-    a missing SQuAD names the command that fetches it."""
-    try:
-        path = data_file(found)
-    except ResourceError:
-        return ("SQuAD v1.1 dev is not on this machine, so the run's passages cannot be shown; the operator can "
-                "fetch it with `python -m rcqa data fetch`.")
-    if not path.is_file():
-        named = path.name if public_mode() else path  # no path on the server to a stranger
-        return f"The run's data file {named} is not on this machine, so its passages cannot be shown."
-    questions = _examples(str(path))
-    example = next((e for e in questions if e.id == example_id), None)
-    if example is None:
-        return f"{path.name} holds no question {example_id!r}: it changed since the run."
+    loaded model is the run's, the run's own explanation. Returns what went wrong, else None. The run's rows carry
+    their examples; a run made before they did reads its data file. Nothing is downloaded: a missing SQuAD names
+    the command that fetches it."""
+    carried = examples.run_questions(found.folder.name)
+    example = next((e for e in carried[1] if e.id == example_id), None) if carried else None
+    run_name = found.folder.name if example else ""
+    if example is None:  # rows made before they carried their examples: the data file's
+        offered = _offer_data_file(found)
+        if isinstance(offered, str):
+            return offered
+        example = next((e for e in offered if e.id == example_id), None)
+        if example is None:
+            return f"The run's data file holds no question {example_id!r}: it changed since the run."
     analysis = found.manifest["analysis"]
     # the manifest's settings also record the model's window, which is no IG setting
     settings = IGSettings.from_dict({name: value for name, value in analysis["settings"].items()
                                      if name not in ("max_len", "doc_stride")})
-    examples.offer_questions(f"{path.name} (run {found.folder.name})", questions)
-    view.update(model=found.manifest["model"]["name"], source="upload", example_id=example.id,
+    view.update(model=found.manifest["model"]["name"], source="upload", run=run_name, example_id=example.id,
                 question=example.question, aggregation=analysis["aggregation"], top_k=analysis["top_k"],
                 **view.view_fields(settings))
     view.target_chosen()  # the run's target, kept even where its model abstained
@@ -151,3 +137,17 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
     if result is not None and qa_model is not None and qa_model.fingerprint == fingerprint:
         results.keep_result(results.result_key(qa_model, example, view.view().settings()), result)
     return None
+
+
+def _offer_data_file(found: Run) -> list[Example] | str:
+    """The questions of the run's data file, offered as an uploaded file's; or what went wrong."""
+    try:
+        path = data_file(found)
+    except ResourceError:
+        return ("This run was made before its rows carried their passages, and SQuAD v1.1 dev is not on this "
+                "machine; the operator can fetch it with `python -m rcqa data fetch`.")
+    if not path.is_file():
+        return f"The run's data file {path.name} is not on this machine, so its passages cannot be shown."
+    questions = _examples(str(path))
+    examples.offer_questions(f"{path.name} (run {found.folder.name})", questions)
+    return questions

@@ -13,7 +13,8 @@ import streamlit as st
 
 from rcqa.figures import Chart, image_export_available
 from rcqa.text import without_bidi_controls
-from rcqa.ui.errors import failure, plain, report  # noqa: F401 (the pages' show.plain, show.report)
+from rcqa.ui.errors import (  # noqa: F401 (the pages' show.callback, show.plain, show.report)
+    callback, failure, plain, report, show_callback_failure)
 from rcqa.ui.queue import await_ticket, pending, submit
 
 IMAGE_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
@@ -21,10 +22,32 @@ KEPT_IMAGES = 4  # images a session keeps to download (a PNG of a large heatmap 
 _IMAGE_ASKS, _IMAGES = "rcqa.image_asks", "rcqa.images"
 
 
-def table(frame: pd.DataFrame, **options) -> Any:
+NUMBER_FORMAT = "%.3g"  # a table's fractional numbers, unless its page formats a column itself
+WIDEST_CELL = 90  # characters a text column is sized for; a longer cell is cut, the rest shown on hover
+_CHARACTER_PX, _PADDING_PX = 8, 24
+
+
+def table(frame: pd.DataFrame, column_config: dict | None = None, **options) -> Any:
     """st.dataframe (with its options; it returns the selection) of a table whose cells may hold a visitor's or a
-    file's text, drawn as shown_cells gives them. Every table a page draws goes through here."""
-    return st.dataframe(shown_cells(frame), **options)
+    file's text, drawn as shown_cells gives them, each column as column_shown sets it out, then as column_config
+    says. Every table a page draws goes through here."""
+    shown = shown_cells(frame)
+    configs = {name: column_shown(shown[name]) for name in shown.columns}
+    for name, given in (column_config or {}).items():  # the page's settings win; the width and header stay
+        configs[name] = {**configs.get(name, {}), **{key: value for key, value in given.items() if value is not None}}
+    return st.dataframe(shown, column_config=configs, **options)
+
+
+def column_shown(values: pd.Series) -> dict:
+    """A column's header in words (a snake_case name as words), its width enough for the header and its usual cells
+    (the grid would cut both), and fractional numbers to 3 significant digits (the grid would show 17)."""
+    header = str(values.name).replace("_", " ")
+    numbers = pd.api.types.is_numeric_dtype(values)
+    cells = 8 if numbers or values.empty else int(values.head(200).map(lambda cell: len(str(cell))).max())
+    width = _CHARACTER_PX * max(len(header), min(cells, WIDEST_CELL)) + _PADDING_PX
+    if pd.api.types.is_float_dtype(values):
+        return st.column_config.NumberColumn(header, format=NUMBER_FORMAT, width=width)
+    return st.column_config.Column(header, width=width)
 
 
 def shown_cells(frame: pd.DataFrame) -> pd.DataFrame:
@@ -47,9 +70,11 @@ def _shown_cell(value: Any) -> Any:
 
 def guarded(page: Callable[[], None]) -> Callable[[], None]:
     """A page's main that never shows a traceback: an error none of its own handlers took is logged and shown as
-    failure's one sentence. Streamlit's own reruns and page switches are BaseExceptions and pass through."""
+    failure's one sentence, as is one a widget's callback met before the page ran (see callback). Streamlit's own
+    reruns and page switches are BaseExceptions and pass through."""
     @functools.wraps(page)
     def run() -> None:
+        show_callback_failure()
         try:
             page()
         except Exception as error:  # the page's last line of defence: a visitor sees one sentence, never a trace

@@ -28,7 +28,7 @@ from rcqa.model import DEFAULT_MODEL
 from rcqa.spans import N_BEST
 from rcqa.text import quoted, without_bidi_controls
 from rcqa.types import AGGREGATIONS, Answer
-from rcqa.ui.errors import plain
+from rcqa.ui.errors import callback, plain
 
 MODEL_ENV = "RCQA_MODEL"  # the app's default model: a folder or hub id (else the embedded model)
 URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
@@ -42,6 +42,7 @@ NAMED_FOILS = {None: "no contrast: explain the span alone", "runner-up": "the be
                "distractor-number": "the best-scoring other number (quantifier questions)"}
 TOLERANCES = (None, 0.001, 0.005, 0.01, 0.05)
 MAX_TOP_K = 20
+RUN_NAME = re.compile(r"[\w.-]{1,120}", re.ASCII)  # a run folder's name in a link
 _VIEW, _URL_PROBLEMS = "rcqa.view", "rcqa.url_problems"
 _TARGET_CHOSEN = "rcqa.target_chosen"  # a target picked by the user or a link, which fit_target leaves alone
 
@@ -78,6 +79,7 @@ class View:
     windows: str = "answer"  # "all": the whole passage in one explanation (offered when it has several windows)
     versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)
     method: str = "integrated_gradients"  # or "attnlrp" (one window: the whole passage is IG's)
+    run: str = ""  # the dataset run whose questions source "upload" offers (rcqa.ui.runs), by its folder's name
 
     def settings(self) -> IGSettings:
         """The engine's settings (ValueError if they are invalid)."""
@@ -124,8 +126,10 @@ def passage_hash(passage: str) -> str:
     return hashlib.sha256(passage.encode()).hexdigest()[:12]
 
 
-def to_query(view: View) -> dict[str, str]:
-    """The view as URL parameters. Long pasted passages go as a hash only (their text stays in the session)."""
+def to_query(view: View, target_chosen: bool = True) -> dict[str, str]:
+    """The view as URL parameters. Long pasted passages go as a hash only (their text stays in the session). A
+    target nobody chose stays out, so that the link's example gets its own default (answer_vs_null where the model
+    abstains)."""
     query = {"src": view.source}
     if view.model != default_model():
         query["model"] = shown_name(view.model)  # in public mode a folder's name, never its path
@@ -134,10 +138,14 @@ def to_query(view: View) -> dict[str, str]:
         query[key] = view.passage if key == "passage" else passage_hash(view.passage)
     else:
         query["ex"] = view.example_id
+    if view.source == "upload" and view.run:
+        query["run"] = view.run
     gallery = GALLERY_BY_ID.get(view.example_id)
     if view.source != "gallery" or gallery is None or view.question != gallery.question:
         query["q"] = view.question
     for name, (attribute, _) in _URL_FIELDS.items():
+        if name == "target" and not target_chosen:
+            continue
         value = getattr(view, attribute)
         query[name] = "off" if value is None else shown_versus(value) if attribute == "versus" else str(value)
     return query
@@ -164,7 +172,9 @@ def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
             problems.append(f"The link names a gallery example {quoted(view.example_id)} that does not exist; "
                             "showing the first one.")
             view.example_id = GALLERY[0].id
-        if view.source == "upload":
+        if view.source == "upload" and RUN_NAME.fullmatch(query.get("run", "")):
+            view.run = query["run"]  # a run this server may not have: Explore then says so
+        elif view.source == "upload":
             problems.append("This link points into an uploaded file, which is kept only in the session that "
                             "uploaded it. Upload the file again to see this question.")
     gallery = GALLERY_BY_ID.get(view.example_id)
@@ -258,7 +268,7 @@ def view() -> View:
 
 def publish() -> None:
     """Mirror the view to the URL (call once the page has drawn its widgets, so their callbacks have run)."""
-    wanted = to_query(view())
+    wanted = to_query(view(), st.session_state.get(_TARGET_CHOSEN, False))
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
 
@@ -290,7 +300,7 @@ def bind(widget: Callable[..., Any], name: str, label: str, then: Callable[[View
         if then:
             then(view())
 
-    return widget(label, key=key, on_change=write_back, **kwargs)
+    return widget(label, key=key, on_change=callback(write_back), **kwargs)
 
 
 def target_chosen(current: View | None = None) -> None:
@@ -311,14 +321,35 @@ def fit_target(answer: Answer) -> None:
         current.target = default
 
 
+def example_changed(current: View) -> None:
+    """After the source or example changed: the settings that belong to an example go back to their defaults (a
+    foil, an n-best span, the whole passage, a chosen target), so that nothing of the last one applies unseen."""
+    current.contrast, current.windows = None, "answer"
+    if current.span in NBEST_SPANS:
+        current.span = "predicted"
+    current.target = IGSettings.targets[0]
+    st.session_state[_TARGET_CHOSEN] = False
+
+
 def why_not(rank: int, abstained: bool) -> None:
     """Explain why the model gave its answer rather than its rank-th best span (the contrast against it), or, when it
-    abstained, why it gave "no answer" rather than that span (0: the best)."""
+    abstained, why it gave "no answer" rather than that span (0: the best): its default target, left unpinned."""
     if abstained:
         update(span=NBEST_SPANS[rank], target=ABSTENTION_TARGET, contrast=None)
-        target_chosen()
     else:
         update(span="predicted", contrast=NBEST_SPANS[rank])
+
+
+def why_not_rank(current: View, abstained: bool) -> int | None:
+    """The n-best rank "why not this span?" asks about in this view, if any (what the box shows)."""
+    chosen = current.span if abstained else current.contrast
+    return NBEST_SPANS.index(chosen) if chosen in NBEST_SPANS else None
+
+
+def fit_windows(answer: Answer) -> None:
+    """A passage of one window has no whole passage apart from it: the view says "answer", as the result does."""
+    if answer.n_windows < 2:
+        view().windows = "answer"
 
 
 def foil_label(foil: str | None) -> str:

@@ -10,7 +10,9 @@ def main() -> None:
     from rcqa.ui import PAGES
     from rcqa.ui.visitors import admitted
 
-    st.set_page_config(page_title="rcqa", layout="wide")
+    # an emoji favicon is drawn in the browser: without one, Streamlit shows each page's :material/ icon as the
+    # favicon, fetched from fonts.gstatic.com (the icons in the page itself come with Streamlit's own files)
+    st.set_page_config(page_title="rcqa", page_icon="🔎", layout="wide")
     if not admitted():  # its address has the most sessions open: one sentence is shown, and nothing else
         st.stop()
     st.navigation([

@@ -7,7 +7,8 @@ import streamlit as st
 from rcqa.analysis.similarity import VARIANTS, describe
 from rcqa.catalog import shown_name
 from rcqa.dataset import figures, published
-from rcqa.dataset.conclusions import conclusion_table, contrast_statement, verdicts, worst_completeness
+from rcqa.dataset.conclusions import (conclusion_table, contrast_statement, settings_words, verdicts,
+                                      worst_completeness)
 from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.ui import PAGES, runs, show
 
@@ -48,8 +49,8 @@ def show_facts(summary: dict) -> None:
                            "attributions add up")
     settings = summary["settings"]
     st.caption(f"Preset {settings.get('preset')} · token score {settings.get('aggregation')} · top-"
-               f"{settings.get('top_k')} words · settings {settings.get('settings')} · model fingerprint "
-               f"{summary['fingerprint']}")
+               f"{settings.get('top_k')} words · {settings_words(settings.get('settings', {}))} · model "
+               f"fingerprint {summary['fingerprint']}")
 
 
 def show_examples(folder, chosen: runs.Filter) -> None:

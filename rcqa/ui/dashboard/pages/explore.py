@@ -1,6 +1,4 @@
 """Explore one question: the model's answer, then where each layer's attribution goes."""
-import dataclasses
-
 import streamlit as st
 
 from rcqa import figures
@@ -40,7 +38,7 @@ def choose_example() -> None:
                   then=examples.ask_example_question)
     elif chosen.source == "upload":
         st.file_uploader("SQuAD (v1.1 or v2.0) or DuoRC JSON file", type=["json"], key=examples.UPLOAD_WIDGET,
-                         on_change=examples.read_upload)
+                         on_change=show.callback(examples.read_upload, "Reading the file"))
         examples.show_upload_error()
         if file := examples.uploaded():
             name, questions = file
@@ -54,7 +52,7 @@ def choose_example() -> None:
             st.caption(f"{total:,} of {len(questions):,} questions in {name} match"
                        + (f"; the first {len(shown):,} are listed" if total > len(shown) else ""))
             labels = {e.id: example_label(e) for e in shown}
-            view.bind(st.selectbox, "example_id", "Question", options=list(labels), format_func=labels.get,
+            view.bind(st.selectbox, "example_id", "Question in the file", options=list(labels), format_func=labels.get,
                       then=examples.ask_example_question, placeholder="Choose a question")
     else:
         view.bind(st.text_area, "passage", "Passage", height=180, max_chars=MAX_PASSAGE_CHARS,
@@ -113,7 +111,8 @@ def choose_settings(answer) -> None:
                             "tolerance (at most 128 gradients a layer). The paper's rules always run exactly as set.")
         choose_foil()
         for column, (name, label) in zip(st.columns(3), PRESET_LABELS.items()):
-            column.button(label, on_click=view.update, kwargs=view.PRESET_VIEWS[name], key=f"rcqa.preset.{name}",
+            column.button(label, on_click=show.callback(view.update), kwargs=view.PRESET_VIEWS[name],
+                          key=f"rcqa.preset.{name}",
                           help=PRESETS[name].description)
         st.markdown("**How the scores are read** (instant)")
         left, right = st.columns(2)
@@ -129,7 +128,7 @@ def show_answer(qa_model, current):
     answer = results.answer(qa_model, current)
     if answer is None:
         return None
-    passage, summary = st.columns([3, 2], gap="large")
+    passage, summary = st.columns([5, 4], gap="large")  # room for the n-best table's every column
     with passage:
         st.subheader("Passage")
         show.html(figures.answer_passage(current, answer))
@@ -146,12 +145,17 @@ def choose_why_not(answer) -> None:
     """Pick a candidate span to ask why the model answered as it did rather than with it (the contrast against it),
     or, when it abstained, why it said "no answer" rather than it (target answer_vs_null)."""
     spans = {rank: without_bidi_controls(f"#{rank + 1}: {span.text}") for rank, span in enumerate(answer.nbest)}
+
     def picked() -> None:
-        if (rank := st.session_state[WHY_NOT]) is not None:
+        # a rank of this answer's list only: after the example changed, the browser may still send the last
+        # example's choice, which Streamlit passes on as its label
+        if (rank := st.session_state[WHY_NOT]) in spans:
             view.why_not(rank, answer.abstained)
 
-    st.selectbox("Why not this span?", list(spans), index=None, format_func=spans.get, key=WHY_NOT,
-                 on_change=picked, placeholder="Choose a candidate span",
+    shown = view.why_not_rank(chosen, answer.abstained)
+    st.session_state[WHY_NOT] = shown if shown in spans else None  # what is in force, as a link restores it
+    st.selectbox("Why not this span?", list(spans), format_func=spans.get, key=WHY_NOT,
+                 on_change=show.callback(picked), placeholder="Choose a candidate span",
                  help="Explains log p(span) − log p(no answer) at that span: what made the model prefer no answer "
                       "to it." if answer.abstained else
                       "Explains log p(answer) − log p(span): what separates the answer from that span (a span that "
@@ -172,7 +176,7 @@ def choose_foil() -> None:
         typed = chosen.contrast.removeprefix("text:") if (chosen.contrast or "").startswith("text:") else ""
         st.session_state[FOIL_TEXT] = typed
         st.text_input("…or type a foil from the passage", key=FOIL_TEXT, max_chars=MAX_FOIL_TEXT,
-                      on_change=lambda: view.foil_typed(st.session_state[FOIL_TEXT]),
+                      on_change=show.callback(lambda: view.foil_typed(st.session_state[FOIL_TEXT])),
                       help="Matched as written (case included), at whole tokens; where it occurs several times, the "
                            "best-scoring place outside the span is taken.")
 
@@ -317,6 +321,7 @@ def main() -> None:
     if answer is None:
         return
     view.fit_target(answer)
+    view.fit_windows(answer)
     st.divider()
     st.subheader("Where each layer looks")
     choose_settings(answer)
@@ -325,8 +330,6 @@ def main() -> None:
     except ValueError as error:
         show.report(error)
         return
-    if answer.n_windows < 2:  # one window: the whole passage is that window, explained as usual
-        settings = dataclasses.replace(settings, windows="answer")
     explained = ("why the model said no answer (" + settings.targets[0] + ")"
                  if answer.abstained and settings.targets[0] in NULL_TARGETS else "the answer")
     if settings.contrast:

@@ -1,0 +1,63 @@
+"""Explore's state (issue 35): a widget callback that fails leaves one sentence, never Streamlit's error page; the
+settings that belong to an example reset with it; a link pins the target only when one was chosen."""
+import pytest
+
+from rcqa.ui import view as view_module
+from rcqa.ui.view import View, to_query
+from tests.app_harness import app_env, open_app, texts  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("app_env")
+
+
+def test_a_failing_widget_callback_is_one_sentence_and_the_page_still_draws(monkeypatch):
+    app = open_app(query={"ex": "orchard-how-many"})
+
+    def broken(rank, abstained):
+        raise TypeError("tuple indices must be integers or slices, not str")
+
+    monkeypatch.setattr(view_module, "why_not", broken)
+    app.selectbox(key="rcqa.why_not").set_value(1).run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert "Applying that change failed on the server" in texts(app.error)
+    assert "tuple indices" not in texts(app.error)  # the error's text stays in the server's log
+    assert app.selectbox(key="rcqa.widget.example_id").value == "orchard-how-many"  # the page is there
+    assert app.query_params["contrast"] == "off"  # nothing was half applied
+
+
+def test_the_settings_of_an_example_reset_with_it():
+    app = open_app(query={"ex": "canal-long", "contrast": "runner-up", "win": "all", "span": "nbest:1",
+                          "target": "span_logits"})
+    assert app.query_params["target"] == "span_logits"  # chosen in the link: kept there
+    app.selectbox(key="rcqa.widget.example_id").set_value("lighthouse-who").run()
+    current = app.session_state["rcqa.view"]
+    assert (current.contrast, current.windows, current.span, current.target) == (
+        None, "answer", "predicted", "span_log_prob")
+    assert "target" not in app.query_params and app.selectbox(key="rcqa.why_not").value is None
+
+
+def test_a_link_carries_the_target_only_when_it_was_chosen():
+    assert "target" not in to_query(View(), target_chosen=False)
+    assert to_query(View(target="answer_vs_null"), target_chosen=True)["target"] == "answer_vs_null"
+
+
+def test_a_table_shows_its_numbers_to_three_digits_and_its_headers_in_words(monkeypatch):
+    """The grid would show 0.123456789 as typed and cut a header or a cell to its default width."""
+    import pandas as pd
+    import streamlit as st
+
+    from rcqa.ui import show
+
+    drawn = {}
+    monkeypatch.setattr(st, "dataframe", lambda frame, **options: drawn.update(frame=frame, **options))
+    question = "How many stone piers does the bridge across the Velta rest on, counted from the west bank?"
+    show.table(pd.DataFrame({"final_answer_probability": [0.123456789], "question": [question], "n": [3]}),
+               column_config={"final_answer_probability": st.column_config.NumberColumn(format="percent")})
+    configs = drawn["column_config"]
+    probability = configs["final_answer_probability"]
+    assert probability["label"] == "final answer probability"  # the header in words, the page's format kept
+    assert probability["type_config"]["format"] == "percent"
+    assert probability["width"] >= 8 * len("final answer probability")
+    assert configs["question"]["width"] >= 8 * len(question)  # a question is read whole, not cut
+    assert configs["n"]["label"] == "n" and drawn["frame"].n.tolist() == [3]
+    alone = show.column_shown(pd.Series([0.123456789], name="aopc"))
+    assert alone["type_config"]["format"] == "%.3g"
