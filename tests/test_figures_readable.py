@@ -28,6 +28,11 @@ def test_a_long_subtitle_wraps_into_lines_that_fit_and_the_margin_makes_room():
     lines = figure.layout.title.subtitle.text.split("<br>")
     assert len(lines) == 4 and all(len(line) <= SUBTITLE_WIDTH for line in lines)
     assert " ".join(lines) == words  # nothing lost, no word cut
+    parts = ["Target: log p(start) + log p(end) of the span", "baseline: pad", "gausslegendre rule",
+             "token score: L2 norm of the attribution vector", "the whole passage, 24 windows"]
+    shown = apply_layout(go.Figure(), "Title", " · ".join(parts), "x", "y").layout.title.subtitle.text.split("<br>")
+    assert len(shown) == 2 and all(len(line) <= SUBTITLE_WIDTH for line in shown)
+    assert {part for line in shown for part in line.split(" · ")} == set(parts)  # each part whole, on one line
     short = apply_layout(go.Figure(), "Title", "one line", "x", "y", height=400)
     assert figure.layout.margin.t - short.layout.margin.t == 3 * 16 and figure.layout.height == 400 + 3 * 16
 

@@ -98,11 +98,23 @@ SUBTITLE_WIDTH = 120  # characters on a subtitle's line: Plotly never wraps a ti
 def apply_layout(figure: go.Figure, title: str, subtitle: str, x: str, y: str, height: int = 420) -> go.Figure:
     """Title, subtitle (wrapped into lines that fit a page-wide chart; the top margin grows with them), axis
     titles and the house template."""
-    lines = textwrap.wrap(subtitle, SUBTITLE_WIDTH, break_long_words=False) or [""]
+    lines = subtitle_lines(subtitle)
     figure.update_layout(title={"text": title, "subtitle": {"text": "<br>".join(lines)}}, xaxis_title=x,
                          yaxis_title=y, height=height + 16 * (len(lines) - 1),
                          margin={"t": 74 + 16 * len(lines), "l": 90, "r": 30, "b": 90}, template="plotly_white")
     return figure
+
+
+def subtitle_lines(subtitle: str, width: int = SUBTITLE_WIDTH) -> list[str]:
+    """The subtitle in lines of at most `width` characters, broken between its " · " parts where they fit (a part
+    stays whole, so a phrase reads on one line), and between words inside a part longer than a line."""
+    lines: list[str] = []
+    for part in subtitle.split(" · "):
+        if lines and len(lines[-1]) + 3 + len(part) <= width:
+            lines[-1] += " · " + part
+        else:
+            lines += textwrap.wrap(part, width, break_long_words=False) or [""]
+    return lines or [""]
 
 
 def largest(matrix: np.ndarray) -> float:

@@ -303,6 +303,13 @@ def bind(widget: Callable[..., Any], name: str, label: str, then: Callable[[View
     return widget(label, key=key, on_change=callback(write_back), **kwargs)
 
 
+def apply_preset(name: str) -> None:
+    """A preset's settings; its target is pinned (in the link too) unless it is the default one, which leaves an
+    abstention to be explained by answer_vs_null."""
+    update(**PRESET_VIEWS[name])
+    st.session_state[_TARGET_CHOSEN] = PRESET_VIEWS[name]["target"] != IGSettings.targets[0]
+
+
 def target_chosen(current: View | None = None) -> None:
     """The target was picked (a widget's callback): fit_target no longer changes it."""
     st.session_state[_TARGET_CHOSEN] = True

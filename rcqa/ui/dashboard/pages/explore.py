@@ -111,8 +111,7 @@ def choose_settings(answer) -> None:
                             "tolerance (at most 128 gradients a layer). The paper's rules always run exactly as set.")
         choose_foil()
         for column, (name, label) in zip(st.columns(3), PRESET_LABELS.items()):
-            column.button(label, on_click=show.callback(view.update), kwargs=view.PRESET_VIEWS[name],
-                          key=f"rcqa.preset.{name}",
+            column.button(label, on_click=show.callback(view.apply_preset), args=(name,), key=f"rcqa.preset.{name}",
                           help=PRESETS[name].description)
         st.markdown("**How the scores are read** (instant)")
         left, right = st.columns(2)
