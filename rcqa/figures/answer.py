@@ -83,9 +83,9 @@ def nbest_html(answer: Answer, height_px: int = 250) -> str:
     table = nbest_table(answer)
     table.insert(3, "start / end logit", [_logit(start) + (f" / {_logit(end)}" if start is not None else "")
                                           for start, end in zip(table["start logit"], table["end logit"])])
-    cell = "padding: 2px 5px; border: none; border-bottom: 1px solid #e6e6e6; white-space: nowrap; "
+    cell = "padding: 2px 4px; border: none; border-bottom: 1px solid #e6e6e6; white-space: nowrap; "
     style = {name: cell + ("text-align: right;" if name != "answer" else
-                           "text-align: left; max-width: 10em; overflow: hidden; text-overflow: ellipsis;")
+                           "text-align: left; max-width: 8em; overflow: hidden; text-overflow: ellipsis;")
              for name in table.columns if name not in ("characters", "start logit", "end logit")}
     shown = {"probability": percent}
     header = "".join(f'<th style="{style[name]}">{escape_text(name)}</th>' for name in style)
