@@ -61,3 +61,24 @@ def test_a_table_shows_its_numbers_to_three_digits_and_its_headers_in_words(monk
     assert configs["n"]["label"] == "n" and drawn["frame"].n.tolist() == [3]
     alone = show.column_shown(pd.Series([0.123456789], name="aopc"))
     assert alone["type_config"]["format"] == "%.3g"
+
+
+def test_every_widget_callback_goes_through_the_guard():
+    """Streamlit runs on_change / on_click before the page's guarded main: one not wrapped in show.callback would
+    show Streamlit's error page for any error in it."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "rcqa" / "ui"
+    found, unguarded = 0, []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            for keyword in getattr(node, "keywords", []) if isinstance(node, ast.Call) else []:
+                if keyword.arg not in ("on_change", "on_click"):
+                    continue
+                found += 1
+                value = keyword.value
+                guarded = isinstance(value, ast.Call) and ast.unparse(value.func) in ("callback", "show.callback")
+                if not (guarded or isinstance(value, ast.Constant) and value.value == "ignore"):
+                    unguarded.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert found >= 10 and unguarded == []

@@ -110,8 +110,8 @@ def chart(chart: Chart) -> None:
             st.download_button(f"⬇ {label}", data=data, file_name=f"{chart.name}.{extension}", mime=mime,
                                on_click="ignore", key=f"download-{chart.name}-{extension}", type="tertiary")
         for kind in [kind for kind, image in images.items() if image is None]:
-            st.button(f"{kind.upper()}…", key=f"image-{chart.name}-{kind}", type="tertiary", on_click=_ask_image,
-                      args=(chart.name, kind), help=f"Draws the chart as {kind.upper()} on the server, through its "
+            st.button(f"{kind.upper()}…", key=f"image-{chart.name}-{kind}", type="tertiary",
+                      on_click=callback(_ask_image), args=(chart.name, kind), help=f"Draws the chart as {kind.upper()} on the server, through its "
                       "queue of jobs, then offers it to download")
 
 

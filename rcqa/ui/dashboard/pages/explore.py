@@ -298,7 +298,8 @@ def offer_side_by_side(current, answer) -> None:
         offers = {"gold": "…the gold span", **offers}
     st.markdown("**Compare this explanation with…**")
     for column, (versus, label) in zip(st.columns(len(offers)), offers.items()):
-        if column.button(label, key=f"rcqa.versus.{versus}", on_click=view.update, kwargs={"versus": versus}):
+        if column.button(label, key=f"rcqa.versus.{versus}", on_click=show.callback(view.update),
+                         kwargs={"versus": versus}):
             st.switch_page(PAGES / "side_by_side.py")
 
 

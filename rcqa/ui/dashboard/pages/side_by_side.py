@@ -23,7 +23,7 @@ def choose_versus(qa_model, current) -> None:
 
     st.session_state["rcqa.versus_kind"] = kind
     st.radio("Compare with", list(view.VERSUS_KINDS), format_func=view.VERSUS_KINDS.get, horizontal=True,
-             key="rcqa.versus_kind", on_change=switched)
+             key="rcqa.versus_kind", on_change=show.callback(switched))
     if chosen.versus is None:
         view.update(versus=options[kind])
     value = chosen.versus.partition(":")[2]
@@ -31,13 +31,15 @@ def choose_versus(qa_model, current) -> None:
         models = [name for name in catalog() if name != chosen.model] or [chosen.model]
         st.session_state["rcqa.versus_model"] = value if value in models else models[0]
         st.selectbox("The other model", models, key="rcqa.versus_model", format_func=shown_name,
-                     on_change=lambda: view.update(versus=f"model:{st.session_state['rcqa.versus_model']}"))
+                     on_change=show.callback(lambda: view.update(
+                         versus=f"model:{st.session_state['rcqa.versus_model']}")))
     elif kind == "foil":
         foils = [name for name in FOILS if ":" not in name] + [f"nbest:{rank}" for rank in range(1, 5)]
         foils += [value] if value not in foils else []
         st.session_state["rcqa.versus_foil"] = value
         st.selectbox("B explains the answer against", foils, key="rcqa.versus_foil", format_func=view.foil_label,
-                     on_change=lambda: view.update(versus=f"foil:{st.session_state['rcqa.versus_foil']}"))
+                     on_change=show.callback(lambda: view.update(
+                         versus=f"foil:{st.session_state['rcqa.versus_foil']}")))
     elif not current.answers:
         st.info("This example has no gold answer: compare with another model or another foil.")
 
