@@ -26,13 +26,14 @@ def test_a_failing_widget_callback_is_one_sentence_and_the_page_still_draws(monk
 
 def test_the_settings_of_an_example_reset_with_it():
     app = open_app(query={"ex": "canal-long", "contrast": "runner-up", "win": "all", "span": "nbest:1",
-                          "target": "span_logits"})
+                          "target": "span_logits", "vs": "foil:nbest:2"})
     assert app.query_params["target"] == "span_logits"  # chosen in the link: kept there
     app.selectbox(key="rcqa.widget.example_id").set_value("lighthouse-who").run()
     current = app.session_state["rcqa.view"]
-    assert (current.contrast, current.windows, current.span, current.target) == (
-        None, "answer", "predicted", "span_log_prob")
-    assert "target" not in app.query_params and app.selectbox(key="rcqa.why_not").value is None
+    assert (current.contrast, current.windows, current.span, current.target, current.versus) == (
+        None, "answer", "predicted", "span_log_prob", None)
+    assert "target" not in app.query_params and app.query_params["vs"] == "off"
+    assert app.selectbox(key="rcqa.why_not").value is None
 
 
 def test_a_link_carries_the_target_only_when_it_was_chosen():

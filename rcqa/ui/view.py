@@ -330,8 +330,11 @@ def fit_target(answer: Answer) -> None:
 
 def example_changed(current: View) -> None:
     """After the source or example changed: the settings that belong to an example go back to their defaults (a
-    foil, an n-best span, the whole passage, a chosen target), so that nothing of the last one applies unseen."""
+    foil, an n-best span, the whole passage, a chosen target, a side-by-side foil), so that nothing of the last one
+    applies unseen. Another model or the gold span, set against any example alike, stay."""
     current.contrast, current.windows = None, "answer"
+    if current.versus and current.versus.startswith("foil:"):
+        current.versus = None
     if current.span in NBEST_SPANS:
         current.span = "predicted"
     current.target = IGSettings.targets[0]
