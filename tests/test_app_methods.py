@@ -19,19 +19,19 @@ def test_the_methods_are_compared_on_the_example_chosen_on_explore():
 
     heatmap = spec_titled(app, "What each method says matters")
     assert heatmap["data"][0]["y"] == ["Gradient sensitivity", "Gradient × input", "Integrated Gradients",
-                                       "Attention tracing", "Attention rollout", "Random"]
-    assert np.allclose(values(heatmap["data"][0]["z"]).max(axis=1), 1.0)
+                                       "AttnLRP", "Attention tracing", "Attention rollout", "Random"]
+    assert np.allclose(np.abs(values(heatmap["data"][0]["z"])).max(axis=1), 1.0)  # each over its max |score|
     curves = spec_titled(app, "Deleting each method's top-k passage words")
     band = curves["data"][0]
     assert band["name"] == "random: range of 5 draws" and band["fill"] == "toself"
-    assert len(curves["data"]) == 2 + 5  # the band, random's mean, one line per method
+    assert len(curves["data"]) == 2 + 6  # the band, random's mean, one line per method
     assert all(values(trace["x"]).tolist() == list(range(11)) for trace in curves["data"][1:])
     readings = texts(app.markdown)
     for name in ("Gradient sensitivity", "Integrated Gradients", "Attention tracing"):
         assert f"**{name}**: Deleting its top-5 words" in readings
     assert "Underlined: the explained span" in html_of(app)
     table = app.dataframe[0].value
-    assert {"comprehensiveness", "sufficiency", "AOPC"} <= set(table.columns) and len(table) == 7
+    assert {"comprehensiveness", "sufficiency", "AOPC"} <= set(table.columns) and len(table) == 6 + 3  # random: mean, lowest, highest
 
 
 def test_another_deletion_rule_asks_for_its_own_comparison():

@@ -16,10 +16,10 @@ from rcqa.figures.words import MARK
 from rcqa.types import overlaps
 
 METHOD_NAMES = {"gradient": "Gradient sensitivity", "gradient_x_input": "Gradient × input",
-                "integrated_gradients": "Integrated Gradients", "attention_tracing": "Attention tracing",
-                "attention_rollout": "Attention rollout", "random": "Random"}
+                "integrated_gradients": "Integrated Gradients", "attnlrp": "AttnLRP",
+                "attention_tracing": "Attention tracing", "attention_rollout": "Attention rollout", "random": "Random"}
 COLOURS = {"gradient": "#1f77b4", "gradient_x_input": "#17becf", "integrated_gradients": "#d62728",
-           "attention_tracing": "#9467bd", "attention_rollout": "#ff7f0e", "random": "#7f7f7f"}
+           "attnlrp": "#2ca02c", "attention_tracing": "#9467bd", "attention_rollout": "#ff7f0e", "random": "#7f7f7f"}
 
 
 def method_name(name: str) -> str:
