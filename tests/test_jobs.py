@@ -1,9 +1,12 @@
 """The job queue with fake jobs that start and finish when a test says so (events, not sleeps)."""
+import math
 import threading
+import time
 
 import pytest
 
-from rcqa.ui.jobs import Busy, Cancelled, ClientBusy, JobQueue
+from rcqa.ui.jobs import (JOB_TIME_LIMIT_SECONDS, WATCH_SECONDS, Busy, Cancelled, ClientBusy, JobQueue, Stopped,
+                          job_time_limit)
 
 WAIT = 10  # seconds: only reached if the queue is broken
 
@@ -36,7 +39,11 @@ def order() -> list[str]:
 
 
 def gates(order, *names):
-    return [Gate(name, order) for name in names]
+    return gates_of(Gate, order, *names)
+
+
+def gates_of(kind, order, *names):
+    return [kind(name, order) for name in names]
 
 
 def test_jobs_run_in_order_one_at_a_time_and_each_knows_how_many_are_ahead(order):
@@ -201,3 +208,76 @@ def test_one_address_has_at_most_its_share_waiting_however_many_sessions_it_open
     for gate, ticket in zip((jobs[0], jobs[2], jobs[3], anonymous), (first, replaced, elsewhere, unknown)):
         gate.finish(ticket)
     assert order == ["blocker", "a", "c", "other", "d"]
+
+
+# --- running jobs are stopped: cancelled by everyone who asked, left by them, or past the time limit ------------
+
+class Stoppable(Gate):
+    """A fake job that runs until it is told to stop (its Running's stop event), then ends as work does."""
+
+    def __call__(self, running):
+        self.calls += 1
+        self.order.append(self.name)
+        self.started.set()
+        assert running.stop.wait(WAIT), "the job was never told to stop"
+        running.check()  # raises Stopped, as a worker's next progress report does
+
+
+def test_a_running_job_cancelled_by_its_only_asker_stops_and_the_next_one_runs(order):
+    queue = JobQueue(workers=1)
+    (long,), (after,) = gates_of(Stoppable, order, "long"), gates(order, "after")
+    running = queue.submit("long", "s1", long)
+    assert long.started.wait(WAIT)
+    waiting = queue.submit("after", "s2", after)
+    running.cancel()
+    assert running.state == "cancelled"  # this session's claim; the job itself is being stopped
+    assert after.started.wait(WAIT) and running.job.state == "failed"
+    with pytest.raises(Stopped, match="cancelled"):
+        raise running.job.error
+    assert after.finish(waiting) == "result of after" and order == ["long", "after"]
+
+
+def test_a_running_job_shared_with_another_session_runs_on_when_one_cancels(order):
+    queue = JobQueue(workers=1)
+    (shared,) = gates(order, "shared")
+    mine = queue.submit("shared", "s1", shared)
+    assert shared.started.wait(WAIT)
+    yours = queue.submit("shared", "s2", shared)
+    mine.cancel()
+    assert not mine.job.stop.is_set() and yours.state == "running"
+    assert shared.finish(yours) == "result of shared"
+
+
+def test_a_running_job_whose_askers_all_left_is_stopped_without_any_page_asking(order):
+    queue = JobQueue(workers=1)
+    (long,), (after,) = gates_of(Stoppable, order, "long"), gates(order, "after")
+    connected = {"s1": True}
+    running = queue.submit("long", "s1", long, alive=lambda: connected["s1"])
+    assert long.started.wait(WAIT)
+    connected["s1"] = False  # the tab was closed: nothing polls the queue from now on
+    assert running.job.finished.wait(WAIT) and running.job.state == "failed"
+    assert "left" in str(running.job.error)
+    assert after.finish(queue.submit("after", "s2", after)) == "result of after"
+
+
+def test_a_job_past_its_time_limit_is_stopped_with_a_sentence_saying_what_to_change(order):
+    queue = JobQueue(workers=1, time_limit=0.5)
+    (long,) = gates_of(Stoppable, order, "long")
+    ticket = queue.submit("long", "s1", long)
+    started = time.monotonic()
+    assert ticket.wait(WAIT) and ticket.state == "failed"
+    assert 0.5 <= time.monotonic() - started < 0.5 + 3 * WATCH_SECONDS + 1
+    with pytest.raises(Stopped) as stopped:
+        ticket.result()
+    assert str(stopped.value) == ("it ran longer than 0.5 seconds, this server's limit for one job: ask for less (the "
+                                  "answer's window only, or fewer steps)")
+
+
+@pytest.mark.parametrize("value, seconds", [(None, JOB_TIME_LIMIT_SECONDS), ("90", 90.0), ("0", math.inf),
+                                            ("off", math.inf)])
+def test_the_operator_sets_the_time_limit(monkeypatch, value, seconds):
+    if value is None:
+        monkeypatch.delenv("RCQA_JOB_TIME_LIMIT_S", raising=False)
+    else:
+        monkeypatch.setenv("RCQA_JOB_TIME_LIMIT_S", value)
+    assert job_time_limit() == seconds and JobQueue(1).time_limit == seconds

@@ -3,6 +3,8 @@ replaced, and results equal to the same work done in the server's process."""
 import os
 import subprocess
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.ui import worker
-from rcqa.ui.jobs import WORKERS_ENV, default_workers, job_gpus
+from rcqa.ui.jobs import WORKERS_ENV, JobQueue, Stopped, default_workers, job_gpus
 
 # --- tasks: module-level, so that the worker can import them by name -------------------------------------------
 
@@ -58,6 +60,20 @@ def gpu_binding_a_while(qa_model, report):
 
     time.sleep(0.5)  # long enough that the other job starts while this one runs
     return gpu_binding(qa_model, report)
+
+
+def reports_for_a_minute(qa_model, report):
+    """A long job that reports progress every 0.1 s, as an explanation does after each layer or window."""
+    for tick in range(600):
+        time.sleep(0.1)
+        report(tick)
+    return "finished"
+
+
+def silent_for_a_minute(qa_model, report):
+    """A long job that never reports: only ending its process stops it."""
+    time.sleep(60)
+    return "finished"
 
 
 def models_loaded_here(qa_model, report):
@@ -221,3 +237,78 @@ def test_a_worker_started_from_a_page_runs_none_of_the_app_and_imports_no_stream
     done = subprocess.run([sys.executable, "-c", SPAWN_FROM_A_PAGE, str(root / main_script)], cwd=root,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+# --- running jobs stopped: a real worker process stops within a few seconds and the next job runs --------------
+
+STOPS_WITHIN = worker.STOP_GRACE_SECONDS + 3  # seconds: the grace, and the time to see the stop and to kill
+
+
+def queued_on(processes, qa_model, function, *args):
+    """The queue's work for a task run in the worker processes, as the dashboard's rcqa.ui.queue.heavy builds it."""
+    job = task(qa_model, function, *args)
+    return lambda running: processes.run(job, running, running.stop)
+
+
+def started(ticket) -> float:
+    """Wait until the ticket's job has reported progress from its worker; the time it did."""
+    deadline = time.monotonic() + 120
+    while ticket.progress is None:
+        assert time.monotonic() < deadline, "the job never started"
+        time.sleep(0.05)
+    return time.monotonic()
+
+
+@pytest.mark.parametrize("long_job, same_worker", [(reports_for_a_minute, True), (silent_for_a_minute, False)])
+def test_a_long_job_cancelled_while_it_runs_stops_within_seconds_and_the_next_one_completes(tiny_bert, long_job,
+                                                                                            same_worker):
+    processes, queue = worker.WorkerProcesses(1, threads=1), JobQueue(workers=1)
+    first_pid, *_ = processes.run(task(tiny_bert, where_and_how), lambda _: None)
+    long = queue.submit("long", "s1", queued_on(processes, tiny_bert, long_job))
+    if long_job is silent_for_a_minute:
+        while long.state != "running":
+            time.sleep(0.05)
+        time.sleep(1)  # it has been sent to the worker, which sleeps without a word
+        cancelled = time.monotonic()
+    else:
+        cancelled = started(long)
+    after = queue.submit("after", "s2", queued_on(processes, tiny_bert, where_and_how))
+    long.cancel()
+    assert long.job.finished.wait(STOPS_WITHIN) and isinstance(long.job.error, Stopped)
+    assert time.monotonic() - cancelled < STOPS_WITHIN
+    assert after.wait(120) and after.state == "done"
+    next_pid, policy, _ = after.result()
+    assert (next_pid == first_pid) == same_worker  # asked to stop, it did; silent, it was killed and replaced
+    assert policy == os.SCHED_IDLE
+
+
+def test_a_job_past_its_time_limit_in_a_worker_is_stopped_and_says_so(tiny_bert):
+    processes, queue = worker.WorkerProcesses(1, threads=1), JobQueue(workers=1, time_limit=2)
+    processes.run(task(tiny_bert, counts_to_three), lambda _: None)  # the worker is up
+    long = queue.submit("long", "s1", queued_on(processes, tiny_bert, reports_for_a_minute))
+    began = started(long)
+    assert long.wait(2 + STOPS_WITHIN) and long.state == "failed"
+    assert time.monotonic() - began < 2 + STOPS_WITHIN
+    with pytest.raises(Stopped, match="ran longer than 2 seconds"):
+        long.result()
+    after = queue.submit("after", "s2", queued_on(processes, tiny_bert, counts_to_three))
+    assert after.wait(60) and after.result() == "counted"
+
+
+def test_a_real_explanation_stops_at_its_next_layer_and_keeps_nothing_in_the_cache(processes, tiny_bert, tmp_path):
+    stop, layers = threading.Event(), []
+
+    def first_layer_then_stop(layer):
+        layers.append(layer)
+        stop.set()
+
+    example, settings = gallery_example("canal-long"), IGSettings(windows="all", steps=8, tolerance=None)
+    cache = ResultCache(tmp_path)
+    with pytest.raises(Stopped):
+        processes.run(task(tiny_bert, worker.explanation, example, settings, cache), first_layer_then_stop, stop)
+    assert not list(tmp_path.glob("*.npz"))
+    everything = []
+    result, hit = processes.run(task(tiny_bert, worker.explanation, example, settings, cache), everything.append)
+    assert not hit and len(result.layers) == tiny_bert.num_layers + 1  # the same worker goes on
+    # the first run stopped early (a few reports were in the pipe already)
+    assert len(layers) < len(everything) / 2

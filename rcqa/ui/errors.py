@@ -15,7 +15,7 @@ from rcqa.data import DataError
 from rcqa.model import ModelLoadError
 from rcqa.qa import InputError
 from rcqa.text import without_bidi_controls
-from rcqa.ui.jobs import Cancelled
+from rcqa.ui.jobs import Cancelled, Stopped
 from rcqa.ui.worker import WorkerDied
 
 log = logging.getLogger("rcqa.ui")
@@ -52,6 +52,8 @@ def failure(error: Exception, doing: str) -> None:
     log_failure(error, doing)
     if isinstance(error, Cancelled):
         st.warning(f"{doing} was cancelled: ask again to queue it.")
+    elif isinstance(error, Stopped):
+        st.warning(f"{doing} was stopped: {error}.")
     elif isinstance(error, WorkerDied):
         st.error(f"{doing} stopped: the process that ran it ended (it is restarted). Try again.")
     elif isinstance(error, OSError):

@@ -3,16 +3,20 @@
 At most `workers` jobs run at once (what the device holds); the rest wait in order. Identical requests (the
 same key: the result cache's) are one job, computed once and handed to everyone who asked. A session has at
 most one job waiting: asking for another withdraws it from the first. A job nobody waits for any more (every
-asker cancelled or left) is dropped before it starts; a running job always finishes, since its result goes
-to the disk cache. Past `limit` waiting jobs, new ones are refused with Busy; so are those of a client (an
-address, which may hold many sessions) that already has `per_client` jobs waiting.
+asker cancelled or left) is dropped before it starts, and stopped while it runs; so is a job running past
+`time_limit` seconds. Stopping sets the job's stop event, which its work watches (rcqa.ui.worker checks it between
+layers and windows, and ends a worker process that does not stop in time). Past `limit` waiting jobs, new ones are
+refused with Busy; so are those of a client (an address, which may hold many sessions) that already has
+`per_client` jobs waiting.
 
 Standard library only: the dashboard (rcqa.ui.queue) adapts it to Streamlit sessions.
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -22,12 +26,38 @@ import torch
 from rcqa.model import pick_device
 
 WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
+BUDGET_ENV, TIME_LIMIT_ENV = "RCQA_JOB_BUDGET_S", "RCQA_JOB_TIME_LIMIT_S"
 QUEUE_LIMIT = 32
 CLIENT_LIMIT = 2  # jobs waiting for one client address, whatever its number of sessions
 JOB_NICENESS = 10  # heavy work yields the cores to page scripts: a new visitor's page is drawn first
+JOB_BUDGET_SECONDS = 300  # a job estimated to take longer is refused before it is queued (docs/serving.md)
+JOB_TIME_LIMIT_SECONDS = 600  # a running job is stopped after this: twice the budget, for estimates that run long
+WATCH_SECONDS = 0.5  # how often the queue looks for running jobs to stop
 
-Report = Callable[[Any], None]  # what a job calls with its progress, e.g. each finished layer
-Work = Callable[[Report], Any]
+
+class Running:
+    """What a job's work is handed while it runs: called with its progress (e.g. each finished layer), and `stop`,
+    set when the job is to stop (everyone who asked left or cancelled, or it ran past its time limit)."""
+
+    def __init__(self, job: Job):
+        self._job, self.stop = job, job.stop
+
+    def __call__(self, progress: Any) -> None:
+        self._job.progress = progress
+
+    def checked(self, progress: Any) -> None:
+        """Report progress, unless the job is to stop: then raise Stopped (work run in this process calls this
+        between its steps)."""
+        self.check()
+        self(progress)
+
+    def check(self) -> None:
+        if self.stop.is_set():
+            raise Stopped(self._job.stopped_because)
+
+
+Report = Callable[[Any], None]  # what a job calls with its progress
+Work = Callable[[Running], Any]
 
 
 class Busy(RuntimeError):
@@ -49,6 +79,34 @@ class ClientBusy(Busy):
 
 class Cancelled(RuntimeError):
     """The ticket was cancelled (or replaced by a newer request of its session) before its job ran."""
+
+
+class Stopped(RuntimeError):
+    """The running job was stopped: its message says why, in a sentence for the visitor."""
+
+
+def _seconds_setting(name: str, default: float) -> float:
+    """A number of seconds the operator sets in $name; "0", "off" or "inf" for no limit."""
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return default
+    return math.inf if value in ("0", "off", "inf", "none") else float(value)
+
+
+def job_budget() -> float:
+    """The estimated seconds above which a job is refused before it is queued: $RCQA_JOB_BUDGET_S, else
+    JOB_BUDGET_SECONDS (rcqa.attribution.cost estimates a job)."""
+    return _seconds_setting(BUDGET_ENV, JOB_BUDGET_SECONDS)
+
+
+def job_time_limit() -> float:
+    """The seconds a job may run before it is stopped: $RCQA_JOB_TIME_LIMIT_S, else JOB_TIME_LIMIT_SECONDS."""
+    return _seconds_setting(TIME_LIMIT_ENV, JOB_TIME_LIMIT_SECONDS)
+
+
+def minutes(seconds: float) -> str:
+    """A limit in words: "90 seconds", "10 minutes"."""
+    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
 
 
 def job_gpus() -> list[str]:
@@ -110,6 +168,9 @@ class Job:
         self.result: Any = None
         self.error: BaseException | None = None
         self.finished = threading.Event()
+        self.stop = threading.Event()  # set to stop it while it runs; stopped_because says why
+        self.stopped_because = ""
+        self.started = math.inf  # time.monotonic() when it started running
 
     def wanted(self) -> bool:
         return any(alive() for alive in self.askers.values())
@@ -156,10 +217,13 @@ class Ticket:
 
 
 class JobQueue:
-    """Jobs in arrival order, run by `workers` threads started on the first submit."""
+    """Jobs in arrival order, run by `workers` threads started on the first submit, and watched by one more, which
+    stops the running jobs nobody waits for or that ran past `time_limit` seconds (job_time_limit() by default)."""
 
-    def __init__(self, workers: int = 1, limit: int = QUEUE_LIMIT, per_client: int = CLIENT_LIMIT):
+    def __init__(self, workers: int = 1, limit: int = QUEUE_LIMIT, per_client: int = CLIENT_LIMIT,
+                 time_limit: float | None = None):
         self.workers, self.limit, self.per_client = workers, limit, per_client
+        self.time_limit = job_time_limit() if time_limit is None else time_limit
         self._waiting: deque[Job] = deque()
         self._jobs: dict[str, Job] = {}  # waiting or running, by key
         self._running = 0
@@ -223,6 +287,26 @@ class JobQueue:
         job.clients.pop(session, None)
         if job.state == "waiting" and not job.askers:
             self._drop(job)
+        elif job.state == "running" and not job.askers:
+            self._stop(job, "it was cancelled")
+
+    def _stop(self, job: Job, because: str) -> None:
+        if not job.stop.is_set():
+            job.stopped_because = because
+            job.stop.set()
+
+    def _watch(self) -> None:
+        """Stop the running jobs whose askers have all gone (closed their tab: a page that polls is not needed for
+        this) or that ran past the time limit."""
+        while True:
+            with self._changed:
+                self._changed.wait(WATCH_SECONDS)
+                for job in [j for j in self._jobs.values() if j.state == "running"]:
+                    if not job.wanted():
+                        self._stop(job, "everyone who asked for it left")
+                    elif time.monotonic() - job.started > self.time_limit:
+                        self._stop(job, f"it ran longer than {minutes(self.time_limit)}, this server's limit for "
+                                        "one job: ask for less (the answer's window only, or fewer steps)")
 
     def _prune(self) -> None:
         """Drop the waiting jobs whose askers have all gone (closed their tab): they would be computed for nobody."""
@@ -235,6 +319,8 @@ class JobQueue:
         job.state = "dropped"
 
     def _start_workers(self) -> None:
+        if not self._threads:
+            threading.Thread(target=self._watch, name="rcqa-job-watch", daemon=True).start()
         while len(self._threads) < self.workers:
             thread = threading.Thread(target=self._serve, name=f"rcqa-job-{len(self._threads)}", daemon=True)
             self._threads.append(thread)
@@ -253,18 +339,15 @@ class JobQueue:
                 self._changed.wait()
                 self._prune()
             job = self._waiting.popleft()
-            job.state, self._running = "running", self._running + 1
+            job.state, self._running, job.started = "running", self._running + 1, time.monotonic()
             return job
 
     def _run(self, job: Job) -> None:
-        def report(progress: Any) -> None:
-            job.progress = progress
-
         try:
-            job.result = job.work(report)
+            job.result = job.work(Running(job))
             state = "done"
-        except Exception as error:  # handed to every asker, who shows it
-            job.error, state = error, "failed"
+        except Exception as error:  # handed to every asker, who shows it; a stopped job's says why it stopped
+            job.error, state = Stopped(job.stopped_because) if job.stop.is_set() else error, "failed"
         with self._changed:
             job.state, self._running = state, self._running - 1
             del self._jobs[job.key]

@@ -47,12 +47,13 @@ def worker_processes() -> worker.WorkerProcesses | None:
 
 
 def heavy(qa_model: QAModel, function: Callable, *args) -> Work:
-    """The job that runs function(qa_model, *args, report): in a worker process, or in the queue's thread."""
+    """The job that runs function(qa_model, *args, report): in a worker process, or in the queue's thread; either
+    stops at its next progress report once the queue stops it."""
     task = worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args)
     processes = worker_processes()
     if processes is None:
-        return lambda report: task.run(qa_model, report)
-    return lambda report: processes.run(task, report)
+        return lambda running: task.run(qa_model, running.checked)
+    return lambda running: processes.run(task, running, running.stop)
 
 
 def _session() -> tuple[str, Callable[[], bool]]:

@@ -9,18 +9,30 @@ Children are started with `spawn` (forking a threaded server is unsafe, and CUDA
 they are asked for by name once and check its fingerprint against the server's, and report progress over their
 pipe. On a machine with GPUs each child is bound to one, and sees only that one. A child that dies (killed, out of
 memory) fails its job with WorkerDied and is replaced, on the same GPU, for the next one.
+
+A running job is stopped (rcqa.ui.jobs: cancelled, or past its time limit) through an event the child shares: it
+checks it each time it reports progress (after every layer, and every window of a whole passage), and ends its
+task with Stopped. A child that has not answered STOP_GRACE_SECONDS later (in a long step, or a task that reports
+nothing) is killed and replaced, so the next job starts either way.
 """
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import pickle
 import queue
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rcqa.ui.jobs import Stopped
+
 PROCESS_ENV = "RCQA_JOB_PROCESSES"  # "0": run heavy jobs in the server's own threads instead
+STOP_GRACE_SECONDS = 3.0  # a child asked to stop that has not answered by then is killed
+POLL_SECONDS = 0.1  # how often a running job's stop event is looked at while the child works
 
 
 class WorkerDied(RuntimeError):
@@ -54,8 +66,9 @@ class WorkerProcess:
         self.gpu = gpu
         context = multiprocessing.get_context("spawn")
         self._connection, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child, threads, preload, gpu), name="rcqa-worker",
-                                        daemon=True)
+        self._stop = context.Event()  # set: the child ends its task at its next progress report
+        self._process = context.Process(target=_serve, args=(child, threads, preload, gpu, self._stop),
+                                        name="rcqa-worker", daemon=True)
         self._process.start()
         child.close()
         self._broken = False
@@ -63,10 +76,21 @@ class WorkerProcess:
     def alive(self) -> bool:
         return not self._broken and self._process.is_alive()
 
-    def run(self, task: Task, report: Callable[[Any], None]) -> Any:
-        """The task's result, computed in the child; its error, raised here; progress handed to report."""
+    def run(self, task: Task, report: Callable[[Any], None], stop: threading.Event | None = None) -> Any:
+        """The task's result, computed in the child; its error, raised here; progress handed to report. Once
+        `stop` is set the child is asked to stop, and killed if it has not within STOP_GRACE_SECONDS: Stopped."""
+        self._stop.clear()
         self._talk(self._connection.send, task)
+        stopping = math.inf  # when the child was asked to stop
         while True:
+            if stop is not None and stop.is_set() and stopping == math.inf:
+                self._stop.set()
+                stopping = time.monotonic()
+            if time.monotonic() - stopping > STOP_GRACE_SECONDS:
+                self._kill()
+                raise Stopped("the job was stopped")
+            if not self._talk(self._connection.poll, POLL_SECONDS):
+                continue
             kind, value = self._talk(self._connection.recv)
             if kind == "progress":
                 report(value)
@@ -74,6 +98,12 @@ class WorkerProcess:
                 return value
             else:
                 raise value
+
+    def _kill(self) -> None:
+        """End the child now (it is replaced for the next job)."""
+        self._broken = True
+        self._process.kill()
+        self._process.join(timeout=5)
 
     def _talk(self, action: Callable, *message) -> Any:
         try:
@@ -103,10 +133,10 @@ class WorkerProcesses:
         for index in range(size):
             self._idle.put(WorkerProcess(threads, preload, gpus[index % len(gpus)] if gpus else None))
 
-    def run(self, task: Task, report: Callable[[Any], None]) -> Any:
+    def run(self, task: Task, report: Callable[[Any], None], stop: threading.Event | None = None) -> Any:
         worker = self._idle.get()
         try:
-            return worker.run(task, report)
+            return worker.run(task, report, stop)
         finally:
             if not worker.alive():
                 worker.close()
@@ -114,9 +144,9 @@ class WorkerProcesses:
             self._idle.put(worker)
 
 
-def _serve(connection, threads: int, preload: str | None, gpu: str | None) -> None:
+def _serve(connection, threads: int, preload: str | None, gpu: str | None, stop) -> None:
     """The child: its GPU, idle priority before torch starts its threads (they inherit it), the preloaded model,
-    then one task at a time."""
+    then one task at a time, each ended with Stopped at its next progress report once `stop` is set."""
     if gpu is not None:
         _bind_to(gpu)
     _idle_priority()
@@ -138,10 +168,17 @@ def _serve(connection, threads: int, preload: str | None, gpu: str | None) -> No
         try:
             device = "cuda" if gpu is not None and task.device.startswith("cuda") else task.device
             qa_model = load_model(task.model, device, fingerprint=task.fingerprint)
-            result = task.run(qa_model, lambda progress: connection.send(("progress", progress)))
+            result = task.run(qa_model, lambda progress: _report(connection, stop, progress))
             connection.send(("result", result))
         except Exception as error:  # handed to the server, which shows it
             connection.send(("error", _picklable(error)))
+
+
+def _report(connection, stop, progress: Any) -> None:
+    """Hand progress to the server, or end the task if the server asked it to stop."""
+    if stop.is_set():
+        raise Stopped("the job was stopped")
+    connection.send(("progress", progress))
 
 
 def _bind_to(gpu: str) -> None:
