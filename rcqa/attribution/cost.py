@@ -20,6 +20,7 @@ the most points).
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 
@@ -29,8 +30,9 @@ from rcqa.model import QAModel
 
 ADAPTIVE_GROWTH = 1.5  # the adaptive rule's points per layer, over its starting `steps` (module docstring)
 MULTIPLY_ADDS_PER_TOKEN_BLOCK = 36  # × h²: 12 h² forward, twice that backward
+SPEED_ENV = "RCQA_SECONDS_PER_MULTIPLY_ADD"
 # seconds per multiply-add on this project's 2 shared CPU cores (python -m rcqa.attribution.cost, docs/serving.md)
-SECONDS_PER_MULTIPLY_ADD = 3.0e-11
+SECONDS_PER_MULTIPLY_ADD = 5.0e-11
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,15 @@ class Cost:
         return (self.windows * self.tokens * self.block_passes * self.points * self.targets
                 * MULTIPLY_ADDS_PER_TOKEN_BLOCK * self.width ** 2)
 
-    def seconds(self, seconds_per_multiply_add: float = SECONDS_PER_MULTIPLY_ADD) -> float:
-        return self.multiply_adds * seconds_per_multiply_add
+    def seconds(self, seconds_per_multiply_add: float | None = None) -> float:
+        """The expected seconds, at seconds_per_multiply_add (this server's, server_speed(), by default)."""
+        return self.multiply_adds * (server_speed() if seconds_per_multiply_add is None else seconds_per_multiply_add)
+
+
+def server_speed() -> float:
+    """This server's seconds per multiply-add: $RCQA_SECONDS_PER_MULTIPLY_ADD, as its operator measured it with
+    `python -m rcqa.attribution.cost`, else SECONDS_PER_MULTIPLY_ADD."""
+    return float(os.environ.get(SPEED_ENV) or SECONDS_PER_MULTIPLY_ADD)
 
 
 def expected_points(settings: IGSettings) -> float:

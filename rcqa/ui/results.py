@@ -12,6 +12,7 @@ import streamlit as st
 
 from rcqa import qa
 from rcqa.attribution.cache import ResultCache
+from rcqa.attribution.cost import explanation_cost, in_words
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.settings import IGSettings
@@ -24,6 +25,7 @@ from rcqa.model import QAModel
 from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example
 from rcqa.ui import worker
+from rcqa.ui.jobs import job_budget, minutes
 from rcqa.ui.queue import await_ticket, heavy, pending, submit
 from rcqa.ui.show import callback, report
 
@@ -145,17 +147,45 @@ def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
                     explained: str = "the answer") -> Attribution | None:
     """The explanation if it is stored, else, once "Explain every layer" is pressed (or this session's request is
     still under way: its place, then its progress), computed through the queue; None until then. `explained` says
-    what the button attributes."""
+    what the button attributes, and how long it is expected to take; an explanation over the server's budget
+    (rcqa.ui.jobs.job_budget) is refused instead, with what to change."""
     if (result := stored_result(qa_model, current, settings)) is not None:
         return result
     if pending_request(qa_model, current, settings) is None:
+        if (seconds := expected_seconds(qa_model, current, settings)) is None:
+            return None
+        if seconds > (budget := job_budget()):
+            st.warning(over_budget(seconds, budget, settings))
+            return None
         slot = st.empty()
         if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
             st.caption(f"Attributes {explained} at the output of all {qa_model.num_layers + 1} layers of "
-                       f"{shown_name(qa_model.name)}.")
+                       f"{shown_name(qa_model.name)}: {in_words(seconds)} on this server.")
             return None
         slot.empty()
     return compute_result(qa_model, current, settings)
+
+
+def expected_seconds(qa_model: QAModel, current: Example, settings: IGSettings) -> float | None:
+    """How long explaining the example with these settings is expected to take on this server (rcqa.attribution.cost):
+    every window of the passage, or the answer's, whose tokens are counted where it is the only one (a longer
+    passage's windows are full). None, with the reason shown, where the model cannot read the example."""
+    found = answer(qa_model, current)
+    if found is None:
+        return None
+    windows = found.n_windows if settings.windows == "all" else 1
+    tokens = qa_model.max_len
+    if found.n_windows == 1:
+        tokens = int(qa.encode(qa_model, current.question, current.passage).inputs["attention_mask"].sum())
+    return explanation_cost(qa_model, settings, windows, tokens).seconds()
+
+
+def over_budget(seconds: float, budget: float, settings: IGSettings) -> str:
+    """The one sentence refusing an explanation expected to take `seconds`, saying what to change."""
+    change = ("explain the answer's window only (Windows explained)" if settings.windows == "all" else
+              "choose fewer steps, or a preset with fewer")
+    return (f"This explanation would take {in_words(seconds)} on this server, more than the {minutes(budget)} it "
+            f"allows one job: {change}.")
 
 
 # --- the methods' comparison ---------------------------------------------------------------------------------
