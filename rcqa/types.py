@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -230,7 +231,8 @@ class Attribution:
     per target, aggregation, layer and token the Integrated-Gradients score, with completeness checks.
 
     scores has shape (targets, len(AGGREGATIONS), layers, tokens); hidden_states (layers, tokens, dim)
-    keeps the layer outputs for projections. Pages render it, the CLI writes it, the cache stores it.
+    keeps the layer outputs for projections: of every token, or of those hidden_tokens names (a whole passage
+    keeps its explained window's). Pages render it, the CLI writes it, the cache stores it.
     """
 
     example: Example
@@ -249,6 +251,7 @@ class Attribution:
     settings: dict
     seconds: float = 0.0
     hidden_states: np.ndarray | None = None
+    hidden_tokens: list[int] | None = None  # the tokens hidden_states holds, in its order; None: every token
 
     def layer_scores(self, aggregation: str = "l2", target: int = 0) -> np.ndarray:
         """(layers, tokens) scores of one target under one aggregation."""
@@ -312,12 +315,14 @@ class Attribution:
         return buffer.getvalue()
 
     @classmethod
-    def from_npz(cls, file) -> Attribution:
-        """A result from a file to_npz wrote (a path or an open binary file); older files hold every aggregation."""
+    def from_npz(cls, file, largest_states: float = math.inf) -> Attribution:
+        """A result from a file to_npz wrote (a path or an open binary file); older files hold every aggregation.
+        Layer outputs of more than `largest_states` bytes are left out unread (a whole passage's every window, as
+        results kept before they kept one window's)."""
         with np.load(file, allow_pickle=False) as stored:
             data = json.loads(stored["meta"].tobytes().decode())
             data["scores"] = full_scores(stored["scores"], data.pop("stored_aggregations", AGGREGATIONS))
-            if "hidden_states" in stored:
+            if "hidden_states" in stored and stored.zip.getinfo("hidden_states.npy").file_size <= largest_states:
                 data["hidden_states"] = stored["hidden_states"]
         return cls.from_dict(data)
 
@@ -333,6 +338,8 @@ class Attribution:
         }
         if include_hidden and self.hidden_states is not None:
             data["hidden_states"] = self.hidden_states.tolist()
+        if self.hidden_states is not None and self.hidden_tokens is not None:
+            data["hidden_tokens"] = self.hidden_tokens
         return data
 
     @classmethod
@@ -352,6 +359,7 @@ class Attribution:
                                        kind=c.get("kind", "completeness")) for c in data["completeness"]],
             settings=data["settings"], seconds=data["seconds"],
             hidden_states=np.asarray(data["hidden_states"], dtype=np.float32) if "hidden_states" in data else None,
+            hidden_tokens=data.get("hidden_tokens") if "hidden_states" in data else None,
         )
 
 

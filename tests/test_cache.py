@@ -171,3 +171,44 @@ def test_results_written_before_the_prefix_are_read_and_never_deleted(tmp_path, 
     assert older.exists() and cache.files() == []
     older.write_bytes(b"not a zip")  # unreadable: a miss, recomputed, and the file is left as it is
     assert cache.get(key) is None and older.read_bytes() == b"not a zip"
+
+
+def test_a_whole_passage_keeps_one_windows_states_through_the_cache_and_its_map_shows_that_window(tmp_path,
+                                                                                                  tiny_bert):
+    from rcqa.figures import projection
+
+    example, settings = gallery_example("canal-long"), IGSettings(windows="all", steps=2, tolerance=None)
+    cache = ResultCache(tmp_path)
+    result, _ = cached_explain(tiny_bert, example, settings, cache)
+    again, hit = cached_explain(tiny_bert, example, settings, cache)
+    assert hit and result.settings["n_windows"] > 2
+    window_tokens = len(result.hidden_tokens)
+    assert result.hidden_states.shape == (tiny_bert.num_layers + 1, window_tokens, tiny_bert.config.hidden_size)
+    assert window_tokens <= tiny_bert.max_len < len(result.tokens)
+    assert again.hidden_tokens == result.hidden_tokens and np.array_equal(again.hidden_states, result.hidden_states)
+    chart = projection(again, 2, "pca")
+    assert chart.data.position.tolist() == result.hidden_tokens
+    assert chart.data.token.tolist() == [result.tokens[i] for i in result.hidden_tokens]
+
+
+def test_an_old_whole_passage_result_loads_without_reading_its_every_windows_states(tmp_path, tiny_bert,
+                                                                                     monkeypatch):
+    from rcqa.attribution import cache as cache_module
+
+    example, settings = gallery_example("canal-long"), IGSettings(windows="all", steps=2, tolerance=None)
+    cache = ResultCache(tmp_path)
+    result, _ = cached_explain(tiny_bert, example, settings, cache)
+    # as results were kept before: every token's states of the whole passage, no hidden_tokens
+    everyone = np.ones((len(result.layers), len(result.tokens), tiny_bert.config.hidden_size), dtype=np.float32)
+    key = cache.key(tiny_bert.fingerprint, example, settings)
+    cache.put(key, replace(result, hidden_states=everyone, hidden_tokens=None))
+    read = []
+    original = np.lib.npyio.NpzFile.__getitem__
+    monkeypatch.setattr(np.lib.npyio.NpzFile, "__getitem__", lambda self, name: (read.append(name),
+                                                                                 original(self, name))[1])
+    monkeypatch.setattr(cache_module, "LARGEST_STATES_BYTES", everyone.nbytes - 1)
+    old = ResultCache(tmp_path).get(key)
+    assert old is not None and old.hidden_states is None and old.hidden_tokens is None
+    assert "hidden_states" not in read and np.allclose(old.scores, result.scores, rtol=2**-23)
+    monkeypatch.setattr(cache_module, "LARGEST_STATES_BYTES", everyone.nbytes + 4096)  # with the .npy header
+    assert np.array_equal(ResultCache(tmp_path).get(key).hidden_states, everyone)  # within the bound: read

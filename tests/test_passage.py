@@ -40,9 +40,6 @@ def test_the_layout_of_three_hand_built_windows():
     assert layout.ids == (CLS, Q, SEP, 200, 201, 202, 203, 204, 205, SEP)
     assert layout.segments[3:9] == ("passage",) * 6 and layout.offsets[5] == (4, 5)
     assert layout.positions == ((0, 1, 2, 3, 4, 5, 9), (0, 1, 2, 5, 6, 7, 9), (0, 1, 2, 6, 7, 8, 9))
-    # BERT's max context: min(left, right) + 0.01 · 3; p2 is an edge of windows 0 and 1 (both 0.03): the first;
-    # p3 is the middle of window 1 (1.03) and an edge of window 2; p4 the middle of window 2
-    assert layout.max_context == (None, None, None, 0, 0, 0, 1, 2, 2, None)
 
 
 def test_the_merge_adds_every_copy_and_takes_l2_over_them_all():
@@ -298,19 +295,19 @@ def test_reproduce_refuses_one_window_extras_with_the_whole_passage(capsys, tmp_
     assert status == 2 and "--interventions reads one window" in capsys.readouterr().err
 
 
-def test_the_layer_outputs_kept_are_each_tokens_from_its_max_context_window(tiny_bert):
+def test_the_layer_outputs_kept_are_the_explained_windows_own_with_their_place_in_the_passage(tiny_bert):
     qa_model = few_windows(tiny_bert)
     example = gallery_example("bridge-how-much")
     result = explain(qa_model, example, IGSettings(windows="all", tolerance=None, steps=2))
     windows = encode(qa_model, example.question, example.passage)
     layout = PassageLayout.of(windows)
-    hidden = [torch.cat(LayerStack(qa_model.model, engine.window_inputs(windows, w)).hidden).numpy()
-              for w in range(len(windows))]
-    for w, positions in enumerate(layout.positions):
-        for token, p in enumerate(positions):
-            if layout.max_context[p] == w or (layout.max_context[p] is None and w == result.window):
-                assert np.allclose(result.hidden_states[:, p], hidden[w][:, token], atol=1e-6), (w, token)
-    assert len(set(layout.max_context) - {None}) == len(windows)  # every window holds some token's best context
+    assert len(windows) > 2 and result.window == explain(qa_model, example, IGSettings(steps=2)).window
+    own = torch.cat(LayerStack(qa_model.model, engine.window_inputs(windows, result.window)).hidden).numpy()
+    assert result.hidden_states.shape == own.shape and np.allclose(result.hidden_states, own, atol=1e-6)
+    assert result.hidden_tokens == list(layout.positions[result.window])
+    # each kept state is the token's of the whole passage that it says: the same word-piece
+    assert [result.tokens[p] for p in result.hidden_tokens] == qa_model.tokenizer.convert_ids_to_tokens(
+        windows.inputs["input_ids"][result.window, :len(result.hidden_tokens)].tolist())
 
 
 def test_a_contrast_with_a_foil_in_another_window_reads_both_windows(tiny_bert):
@@ -365,9 +362,6 @@ def test_the_layout_of_a_shorter_last_window_with_two_closing_specials():
     for w, positions in enumerate(layout.positions):  # every token of every window is at its place
         assert [layout.ids[p] for p in positions] == windows.inputs["input_ids"][w, :len(positions)].tolist()
         assert [layout.offsets[p] for p in positions] == windows.offsets[w][:len(positions)]
-    # BERT's max context, min(left, right) + 0.01 · length: p3 is 1 + 0.05 in window 0 and 1 + 0.04 in the shorter
-    # window 1 (the longer window wins); p4 is 0 + 0.05 at window 0's edge and 1 + 0.04 in window 1
-    assert layout.max_context == (None,) * 4 + (0, 0, 0, 0, 1, 1) + (None,) * 2
 
 
 @pytest.mark.parametrize("token, segment, message", [

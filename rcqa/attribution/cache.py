@@ -27,6 +27,10 @@ from rcqa.types import Attribution, Example
 LOG = logging.getLogger(__name__)
 PREFIX = "rcqa-result-"  # every file the cache writes, and the only ones it deletes
 STALE_PART_SECONDS = 3600  # a .part file this old is a crashed writer's, never one still being written
+# layer outputs larger than this are left out when a result is read: one window of BERT-large (25 × 384 × 1024
+# float32) is 38 MB; only a whole passage's every window, as results kept before they kept one window's, is more
+# (327 MB for 128 windows of the default model), and reading it took 7 s and 355 MB in the page that opened it
+LARGEST_STATES_BYTES = 64 * 2**20
 FORMAT = 3  # bump when the stored layout or the engine's numbers change (2: Kronrod-refined panels; 3: words as
 # written with their tags, the squared-L2 score)
 
@@ -71,7 +75,7 @@ class ResultCache:
     def get(self, key: str) -> Attribution | None:
         path = self._path(key)
         try:
-            result = Attribution.from_npz(path)
+            result = Attribution.from_npz(path, largest_states=LARGEST_STATES_BYTES)
         except FileNotFoundError:
             return self._written_before(key)
         except _UNREADABLE:

@@ -132,8 +132,11 @@ def projection(result: Attribution, layer: int, method: str = "tsne") -> Chart:
 def projection_map(result: Attribution, layer: int, projected: Projection) -> Chart:
     """projection's map, of the layer's vectors projected already (the dashboard projects them in a worker)."""
     method = "tsne" if projected.perplexity is not None else "pca"
-    data = pd.DataFrame({"position": range(len(result.tokens)), "token": result.tokens,
-                         "group": token_groups(result), "x": projected.points[:, 0], "y": projected.points[:, 1]})
+    mapped = range(len(result.tokens)) if result.hidden_tokens is None else result.hidden_tokens  # one window's
+    groups = token_groups(result)
+    data = pd.DataFrame({"position": mapped, "token": [result.tokens[i] for i in mapped],
+                         "group": [groups[i] for i in mapped], "x": projected.points[:, 0],
+                         "y": projected.points[:, 1]})
     figure = go.Figure()
     for group, colour in GROUPS.items():
         part = data[data.group == group]
