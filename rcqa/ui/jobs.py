@@ -301,12 +301,16 @@ class JobQueue:
         while True:
             with self._changed:
                 self._changed.wait(WATCH_SECONDS)
-                for job in [j for j in self._jobs.values() if j.state == "running"]:
-                    if not job.wanted():
-                        self._stop(job, "everyone who asked for it left")
-                    elif time.monotonic() - job.started > self.time_limit:
-                        self._stop(job, f"it ran longer than {minutes(self.time_limit)}, this server's limit for "
-                                        "one job: ask for less (the answer's window only, or fewer steps)")
+                self._stop_unwanted()
+
+    def _stop_unwanted(self) -> None:
+        # a method of its own, so that no local of the watcher's loop keeps the last job (and its model) alive
+        for job in [j for j in self._jobs.values() if j.state == "running"]:
+            if not job.wanted():
+                self._stop(job, "everyone who asked for it left")
+            elif time.monotonic() - job.started > self.time_limit:
+                self._stop(job, f"it ran longer than {minutes(self.time_limit)}, this server's limit for one job: "
+                                "ask for less (the answer's window only, or fewer steps)")
 
     def _prune(self) -> None:
         """Drop the waiting jobs whose askers have all gone (closed their tab): they would be computed for nobody."""
