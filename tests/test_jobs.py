@@ -281,3 +281,22 @@ def test_the_operator_sets_the_time_limit(monkeypatch, value, seconds):
     else:
         monkeypatch.setenv("RCQA_JOB_TIME_LIMIT_S", value)
     assert job_time_limit() == seconds and JobQueue(1).time_limit == seconds
+
+
+def test_a_long_job_lets_short_ones_that_arrive_while_it_waits_go_first_but_not_those_after_it_is_due(order,
+                                                                                                    monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    queue = JobQueue(workers=1, time_limit=math.inf)
+    blocker, long, short, late = gates(order, "blocker", "long", "short", "late")
+    first = queue.submit("blocker", "s0", blocker)
+    assert blocker.started.wait(WAIT)
+    waiting_long = queue.submit("long", "s1", long, estimate=600)  # due at 1600
+    clock[0] += 60
+    waiting_short = queue.submit("short", "s2", short, estimate=10)  # due at 1070: before the long one
+    clock[0] += 600
+    waiting_late = queue.submit("late", "s3", late, estimate=10)  # due at 1670: after the long one
+    assert [waiting_short.ahead(), waiting_long.ahead(), waiting_late.ahead()] == [1, 2, 3]
+    for gate, ticket in ((blocker, first), (short, waiting_short), (long, waiting_long), (late, waiting_late)):
+        gate.finish(ticket)
+    assert order == ["blocker", "short", "long", "late"]

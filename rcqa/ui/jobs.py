@@ -1,6 +1,7 @@
 """One bounded queue per process for heavy work (explanations), shared by every session of the app.
 
-At most `workers` jobs run at once (what the device holds); the rest wait in order. Identical requests (the
+At most `workers` jobs run at once (what the device holds); the rest wait in order of when they are due: when
+they arrived plus the seconds they are expected to take (Job; in arrival order where none is given). Identical requests (the
 same key: the result cache's) are one job, computed once and handed to everyone who asked. A session has at
 most one job waiting: asking for another withdraws it from the first. A job nobody waits for any more (every
 asker cancelled or left) is dropped before it starts, and stopped while it runs; so is a job running past
@@ -13,11 +14,11 @@ Standard library only: the dashboard (rcqa.ui.queue) adapts it to Streamlit sess
 """
 from __future__ import annotations
 
+import bisect
 import math
 import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -159,8 +160,12 @@ def lower_priority(niceness: int | None = None) -> None:
 
 
 class Job:
-    def __init__(self, key: str, work: Work):
-        self.key, self.work = key, work
+    """Work for one key, due at `due`: when it arrived plus its expected seconds. Jobs run in order of due, so a
+    long job lets the short ones that arrive while it waits go first, but none that arrives after it is due: no job
+    waits for ever, and a long one holds up a short one by at most its own time."""
+
+    def __init__(self, key: str, work: Work, due: float = 0.0):
+        self.key, self.work, self.due = key, work, due
         self.askers: dict[str, Callable[[], bool]] = {}  # session → is it still there?
         self.clients: dict[str, str] = {}  # session → its client address, where known
         self.state = "waiting"  # → running → done | failed, or waiting → dropped
@@ -224,17 +229,17 @@ class JobQueue:
                  time_limit: float | None = None):
         self.workers, self.limit, self.per_client = workers, limit, per_client
         self.time_limit = job_time_limit() if time_limit is None else time_limit
-        self._waiting: deque[Job] = deque()
+        self._waiting: list[Job] = []  # in the order they run: by Job.due
         self._jobs: dict[str, Job] = {}  # waiting or running, by key
         self._running = 0
         self._changed = threading.Condition()
         self._threads: list[threading.Thread] = []
 
     def submit(self, key: str, session: str, work: Work, alive: Callable[[], bool] = lambda: True,
-               client: str | None = None) -> Ticket:
-        """Claim the job for key (joining one waiting or running, else queueing `work`) for session, of client
-        (its address, None where unknown); any other job the session has waiting loses its claim. Busy if a new
-        job would pass the limit, ClientBusy if the client's own."""
+               client: str | None = None, estimate: float = 0.0) -> Ticket:
+        """Claim the job for key (joining one waiting or running, else queueing `work`, expected to take `estimate`
+        seconds) for session, of client (its address, None where unknown); any other job the session has waiting
+        loses its claim. Busy if a new job would pass the limit, ClientBusy if the client's own."""
         with self._changed:
             self._prune()
             job = self._jobs.get(key)
@@ -243,8 +248,8 @@ class JobQueue:
                     raise Busy(len(self._waiting))
                 if client is not None and (mine := self._client_waiting(client, session)) >= self.per_client:
                     raise ClientBusy(mine)
-                job = self._jobs[key] = Job(key, work)
-                self._waiting.append(job)
+                job = self._jobs[key] = Job(key, work, time.monotonic() + estimate)
+                bisect.insort(self._waiting, job, key=lambda waiting: waiting.due)
             for other in [j for j in self._waiting if j is not job and session in j.askers]:
                 self._withdraw(other, session)
             job.askers[session] = alive
@@ -342,7 +347,7 @@ class JobQueue:
             while not self._waiting:
                 self._changed.wait()
                 self._prune()
-            job = self._waiting.popleft()
+            job = self._waiting.pop(0)
             job.state, self._running, job.started = "running", self._running + 1, time.monotonic()
             return job
 

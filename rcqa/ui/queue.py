@@ -72,13 +72,14 @@ def pending(slot: str, key: str) -> Ticket | None:
     return ticket if ticket and ticket.key == key and ticket.state != "cancelled" else None
 
 
-def submit(slot: str, key: str, work: Work) -> Ticket | None:
-    """Queue the work (or join an identical request) and keep its ticket in session slot `slot`; None, with a
-    message, when the queue is full."""
+def submit(slot: str, key: str, work: Work, estimate: float = 0.0) -> Ticket | None:
+    """Queue the work, expected to take `estimate` seconds (or join an identical request), and keep its ticket in
+    session slot `slot`; None, with a message, when the queue is full."""
     session, alive = _session()
     try:
         ticket = job_queue().submit(key, session, work, alive,
-                                    client=client_address(st.context.ip_address, st.context.headers))
+                                    client=client_address(st.context.ip_address, st.context.headers),
+                                    estimate=estimate)
     except ClientBusy as busy:
         st.warning(f"You already have {busy.waiting} explanations or comparisons waiting, the most this server "
                    "queues for one visitor: wait for them, or cancel one.")

@@ -116,7 +116,8 @@ def compute_result(qa_model: QAModel, current: Example, settings: IGSettings, si
     explanation fails. `side`: as for stored_result (each side has its own request)."""
     key, slot = result_key(qa_model, current, settings), _TICKET + side
     ticket = pending(slot, key) or submit(
-        slot, key, heavy(qa_model, worker.explanation, current, settings, result_cache()))
+        slot, key, heavy(qa_model, worker.explanation, current, settings, result_cache()),
+        estimate=expected_seconds(qa_model, current, settings) or 0.0)
     if ticket is None:
         return None
     total, name = qa_model.num_layers + 1, shown_name(qa_model.name)
