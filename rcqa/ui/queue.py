@@ -130,17 +130,18 @@ def await_ticket(ticket: Ticket, slot: str, label: str, failed: str, finished: C
 
 def _wait_for(ticket: Ticket, place, cancel, cancel_key: str, slot: str,
               show_progress: Callable[[Any], None]) -> None:
-    """Until the ticket's job has finished: its place in the queue with a Cancel button, then its progress, each
-    redrawn when it changes."""
-    if ticket.state == "waiting":
+    """Until the ticket's job has finished: its place in the queue, then its progress, each redrawn when it changes,
+    with a Cancel button (a running job nobody else waits for is then stopped: rcqa.ui.jobs)."""
+    if ticket.state in ("waiting", "running"):
         cancel.button("Cancel", key=cancel_key, on_click=callback(cancel_request, "Cancelling"), args=(slot,))
     shown = None
     while not ticket.wait(POLL_SECONDS):
-        shown = _show_progress(ticket, place, cancel, show_progress, shown)
-    _show_progress(ticket, place, cancel, show_progress, shown)
+        shown = _show_progress(ticket, place, show_progress, shown)
+    _show_progress(ticket, place, show_progress, shown)
+    cancel.empty()
 
 
-def _show_progress(ticket: Ticket, place, cancel, show_progress: Callable[[Any], None], shown: tuple | None) -> tuple:
+def _show_progress(ticket: Ticket, place, show_progress: Callable[[Any], None], shown: tuple | None) -> tuple:
     """Draw the request's place in the queue, or its progress, if it changed since `shown` (what was drawn last):
     every redraw is a message to the browser, and eight waiting pages redrawing twice a second cost the server
     and the browsers CPU that a new visitor's page needs."""
@@ -153,7 +154,6 @@ def _show_progress(ticket: Ticket, place, cancel, show_progress: Callable[[Any],
         place.info(f"Queued: {ahead} explanation{plural} or comparison{plural} ahead of yours.")
         return state
     place.empty()
-    cancel.empty()
     if (done := ticket.progress) is not None:
         show_progress(done)
     return state
