@@ -22,6 +22,7 @@ import statistics
 import tempfile
 import threading
 import time
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -102,10 +103,14 @@ def shown(page) -> dict:
                            " === 'notRunning'", timeout=300_000)
     alerts = page.locator("[data-testid=stAlert]").all_inner_texts()
     captions = page.locator("[data-testid=stCaptionContainer]").all_inner_texts()
-    return {"alerts": [alert.splitlines()[0][:200] for alert in alerts],
+    return {"alerts": [first_line(alert) for alert in alerts],
             "captions": [caption[:200] for caption in captions if "on this server" in caption],
             "explain_offered": page.get_by_role("button", name="Explain every layer").count() > 0,
             "exception": page.locator("[data-testid=stException]").count() > 0}
+
+
+def first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0][:200]
 
 
 def paste(page, url: str, passage: str, query: str = "") -> None:
@@ -158,7 +163,7 @@ def abuse(browser, url: str, files: tuple[Path, Path], passages: dict[str, str],
     page.context.close()
     visitors_done.wait(1800)
     steps["whole_passage_within_budget_when_the_visitors_were_done"] = {  # its page still waits: read it as it is
-        "alerts": [a.splitlines()[0][:200] for a in held.locator("[data-testid=stAlert]").all_inner_texts()],
+        "alerts": [first_line(alert) for alert in held.locator("[data-testid=stAlert]").all_inner_texts()],
         "progress": held.locator("[data-testid=stProgress]").all_inner_texts()}
     held.context.close()  # the tab closes: its job is dropped, or stopped if it runs
     times["abusive_tab_closed"] = time.monotonic()
@@ -268,8 +273,10 @@ def abuse_in_own_playwright(url: str, files: tuple[Path, Path], passages: dict[s
         try:
             return abuse(browser, url, files, passages, visitors_done, times)
         except Exception as error:  # reported, not lost with the thread
-            return {"abuse_failed": f"{type(error).__name__}: {str(error).splitlines()[0]}"}
+            return {"abuse_failed": f"{type(error).__name__}: {(str(error).splitlines() or [''])[0]} (line "
+                                    f"{traceback.extract_tb(error.__traceback__)[-1].lineno})"}
         finally:
+            times["queued"].set()  # the visitors do not wait for a step that failed
             browser.close()
 
 
