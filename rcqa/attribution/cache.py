@@ -93,7 +93,7 @@ class ResultCache:
         """The result as the cache named it before its files had a prefix (committed run caches are such), read
         and never touched or deleted: a file of that name may be someone's own."""
         try:
-            return Attribution.from_npz(self.folder / f"{key}.npz")
+            return Attribution.from_npz(self.folder / f"{key}.npz", largest_states=LARGEST_STATES_BYTES)
         except _UNREADABLE:  # FileNotFoundError included
             return None
 
