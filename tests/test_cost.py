@@ -58,3 +58,15 @@ def test_explore_says_how_long_an_explanation_takes_and_refuses_one_over_the_bud
     app.radio(key="rcqa.widget.windows").set_value("answer").run()
     (refusal,) = [w.value for w in app.warning if "on this server" in w.value]
     assert refusal.endswith("choose fewer steps, or a preset with fewer.")
+
+
+@pytest.mark.usefixtures("app_env")
+def test_side_by_side_refuses_both_explanations_over_the_budget_and_queues_nothing(monkeypatch):
+    monkeypatch.setenv("RCQA_SECONDS_PER_MULTIPLY_ADD", "1")
+    monkeypatch.setenv("RCQA_JOB_BUDGET_S", "120")
+    app = open_app(query={"ex": "orchard-how-many", "vs": "gold"}, page="pages/side_by_side.py")
+    app.button(key="rcqa.explain_pair").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    refusals = [w.value for w in app.warning if "on this server" in w.value]
+    assert refusals and all(r.endswith("choose fewer steps, or a preset with fewer.") for r in refusals)
+    assert not [key for key in app.session_state if str(key).startswith("rcqa.ticket")]  # nothing was queued

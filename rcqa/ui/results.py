@@ -115,9 +115,12 @@ def compute_result(qa_model: QAModel, current: Example, settings: IGSettings, si
     line and then its progress layer by layer; None (with a message shown) when the queue is full or the
     explanation fails. `side`: as for stored_result (each side has its own request)."""
     key, slot = result_key(qa_model, current, settings), _TICKET + side
-    ticket = pending(slot, key) or submit(
-        slot, key, heavy(qa_model, worker.explanation, current, settings, result_cache()),
-        estimate=expected_seconds(qa_model, current, settings) or 0.0)
+    ticket = pending(slot, key)
+    if ticket is None:
+        if (seconds := affordable_seconds(qa_model, current, settings)) is None:
+            return None
+        ticket = submit(slot, key, heavy(qa_model, worker.explanation, current, settings, result_cache()),
+                        estimate=seconds)
     if ticket is None:
         return None
     total, name = qa_model.num_layers + 1, shown_name(qa_model.name)
@@ -153,10 +156,7 @@ def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
     if (result := stored_result(qa_model, current, settings)) is not None:
         return result
     if pending_request(qa_model, current, settings) is None:
-        if (seconds := expected_seconds(qa_model, current, settings)) is None:
-            return None
-        if seconds > (budget := job_budget()):
-            st.warning(over_budget(seconds, budget, settings))
+        if (seconds := affordable_seconds(qa_model, current, settings)) is None:
             return None
         slot = st.empty()
         if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
@@ -179,6 +179,17 @@ def expected_seconds(qa_model: QAModel, current: Example, settings: IGSettings) 
     if found.n_windows == 1:
         tokens = int(qa.encode(qa_model, current.question, current.passage).inputs["attention_mask"].sum())
     return explanation_cost(qa_model, settings, windows, tokens).seconds()
+
+
+def affordable_seconds(qa_model: QAModel, current: Example, settings: IGSettings) -> float | None:
+    """The explanation's expected seconds if it is within the server's budget (rcqa.ui.jobs.job_budget); None,
+    with the reason shown (over the budget: what to change), otherwise."""
+    if (seconds := expected_seconds(qa_model, current, settings)) is None:
+        return None
+    if seconds > (budget := job_budget()):
+        st.warning(over_budget(seconds, budget, settings))
+        return None
+    return seconds
 
 
 def over_budget(seconds: float, budget: float, settings: IGSettings) -> str:
