@@ -23,6 +23,12 @@ def test_the_expected_points_are_a_fixed_rules_steps_or_the_adaptive_rules_grown
     assert expected_points(IGSettings(steps=120, max_steps=128)) == 128
 
 
+def test_attnlrp_costs_one_pass_through_every_block(tiny_bert):
+    lrp = explanation_cost(tiny_bert, IGSettings(method="attnlrp"), windows=1, tokens=100)
+    blocks, width = tiny_bert.num_layers, model_width(tiny_bert)
+    assert lrp.multiply_adds == pytest.approx(100 * blocks * 36 * width ** 2)  # L block passes of 100 tokens
+
+
 def test_durations_read_as_a_person_says_them():
     assert [in_words(s) for s in (3, 44, 180, 3900, 7200)] == [
         "a few seconds", "about 40 seconds", "about 3 minutes", "about 1 hour 5 minutes", "about 2 hours"]

@@ -84,10 +84,14 @@ def model_width(qa_model: QAModel) -> int:
 def explanation_cost(qa_model: QAModel, settings: IGSettings, windows: int, tokens: int) -> Cost:
     """The cost of explaining `windows` windows of `tokens` tokens each (the whole passage's, or the one window's)
     with these settings. Every window counts as read: the default target's softmax reads them all (the logit
-    targets read one or two, so for them this is an upper bound)."""
+    targets read one or two, so for them this is an upper bound). AttnLRP is one forward and one backward pass
+    through every block, as one path point of the embeddings' layer is (L block passes: points 2 / (L + 1) over
+    L (L + 1) / 2)."""
     targets = len(settings.targets) + bool(settings.contrast)
-    return Cost(windows=windows, tokens=tokens, blocks=qa_model.num_layers, points=expected_points(settings),
-                targets=targets, width=model_width(qa_model))
+    blocks = qa_model.num_layers
+    points = 2 / (blocks + 1) if settings.method == "attnlrp" else expected_points(settings)
+    return Cost(windows=windows, tokens=tokens, blocks=blocks, points=points, targets=targets,
+                width=model_width(qa_model))
 
 
 def in_words(seconds: float) -> str:
