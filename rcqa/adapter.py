@@ -94,20 +94,22 @@ class Recorder(torch.nn.Module):
 
 
 def with_replacements(model: torch.nn.Module, replacements: dict[torch.nn.Module, torch.nn.Module]) -> torch.nn.Module:
-    """A shallow copy of model in which each key module runs its value instead. Only the modules on the paths to
-    them are copied (with child tables of their own); parameters and every other module are shared."""
-    names = {id(module): name for name, module in model.named_modules(remove_duplicate=False)}
+    """A shallow copy of model in which each key module runs its value instead, at every place it is registered (a
+    block listed twice is called twice). Only the modules on the paths to them are copied (with child tables of
+    their own; a copy on a later path copies the earlier copy, keeping its replacements); parameters and every other
+    module are shared."""
+    places: dict[int, list[str]] = {}
+    for name, module in model.named_modules(remove_duplicate=False):
+        places.setdefault(id(module), []).append(name)
     root = _shallow_copy(model)
-    copied = {id(root)}
     for module, replacement in replacements.items():
-        parent = root
-        *path, last = names[id(module)].split(".")
-        for name in path:
-            if id(parent._modules[name]) not in copied:
+        for place in places[id(module)]:
+            parent = root
+            *path, last = place.split(".")
+            for name in path:
                 parent._modules[name] = _shallow_copy(parent._modules[name])
-                copied.add(id(parent._modules[name]))
-            parent = parent._modules[name]
-        parent._modules[last] = replacement
+                parent = parent._modules[name]
+            parent._modules[last] = replacement
     return root
 
 
@@ -229,9 +231,10 @@ def discover(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> ModelAd
     after = [call for kind, call in calls[block_calls[-1] + 1:]]
     head = after[-1].module if after and _is_span_head(after[-1].module) else None
     final = tuple(call.module for call in after[:-1]) if head is not None else ()
-    why = _fast_or_why_not(model, calls, block_calls, after, head, output)
+    model_type = getattr(model.config, "model_type", "")
+    why = _fast_or_why_not(model_type, calls, block_calls, after, head, output)
     return ModelAdapter(
-        architecture=type(model).__name__, model_type=getattr(model.config, "model_type", ""), blocks=tuple(lists),
+        architecture=type(model).__name__, model_type=model_type, blocks=tuple(lists),
         block_names=tuple(name for name, _ in named), labels=tuple(labels), final=final, head=head,
         path="fast" if why is None else "general", why=why or "its prefix-cached stack is proven equal to its forward",
         first_token_reads_input=_first_token_reads_input(model, inputs, output),
@@ -252,7 +255,7 @@ def _block_labels(named: list[tuple[str, torch.nn.ModuleList]], called: list[tor
     """One label per block call: "block i", or with more than one part (encoder, decoder) "encoder block i"."""
     def part(module: torch.nn.Module) -> str:
         name = next(name for name, blocks in named if any(b is module for b in blocks))
-        return name.split(".")[-2] if "." in name else ""
+        return name.split(".")[-2] if "." in name else name  # a list at the model's top: its own name
 
     parts = [part(module) for module in called]
     several = len(set(parts)) > 1
@@ -268,10 +271,10 @@ def _is_span_head(module: torch.nn.Module) -> bool:
     return isinstance(module, torch.nn.Linear) and module.out_features == 2
 
 
-def _fast_or_why_not(model: torch.nn.Module, calls: list[tuple[str, Call]], block_calls: list[int],
+def _fast_or_why_not(model_type: str, calls: list[tuple[str, Call]], block_calls: list[int],
                      after: list[Call], head: torch.nn.Module | None, output) -> str | None:
     """None where the prefix-cached stack reproduces the model, else the sentence saying why it may not."""
-    if getattr(model.config, "model_type", "") not in FAST_FAMILIES:
+    if model_type not in FAST_FAMILIES:
         return "no test has proven its prefix-cached stack equal to its forward"
     if head is None:
         return "its QA head is not one linear layer over the last hidden states"

@@ -4,6 +4,7 @@ the last block, the QA head, the path and why, where the batch and tokens sit, a
 the input. Built in memory, in seconds: the fast selection that mutation-tests rcqa/adapter.py (docs/testing.md);
 tests/test_adapter.py explains every family end to end."""
 import re
+from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -29,16 +30,18 @@ def tiny(name: str) -> torch.nn.Module:
     return AutoModelForQuestionAnswering.from_config(config).eval()
 
 
-@pytest.fixture(scope="module")
-def found():
-    """Each representative family's model and its adapter, found once."""
-    models = {name: tiny(name) for name in ("BERT", "Megatron-BERT", "ModernBERT", "Llama", "BART", "ALBERT",
-                                            "XLNet", "SqueezeBERT")}
-    return {name: (model, discover(model, INPUTS)) for name, model in models.items()}
+shared_tiny = cache(tiny)  # discovery leaves the model as it was, so one model serves every test
 
 
-def test_an_encoder_finds_its_blocks_head_and_the_fast_path(found):
-    model, adapter = found["BERT"]
+def found(name: str) -> tuple[torch.nn.Module, ModelAdapter]:
+    """The family's model and its adapter, found in the test itself (so that mutmut, which runs only the tests that
+    call a function, runs each test that checks what discovery found)."""
+    model = shared_tiny(name)
+    return model, discover(model, INPUTS)
+
+
+def test_an_encoder_finds_its_blocks_head_and_the_fast_path():
+    model, adapter = found("BERT")
     assert adapter.architecture == "BertForQuestionAnswering" and adapter.model_type == "bert"
     assert len(adapter.blocks) == 1 and adapter.blocks[0] is model.bert.encoder.layer
     assert adapter.block_names == ("bert.encoder.layer",)
@@ -50,29 +53,29 @@ def test_an_encoder_finds_its_blocks_head_and_the_fast_path(found):
                                   f"nothing; the fast path ({FAST_WHY})")
 
 
-def test_a_pre_ln_encoder_ends_with_its_final_norm(found):
-    model, adapter = found["Megatron-BERT"]
+def test_a_pre_ln_encoder_ends_with_its_final_norm():
+    model, adapter = found("Megatron-BERT")
     assert adapter.final == (model.bert.encoder.ln,) and adapter.head is model.qa_outputs and adapter.path == "fast"
     assert "; after the last block: LayerNorm; the fast path" in adapter.describe()
 
 
-def test_modernbert_runs_its_final_norm_prediction_head_and_dropout_before_its_classifier(found):
-    model, adapter = found["ModernBERT"]
+def test_modernbert_runs_its_final_norm_prediction_head_and_dropout_before_its_classifier():
+    model, adapter = found("ModernBERT")
     assert adapter.blocks[0] is model.model.layers and adapter.block_names == ("model.layers",)
     assert adapter.final == (model.model.final_norm, model.head, model.drop) and adapter.head is model.classifier
     assert adapter.path == "fast" and adapter.first_token_reads_input
     assert "after the last block: LayerNorm, ModernBertPredictionHead, Dropout;" in adapter.describe()
 
 
-def test_a_decoder_only_model_ends_with_its_norm_and_its_first_token_reads_only_itself(found):
-    model, adapter = found["Llama"]
+def test_a_decoder_only_model_ends_with_its_norm_and_its_first_token_reads_only_itself():
+    model, adapter = found("Llama")
     assert adapter.blocks[0] is model.transformer.layers and adapter.labels == ("embeddings", "block 0", "block 1")
     assert adapter.final == (model.transformer.norm,) and adapter.head is model.qa_outputs
     assert adapter.path == "fast" and not adapter.first_token_reads_input
 
 
-def test_an_encoder_decoder_runs_its_encoder_blocks_then_its_decoders_on_the_general_path(found):
-    model, adapter = found["BART"]
+def test_an_encoder_decoder_runs_its_encoder_blocks_then_its_decoders_on_the_general_path():
+    model, adapter = found("BART")
     assert [id(b) for b in adapter.blocks] == [id(model.model.encoder.layers), id(model.model.decoder.layers)]
     assert adapter.block_names == ("model.encoder.layers", "model.decoder.layers")
     assert adapter.labels == ("embeddings", "encoder block 0", "encoder block 1", "decoder block 0",
@@ -84,16 +87,24 @@ def test_an_encoder_decoder_runs_its_encoder_blocks_then_its_decoders_on_the_gen
                                   f"({UNPROVEN})")
 
 
-def test_albert_counts_each_call_of_its_shared_group(found):
-    model, adapter = found["ALBERT"]
+def test_albert_counts_each_call_of_its_shared_group():
+    model, adapter = found("ALBERT")
     assert adapter.blocks[0] is model.albert.encoder.albert_layer_groups and len(adapter.blocks[0]) == 1
     assert adapter.labels == ("embeddings", "block 0", "block 1") and adapter.num_layers == 2
 
 
-def test_where_the_blocks_keep_batch_and_tokens(found):
+def test_where_the_blocks_keep_batch_and_tokens():
     """XLNet's blocks take tokens × batch × dim, SqueezeBERT's batch × dim × tokens (its feature map in a dict)."""
-    assert found["XLNet"][1].axes == (1, 0, 2) and found["SqueezeBERT"][1].axes == (0, 2, 1)
-    assert found["XLNet"][1].path == "general" and found["SqueezeBERT"][1].path == "general"
+    (_, xlnet), (_, squeezebert) = found("XLNet"), found("SqueezeBERT")
+    assert xlnet.axes == (1, 0, 2) and squeezebert.axes == (0, 2, 1)
+    assert xlnet.path == "general" and squeezebert.path == "general"
+
+
+def test_the_axes_are_read_at_the_first_block_before_a_funnel_pools_its_tokens():
+    """Funnel's second block holds half the tokens: its axes are read where all the tokens are."""
+    model, adapter = found("Funnel")
+    assert adapter.block_names == ("funnel.encoder.blocks.0", "funnel.encoder.blocks.1", "funnel.decoder.layers")
+    assert adapter.blocks[0] is model.funnel.encoder.blocks[0] and adapter.axes == (0, 1, 2)
 
 
 @pytest.mark.parametrize("axes", [(1, 0, 2), (0, 2, 1), (1, 2, 0), (2, 0, 1)])
@@ -118,7 +129,8 @@ def test_standard_lays_the_states_out_as_batch_tokens_dim_and_native_undoes_it(a
     ((4, 2, 4), 2, 4, (1, 0, 2)),
     ((2, 16, 8), 2, 10, (0, 1, 2)),  # Longformer pads 10 tokens to 16
     ((16, 2, 32), 2, 10, (1, 0, 2)),
-    ((1, 10, 4), 1, 10, (0, 1, 2)), ((10, 1, 4), 1, 10, (1, 0, 2))])
+    ((1, 10, 4), 1, 10, (0, 1, 2)), ((10, 1, 4), 1, 10, (1, 0, 2)),
+    ((10, 4, 2), 2, 10, (2, 0, 1)), ((4, 10, 2), 2, 10, (2, 1, 0))])
 def test_the_axes_are_found_from_the_batch_and_token_counts(shape, batch, tokens, axes):
     assert _axes(torch.zeros(shape), batch, tokens) == axes
 
@@ -144,28 +156,32 @@ class Toy(torch.nn.Module):
     """A QA model of a fast family (bert by default) with knobs that break, one at a time, what the fast path
     needs."""
 
-    def __init__(self, model_type: str = "bert", head: torch.nn.Module | None = None, between: float = 0.0,
-                 logit_scale: float = 1.0, causal: bool = False, use_cache: bool = False, skip: bool = False):
+    def __init__(self, model_type: str | None = "bert", head: torch.nn.Module | None = None, between: float = 0.0,
+                 shift: tuple[float, float] = (0.0, 0.0), causal: bool = False, use_cache: bool = False,
+                 skip: bool = False, blocks: int = 2):
         super().__init__()
         torch.manual_seed(0)
-        self.config = SimpleNamespace(model_type=model_type, use_cache=use_cache)
+        self.config = SimpleNamespace(use_cache=use_cache)
+        if model_type is not None:
+            self.config.model_type = model_type
         self.embeddings = torch.nn.Embedding(32, 4)
-        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)])
+        self.positions = torch.nn.Embedding(16, 4)
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(blocks)])
         self.norm = torch.nn.LayerNorm(4)
         self.qa_outputs = head if head is not None else torch.nn.Linear(4, 2)
-        self.between, self.logit_scale, self.causal, self.skip = between, logit_scale, causal, skip
+        self.between, self.shift, self.causal, self.skip = between, shift, causal, skip
 
     def forward(self, input_ids, attention_mask=None, use_cache=None):
         assert use_cache is None or use_cache is False
-        states = self.embeddings(input_ids)
+        states = self.embeddings(input_ids) + self.positions(torch.arange(input_ids.shape[1]))
         if self.causal:  # each token the mean of itself and those before it
             states = states.cumsum(1) / torch.arange(1, states.shape[1] + 1)[:, None]
         else:  # each token plus the mean of all
             states = states + states.mean(1, keepdim=True)
         for block in ([] if self.skip else self.layers):
             states = block(states) + self.between
-        start, end = (self.qa_outputs(self.norm(states)) * self.logit_scale).split(1, dim=-1)
-        return SimpleNamespace(start_logits=start.squeeze(-1), end_logits=end.squeeze(-1))
+        start, end = self.qa_outputs(self.norm(states)).split(1, dim=-1)
+        return SimpleNamespace(start_logits=start.squeeze(-1) + self.shift[0], end_logits=end.squeeze(-1) + self.shift[1])
 
 
 def test_a_plain_chain_of_a_proven_family_takes_the_fast_path():
@@ -183,11 +199,51 @@ def test_a_plain_chain_of_a_proven_family_takes_the_fast_path():
     (Toy(head=torch.nn.Sequential(torch.nn.Linear(4, 2))),
      "its QA head is not one linear layer over the last hidden states"),
     (Toy(between=0.5), "something other than its blocks and final modules runs between its layers"),
-    (Toy(logit_scale=2.0), "its logits are not its QA head's output as it stands"),
+    (Toy(shift=(0.5, 0.0)), "its logits are not its QA head's output as it stands"),
+    (Toy(shift=(0.0, 0.5)), "its logits are not its QA head's output as it stands"),
+    (Toy(model_type=None), UNPROVEN),
 ])
 def test_each_reason_for_the_general_path(toy, why):
     adapter = discover(toy, INPUTS)
     assert (adapter.path, adapter.why) == ("general", why)
+
+
+def test_what_runs_after_the_last_of_three_blocks():
+    toy = Toy(blocks=3)
+    adapter = discover(toy, INPUTS)
+    assert adapter.labels == ("embeddings", "block 0", "block 1", "block 2")
+    assert adapter.final == (toy.norm,) and adapter.head is toy.qa_outputs and adapter.path == "fast"
+
+
+def test_a_model_without_a_model_type_has_none():
+    assert discover(Toy(model_type=None), INPUTS).model_type == ""
+
+
+def test_a_block_listed_twice_is_recorded_at_each_call():
+    """Weights shared by listing one block twice: both calls are layers."""
+    toy = Toy()
+    toy.layers = torch.nn.ModuleList([toy.layers[0], toy.layers[0]])
+    adapter = discover(toy, INPUTS)
+    assert adapter.labels == ("embeddings", "block 0", "block 1") and adapter.path == "fast"
+
+
+class TwoLists(Toy):
+    """The toy's blocks kept in two lists at the model's top, "encoder" and "decoder", run one after the other."""
+
+    def __init__(self):
+        super().__init__()
+        blocks = self._modules.pop("layers")
+        self.encoder, self.decoder = blocks[:1], blocks[1:]
+
+    @property
+    def layers(self) -> list[torch.nn.Module]:
+        return [*self.encoder, *self.decoder]
+
+
+def test_lists_at_the_model_s_top_are_labelled_by_their_own_names():
+    adapter = discover(TwoLists(), INPUTS)
+    assert adapter.block_names == ("encoder", "decoder")
+    assert adapter.labels == ("embeddings", "encoder block 0", "decoder block 0")
 
 
 def test_a_head_that_is_not_one_linear_layer_is_no_head():
@@ -249,6 +305,9 @@ def test_a_model_with_a_cache_is_probed_without_it():
     toy = Toy(use_cache=True)  # its forward fails on use_cache=True
     assert without_cache(toy, INPUTS) == {**INPUTS, "use_cache": False}
     assert without_cache(Toy(), INPUTS) is INPUTS
+    no_cache = Toy()
+    del no_cache.config.use_cache  # a config that has no cache to turn off
+    assert without_cache(no_cache, INPUTS) is INPUTS
     assert discover(toy, INPUTS).path == "fast"
 
 
@@ -266,15 +325,16 @@ def test_block_lists_are_the_outermost_lists_and_a_list_of_lists_counts_as_its_i
     model.encoder = torch.nn.Module()
     model.encoder.blocks = torch.nn.ModuleList(inner)
     model.decoder = torch.nn.ModuleList([torch.nn.Sequential(torch.nn.ModuleList([torch.nn.Linear(2, 2)]))])
-    found = block_lists(model)
-    assert [name for name, _ in found] == ["encoder.blocks.0", "encoder.blocks.1", "decoder"]
-    assert found[0][1] is inner[0] and found[1][1] is inner[1] and found[2][1] is model.decoder
+    lists = block_lists(model)
+    assert [name for name, _ in lists] == ["encoder.blocks.0", "encoder.blocks.1", "decoder"]
+    assert lists[0][1] is inner[0] and lists[1][1] is inner[1] and lists[2][1] is model.decoder
+    root = torch.nn.ModuleList([torch.nn.Linear(2, 2)])
+    assert block_lists(root) == [("", root)]  # the list is the model: it sits at the empty name
 
-
-def test_the_modules_outside_the_blocks_are_the_largest_that_hold_none(found):
-    model, _ = found["BERT"]
+def test_the_modules_outside_the_blocks_are_the_largest_that_hold_none():
+    model = shared_tiny("BERT")
     assert _outside_blocks(model, [model.bert.encoder.layer]) == [model.bert.embeddings, model.qa_outputs]
-    model, _ = found["Llama"]
+    model = shared_tiny("Llama")
     outside = _outside_blocks(model, [model.transformer.layers])
     assert outside == [model.transformer.embed_tokens, model.transformer.norm, model.transformer.rotary_emb,
                        model.qa_outputs]
@@ -342,6 +402,14 @@ def test_the_private_copy_runs_the_replacements_and_leaves_the_model_and_its_par
     assert [(name, id(m)) for name, m in model.named_modules()] == before
     assert private is not model and private[1] is not model[1] and private[1][1] is replacement
     assert private[0] is model[0] and private[1][0] is model[1][0]  # shared, with their parameters
+
+
+def test_a_module_at_two_places_runs_its_replacement_at_both():
+    shared = torch.nn.Linear(2, 2)
+    model = torch.nn.Sequential(shared, torch.nn.Sequential(shared))
+    private = with_replacements(model, {shared: torch.nn.Identity()})
+    x = torch.randn(1, 2)
+    assert torch.equal(private(x), x) and model[0] is shared and model[1][0] is shared
 
 
 def test_two_replacements_under_one_parent_copy_that_parent_once():
