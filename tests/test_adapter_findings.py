@@ -181,7 +181,8 @@ class Toy(torch.nn.Module):
         for block in ([] if self.skip else self.layers):
             states = block(states) + self.between
         start, end = self.qa_outputs(self.norm(states)).split(1, dim=-1)
-        return SimpleNamespace(start_logits=start.squeeze(-1) + self.shift[0], end_logits=end.squeeze(-1) + self.shift[1])
+        return SimpleNamespace(start_logits=start.squeeze(-1) + self.shift[0],
+                               end_logits=end.squeeze(-1) + self.shift[1])
 
 
 def test_a_plain_chain_of_a_proven_family_takes_the_fast_path():
