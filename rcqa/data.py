@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from rcqa.types import Example, GoldAnswer
 
 MAX_PLOT_CHARS = 100_000  # rcqa.qa's passage limit (a layer above this one): a longer plot could not be asked about
 MAX_EXAMPLES = 200_000  # SQuAD 2.0 train has 130,319 questions
+MAX_NESTING = 64  # SQuAD v1.1 dev nests 9 levels deep
 MAX_ANSWERS = 32  # per question; SQuAD dev gives up to 6, DuoRC a handful
 # DuoRC answers are located by search: plot characters scanned per file, about 5 s on a crafted file (a periodic
 # answer in a periodic plot) and far less on real plots; DuoRC SelfRC's dev file scans about 10⁸
@@ -41,14 +45,26 @@ def _parse_json(source: str | Path | bytes) -> Any:
         if not path.is_file():
             raise DataError(f"{path}: no such file")
         raw, name = path.read_bytes(), str(path)
+    if nesting(raw) > MAX_NESTING:
+        raise DataError(f"{name}: nested too deeply to be a SQuAD or DuoRC file")
     try:
         return json.loads(raw.decode("utf-8-sig"))
-    except RecursionError:  # JSON's own parser recurses once per level of nesting
-        raise DataError(f"{name}: nested too deeply to be a SQuAD or DuoRC file") from None
     except UnicodeDecodeError as error:
         raise DataError(f"{name}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except json.JSONDecodeError as error:
         raise DataError(f"{name}: not valid JSON ({error.msg}, line {error.lineno})") from None
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def nesting(raw: bytes) -> int:
+    """How deep the JSON text's arrays and objects nest, brackets inside strings left out; counted before parsing,
+    since the parser's own guard is the interpreter's recursion limit, which a library may have raised (mkdocstrings
+    and torch._dynamo do), and past which a deep file would overflow the C stack."""
+    bare = np.frombuffer(_JSON_STRING.sub(b'""', raw), dtype=np.uint8)
+    steps = np.isin(bare, np.frombuffer(b"[{", np.uint8)).astype(np.int64) - np.isin(bare, np.frombuffer(b"]}", np.uint8))
+    return int(steps.cumsum().max(initial=0))
 
 
 def _require(condition: bool, where: str, message: str) -> None:

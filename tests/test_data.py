@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from rcqa.data import DataError, load_examples
+from rcqa.data import DataError, load_examples, nesting
 
 SQUAD = {"version": "1.1", "data": [{"title": "Bridges", "paragraphs": [{
     "context": "The bridge opened in 1935.",
@@ -102,3 +102,23 @@ def test_a_plot_the_loader_takes_is_one_the_model_can_be_asked_about():
     from rcqa.qa import MAX_PASSAGE_CHARS
 
     assert MAX_PLOT_CHARS == MAX_PASSAGE_CHARS
+
+
+def test_nesting_counts_brackets_outside_strings_by_hand():
+    assert nesting(b"1") == 0 and nesting(b"[]") == 1 and nesting(b"[[], [[]]]") == 3
+    assert nesting(b'{"a": [1, {"b": "[[[[ {{"}]}') == 3  # brackets inside a string do not nest
+    assert nesting(b'["a \\" [[[", []]') == 2  # nor after an escaped quote
+    assert nesting(b"[" * 1000 + b"]" * 1000) == 1000
+
+
+def test_a_deep_file_is_refused_whatever_the_recursion_limit():
+    # a library may raise the interpreter's limit (mkdocstrings and torch._dynamo do), which JSON's parser relied on
+    import sys
+
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(20_000)
+        with pytest.raises(DataError, match="nested too deeply"):
+            load_examples(b"[" * 5_000 + b"]" * 5_000)
+    finally:
+        sys.setrecursionlimit(limit)
