@@ -114,12 +114,14 @@ def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page)
     assert "ex=orchard-how-many" in page.url and f"steps={IGSettings().steps}" in page.url
     shoot(page, "02-explore-heatmap")
     for extension, start in (("csv", b"layer,layer_label,position,word"), ("svg", b"<svg")):
+        # the heatmap's own buttons (a whole-passage overview may come first), by their widget keys
         if extension == "svg":  # an image is drawn on a click, through the queue, then offered to download
-            page.get_by_role("button", name="SVG…").first.click()
+            page.locator(".st-key-image-heatmap-orchard-how-many-svg button").first.click()
         with page.expect_download(timeout=90_000) as download:
-            page.get_by_role("button", name=f"⬇ {extension.upper()}").first.click(timeout=120_000)
+            page.locator(f".st-key-download-heatmap-orchard-how-many-{extension} button").first.click(timeout=120_000)
         assert download.value.suggested_filename == f"heatmap-orchard-how-many.{extension}"
         assert Path(download.value.path()).read_bytes().lstrip().startswith(start)
+    settle(page)  # the image's rerun leaves the page's old elements until it ends
     for tab, shot in (("Top-5 words", "03-explore-top-k"), ("Layer roles", "04-explore-roles"),
                       ("One word across layers", "05-explore-word"), ("Completeness", "06-explore-completeness")):
         page.get_by_role("tab", name=tab).click()

@@ -111,8 +111,9 @@ def chart(chart: Chart) -> None:
                                on_click="ignore", key=f"download-{chart.name}-{extension}", type="tertiary")
         for kind in [kind for kind, image in images.items() if image is None]:
             st.button(f"{kind.upper()}…", key=f"image-{chart.name}-{kind}", type="tertiary",
-                      on_click=callback(_ask_image), args=(chart.name, kind), help=f"Draws the chart as {kind.upper()} on the server, through its "
-                      "queue of jobs, then offers it to download")
+                      on_click=callback(_ask_image), args=(chart.name, kind),
+                      help=f"Draws the chart as {kind.upper()} on the server, through its queue of jobs, then offers it "
+                      "to download")
 
 
 def _ask_image(name: str, kind: str) -> None:
