@@ -137,8 +137,11 @@ def test_two_threads_at_once_get_the_numbers_each_gets_alone(tiny_bert):
 
     with ThreadPoolExecutor(len(jobs)) as pool:
         together = list(pool.map(run, jobs))
+    # equal to float32 rounding: two threads share torch's intra-op pool, which may split a sum differently; a race
+    # on shared state (a hook, a patched module, a ledger) would move the numbers by far more
     for runs, single in zip(together, alone):
-        assert all(np.array_equal(run.numpy(), single.numpy()) for run in runs)
+        assert all(np.allclose(run.numpy(), single.numpy(), rtol=1e-5, atol=1e-6 * single.abs().max().item())
+                   for run in runs)
 
 
 def test_the_command_line_the_api_and_the_methods_comparison_give_the_same_relevance(capsys, tmp_path,
