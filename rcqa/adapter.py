@@ -70,20 +70,27 @@ def without_cache(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> di
     return {**inputs, "use_cache": False} if getattr(model.config, "use_cache", False) else inputs
 
 
-class Recorder(torch.nn.Module):
-    """Stands in for one shared module in a private copy of the model: makes each call and hands it to `record`."""
+class StandIn(torch.nn.Module):
+    """A module standing in for a shared one (`module`) in a private copy of the model; whatever else the model reads
+    of it is read from the shared one (ModernBERT asks a layer its attention type)."""
 
-    def __init__(self, module: torch.nn.Module, record: Callable[[Call], None]):
+    def __init__(self, module: torch.nn.Module):
         super().__init__()
         self.module = module
-        self.record = record
 
     def __getattr__(self, name: str):
-        """What the model reads of the module it stands for (ModernBERT asks a layer its attention type)."""
         try:
             return super().__getattr__(name)
         except AttributeError:
             return getattr(self._modules["module"], name)
+
+
+class Recorder(StandIn):
+    """Stands in for one shared module in a private copy of the model: makes each call and hands it to `record`."""
+
+    def __init__(self, module: torch.nn.Module, record: Callable[[Call], None]):
+        super().__init__(module)
+        self.record = record
 
     def forward(self, *args, **kwargs):
         output = self.module(*args, **kwargs)

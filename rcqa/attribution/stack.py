@@ -19,8 +19,8 @@ import itertools
 
 import torch
 
-from rcqa.adapter import (Call, ModelAdapter, Recorder, adapter_of, block_lists, first, with_first, with_replacements,
-                          without_cache)
+from rcqa.adapter import (Call, ModelAdapter, Recorder, StandIn, adapter_of, block_lists, first, with_first,
+                          with_replacements, without_cache)
 
 
 def find_blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
@@ -33,7 +33,7 @@ def layer_labels(num_layers: int) -> list[str]:
     return ["embeddings"] + [f"block {i}" for i in range(num_layers)]
 
 
-class _Switch(torch.nn.Module):
+class _Switch(StandIn):
     """Stands in for one shared block in a private copy: on the chosen call of all the copy's blocks (a shared
     counter), it is called with `states` instead of its hidden states (layer 0), or returns them in place of its
     own (layer l ≥ 1: block l − 1's output). A model that pads inside its forward (Longformer, to its attention
@@ -41,14 +41,8 @@ class _Switch(torch.nn.Module):
 
     def __init__(self, block: torch.nn.Module, counter: itertools.count, layer: int, states: torch.Tensor,
                  adapter: ModelAdapter):
-        super().__init__()
-        self.block, self.counter, self.layer, self.states, self.adapter = block, counter, layer, states, adapter
-
-    def __getattr__(self, name: str):
-        try:
-            return super().__getattr__(name)
-        except AttributeError:
-            return getattr(self._modules["block"], name)
+        super().__init__(block)
+        self.counter, self.layer, self.states, self.adapter = counter, layer, states, adapter
 
     def forward(self, *args, **kwargs):
         index = next(self.counter)
@@ -57,7 +51,7 @@ class _Switch(torch.nn.Module):
                 args = (self._replaced(args[0]), *args[1:])
             else:
                 kwargs = {**kwargs, "hidden_states": self._replaced(kwargs["hidden_states"])}
-        output = self.block(*args, **kwargs)
+        output = self.module(*args, **kwargs)
         if index == self.layer - 1:
             return with_first(output, self._replaced(first(output)))
         return output

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from rcqa.adapter import block_lists
+from rcqa.adapter import StandIn, block_lists
 from rcqa.attribution.lrp.model import rule_copy
 from rcqa.attribution.lrp.rules import Ledger
 from rcqa.attribution.targets import Target
@@ -25,20 +25,20 @@ class Relevance:
     absorbed: list[dict[str, float]]
 
 
-class _Relay(torch.nn.Module):
+class _Relay(StandIn):
     """Stands in for one block of the private copy: keeps the state each call receives (the first one cut from the
     embeddings' graph, so that the backward stops there) and the last call's output."""
 
     def __init__(self, block: torch.nn.Module, states: list[torch.Tensor]):
-        super().__init__()
-        self.block, self.states = block, states
+        super().__init__(block)
+        self.states = states
 
     def forward(self, *args, **kwargs):
         hidden = args[0] if args else kwargs.pop("hidden_states")
         if not self.states:
             hidden = hidden.detach().requires_grad_(True)
         self.states[-1:] = [hidden]  # the previous call's output is this call's input
-        output = self.block(hidden, *args[1:], **kwargs)
+        output = self.module(hidden, *args[1:], **kwargs)
         self.states.append(output[0] if isinstance(output, tuple) else output)
         return output
 
