@@ -149,10 +149,13 @@ def train(config: TrainConfig, examples: list[Example], base_model: str | Path) 
     _set_seed(config.seed)
     tokenizer = AutoTokenizer.from_pretrained(str(base_model))
     model = AutoModelForQuestionAnswering.from_pretrained(str(base_model), dtype=torch.float32)
-    examples, held_out = training_examples(config, examples)
-    if held_out:
-        (output / HELD_OUT_FILE).write_text(json.dumps(squad_v2_document(held_out)))
-    features = _cached_features(output, examples, tokenizer, config)
+    source_questions = len(examples)
+    features, features_file = _features_of_this_run(output, config, source_questions)
+    if features is None:
+        examples, held_out = training_examples(config, examples)
+        if held_out:
+            (output / HELD_OUT_FILE).write_text(json.dumps(squad_v2_document(held_out)))
+        features, features_file = _cached_features(output, examples, tokenizer, config)
     lengths = [len(f["input_ids"]) for f in features]
     steps_per_epoch = math.ceil(len(features) / config.batch_size)
     total_steps = max(1, int(steps_per_epoch * config.epochs))
@@ -166,6 +169,8 @@ def train(config: TrainConfig, examples: list[Example], base_model: str | Path) 
     scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_fraction * planned), planned)
     step = _resume(output, model, optimizer, scheduler) or config.first_step
     (output / "train_config.json").write_text(json.dumps({**asdict(config), "features": len(features),
+                                                           "features_file": features_file,
+                                                           "source_questions": source_questions,
                                                            "total_steps": total_steps}, indent=2))
     model.train()
     progress = tqdm(total=total_steps, initial=step, desc="training", unit="step", mininterval=10)
@@ -207,16 +212,33 @@ def _set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _cached_features(output: Path, examples: list[Example], tokenizer, config: TrainConfig) -> list[dict]:
+def _features_of_this_run(output: Path, config: TrainConfig,
+                          source_questions: int) -> tuple[list[dict] | None, str | None]:
+    """A resumed run's features, read back without building its negatives again (spaCy's perturbations take tens
+    of minutes over SQuAD train): only when the run recorded them under the very same config and data size."""
+    recorded = output / "train_config.json"
+    if not recorded.is_file():
+        return None, None
+    started = json.loads(recorded.read_text())
+    name = started.get("features_file")
+    same = started.get("source_questions") == source_questions and all(
+        started.get(key) == value for key, value in asdict(config).items())
+    if not (same and name and (output / name).is_file()):
+        return None, None
+    return json.loads((output / name).read_text()), name
+
+
+def _cached_features(output: Path, examples: list[Example], tokenizer,
+                     config: TrainConfig) -> tuple[list[dict], str]:
     negatives = f"-neg{config.negatives:.3f}-held{config.held_out_articles}" if config.negatives else ""
     if config.negatives and (config.in_context, config.perturbed) != (0.5, 0.0):  # the old runs' keys stay
         negatives += f"-ctx{config.in_context:.3f}-pert{config.perturbed:.3f}"
     path = output / f"features-{config.max_len}-{config.doc_stride}-{len(examples)}{negatives}.json"
     if path.is_file():
-        return json.loads(path.read_text())
+        return json.loads(path.read_text()), path.name
     features = featurize(examples, tokenizer, config)
     path.write_text(json.dumps(features))
-    return features
+    return features, path.name
 
 
 def _checkpoint(output: Path, model, optimizer, scheduler, step: int) -> None:

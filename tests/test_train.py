@@ -169,6 +169,42 @@ def test_train_with_negatives_smoke_and_the_recipe_on_the_command_line(tmp_path,
     assert held and len({e.title for e in held}) == 1
 
 
+def test_a_resumed_run_reads_its_features_back_without_building_its_negatives_again(tmp_path, tiny_model_dirs,
+                                                                                   monkeypatch):
+    from rcqa import train as train_module
+
+    config = TrainConfig(output_dir=str(tmp_path / "run"), max_len=64, doc_stride=16, batch_size=4, epochs=1.0,
+                         negatives=1 / 3, held_out_articles=1, checkpoint_every=1)
+    train(config, ANSWERED, tiny_model_dirs["bert"])
+    started = json.loads((tmp_path / "run" / "train_config.json").read_text())
+    built = json.loads((tmp_path / "run" / started["features_file"]).read_text())
+    log = tmp_path / "run" / "train_log.jsonl"
+    log.write_text("".join(log.read_text().splitlines(keepends=True)[:1]))
+    checkpoint = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)
+    checkpoint["step"] = 1  # as if stopped after its first step
+    torch.save(checkpoint, tmp_path / "run" / "checkpoint.pt")
+
+    def refuse(*args):
+        raise AssertionError("a resumed run built its negatives again")
+    monkeypatch.setattr(train_module, "training_examples", refuse)
+    read_back, collate = [], train_module.collate
+    monkeypatch.setattr(train_module, "collate", lambda features, pad: read_back.extend(features) or collate(
+        features, pad))
+    train(config, ANSWERED, tiny_model_dirs["bert"])
+    assert [json.loads(line)["step"] for line in log.read_text().splitlines()] == list(
+        range(1, started["total_steps"] + 1))
+    assert all(feature in built for feature in read_back) and read_back
+    with pytest.raises(AssertionError, match="built its negatives again"):  # another mix is another run's data
+        train(TrainConfig(**{**started_config(started), "negatives": 0.25}), ANSWERED, tiny_model_dirs["bert"])
+    with pytest.raises(AssertionError, match="built its negatives again"):  # so is another data file
+        train(config, ANSWERED[:-1], tiny_model_dirs["bert"])
+
+
+def started_config(recorded: dict) -> dict:
+    from dataclasses import fields
+    return {f.name: recorded[f.name] for f in fields(TrainConfig)}
+
+
 def load_examples_from(path):
     from rcqa.data import load_examples
     return load_examples(path)
