@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from rcqa.figures.common import Chart, apply_layout, escape_label
+from rcqa.figures.common import Chart, apply_layout, escape_label, word_ticks
 from rcqa.figures.words import PAGE_WORDS, word_table
 from rcqa.types import Attribution
 
@@ -62,9 +62,10 @@ def start_end_targets(result: Attribution) -> tuple[int, int] | None:
     return (start, end) if same else None
 
 
-def start_end(result: Attribution, aggregation: str = "l2") -> Chart | None:
-    """Layers × passage words for the start logit and for the end logit apart, and their sum (the span's logits
-    joined), each as shares of its layer; None when the result does not hold both targets."""
+def start_end(result: Attribution, aggregation: str = "l2", with_sum: bool = True) -> Chart | None:
+    """Layers × passage words for the start logit and for the end logit apart, and (with_sum) their sum (the span's
+    logits joined), each as shares of its layer, on one word axis; None when the result does not hold both targets.
+    The dashboard leaves the sum out: its joined view is the heatmap of the target as chosen."""
     found = start_end_targets(result)
     if found is None:
         return None
@@ -76,18 +77,43 @@ def start_end(result: Attribution, aggregation: str = "l2") -> Chart | None:
     data = start[["layer", "layer_label", "position", "word"]].assign(
         start_share_pct=start.share_pct, end_share_pct=end.share_pct, joined_share_pct=joined)
     shape = (len(result.layers), len(data) // len(result.layers))
-    figure = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                           subplot_titles=("Start logit", "End logit", "Start + end logit (joined)"))
-    for row, column in enumerate(("start_share_pct", "end_share_pct", "joined_share_pct"), 1):
+    rows = {"start_share_pct": "Start logit", "end_share_pct": "End logit",
+            **({"joined_share_pct": "Start + end logit (joined)"} if with_sum else {})}
+    figure = make_subplots(rows=len(rows), cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                           subplot_titles=tuple(rows.values()))
+    for row, column in enumerate(rows, 1):
         figure.add_heatmap(z=data[column].to_numpy().reshape(shape), x=list(range(shape[1])), y=result.layers,
                            customdata=np.array([escape_label(w) for w in data.word]).reshape(shape), zmin=0,
                            colorscale="Blues", showscale=row == 1, colorbar={"title": {"text": "Share (%)"}},
                            hovertemplate="<b>%{customdata}</b> at %{y}: %{z:.2f}%<extra></extra>", row=row, col=1)
     figure.update_yaxes(autorange="reversed", type="category")
+    word_ticks(figure, [escape_label(word) for word in data.word[:shape[1]]], row=len(rows), col=1)
+    joined_note = (" · joined: the two targets' token scores added (span_logits' own, by IG's linearity, for the "
+                   "signed-sum token score; for a norm, the sum of the two norms)") if with_sum else ""
     apply_layout(figure, "Start and end apart: where each logit's attribution goes",
-                 f"Span “{escape_label(result.targets[found[0]]['span'])}” · each layer's shares per passage word; "
-                 "joined: the two targets' token scores added (span_logits' own, by IG's linearity, for the signed-sum "
-                 "token score; for a norm, the sum of the two norms)", "", "",
-                 height=3 * max(200, 22 * len(result.layers) + 60) + 160)
+                 f"Span “{escape_label(result.targets[found[0]]['span'])}” · each layer's shares per passage word"
+                 + joined_note, "", "", height=len(rows) * max(200, 22 * len(result.layers) + 60) + 160)
     figure.update_layout(margin_t=130)
     return Chart(f"start-end-{result.example.id}", data, figure)
+
+
+def start_end_reading(data: pd.DataFrame) -> str:
+    """One sentence from start_end's data: the word each logit's attribution rests on most at the last layer, with
+    its share."""
+    last = data[data.layer == data.layer.max()]
+    start, end = (last.loc[last[column].idxmax()] for column in ("start_share_pct", "end_share_pct"))
+    where = f"At the last layer ({last.layer_label.iloc[0]})"
+    if start.position == end.position:
+        return (f"{where} the start and the end logit both rest most on “{start.word}” ({start.start_share_pct:.0f}% "
+                f"and {end.end_share_pct:.0f}% of their attribution).")
+    return (f"{where} the start logit rests most on “{start.word}” ({start.start_share_pct:.0f}% of its "
+            f"attribution), the end logit on “{end.word}” ({end.end_share_pct:.0f}%).")
+
+
+def start_end_completeness(result: Attribution) -> dict[str, float] | None:
+    """The start and the end logit's worst relative completeness error over the layers, by target name; None when
+    the result does not hold both targets."""
+    if start_end_targets(result) is None:
+        return None
+    return {name: max(c.relative_error for c in result.completeness if c.target == name)
+            for name in ("start_logit", "end_logit")}

@@ -29,6 +29,7 @@ from rcqa.spans import N_BEST
 from rcqa.text import quoted, without_bidi_controls
 from rcqa.types import AGGREGATIONS, Answer
 from rcqa.ui.errors import callback, plain
+from rcqa.ui.ends import ENDS, ends_of, explained_targets
 
 MODEL_ENV = "RCQA_MODEL"  # the app's default model: a folder or hub id (else the embedded model)
 URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
@@ -79,11 +80,13 @@ class View:
     windows: str = "answer"  # "all": the whole passage in one explanation (offered when it has several windows)
     versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)
     method: str = "integrated_gradients"  # or "attnlrp" (one window: the whole passage is IG's)
+    ends: str = "joined"  # "apart": the start and end logits too, in the same job (rcqa.ui.start_end)
     run: str = ""  # the dataset run whose questions source "upload" offers (rcqa.ui.runs), by its folder's name
 
     def settings(self) -> IGSettings:
         """The engine's settings (ValueError if they are invalid)."""
-        chosen = {"targets": [self.target], **{name: getattr(self, name) for name in _SETTINGS}}
+        chosen = {"targets": explained_targets(self.target, self.ends, self.contrast),
+                  **{name: getattr(self, name) for name in _SETTINGS}}
         if self.method == "attnlrp":
             chosen["windows"] = "answer"
         return IGSettings.from_dict(chosen)
@@ -95,9 +98,10 @@ _SETTINGS = ("span", "baseline", "rule", "steps", "tolerance", "contrast", "wind
 
 def view_fields(settings: IGSettings) -> dict[str, Any]:
     """The View fields that hold these settings: View.settings read backwards (a view explains one target, with
-    the default max_steps and memory budget)."""
+    the start and end logits apart or not, the default max_steps and memory budget)."""
     data = settings.to_dict()
-    return {"target": data["targets"][0], **{name: getattr(settings, name) for name in _SETTINGS}}
+    return {"target": data["targets"][0], "ends": ends_of(data["targets"]),
+            **{name: getattr(settings, name) for name in _SETTINGS}}
 
 
 # URL parameter → (View field, allowed values or a (type, low, high) range)
@@ -112,13 +116,14 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "win": ("windows", tuple(WINDOWS)),
     "vs": ("versus", "versus"),
     "method": ("method", tuple(EXPLAIN_METHODS)),
+    "ends": ("ends", tuple(ENDS)),
 }
 METHOD_NAMES = {"integrated_gradients": "Integrated Gradients (exact)", "attnlrp": "AttnLRP (one pass)"}
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
-# a preset sets IG's settings, not what is attributed: the windows explained and the method stay as chosen
-PRESET_VIEWS = {name: {**{k: v for k, v in view_fields(p.settings).items() if k not in ("windows", "method")},
+# a preset sets IG's settings, not what is attributed: the windows explained, the method and the ends stay as chosen
+PRESET_VIEWS = {name: {**{k: v for k, v in view_fields(p.settings).items() if k not in ("windows", "method", "ends")},
                        "aggregation": p.aggregation} for name, p in PRESETS.items()}
 
 
@@ -331,7 +336,7 @@ def fit_target(answer: Answer) -> None:
 def example_changed(current: View) -> None:
     """After the source or example changed: the settings that belong to an example go back to their defaults (a
     foil, an n-best span, the whole passage, a chosen target, a side-by-side foil), so that nothing of the last one
-    applies unseen. Another model or the gold span, set against any example alike, stay."""
+    applies unseen. Another model, the gold span and start and end apart, which read any example alike, stay."""
     current.contrast, current.windows = None, "answer"
     if current.versus and current.versus.startswith("foil:"):
         current.versus = None

@@ -14,7 +14,7 @@ from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.qa import MAX_PASSAGE_CHARS, MAX_QUESTION_CHARS
 from rcqa.text import without_bidi_controls
 from rcqa.types import AGGREGATIONS, NULL_TARGETS
-from rcqa.ui import PAGES, examples, inputs, results, show, view
+from rcqa.ui import PAGES, ends, examples, inputs, results, show, start_end, view
 
 chosen = view.view()
 PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper's code settings",
@@ -86,6 +86,7 @@ def choose_settings(answer) -> None:
                                     "settings do not apply; the answer's window only). Docs: AttnLRP.")
     if chosen.method != "attnlrp":
         choose_windows(answer)
+    choose_ends()
     with st.expander("Attribution settings"):
         st.markdown("**What is attributed** (changing these computes a new explanation)")
         wide, narrow = st.columns([3, 2])
@@ -120,6 +121,19 @@ def choose_settings(answer) -> None:
                       options=list(AGGREGATIONS), format_func=figures.AGGREGATION_NAMES.get)
         with right:
             view.bind(st.number_input, "top_k", "Top-k words per layer", min_value=1, max_value=view.MAX_TOP_K)
+
+
+def choose_ends() -> None:
+    """Start and end joined or apart; where apart is not offered, joined (what is in force) and why."""
+    label = "Start and end"
+    if (refused := ends.refusal(chosen.target, chosen.contrast)) is not None:
+        st.radio(label, ["joined"], format_func=ends.ENDS.get, horizontal=True, disabled=True,
+                 key="rcqa.ends_refused")
+        st.caption(refused)
+        return
+    view.bind(st.radio, "ends", label, options=list(ends.ENDS), format_func=ends.ENDS.get,
+              horizontal=True, help="Apart also explains the span's start logit and end logit, each on its own, in the "
+                                    "same job and on the same path points; every other view reads the target as chosen.")
 
 
 def show_answer(qa_model, current):
@@ -218,11 +232,7 @@ def show_heatmap(result, aggregation: str) -> None:
     if chart.data.position.max() >= figures.PAGE_WORDS:
         show.chart(whole_input.passage_overview(result, aggregation=aggregation))
     show.chart(chart)
-    if (apart := whole_input.start_end(result, aggregation)) is not None:
-        show.chart(apart)
-    else:
-        st.caption("Start and end apart: this explanation holds one target; the start and end logits are shown apart "
-                   "for a result explained with both targets (in Python: rcqa.explain(..., targets=('start_logit', 'end_logit')).")
+    start_end.show_apart(result, aggregation)
 
 
 def show_result(result, qa_model, key: str) -> None:
@@ -336,6 +346,8 @@ def main() -> None:
         explained = f"why the answer and not {show.plain(view.foil_label(settings.contrast))}"
     if settings.windows == "all":
         explained += f" over all {answer.n_windows} windows of the passage"
+    if ends.ends_of(settings.targets) == "apart":
+        explained += ", and its start and end logits apart"
     if (result := results.result_on_click(qa_model, current, settings, explained)) is not None:
         offer_side_by_side(current, answer)
         show_result(result, qa_model, results.result_key(qa_model, current, settings))

@@ -1,0 +1,28 @@
+"""Start and end apart on Explore (rcqa.ui.ends says when): their two heatmaps on one word axis, a sentence read
+from them, and each one's completeness."""
+from __future__ import annotations
+
+import streamlit as st
+
+from rcqa.figures import whole_input
+from rcqa.types import Attribution
+from rcqa.ui.show import chart, plain
+
+TARGET_NAMES = {"start_logit": "Start logit", "end_logit": "End logit"}
+
+
+def show_apart(result: Attribution, aggregation: str) -> None:
+    """The start and end logits' heatmaps, a sentence read from them and their completeness, where the result holds
+    both; else where to ask for them."""
+    apart = whole_input.start_end(result, aggregation, with_sum=False)
+    if apart is None:
+        st.caption("Start and end apart: choose “apart” under “Start and end” above to explain the start and the end "
+                   "logit too, in the same job (in Python: rcqa.explain(..., targets=('start_logit', 'end_logit'))).")
+        return
+    chart(apart)
+    st.markdown(plain(whole_input.start_end_reading(apart.data)))
+    errors = whole_input.start_end_completeness(result)
+    for column, (name, error) in zip(st.columns(len(errors)), errors.items()):
+        column.metric(f"{TARGET_NAMES[name]}: completeness error (worst layer)", f"{error:.2%}",
+                      help="|Σ attributions − (F(input) − F(baseline))| / |F(input) − F(baseline)| at the layer where "
+                           "it is largest; each target is checked on its own (Completeness tab: every layer).")

@@ -1,0 +1,127 @@
+"""Start and end apart: the view's setting, its link, and the numbers of its one job against independent ones — the
+start logit explained alone (the single-target path), and IG's linearity (span_logits = start + end logit, so on the
+same path points the joined target's attributions are the apart targets' sum)."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import rcqa
+from rcqa.attribution.cache import ResultCache
+from rcqa.figures.whole_input import start_end, start_end_completeness, start_end_reading
+from rcqa.gallery import gallery_example
+from rcqa.types import AGGREGATIONS
+from rcqa.ui import worker
+from rcqa.ui.ends import refusal
+from rcqa.ui.view import PRESET_VIEWS, View, from_query, to_query, view_fields
+
+FIXED = {"steps": 4, "tolerance": None}  # one fixed rule: the same path points whatever the targets
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dirs):
+    return rcqa.load_model(tiny_model_dirs["bert"])
+
+
+@pytest.fixture(scope="module")
+def comet():
+    return gallery_example("comet-who")
+
+
+def apart_job(tiny, comet, tmp_path, target: str, **settings):
+    """The dashboard's explanation for a view with start and end apart: its settings, through the worker's job."""
+    chosen = dataclasses.replace(View(target=target, ends="apart").settings(), **settings)
+    result, _ = worker.explanation(tiny, comet, chosen, ResultCache(tmp_path), report=lambda _: None)
+    return result
+
+
+def test_apart_adds_the_start_and_end_logits_after_the_chosen_target_where_it_is_offered():
+    assert View().settings().targets == ("span_log_prob",)  # joined: as before
+    assert View(ends="apart").settings().targets == ("span_log_prob", "start_logit", "end_logit")
+    assert View(target="start_logit", ends="apart").settings().targets == ("start_logit", "end_logit")
+    for refused in (View(target="answer_vs_null", ends="apart"), View(target="null", ends="apart"),
+                    View(contrast="runner-up", ends="apart")):
+        assert refused.settings().targets == (refused.target,)  # a contrast adds its own target, first, in the engine
+        assert refusal(refused.target, refused.contrast).count(".") == 1  # one sentence says why
+    assert refusal("span_log_prob", None) is None
+
+
+def test_apart_travels_in_a_link_and_an_unknown_value_is_refused_in_one_sentence():
+    sent = View(example_id="comet-who", ends="apart", steps=5)
+    query = to_query(sent)
+    assert query["ends"] == "apart"
+    received, problems = from_query(query)
+    assert received == sent and problems == []
+    assert from_query({"ends": "joined"})[0].ends == "joined"
+    received, problems = from_query({"ends": "sideways"})
+    assert received.ends == "joined"
+    assert problems == ["Ignored ends='sideways' from the link: choose one of joined, apart."]
+
+
+def test_a_view_gives_apart_settings_back_and_a_preset_leaves_the_setting_alone():
+    for targets in (("span_log_prob", "start_logit", "end_logit"), ("start_logit", "end_logit")):
+        settings = rcqa.IGSettings(targets=targets)
+        assert view_fields(settings)["ends"] == "apart"
+        assert View(**view_fields(settings)).settings() == settings
+    assert all("ends" not in fields for fields in PRESET_VIEWS.values())
+
+
+def test_the_start_target_in_the_apart_job_is_the_start_logit_explained_alone(tiny, comet, tmp_path):
+    result = apart_job(tiny, comet, tmp_path, "span_log_prob", **FIXED)
+    alone = rcqa.explain(tiny, comet.passage, comet.question, targets=["start_logit"], **FIXED)
+    names = [target["name"] for target in result.targets]
+    assert names == ["span_log_prob", "start_logit", "end_logit"]
+    assert result.targets[1]["span"] == alone.targets[0]["span"]
+    for aggregation in AGGREGATIONS:
+        np.testing.assert_allclose(result.layer_scores(aggregation, target=1), alone.layer_scores(aggregation),
+                                   rtol=1e-5, atol=1e-6)
+    pair = [c for c in result.completeness if c.target == "start_logit"]
+    np.testing.assert_allclose([c.attribution_sum for c in pair], [c.attribution_sum for c in alone.completeness],
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_the_joined_span_logits_are_the_sum_of_the_apart_targets_on_the_same_path(tiny, comet, tmp_path):
+    result = apart_job(tiny, comet, tmp_path, "span_logits", **FIXED)
+    joined, start, end = (result.layer_scores("sum", target=t) for t in range(3))
+    assert np.abs(joined).max() > 1e-3  # not trivially zero
+    np.testing.assert_allclose(joined, start + end, rtol=1e-5, atol=1e-5)  # the signed sum is linear in the vector
+    by_target = {name: [c for c in result.completeness if c.target == name]
+                 for name in ("span_logits", "start_logit", "end_logit")}
+    for layer, (both, alone_start, alone_end) in enumerate(zip(*by_target.values())):
+        assert both.f_input == pytest.approx(alone_start.f_input + alone_end.f_input, abs=1e-5)
+        assert both.attribution_sum == pytest.approx(alone_start.attribution_sum + alone_end.attribution_sum,
+                                                     abs=1e-4)
+
+
+def test_completeness_holds_for_each_target_of_the_adaptive_apart_job(tiny, comet, tmp_path):
+    result = apart_job(tiny, comet, tmp_path, "span_log_prob")  # the default: adaptive to 1 % per layer
+    tolerance = result.settings["tolerance"]
+    for name in ("span_log_prob", "start_logit", "end_logit"):
+        checks = [c for c in result.completeness if c.target == name]
+        assert len(checks) == len(result.layers)
+        assert max(c.relative_error for c in checks) <= tolerance
+    worst = start_end_completeness(result)
+    assert worst == {name: max(c.relative_error for c in result.completeness if c.target == name)
+                     for name in ("start_logit", "end_logit")}
+
+
+def test_the_reading_names_each_logits_top_word_at_the_last_layer(tiny, comet, tmp_path):
+    result = apart_job(tiny, comet, tmp_path, "span_log_prob", **FIXED)
+    chart = start_end(result, with_sum=False)
+    assert [trace.type for trace in chart.figure.data] == ["heatmap", "heatmap"]
+    last = result.layers[-1]
+    start_scores = result.layer_scores("l2", target=1)[-1]  # a word's score: its word-pieces' summed (the paper)
+    words = result.passage_words()  # punctuation is no word
+    start_top = max(words, key=lambda w: start_scores[list(w.tokens)].sum()).text
+    reading = start_end_reading(chart.data)
+    assert reading.startswith(f"At the last layer ({last})") and f"“{start_top}”" in reading
+    # made-up numbers: the sentence follows them
+    data = chart.data.copy()
+    data["start_share_pct"], data["end_share_pct"] = 0.0, 0.0
+    final = data.layer == data.layer.max()
+    first, second = data[final].index[:2]
+    data.loc[first, "start_share_pct"], data.loc[second, "end_share_pct"] = 70.0, 55.0
+    assert start_end_reading(data) == (f"At the last layer ({last}) the start logit rests most on “{data.word[first]}” "
+                                       f"(70% of its attribution), the end logit on “{data.word[second]}” (55%).")
+    data.loc[first, "end_share_pct"] = 90.0
+    assert "both rest most on" in start_end_reading(data) and "(70% and 90%" in start_end_reading(data)
