@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import rcqa
+from rcqa import figures
 from rcqa.attribution.cache import ResultCache
 from rcqa.figures.whole_input import start_end, start_end_completeness, start_end_reading
 from rcqa.gallery import gallery_example
@@ -125,3 +126,12 @@ def test_the_reading_names_each_logits_top_word_at_the_last_layer(tiny, comet, t
                                        f"(70% of its attribution), the end logit on “{data.word[second]}” (55%).")
     data.loc[first, "end_share_pct"] = 90.0
     assert "both rest most on" in start_end_reading(data) and "(70% and 90%" in start_end_reading(data)
+
+
+def test_a_layer_that_does_not_add_up_is_warned_of_once_whatever_the_targets(tiny, comet, tmp_path):
+    coarse = apart_job(tiny, comet, tmp_path, "span_log_prob", steps=1, tolerance=None)
+    errors = np.array([[c.relative_error for c in coarse.completeness if c.target == name]
+                       for name in ("span_log_prob", "start_logit", "end_logit")])  # targets × layers
+    assert (errors > 0.05).any()
+    flagged = [coarse.layers[layer] for layer in np.flatnonzero((errors > 0.05).any(axis=0))]
+    assert figures.incomplete_layers(coarse, 0.05) == flagged  # before: each layer once per target

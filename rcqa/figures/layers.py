@@ -65,10 +65,10 @@ def completeness(result: Attribution, threshold: float = COMPLETENESS_WARNING) -
 
 
 def incomplete_layers(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> list[str]:
-    """Layer labels whose relative completeness error exceeds the threshold (IG's; AttnLRP's conservation is not
-    complete by design)."""
-    return [result.layers[c.layer] for c in result.completeness
-            if c.kind == "completeness" and c.relative_error > threshold]
+    """Layer labels whose relative completeness error exceeds the threshold for any target (IG's; AttnLRP's
+    conservation is not complete by design), each once, in layer order."""
+    return [result.layers[layer] for layer in sorted({c.layer for c in result.completeness
+                                                      if c.kind == "completeness" and c.relative_error > threshold})]
 
 
 def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
