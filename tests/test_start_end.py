@@ -135,3 +135,13 @@ def test_a_layer_that_does_not_add_up_is_warned_of_once_whatever_the_targets(tin
     assert (errors > 0.05).any()
     flagged = [coarse.layers[layer] for layer in np.flatnonzero((errors > 0.05).any(axis=0))]
     assert figures.incomplete_layers(coarse, 0.05) == flagged  # before: each layer once per target
+
+
+def test_attnlrp_explains_each_logit_alone_and_their_relevance_adds_up_to_span_logits(tiny, comet):
+    # before: AttnLRP asked torch for the unused logit's gradient and failed on start_logit or end_logit alone
+    result = rcqa.explain(tiny, comet.passage, comet.question, method="attnlrp",
+                          targets=["span_logits", "start_logit", "end_logit"])
+    joined, start, end = (result.layer_scores("sum", target=t) for t in range(3))
+    assert np.abs(joined).max() > 1e-3
+    np.testing.assert_allclose(joined, start + end, rtol=1e-5, atol=1e-5)  # its rules' backward is linear in F
+    assert start_end(result, with_sum=False) is not None

@@ -9,6 +9,8 @@ from rcqa.types import Attribution
 from rcqa.ui.show import chart, plain
 
 TARGET_NAMES = {"start_logit": "Start logit", "end_logit": "End logit"}
+CHECKS = {"completeness": "|Σ attributions − (F(input) − F(baseline))| / |F(input) − F(baseline)|",
+          "conservation": "|Σ relevance − F| / |F| (AttnLRP's rules absorb part of F by design)"}
 
 
 def show_apart(result: Attribution, aggregation: str) -> None:
@@ -22,7 +24,8 @@ def show_apart(result: Attribution, aggregation: str) -> None:
     chart(apart)
     st.markdown(plain(whole_input.start_end_reading(apart.data)))
     errors = whole_input.start_end_completeness(result)
+    check = result.completeness[0].kind  # IG's completeness, or AttnLRP's conservation (not complete by design)
     for column, (name, error) in zip(st.columns(len(errors)), errors.items()):
-        column.metric(f"{TARGET_NAMES[name]}: completeness error (worst layer)", f"{error:.2%}",
-                      help="|Σ attributions − (F(input) − F(baseline))| / |F(input) − F(baseline)| at the layer where "
-                           "it is largest; each target is checked on its own (Completeness tab: every layer).")
+        column.metric(f"{TARGET_NAMES[name]}: {check} error (worst layer)", f"{error:.2%}",
+                      help=CHECKS[check] + " at the layer where it is largest; each target is checked on its own "
+                                           "(Completeness tab: every layer).")

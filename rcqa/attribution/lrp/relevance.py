@@ -57,8 +57,9 @@ def layer_relevance(model: torch.nn.Module, inputs: dict[str, torch.Tensor], tar
         for index, target in enumerate(targets):
             value = target(output.start_logits, output.end_logits).sum()
             logits = (output.start_logits, output.end_logits)
+            # materialised: a target of one logit (start_logit, end_logit) leaves the other one's gradient zero
             *gradients, start_gradient, end_gradient = torch.autograd.grad(
-                value, [*states, *logits], retain_graph=index < len(targets) - 1)
+                value, [*states, *logits], retain_graph=index < len(targets) - 1, materialize_grads=True)
             relevance.append(torch.stack([(s * g)[0].detach() for s, g in zip(states, gradients)]))
             values.append(float(value.detach()))
             # the target's own function: F against the relevance it hands the logits (logits ⊙ ∂F/∂logits)
