@@ -7,6 +7,8 @@ A ModelAdapter says:
 - the layers: the embeddings output (the hidden states the first block is called with), then each block's output;
 - what runs after the last block before the QA head (a pre-LN model's final norm, ModernBERT's prediction head);
 - the QA head, where it is a linear layer reading the last of those;
+- how the model pools its tokens between blocks, where it does (Funnel): a pooled layer holds fewer states than
+  there are tokens, and the adapter says which tokens each of its states pools (token_groups);
 - whether the fast prefix-cached stack is used ("fast") or the model's own forward with one layer's states
   replaced ("general"), and why;
 - whether the model's first token can read the input, which a "no answer" at [CLS] needs (rcqa.model.QAModel
@@ -176,12 +178,13 @@ class ModelAdapter:
     blocks: tuple[torch.nn.ModuleList, ...]  # the block lists, in the order they run
     block_names: tuple[str, ...]  # where each list sits in the model, e.g. "encoder.layer"
     labels: tuple[str, ...]  # "embeddings", then one per block call: "block 0" …, or "encoder block 0" …
-    final: tuple[torch.nn.Module, ...]  # what runs between the last block and the QA head, in order
+    final: tuple[torch.nn.Module, ...]  # what runs between the last block and the QA head on its input, in order
     head: torch.nn.Module | None  # the QA head where it is a linear layer over the last of those, else None
     path: str  # "fast" (the prefix-cached stack) or "general" (the model's own forward, one layer replaced)
     why: str  # one sentence: why this path
     first_token_reads_input: bool  # False for a causal (decoder-only) model: its first token sees only itself
     axes: tuple[int, int, int] = (0, 1, 2)  # where the blocks keep batch, tokens, dim (XLNet: tokens first)
+    pool: Callable[[torch.Tensor], torch.Tensor] | None = None  # the model's mean pooling of batch × tokens × dim
 
     def standard(self, hidden: torch.Tensor) -> torch.Tensor:
         """A block's hidden states as batch × tokens × dim."""
@@ -199,8 +202,27 @@ class ModelAdapter:
     def describe(self) -> str:
         blocks = " then ".join(f"{name} ({len(blocks)})" for name, blocks in zip(self.block_names, self.blocks))
         final = ", ".join(type(m).__name__ for m in self.final) or "nothing"
-        return (f"{self.architecture}: blocks {blocks}; after the last block: {final}; the {self.path} path "
+        pooled = ("; pools its tokens between blocks: at a pooled layer the tokens each state pools share its score "
+                  "equally" if self.pool else "")
+        return (f"{self.architecture}: blocks {blocks}; after the last block: {final}{pooled}; the {self.path} path "
                 f"({self.why})")
+
+    def token_groups(self, tokens: int, positions: int) -> torch.Tensor:
+        """positions × tokens: row k spreads position k of a layer pooled down to `positions` states evenly over the
+        tokens it pools (1/|group| each; a token no position pools, as Funnel's truncate_seq drops the last, has
+        none). Found by pooling the identity with the model's own pooling until it has `positions` rows, so that
+        Funnel's rules ([CLS] kept apart, the last token dropped, stride 2) are its own."""
+        groups = torch.eye(tokens)[None]
+        while groups.shape[1] > positions and self.pool is not None:
+            pooled = self.pool(groups)
+            if pooled.shape[1] == groups.shape[1]:
+                break
+            groups = pooled
+        if groups.shape[1] != positions:
+            raise ValueError(f"{self.architecture} pools its {tokens} tokens to {positions} states in a way rcqa "
+                             "cannot map back onto the tokens, so that layer cannot be attributed token by token")
+        covered = (groups[0] > 0).to(groups.dtype)
+        return covered / covered.sum(dim=1, keepdim=True)
 
 
 _adapters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -237,15 +259,24 @@ def discover(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> ModelAd
     labels = ["embeddings"] + _block_labels(named, [call.module for kind, call in calls if kind == "block"])
     after = [call for kind, call in calls[block_calls[-1] + 1:]]
     head = after[-1].module if after and _is_span_head(after[-1].module) else None
-    final = tuple(call.module for call in after[:-1]) if head is not None else ()
+    feeding = _feeding_head(after) if head is not None else []
     model_type = getattr(model.config, "model_type", "")
-    why = _fast_or_why_not(model_type, calls, block_calls, after, head, output)
+    why = _fast_or_why_not(model_type, calls, block_calls, feeding + after[-1:], head, output)
     return ModelAdapter(
         architecture=type(model).__name__, model_type=model_type, blocks=tuple(lists),
-        block_names=tuple(name for name, _ in named), labels=tuple(labels), final=final, head=head,
+        block_names=tuple(name for name, _ in named), labels=tuple(labels),
+        final=tuple(call.module for call in feeding), head=head,
         path="fast" if why is None else "general", why=why or "its prefix-cached stack is proven equal to its forward",
         first_token_reads_input=_first_token_reads_input(model, inputs, output),
-        axes=_axes(calls[block_calls[0]][1].hidden, *inputs["input_ids"].shape))
+        axes=_axes(calls[block_calls[0]][1].hidden, *inputs["input_ids"].shape), pool=_mean_pooling(model))
+
+
+def _mean_pooling(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """The model's own pooling of its tokens between blocks, as a mean (whatever its pooling_type, the groups are
+    the same): Funnel's attention structure's pool_tensor, which reads only the config; None for a model that
+    has no such method."""
+    structure = next((m for m in model.modules() if callable(getattr(m, "pool_tensor", None))), None)
+    return None if structure is None else (lambda states: structure.pool_tensor(states, mode="mean"))
 
 
 def _axes(hidden: torch.Tensor, batch: int, tokens: int) -> tuple[int, int, int]:
@@ -262,7 +293,10 @@ def _block_labels(named: list[tuple[str, torch.nn.ModuleList]], called: list[tor
     """One label per block call: "block i", or with more than one part (encoder, decoder) "encoder block i"."""
     def part(module: torch.nn.Module) -> str:
         name = next(name for name, blocks in named if any(b is module for b in blocks))
-        return name.split(".")[-2] if "." in name else name  # a list at the model's top: its own name
+        path = name.split(".")
+        while len(path) > 1 and path[-1].isdigit():  # a list of lists (Funnel's encoder.blocks.0): the outer list
+            path.pop()
+        return path[-2] if len(path) > 1 else path[0]  # a list at the model's top: its own name
 
     parts = [part(module) for module in called]
     several = len(set(parts)) > 1
@@ -272,6 +306,18 @@ def _block_labels(named: list[tuple[str, torch.nn.ModuleList]], called: list[tor
         labels.append(f"{p} block {counts.get(p, 0)}" if several else f"block {counts.get(p, 0)}")
         counts[p] = counts.get(p, 0) + 1
     return labels
+
+
+def _feeding_head(after: list[Call]) -> list[Call]:
+    """Of the calls after the last block (the QA head last), those whose output the head reads, in order: each
+    one's output is the next one's input (a final norm, ModernBERT's prediction head). A module whose output goes
+    elsewhere, as SqueezeBERT's pooler, which its QA head never reads, is not among them."""
+    feeding, wanted = [], after[-1].hidden
+    for call in reversed(after[:-1]):
+        if _same(call.hidden_out, wanted):
+            feeding.insert(0, call)
+            wanted = call.hidden
+    return feeding
 
 
 def _is_span_head(module: torch.nn.Module) -> bool:

@@ -34,6 +34,7 @@ class Family:
     tokenizer: str = "wordpiece"  # "wordpiece" (the embedded vocabulary), "bpe", "unigram"
     layout: str = "bert"  # where the specials sit: "bert", "roberta", "t5" (none first), "decoder", "xlnet"
     layers: int = LAYERS  # blocks the explanation has (encoder and decoder blocks of an encoder-decoder)
+    decoder: int = 0  # of those, the decoder's (an encoder-decoder's; Funnel's, after its upsampling)
     default: bool = False  # one of the representative set that runs in the default test run
     extra: dict = field(default_factory=dict)  # tokenizer settings (padding side)
 
@@ -68,19 +69,19 @@ FAMILIES = (
     Family("ModernBERT", "modernbert", {**_BERT_LIKE, "global_attn_every_n_layers": 2, "local_attention": 16,
                                         }, default=True),
     Family("Funnel", "funnel", dict(block_sizes=[1, 1], block_repeats=[1, 1], num_decoder_layers=1, d_model=HIDDEN,
-                                    n_head=HEADS, d_head=HIDDEN // HEADS, d_inner=FFN), layers=3),
+                                    n_head=HEADS, d_head=HIDDEN // HEADS, d_inner=FFN), layers=3, decoder=1),
     Family("SqueezeBERT", "squeezebert", {**_BERT_LIKE, "embedding_size": HIDDEN, "q_groups": 1, "k_groups": 1,
                                           "v_groups": 1, "post_attention_groups": 1, "intermediate_groups": 1,
                                           "output_groups": 1}),
     Family("Llama", "llama", _DECODER, "bpe", "decoder", default=True),
     Family("Mistral", "mistral", _DECODER, "bpe", "decoder"),
     Family("Qwen2", "qwen2", _DECODER, "bpe", "decoder"),
-    Family("BART", "bart", _SEQ2SEQ, "bpe", "roberta", layers=2 * LAYERS, default=True),
-    Family("mBART", "mbart", _SEQ2SEQ, "unigram", "roberta", layers=2 * LAYERS),
+    Family("BART", "bart", _SEQ2SEQ, "bpe", "roberta", layers=2 * LAYERS, decoder=LAYERS, default=True),
+    Family("mBART", "mbart", _SEQ2SEQ, "unigram", "roberta", layers=2 * LAYERS, decoder=LAYERS),
     Family("T5", "t5", dict(d_model=HIDDEN, d_kv=HIDDEN // HEADS, d_ff=FFN, num_layers=LAYERS,
                             num_decoder_layers=LAYERS, num_heads=HEADS, decoder_start_token_id=0,
                             feed_forward_proj="gated-gelu"), "unigram", "t5",  # T5 v1.1, flan-t5
-           layers=2 * LAYERS),
+           layers=2 * LAYERS, decoder=LAYERS),
     Family("BigBird", "big_bird", {**_BERT_LIKE, "attention_type": "original_full"}, "unigram"),
     Family("Splinter", "splinter", _BERT_LIKE),
     Family("FNet", "fnet", {k: v for k, v in _BERT_LIKE.items() if k != "num_attention_heads"}, "unigram"),

@@ -22,9 +22,7 @@ from tests.families import BY_NAME, FAMILIES, build_family
 
 TOLERANCE = 0.01
 # what each family is marked: the representative set runs by default, the rest with -m slow
-REFUSED = {"Funnel": "pools its tokens between blocks"}  # no state per token at its pooled layers
-PARAMS = [pytest.param(f.name, marks=() if f.default else pytest.mark.slow, id=f.name) for f in FAMILIES
-          if f.name not in REFUSED]
+PARAMS = [pytest.param(f.name, marks=() if f.default else pytest.mark.slow, id=f.name) for f in FAMILIES]
 DOCS_TABLE = (Path(__file__).parent.parent / "docs" / "models.md").read_text()
 TABLE = os.environ.get("RCQA_FAMILY_TABLE")  # where test_every_family_explains appends its row (docs/models.md)
 
@@ -68,22 +66,15 @@ def test_every_family_explains(family_dir, name):
     adapter = qa_model.adapter
     row = re.search(rf"^\| {re.escape(name)} \| (\w+) \| (\d+) \|", DOCS_TABLE, re.MULTILINE)
     assert row and row.groups() == (adapter.path, str(layers)), "docs/models.md's row is not what the test finds"
-    if family.layers != 2:  # an encoder-decoder: the encoder's blocks, then the decoder's, labelled so
-        assert one.layers[1:] == ["encoder block 0", "encoder block 1", "decoder block 0", "decoder block 1"]
+    if family.decoder:  # an encoder-decoder, Funnel: the encoder's blocks, then the decoder's, labelled so
+        encoder = family.layers - family.decoder
+        assert one.layers[1:] == ([f"encoder block {i}" for i in range(encoder)]
+                                  + [f"decoder block {i}" for i in range(family.decoder)])
     if TABLE:
         with open(TABLE, "a") as table:
             table.write(json.dumps({"family": name, "path": adapter.path, "layers": layers, "worst": worst,
                                     "seconds": round(time.perf_counter() - started, 1),
                                     "null": qa_model.null_token is not None}) + "\n")
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", REFUSED)
-def test_a_family_that_cannot_be_attributed_token_by_token_is_refused_in_one_sentence(family_dir, name):
-    qa_model = load_model(family_dir(name))
-    assert answer(qa_model, "The canal opened in 1825.", "When did the canal open?").best is not None
-    with pytest.raises(ValueError, match=f"^{qa_model.architecture} {REFUSED[name]}"):
-        explain(qa_model, gallery_example("comet-who"), IGSettings())
 
 
 FAST = [f.name for f in FAMILIES if f.model_type in
@@ -160,3 +151,4 @@ def test_the_adapter_found_from_a_batch_of_windows_is_the_one_from_one_window(fa
     stack = LayerStack(fresh, dict(windows.inputs))
     assert stack.adapter.axes == (0, 1, 2) and stack.fast and stack.adapter.labels == qa_model.adapter.labels
     assert stack.hidden[1].shape[:2] == windows.inputs["input_ids"].shape
+

@@ -101,10 +101,78 @@ def test_where_the_blocks_keep_batch_and_tokens():
 
 
 def test_the_axes_are_read_at_the_first_block_before_a_funnel_pools_its_tokens():
-    """Funnel's second block holds half the tokens: its axes are read where all the tokens are."""
+    """Funnel's second block holds half the tokens: its axes are read where all the tokens are. Its encoder keeps a
+    list of lists of blocks: they are labelled by the encoder, then its decoder's."""
     model, adapter = found("Funnel")
     assert adapter.block_names == ("funnel.encoder.blocks.0", "funnel.encoder.blocks.1", "funnel.decoder.layers")
     assert adapter.blocks[0] is model.funnel.encoder.blocks[0] and adapter.axes == (0, 1, 2)
+    assert adapter.labels == ("embeddings", "encoder block 0", "encoder block 1", "decoder block 0")
+    assert adapter.final == () and adapter.head is model.qa_outputs
+    assert ("after the last block: nothing; pools its tokens between blocks: at a pooled layer the tokens each state "
+            "pools share its score equally; the general path") in adapter.describe()
+
+
+def funnel_groups(tokens: int, positions: int, **config) -> list[list[float]]:
+    family = BY_NAME["Funnel"]
+    torch.manual_seed(0)
+    model = AutoModelForQuestionAnswering.from_config(AutoConfig.for_model(
+        "funnel", vocab_size=64, pad_token_id=0, **{**family.config, **config})).eval()
+    return discover(model, INPUTS).token_groups(tokens, positions).tolist()
+
+
+# Funnel's pooling worked out by hand. separate_cls and truncate_seq (its defaults): [CLS] alone, then the tokens
+# from the second in pairs, the last token dropped (it is appended to [CLS] and cut), a lone last pair member kept.
+# Seven tokens: [0] [1 2] [3 4] [5], token 6 dropped; eight: [0] [1 2] [3 4] [5 6], token 7 dropped; eight pooled
+# twice: [0] [1 2 3 4] (the positions [0] [1 2] [3 4] [5 6] pool as [0] [[1 2] [3 4]], [5 6] dropped).
+# Without them, plain pairs: five tokens [0 1] [2 3] [4].
+H, Q = 0.5, 0.25
+@pytest.mark.parametrize(("tokens", "positions", "config", "groups"), [
+    (7, 4, {}, [[1, 0, 0, 0, 0, 0, 0], [0, H, H, 0, 0, 0, 0], [0, 0, 0, H, H, 0, 0], [0, 0, 0, 0, 0, 1, 0]]),
+    (8, 4, {}, [[1, 0, 0, 0, 0, 0, 0, 0], [0, H, H, 0, 0, 0, 0, 0], [0, 0, 0, H, H, 0, 0, 0],
+                [0, 0, 0, 0, 0, H, H, 0]]),
+    (8, 2, {}, [[1, 0, 0, 0, 0, 0, 0, 0], [0, Q, Q, Q, Q, 0, 0, 0]]),
+    (5, 3, {"separate_cls": False, "truncate_seq": False}, [[H, H, 0, 0, 0], [0, 0, H, H, 0], [0, 0, 0, 0, 1]]),
+    (5, 5, {}, [[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1]]),
+])
+def test_funnels_pooled_positions_share_out_over_the_tokens_each_pools(tokens, positions, config, groups):
+    assert funnel_groups(tokens, positions, **config) == groups
+
+
+def test_a_max_pooling_funnel_pools_the_same_groups():
+    assert funnel_groups(7, 4, pooling_type="max") == funnel_groups(7, 4)
+
+
+def test_a_pooling_the_adapter_cannot_map_back_is_refused_in_one_sentence():
+    _, funnel = found("Funnel")
+    with pytest.raises(ValueError, match="^FunnelForQuestionAnswering pools its 8 tokens to 3 states in a way rcqa "
+                                         "cannot map back onto the tokens, so that layer cannot be attributed"):
+        funnel.token_groups(8, 3)
+    _, bert = found("BERT")  # no pooling at all
+    with pytest.raises(ValueError, match="^BertForQuestionAnswering pools its 8 tokens to 4 states"):
+        bert.token_groups(8, 4)
+
+
+@pytest.mark.parametrize("name", ["BERT", "DistilBERT", "Megatron-BERT", "ModernBERT", "Llama", "mBART", "T5",
+                                  "Funnel", "SqueezeBERT", "XLNet"])
+def test_what_runs_after_the_last_block_is_what_the_qa_head_reads(name):
+    """The final modules, run on the last block's states, then the head, give the model's own logits."""
+    from rcqa.attribution.stack import LayerStack
+
+    stack = LayerStack(shared_tiny(name), INPUTS)
+    hidden = stack.hidden[-1]
+    with torch.no_grad():
+        for module in stack.adapter.final:
+            hidden = first(module(hidden))
+        start, end = stack.adapter.head(hidden).split(1, dim=-1)
+    assert torch.allclose(start.squeeze(-1), stack.start_logits, atol=1e-5)
+    assert torch.allclose(end.squeeze(-1), stack.end_logits, atol=1e-5)
+
+
+def test_squeezebert_s_pooler_is_not_on_its_qa_head_s_path():
+    """SqueezeBERT's model runs its pooler after the last block, but its QA head reads the encoder's output."""
+    model, adapter = found("SqueezeBERT")
+    assert adapter.final == () and adapter.head is model.qa_outputs
+    assert "after the last block: nothing;" in adapter.describe()
 
 
 @pytest.mark.parametrize("axes", [(1, 0, 2), (0, 2, 1), (1, 2, 0), (2, 0, 1)])

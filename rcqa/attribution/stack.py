@@ -46,11 +46,11 @@ class _Switch(StandIn):
 
     def forward(self, *args, **kwargs):
         index = next(self.counter)
-        if index == 0 and self.layer == 0:
-            if args:
-                args = (self._replaced(args[0]), *args[1:])
-            else:
-                kwargs = {**kwargs, "hidden_states": self._replaced(kwargs["hidden_states"])}
+        if index == 0 and self.layer == 0:  # every argument that is the hidden states (Funnel: query, key, value)
+            hidden = args[0] if args else kwargs["hidden_states"]
+            states = self._replaced(hidden)
+            args = tuple(states if a is hidden else a for a in args)
+            kwargs = {k: states if v is hidden else v for k, v in kwargs.items()}
         output = self.module(*args, **kwargs)
         if index == self.layer - 1:
             return with_first(output, self._replaced(first(output)))
@@ -72,6 +72,7 @@ class LayerStack:
         self.adapter: ModelAdapter = adapter_of(model, inputs)
         self.calls: list[Call] = []
         self.hidden: list[torch.Tensor] = []  # H_0 … H_L, each 1 × tokens × hidden
+        self.groups: dict[int, torch.Tensor] = {}  # a pooled layer's positions × tokens (ModelAdapter.token_groups)
         self.start_logits, self.end_logits = self._capture(inputs)
 
     @property
@@ -92,21 +93,39 @@ class LayerStack:
 
         def record(call: Call) -> None:
             if not self.calls:
-                self.hidden.append(self.adapter.standard(call.hidden)[:, :tokens].detach())
+                self.hidden.append(self._per_token(0, call.hidden))
             self.calls.append(call)
-            self.hidden.append(self.adapter.standard(first(call.output))[:, :tokens].detach())
+            self.hidden.append(self._per_token(len(self.calls), first(call.output)))
 
         blocks = [block for blocks in self.adapter.blocks for block in blocks]
         private = with_replacements(self.model, {block: Recorder(block, record) for block in blocks})
         with torch.no_grad():
             output = private(**without_cache(self.model, inputs))
-        if any(h.shape[1] < tokens for h in self.hidden):
-            raise ValueError(f"{self.adapter.architecture} pools its tokens between blocks, so some of its layers "
-                             "hold fewer states than there are tokens and cannot be attributed token by token")
         return output.start_logits, output.end_logits
 
+    def _per_token(self, layer: int, hidden: torch.Tensor) -> torch.Tensor:
+        """A layer's states as batch × tokens × dim. Where the model pooled the tokens (Funnel), each token holds the
+        state of the position that pools it (zero where none does), and the layer's groups are kept: run_from
+        averages each group back into its position, so that IG at the tokens gives each token an equal share of
+        its position's attribution and the layer's sum is the positions' sum."""
+        tokens = self.inputs["input_ids"].shape[1]
+        states = self.adapter.standard(hidden)[:, :tokens].detach()
+        if states.shape[1] == tokens:
+            return states
+        groups = self.groups.setdefault(layer, self.adapter.token_groups(tokens, states.shape[1]).to(states))
+        return torch.einsum("kt,bkd->btd", (groups > 0).to(states), states)
+
+    def block_input(self, layer: int) -> torch.Tensor:
+        """The states block `layer` − 1 was called with, as layer `layer`'s states: run from there, the block is
+        skipped. They are layer `layer` − 1's only in a plain chain: an encoder-decoder's first decoder block reads
+        the decoder's embeddings, Funnel's pooled block the pooled states, its decoder the upsampled ones."""
+        return self._per_token(layer, self.calls[layer - 1].hidden)
+
     def run_from(self, layer: int, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Start and end logits (batch × tokens) when H_layer is replaced by hidden (batch × tokens × dim)."""
+        """Start and end logits (batch × tokens) when H_layer is replaced by hidden (batch × tokens × dim); at a
+        pooled layer each position's state is the mean of its tokens'."""
+        if layer in self.groups:
+            hidden = torch.einsum("kt,btd->bkd", self.groups[layer], hidden)
         return self._run_suffix(layer, hidden) if self.fast else self._run_model(layer, hidden)
 
     def _run_suffix(self, layer: int, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
