@@ -152,3 +152,50 @@ def test_the_adapter_found_from_a_batch_of_windows_is_the_one_from_one_window(fa
     assert stack.adapter.axes == (0, 1, 2) and stack.fast and stack.adapter.labels == qa_model.adapter.labels
     assert stack.hidden[1].shape[:2] == windows.inputs["input_ids"].shape
 
+
+ENCODER_DECODER_LABELS = ["embeddings", "encoder block 0", "encoder block 1", "decoder block 0", "decoder block 1"]
+
+
+def test_the_lens_probes_and_knock_outs_name_an_encoder_decoders_layers_by_its_adapter(family_dir):
+    """BART: the lens, the probes' report and the knock-outs label its layers encoder blocks, then decoder blocks."""
+    from rcqa.gallery import GALLERY
+    from rcqa.lens import read_layers
+    from rcqa.lens.interventions import intervene
+    from rcqa.lens.probes import ProbeSettings, train_probes
+
+    qa_model = load_model(family_dir("BART"))
+    example = gallery_example("comet-who")
+    assert read_layers(qa_model, example).layers == ENCODER_DECODER_LABELS
+    probes = train_probes(qa_model, list(GALLERY), ProbeSettings(examples=2, max_iterations=2))
+    assert probes.report["layers"] == ENCODER_DECODER_LABELS and probes.weight.shape[0] == 5
+    result = explain(qa_model, example, IGSettings(steps=4, tolerance=None))
+    found = intervene(qa_model, result, k=1, draws=1)
+    assert [layer["label"] for layer in found.to_dict()["layers"]] == ENCODER_DECODER_LABELS
+
+
+def test_skipping_an_encoder_decoders_block_equals_the_model_without_it(family_dir):
+    """BART's blocks each skipped in turn, against a copy of the model without that block, read by hand: the first
+    decoder block is called with the decoder's embeddings, not the encoder's last states, so skipping it passes
+    those on."""
+    import copy
+
+    from rcqa.lens.interventions import intervene
+    from tests.lens_reference import answer_probabilities, one_window
+
+    qa_model = load_model(family_dir("BART"))
+    example = gallery_example("comet-who")
+    result = explain(qa_model, example, IGSettings(steps=4, tolerance=None))
+    found = intervene(qa_model, result, k=1, draws=1)
+    inputs, offsets, passage_tokens = one_window(qa_model, example)
+    best = result.answer.best
+    for layer, (part, block) in enumerate([("encoder", 0), ("encoder", 1), ("decoder", 0), ("decoder", 1)], 1):
+        model = copy.deepcopy(qa_model.model)
+        blocks = getattr(model.model, part).layers
+        getattr(model.model, part).layers = torch.nn.ModuleList([b for i, b in enumerate(blocks) if i != block])
+        with torch.no_grad():
+            output = model(**inputs, use_cache=False)
+        answers = answer_probabilities(output.start_logits[0].double().numpy(), output.end_logits[0].double().numpy(),
+                                       offsets, passage_tokens, example.passage)
+        skipped = found.layers[layer].skip_block
+        assert skipped.span_probability == pytest.approx(answers.get((best.start_char, best.end_char), 0.0),
+                                                         rel=1e-4, abs=1e-9), (part, block)

@@ -1,11 +1,14 @@
 """Whether a layer's top words matter at that layer: knock them out there and see what the model answers.
 
-At layer l (the output of block l − 1; layer 0 the embeddings), the states of the layer's top-k passage words by
-their IG word scores (every word-piece of each word) are replaced by a baseline: the layer's own states for the
-input with every token but [CLS]/[SEP] replaced by [PAD], or the zero vector (the paper's released code). The
+At layer l (the output of the l-th block the model runs, labelled as its adapter labels it; layer 0 the
+embeddings), the states of the layer's top-k passage words by their IG word scores (every word-piece of each word)
+are replaced by a baseline: the layer's own states for the input with every token but [CLS]/[SEP] replaced by
+[PAD], or the zero vector (the paper's released code). The
 blocks above l and the QA head then run on the changed states (LayerStack.run_from, one batch per layer), and the
 probability of the explained span and the answer are read again. The same is done for k random passage words
-(seeded draws) and for the bottom-k words, and each whole block is skipped in turn (replaced by the identity).
+(seeded draws) and for the bottom-k words, and each whole block is skipped in turn (replaced by the identity:
+what it was called with goes on as its output, which is the layer below's only in a plain chain; an
+encoder-decoder's first decoder block is called with the decoder's embeddings).
 
 By default the words are chosen outside the explained span (`outside_span`): a layer's top words are mostly the
 answer's own, and knocking out the answer itself lowers its probability whatever ranked it first, so only the
@@ -156,8 +159,8 @@ def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5
         base = baselines.hidden[layer] if baselines else torch.zeros_like(stack.hidden[layer])
         outcomes = _knock_out(stack, layer, base, [[t for i in indices for t in words[i].tokens] for indices in chosen],
                               reader, [tuple(words[i].text for i in indices) for indices in chosen])
-        with torch.no_grad():  # block l − 1 skipped: its input goes to the block above it
-            skipped = reader.outcome(*stack.run_from(layer, stack.hidden[layer - 1]), ()) if layer else None
+        with torch.no_grad():  # block l − 1 skipped: what it was called with goes on as its output
+            skipped = reader.outcome(*stack.run_from(layer, stack.block_input(layer)), ()) if layer else None
         layers.append(LayerKnockouts(layer, label, outcomes[0], outcomes[1], tuple(outcomes[2:]), skipped))
     return Interventions(model=qa_model.name, fingerprint=qa_model.fingerprint, question=example.question,
                          explained_span=result.targets[0]["span"], unchanged=reader.unchanged, layers=layers,

@@ -24,7 +24,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from rcqa.attribution.engine import window_inputs
-from rcqa.attribution.stack import LayerStack, layer_labels
+from rcqa.attribution.stack import LayerStack
 from rcqa.model import DEFAULT_MODEL, QAModel
 from rcqa.qa import char_span_to_tokens, encode
 from rcqa.resources import EMBEDDED_MODEL_DIRS, cache_dir
@@ -211,7 +211,7 @@ def train_probes(qa_model: QAModel, examples: list[Example], settings: ProbeSett
         vectors.append(vector)
         losses.append(round(loss, 4))
     report = {"model": qa_model.name, "fingerprint": qa_model.fingerprint,
-              "layers": layer_labels(len(vectors) - 1),
+              "layers": list(qa_model.adapter.labels),
               "training": {"questions": len(questions), "windows": len(states.starts),
                            "passage_tokens": len(states.window), **asdict(settings), "final_loss": losses}}
     return Probes(torch.stack(vectors), qa_model.fingerprint, report)

@@ -1,7 +1,9 @@
 """The answer lens: the answer each layer's hidden states already hold, read by the model's own QA head and by the
 trained probes, and decoded exactly as the model's answers are (rcqa.spans: whole-word n-best over every window).
 
-Layer l is the output of encoder block l − 1 (layer 0: the embeddings), as everywhere in rcqa. Read by the head,
+Layer l is the output of the l-th block the model runs (layer 0: the embeddings), labelled as the model's adapter
+labels it (rcqa.adapter: "block i", or an encoder-decoder's "encoder block i" then "decoder block i"), as
+everywhere in rcqa. Read by the head,
 the last layer gives the model's own answer, bit for bit: the states come from the same forward passes, in the
 same batches of windows, as the answer's logits.
 """
