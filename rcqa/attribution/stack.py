@@ -112,8 +112,9 @@ class LayerStack:
         states = self.adapter.standard(hidden)[:, :tokens].detach()
         if states.shape[1] == tokens:
             return states
-        groups = self.groups.setdefault(layer, self.adapter.token_groups(tokens, states.shape[1]).to(states))
-        return torch.einsum("kt,bkd->btd", (groups > 0).to(states), states)
+        if layer not in self.groups:
+            self.groups[layer] = self.adapter.token_groups(tokens, states.shape[1]).to(states)
+        return torch.einsum("kt,bkd->btd", (self.groups[layer] > 0).to(states), states)
 
     def block_input(self, layer: int) -> torch.Tensor:
         """The states block `layer` − 1 was called with, as layer `layer`'s states: run from there, the block is
