@@ -221,7 +221,7 @@ class ModelAdapter:
         if groups.shape[1] != positions:
             raise ValueError(f"{self.architecture} pools its {tokens} tokens to {positions} states in a way rcqa "
                              "cannot map back onto the tokens, so that layer cannot be attributed token by token")
-        covered = (groups[0] > 0).to(groups.dtype)
+        covered = groups[0] > 0
         return covered / covered.sum(dim=1, keepdim=True)
 
 
@@ -272,11 +272,11 @@ def discover(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> ModelAd
 
 
 def _mean_pooling(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor] | None:
-    """The model's own pooling of its tokens between blocks, as a mean (whatever its pooling_type, the groups are
-    the same): Funnel's attention structure's pool_tensor, which reads only the config; None for a model that
-    has no such method."""
+    """The model's own pooling of its tokens between blocks: Funnel's attention structure's pool_tensor, which reads
+    only the config, in its default mode, a mean (whatever the config's pooling_type, the groups are the same);
+    None for a model that has no such method."""
     structure = next((m for m in model.modules() if callable(getattr(m, "pool_tensor", None))), None)
-    return None if structure is None else (lambda states: structure.pool_tensor(states, mode="mean"))
+    return None if structure is None else structure.pool_tensor
 
 
 def _axes(hidden: torch.Tensor, batch: int, tokens: int) -> tuple[int, int, int]:
@@ -293,9 +293,7 @@ def _block_labels(named: list[tuple[str, torch.nn.ModuleList]], called: list[tor
     """One label per block call: "block i", or with more than one part (encoder, decoder) "encoder block i"."""
     def part(module: torch.nn.Module) -> str:
         name = next(name for name, blocks in named if any(b is module for b in blocks))
-        path = name.split(".")
-        while len(path) > 1 and path[-1].isdigit():  # a list of lists (Funnel's encoder.blocks.0): the outer list
-            path.pop()
+        path = [part for part in name.split(".") if not part.isdigit()]  # Funnel's encoder.blocks.0: the outer list
         return path[-2] if len(path) > 1 else path[0]  # a list at the model's top: its own name
 
     parts = [part(module) for module in called]

@@ -147,6 +147,8 @@ def test_a_pooling_the_adapter_cannot_map_back_is_refused_in_one_sentence():
     with pytest.raises(ValueError, match="^FunnelForQuestionAnswering pools its 8 tokens to 3 states in a way rcqa "
                                          "cannot map back onto the tokens, so that layer cannot be attributed"):
         funnel.token_groups(8, 3)
+    with pytest.raises(ValueError, match="^FunnelForQuestionAnswering pools its 4 tokens to 0 states"):
+        funnel.token_groups(4, 0)  # pooled to one state, which pools no further
     _, bert = found("BERT")  # no pooling at all
     with pytest.raises(ValueError, match="^BertForQuestionAnswering pools its 8 tokens to 4 states"):
         bert.token_groups(8, 4)
