@@ -106,7 +106,7 @@ def test_completeness_holds_for_each_target_of_the_adaptive_apart_job(tiny, come
                      for name in ("start_logit", "end_logit")}
 
 
-def test_the_reading_names_each_logits_top_word_at_the_last_layer(tiny, comet, tmp_path):
+def test_the_reading_names_each_logits_top_word_and_the_layer_it_stays_on_top_from(tiny, comet, tmp_path):
     result = apart_job(tiny, comet, tmp_path, "span_log_prob", **FIXED)
     chart = start_end(result, with_sum=False)
     assert [trace.type for trace in chart.figure.data] == ["heatmap", "heatmap"]
@@ -115,17 +115,25 @@ def test_the_reading_names_each_logits_top_word_at_the_last_layer(tiny, comet, t
     words = result.passage_words()  # punctuation is no word
     start_top = max(words, key=lambda w: start_scores[list(w.tokens)].sum()).text
     reading = start_end_reading(chart.data)
-    assert reading.startswith(f"At the last layer ({last})") and f"“{start_top}”" in reading
+    assert f"“{start_top}”" in reading and f"at the last layer ({last})" in reading
     # made-up numbers: the sentence follows them
     data = chart.data.copy()
     data["start_share_pct"], data["end_share_pct"] = 0.0, 0.0
-    final = data.layer == data.layer.max()
-    first, second = data[final].index[:2]
-    data.loc[first, "start_share_pct"], data.loc[second, "end_share_pct"] = 70.0, 55.0
-    assert start_end_reading(data) == (f"At the last layer ({last}) the start logit rests most on “{data.word[first]}” "
-                                       f"(70% of its attribution), the end logit on “{data.word[second]}” (55%).")
-    data.loc[first, "end_share_pct"] = 90.0
-    assert "both rest most on" in start_end_reading(data) and "(70% and 90%" in start_end_reading(data)
+    layers = sorted(data.layer.unique())
+    positions = sorted(data.position.unique())
+    label = dict(zip(data.layer, data.layer_label))
+    at = lambda layer, position: data.index[(data.layer == layer) & (data.position == position)][0]  # noqa: E731
+    for layer in layers:  # the start logit's top: the first word, then the second from the third-last layer on
+        data.loc[at(layer, positions[0 if layer < layers[-3] else 1]), "start_share_pct"] = 70.0
+        data.loc[at(layer, positions[2]), "end_share_pct"] = 55.0  # the end logit's: the third word throughout
+    word = dict(zip(data.position, data.word))
+    assert start_end_reading(data) == (
+        f"The start logit rests most on “{word[positions[1]]}” from {label[layers[-3]]} on (70% of its attribution "
+        f"at the last layer ({last})), the end logit on “{word[positions[2]]}” from {label[layers[0]]} on (55%).")
+    data.loc[at(layers[-1], positions[1]), "end_share_pct"] = 90.0  # the end's top moves at the last layer only
+    assert start_end_reading(data) == (
+        f"The start and the end logit both rest most on “{word[positions[1]]}” at the last layer ({last}): 70% and "
+        f"90% of their attribution, on top from {label[layers[-3]]} and from {label[layers[-1]]} on.")
 
 
 def test_a_layer_that_does_not_add_up_is_warned_of_once_whatever_the_targets(tiny, comet, tmp_path):

@@ -99,15 +99,26 @@ def start_end(result: Attribution, aggregation: str = "l2", with_sum: bool = Tru
 
 def start_end_reading(data: pd.DataFrame) -> str:
     """One sentence from start_end's data: the word each logit's attribution rests on most at the last layer, with
-    its share."""
-    last = data[data.layer == data.layer.max()]
-    start, end = (last.loc[last[column].idxmax()] for column in ("start_share_pct", "end_share_pct"))
-    where = f"At the last layer ({last.layer_label.iloc[0]})"
+    its share, and the layer from which that word stays on top (where the model settles on its start or end)."""
+    start, start_from = _settled(data, "start_share_pct")
+    end, end_from = _settled(data, "end_share_pct")
+    last = f"at the last layer ({data[data.layer == data.layer.max()].layer_label.iloc[0]})"
     if start.position == end.position:
-        return (f"{where} the start and the end logit both rest most on “{start.word}” ({start.start_share_pct:.0f}% "
-                f"and {end.end_share_pct:.0f}% of their attribution).")
-    return (f"{where} the start logit rests most on “{start.word}” ({start.start_share_pct:.0f}% of its "
-            f"attribution), the end logit on “{end.word}” ({end.end_share_pct:.0f}%).")
+        return (f"The start and the end logit both rest most on “{start.word}” {last}: {start.start_share_pct:.0f}% "
+                f"and {end.end_share_pct:.0f}% of their attribution, on top from {start_from} and from {end_from} "
+                f"on.")
+    return (f"The start logit rests most on “{start.word}” from {start_from} on ({start.start_share_pct:.0f}% of its "
+            f"attribution {last}), the end logit on “{end.word}” from {end_from} on ({end.end_share_pct:.0f}%).")
+
+
+def _settled(data: pd.DataFrame, column: str) -> tuple[pd.Series, str]:
+    """The last layer's top word for `column`, and the label of the first layer from which it stays the top."""
+    tops = data.loc[data.groupby("layer")[column].idxmax()].sort_values("layer")
+    top = tops.iloc[-1]
+    since = len(tops) - 1
+    while since > 0 and tops.position.iloc[since - 1] == top.position:
+        since -= 1
+    return top, tops.layer_label.iloc[since]
 
 
 def start_end_completeness(result: Attribution) -> dict[str, float] | None:
