@@ -4,7 +4,7 @@
     model = rcqa.load_model("default")
     result = rcqa.explain(model, passage, question)
     result.show("heatmap")          # or "top-k", "roles", "jsd"; in Jupyter the result draws itself
-    result.save("comet.json")       # rcqa.load_result("comet.json") reads it back
+    result.save("comet.json")       # rcqa.load_result("comet.json") reads it back (any result: its file names its kind)
     pair = rcqa.compare(result, other)  # two explanations of the passage side by side; pair.show("jsd")
 
 Every name is imported on first use (PEP 562), so `import rcqa` stays light: torch loads with the first model.
@@ -13,14 +13,24 @@ from __future__ import annotations
 
 import importlib
 
+from rcqa import drawing as _drawing
+
 _EXPORTS = {  # name -> the module that defines it
     "load_model": "rcqa.model", "answer": "rcqa.api", "explain": "rcqa.api", "compare_methods": "rcqa.api",
     "lens": "rcqa.lens", "intervene": "rcqa.api", "reproduce": "rcqa.api", "PRESETS": "rcqa.attribution.settings",
-    "IGSettings": "rcqa.attribution.settings", "load_result": "rcqa.types", "Attribution": "rcqa.types",
+    "IGSettings": "rcqa.attribution.settings", "load_result": "rcqa.api", "Attribution": "rcqa.types",
+    "ExplainedTarget": "rcqa.types", "Comparison": "rcqa.api", "AnswerLens": "rcqa.api", "Interventions": "rcqa.api",
     "Example": "rcqa.types", "gallery_example": "rcqa.gallery", "compare": "rcqa.analysis.pair",
     "SideBySide": "rcqa.analysis.pair",
 }
 __all__ = [*_EXPORTS, "__version__"]
+
+
+def _import_figures() -> None:
+    import rcqa.figures  # noqa: F401  (rcqa.figures.views registers how each result draws itself)
+
+
+_drawing.on_first_draw(_import_figures)  # a result's show reaches the figures through rcqa.drawing, never upwards
 
 
 def __getattr__(name: str):

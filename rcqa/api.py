@@ -19,9 +19,14 @@ from rcqa.attribution.settings import PRESETS, IGSettings
 from rcqa.faithfulness.compare import Comparison, Protocol, compare
 from rcqa.lens.interventions import Interventions
 from rcqa.lens.interventions import intervene as knock_out
+from rcqa.lens.readout import AnswerLens
 from rcqa.model import QAModel, as_model
 from rcqa.qa import answer as answer_passage
-from rcqa.types import Answer, Attribution, Example
+from rcqa.types import Answer, Attribution, Example, load_result
+
+__all__ = ["AnswerLens", "Comparison", "Interventions", "answer", "compare_methods", "explain", "intervene",
+           "load_result", "reproduce"]  # load_result: this module imports every result kind it may name
+
 
 def answer(model_or_name: str | QAModel, passage: str, question: str, *, n_best: int = 20,
            device: str | None = None) -> Answer:

@@ -179,7 +179,6 @@ def equal_alone(folder: Path, example_ids: list[str]) -> dict[str, dict | None]:
 
     from rcqa.attribution.cache import ResultCache
     from rcqa.attribution.engine import explain
-    from rcqa.attribution.settings import IGSettings
     from rcqa.gallery import gallery_example
     from rcqa.model import load_model
     from rcqa.types import AGGREGATIONS, COMPACT_AGGREGATIONS, Attribution
@@ -197,8 +196,7 @@ def equal_alone(folder: Path, example_ids: list[str]) -> dict[str, dict | None]:
         if result is None:
             verdicts[example_id] = None
             continue
-        settings = {k: v for k, v in result.settings.items() if k not in ("max_len", "doc_stride")}  # the model's
-        alone = explain(qa_model, example, IGSettings.from_dict(settings))
+        alone = explain(qa_model, example, result.settings)
         # same threads, same order of sums: bitwise equal once rounded to the float32 the cache keeps, in the
         # aggregations it keeps (the others it derives). The difference is measured against the largest score
         # (element by element, 1e-7 beside a score of 11 "differs by 69 %")

@@ -373,7 +373,7 @@ def test_a_null_target_gives_the_rejected_best_span_the_answer_category_and_says
     from rcqa.types import NoAnswer
 
     assert category_labels(result) == {"answer": "answer", "supporting": "supporting", "query": "query"}
-    abstained = replace(result, targets=[{**result.targets[0], "name": "null", "null_token": 0}],
+    abstained = replace(result, targets=[replace(result.targets[0], name="null", null_token=0)],
                         answer=replace(result.answer, no_answer=NoAnswer(5.0, 0.7, 0.0, True, 0, 2.0)))
     assert list(category_masks(abstained)["answer"]) == marked(9)  # "600", the span the model rejected
     assert category_labels(abstained)["answer"] == "answer (the rejected best span)"

@@ -45,9 +45,9 @@ def test_explain_on_plain_strings_is_the_engine_with_the_preset_and_the_given_se
     expected = engine_explain(tiny, Example("python", example.passage, example.question), IGSettings(**SHORT))
     assert np.array_equal(comet.scores, expected.scores) and comet.answer == expected.answer
     paper = rcqa.explain(tiny, example.passage, example.question, preset="paper-code")
-    assert (paper.settings["baseline"], paper.settings["rule"]) == ("zero", "paper_trapezoid")
+    assert (paper.settings.baseline, paper.settings.rule) == ("zero", "paper_trapezoid")
     gold = rcqa.explain(tiny, example.passage, example.question, span="gold", gold="Priya Raman", **SHORT)
-    assert gold.targets[0]["span"] == "Priya Raman"
+    assert gold.targets[0].span == "Priya Raman"
 
 
 def test_unknown_settings_and_presets_are_refused_by_name(tiny):

@@ -27,8 +27,8 @@ def test_explain_every_layer_explains_the_abstention_and_names_the_rejected_span
     assert "Attributes why the model said no answer (answer_vs_null)" in texts(app.caption)
     explain(app)
     result = shown_result(app)
-    assert result.answer.abstained and [t["name"] for t in result.targets] == ["answer_vs_null"]
-    assert result.targets[0]["span"] == result.answer.best.text  # the rejected best span
+    assert result.answer.abstained and [t.name for t in result.targets] == ["answer_vs_null"]
+    assert result.targets[0].span == result.answer.best.text  # the rejected best span
     errors = values(spec_titled(app, "Completeness per layer")["data"][0]["y"])
     assert len(errors) == len(result.layers)
     assert max(c.relative_error for c in result.completeness) <= 0.01
@@ -63,11 +63,11 @@ def test_why_not_this_span_explains_no_answer_against_the_chosen_candidate():
     result = shown_result(app)
     third = result.answer.nbest[2]
     target = result.targets[0]
-    assert (target["name"], target["start_token"], target["end_token"], result.window) == (
+    assert (target.name, target.start_token, target.end_token, result.window) == (
         "answer_vs_null", third.start_token, third.end_token, third.window)
     assert max(c.relative_error for c in result.completeness) <= 0.01
     again = open_app(query=dict(app.query_params))  # the link reopens the same question, span and target
-    assert shown_result(again).targets[0]["start_token"] == third.start_token
+    assert shown_result(again).targets[0].start_token == third.start_token
 
 
 def test_links_take_nbest_spans_within_the_nbest_list_only():
@@ -97,4 +97,4 @@ def test_a_runs_example_opens_in_explore_with_the_runs_target_though_the_model_a
     assert app.session_state["rcqa.view"].target == "span_log_prob"  # the run's, not the abstention's default
     assert "rcqa.explain" not in [button.key for button in app.button]  # shown from the run
     result = shown_result(app)
-    assert result.answer.abstained and result.targets[0]["name"] == "span_log_prob"
+    assert result.answer.abstained and result.targets[0].name == "span_log_prob"

@@ -33,7 +33,7 @@ def test_why_not_this_span_contrasts_the_answer_with_the_chosen_candidate(app_en
     assert not app.error, texts(app.error)
     result = shown_result(app)
     chosen = result.answer.nbest[rank]
-    assert result.targets[0]["name"] == "contrast" and result.targets[0]["foil"]["text"] == chosen.text
+    assert result.targets[0].name == "contrast" and result.targets[0].foil.text == chosen.text
     shown = texts(app.markdown).replace("\\", "")
     assert f"foil “{chosen.text}”" in shown and "On the lens the" in shown
     assert "foil" in [trace["name"] for trace in spec_titled(app, "What each layer's top-")["data"]]
@@ -55,8 +55,8 @@ def test_a_typed_foil_is_explained_and_travels_in_the_link(app_env):
     app.text_input(key="rcqa.foil_text").input(typed).run()
     assert app.query_params["contrast"] == f"text:{typed}"
     explain(app)
-    foil = shown_result(app).targets[0]["foil"]
-    assert (foil["text"], foil["start_char"], foil["request"]) == (typed, example.passage.index(typed),
+    foil = shown_result(app).targets[0].foil
+    assert (foil.text, foil.start_char, foil.request) == (typed, example.passage.index(typed),
                                                                    f"text:{typed}")
     reopened = open_app(query=dict(app.query_params))
     assert reopened.text_input(key="rcqa.foil_text").value == typed
@@ -100,9 +100,9 @@ def test_a_whole_passage_contrast_explains_both_windows_and_reads_the_lens_in_ea
     explain(app)
     assert not app.error, texts(app.error)
     result = shown_result(app)
-    assert result.whole_passage and result.targets[0]["foil"]["window"] != result.window
+    assert result.whole_passage and result.targets[0].foil.window != result.window
     shown = texts(app.markdown).replace("\\", "")
-    assert (f"in window {result.targets[0]['foil']['window'] + 1}, the answer in window {result.window + 1}: both "
+    assert (f"in window {result.targets[0].foil.window + 1}, the answer in window {result.window + 1}: both "
             "are explained") in shown
     assert "On the lens the" in shown and "its logits are a constant there" not in shown
 

@@ -103,7 +103,7 @@ def test_explain_gives_every_layer_and_its_conservation(tiny_bert):
     # at the last layer only the QA head's two biases stand between F and the relevance: the ε-rule leaves them theirs
     last = result.completeness[-2]
     assert last.attribution_sum == pytest.approx(last.f_input - float(tiny_bert.model.qa_outputs.bias.sum()), abs=1e-4)
-    assert result.settings["method"] == "attnlrp"
+    assert result.settings.method == "attnlrp"
 
 
 def shared_state(model: torch.nn.Module) -> list:

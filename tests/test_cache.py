@@ -181,7 +181,7 @@ def test_a_whole_passage_keeps_one_windows_states_through_the_cache_and_its_map_
     cache = ResultCache(tmp_path)
     result, _ = cached_explain(tiny_bert, example, settings, cache)
     again, hit = cached_explain(tiny_bert, example, settings, cache)
-    assert hit and result.settings["n_windows"] > 2
+    assert hit and result.windowing.n_windows > 2
     window_tokens = len(result.hidden_tokens)
     assert result.hidden_states.shape == (tiny_bert.num_layers + 1, window_tokens, tiny_bert.config.hidden_size)
     assert window_tokens <= tiny_bert.max_len < len(result.tokens)

@@ -175,15 +175,15 @@ def test_the_contrast_is_the_difference_of_the_two_span_targets_by_linearity(tin
     example = gallery_example("river-where")
     fixed = {"tolerance": None, "steps": 16}
     result = explain(tiny_bert, example, IGSettings(targets=("span_logits",), contrast="runner-up", **fixed))
-    foil = result.targets[0]["foil"]
-    assert [t["name"] for t in result.targets] == ["contrast", "span_logits"] and foil["in_explained_window"]
-    rank = next(i for i, s in enumerate(result.answer.nbest) if s.text == foil["text"])
+    foil = result.targets[0].foil
+    assert [t.name for t in result.targets] == ["contrast", "span_logits"] and foil.window == result.window
+    rank = next(i for i, s in enumerate(result.answer.nbest) if s.text == foil.text)
     at_foil = explain(tiny_bert, example, IGSettings(targets=("span_logits",), span=f"nbest:{rank}", **fixed))
     difference = result.layer_scores("sum", 1) - at_foil.layer_scores("sum", 0)
     assert np.abs(result.layer_scores("sum", 0) - difference).max() <= 1e-6
     best = result.answer.best
     top = [c for c in result.completeness if c.target == "contrast"][-1]
-    assert top.f_input == pytest.approx(best.score - foil["score"], abs=1e-4)
+    assert top.f_input == pytest.approx(best.score - foil.score, abs=1e-4)
 
 
 @pytest.mark.parametrize("rule, limit", [("gausslegendre", 0.01), ("riemann_right", 0.05),
@@ -198,7 +198,7 @@ def test_the_contrast_is_complete_at_every_layer(tiny_bert, rule, limit):
     # what the check sums is the contrast's scores, and F(input) is the two spans' logit margin at every layer
     np.testing.assert_allclose([c.attribution_sum for c in checks], result.layer_scores("sum", 0).sum(1),
                                rtol=1e-5, atol=1e-6)
-    margin = result.answer.best.score - result.targets[0]["foil"]["score"]
+    margin = result.answer.best.score - result.targets[0].foil.score
     assert [c.f_input for c in checks] == pytest.approx([margin] * len(checks), abs=1e-4)
 
 
@@ -217,10 +217,11 @@ def test_a_foil_in_another_window_leaves_the_answers_logit_target_alone(tiny_ber
     assert far.window != explained.window
     fixed = {"tolerance": None, "steps": 8}
     both = explain(tiny_bert, example, IGSettings(targets=("span_logits",), contrast=f"text:{word}", **fixed))
-    foil = both.targets[0]["foil"]
-    assert (foil["window"], foil["explained_window"], foil["in_explained_window"]) == (far.window, both.window,
-                                                                                     False)
-    assert (both.targets[0]["foil_start_token"], both.targets[0]["foil_score"]) == (None, pytest.approx(far.score))
+    foil = both.targets[0].foil
+    recorded = both.targets[0].to_dict()["foil"]
+    assert (foil.window, recorded["explained_window"], recorded["in_explained_window"]) == (far.window, both.window,
+                                                                                           False)
+    assert (both.targets[0].foil_start_token, both.targets[0].foil_score) == (None, pytest.approx(far.score))
     np.testing.assert_allclose(both.scores[0], both.scores[1], rtol=1e-6, atol=1e-7)
     pairs = zip([c for c in both.completeness if c.target == "contrast"],
                 [c for c in both.completeness if c.target == "span_logits"])
@@ -241,8 +242,8 @@ def test_the_python_api_takes_the_contrast_as_a_setting(tiny_model_dirs):
     example = gallery_example("river-where")
     result = rcqa.explain(tiny_model_dirs["bert"], example.passage, example.question, contrast="runner-up",
                           tolerance=None, steps=2)
-    assert [t["name"] for t in result.targets] == ["contrast", "span_log_prob"]
-    assert result.settings["contrast"] == "runner-up"
+    assert [t.name for t in result.targets] == ["contrast", "span_log_prob"]
+    assert result.settings.contrast == "runner-up"
 
 
 def test_explain_contrast_on_the_command_line_writes_the_foil_and_refuses_an_overlap(tiny_model_dirs, tmp_path,
@@ -322,7 +323,7 @@ def test_a_contrast_runs_no_window_through_the_model_again(tiny_bert, foil, wind
     finally:
         hook.remove()
     n = contrasted.answer.n_windows
-    assert n > 1 and contrasted.targets[0]["name"] == "contrast"
+    assert n > 1 and contrasted.targets[0].name == "contrast"
     assert with_contrast == sum(rows) == n + 2 * (n if windows == "all" else 1)
 
 
@@ -334,9 +335,9 @@ def test_the_foil_is_found_on_the_logits_the_answer_was_decoded_from(tiny_bert, 
     planted = {(9, 4): (9.0, 9.0), (second, 4): (1.5, 0.5), (0, 4): (0.5, -0.5)}
     monkeypatch.setattr(rcqa.qa, "logits", lambda qa_model, windows: hand_logits(windows, planted))
     result = explain(tiny_bert, example, IGSettings(contrast="text:cats", tolerance=None, steps=2))
-    foil = result.targets[0]["foil"]
+    foil = result.targets[0].foil
     assert result.answer.best.text == "dogs" and result.answer.best.start_char == 9
-    assert (foil["text"], foil["start_char"], foil["score"]) == ("cats", second, pytest.approx(2.0))
+    assert (foil.text, foil.start_char, foil.score) == ("cats", second, pytest.approx(2.0))
 
 
 def test_a_null_foil_is_read_in_the_window_of_the_smallest_planted_null_score(tiny_bert, monkeypatch):
@@ -352,8 +353,8 @@ def test_a_null_foil_is_read_in_the_window_of_the_smallest_planted_null_score(ti
     monkeypatch.setattr(rcqa.qa, "logits", planted)
     result = explanation.explain(qa_model, example, IGSettings(contrast="null", windows="all", tolerance=None,
                                                                steps=2))
-    foil = result.targets[0]["foil"]
-    assert result.answer.n_windows > 2 and (foil["window"], foil["score"], foil["start_char"]) == (1, -4.0, None)
+    foil = result.targets[0].foil
+    assert result.answer.n_windows > 2 and (foil.window, foil.score, foil.start_char) == (1, -4.0, None)
 def test_a_runner_up_in_the_nbest_list_is_taken_from_it_without_another_model_pass(tiny_bert, monkeypatch):
     from rcqa.types import Answer, Span
 

@@ -1,5 +1,7 @@
 """What a contrast adds to the analyses: the foil's words as a category (on a result built by hand), and the lens's
 margin of the span over the foil per layer (against the model's own hidden states, read by transformers)."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -14,6 +16,7 @@ from rcqa.figures.roles import roles
 from rcqa.gallery import gallery_example
 from rcqa.lens.contrast import contrast_margins, contrast_summary, margin_reading
 from rcqa.qa import encode
+from rcqa.types import Foil
 from tests.handmade import handmade
 from tests.test_analysis import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED, WORDS
 
@@ -25,9 +28,8 @@ def contrasted():
     """The explanation of "600" against the foil "250"."""
     result = handmade(QUESTION, PASSAGE, explained=(SIX_HUNDRED, SIX_HUNDRED), question_text=QUESTION_TEXT)
     start = result.example.passage.index("250")
-    result.targets[0] = {**result.targets[0], "name": "contrast",
-                         "foil": {"request": "distractor-number", "text": "250", "start_char": start,
-                                  "end_char": start + 3, "window": 0}}
+    result.targets[0] = replace(result.targets[0], name="contrast",
+                                foil=Foil("distractor-number", "250", start, start + 3, 0, 0, 0, 0.0, None))
     return result
 
 
@@ -71,8 +73,8 @@ def test_the_roles_figure_counts_a_foil_word_once_as_foil(contrasted):
 
 
 def test_a_null_foil_has_no_words(contrasted):
-    contrasted.targets[0]["foil"] = {**contrasted.targets[0]["foil"], "text": "", "start_char": None,
-                                     "end_char": None}
+    contrasted.targets[0] = replace(contrasted.targets[0], foil=replace(contrasted.targets[0].foil, text="",
+                                                                        start_char=None, end_char=None))
     assert "foil" not in category_masks(contrasted)
     assert other_number_share(contrasted, passage_distribution(contrasted), k=3) is None
 
@@ -94,16 +96,16 @@ def test_the_lens_says_where_the_answer_first_beats_the_foil(margins, reading):
 def test_the_lens_margin_is_the_heads_reading_of_the_models_own_hidden_states(tiny_bert):
     example = gallery_example("orchard-how-many")
     result = explain(tiny_bert, example, IGSettings(contrast="runner-up", tolerance=None, steps=2))
-    chosen, foil = result.targets[0], result.targets[0]["foil"]
-    assert foil["window"] == result.window
+    chosen, foil = result.targets[0], result.targets[0].foil
+    assert foil.window == result.window
     windows = encode(tiny_bert, example.question, example.passage)
     length = int(windows.inputs["attention_mask"][result.window].sum())
     with torch.no_grad():
         hidden = tiny_bert.model(**{k: v[result.window:result.window + 1, :length] for k, v in windows.inputs.items()},
                                  output_hidden_states=True).hidden_states
         logits = [tiny_bert.model.qa_outputs(h)[0] for h in hidden]  # tokens × (start, end)
-    expected = [float(x[chosen["start_token"], 0] + x[chosen["end_token"], 1] - x[foil["start_token"], 0]
-                      - x[foil["end_token"], 1]) for x in logits]
+    expected = [float(x[chosen.start_token, 0] + x[chosen.end_token, 1] - x[foil.start_token, 0]
+                      - x[foil.end_token, 1]) for x in logits]
     margins = contrast_margins(tiny_bert, result)
     assert margins.tolist() == pytest.approx(expected, abs=1e-4)
     top = [c for c in result.completeness if c.target == "contrast"][-1]
@@ -129,7 +131,7 @@ def test_a_tie_is_no_lead_and_a_margin_that_never_grows_is_not_said_to(margins, 
 def test_the_contrast_summary_is_the_contrasts_own(tiny_bert):
     result = explain(tiny_bert, gallery_example("orchard-how-many"),
                      IGSettings(contrast="runner-up", tolerance=None, steps=2))
-    assert [t["name"] for t in result.targets] == ["contrast", "span_log_prob"]
+    assert [t.name for t in result.targets] == ["contrast", "span_log_prob"]
     summary = contrast_summary(tiny_bert, result)
     checks = [c for c in result.completeness if c.target == "contrast"]
     assert summary["completeness"] == [c.relative_error for c in checks]
@@ -145,9 +147,9 @@ def boundary(contrasted):
     """The explanation of "600" against the foil "600 are pear trees", which holds it: a boundary contrast."""
     passage = contrasted.example.passage
     start = passage.index("600")
-    contrasted.targets[0]["foil"] = {**contrasted.targets[0]["foil"], "request": "text:600 are pear trees",
-                                     "text": "600 are pear trees", "start_char": start,
-                                     "end_char": start + len("600 are pear trees")}
+    contrasted.targets[0] = replace(contrasted.targets[0], foil=replace(
+        contrasted.targets[0].foil, request="text:600 are pear trees", text="600 are pear trees", start_char=start,
+        end_char=start + len("600 are pear trees")))
     return contrasted
 
 

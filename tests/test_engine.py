@@ -76,7 +76,7 @@ def test_the_paths_ends_are_the_models_own_logits_and_only_the_zero_baseline_is_
     layers = len(result.layers)
     assert sum(rows) == layers * (4 + (baseline == "zero"))  # each layer's 4 gradients, and a zero baseline's end
     inputs = first_window(tiny_bert, example)
-    target = Target("span_log_prob", result.targets[0]["start_token"], result.targets[0]["end_token"])
+    target = Target("span_log_prob", result.targets[0].start_token, result.targets[0].end_token)
     with torch.no_grad():
         def f(output) -> float:
             return float(target(output.start_logits, output.end_logits)[0])
@@ -118,7 +118,7 @@ def test_max_steps_bounds_the_gradients_a_layer_spends(tiny_model_dirs):
 
 def test_paper_settings_run_and_report_their_completeness(tiny_model_dirs):
     result = explain(load_model(tiny_model_dirs["bert"]), gallery_example("lighthouse-who"), IGSettings.paper())
-    assert result.settings["baseline"] == "zero" and result.settings["rule"] == "paper_trapezoid"
+    assert result.settings.baseline == "zero" and result.settings.rule == "paper_trapezoid"
     assert all(c.steps == 20 for c in result.completeness)
     assert all(c.f_baseline != c.f_input for c in result.completeness)
 
@@ -127,9 +127,9 @@ def test_gold_and_nbest_spans(tiny_model_dirs):
     qa_model = load_model(tiny_model_dirs["bert"])
     example = gallery_example("canal-long")
     gold = explain(qa_model, example, IGSettings(span="gold", tolerance=None, steps=4))
-    assert gold.targets[0]["span"] == "1852"
+    assert gold.targets[0].span == "1852"
     third = explain(qa_model, example, IGSettings(span="nbest:2", tolerance=None, steps=4))
-    assert third.targets[0]["span"] == third.answer.nbest[2].text
+    assert third.targets[0].span == third.answer.nbest[2].text
     with pytest.raises(InputError, match="no gold answer"):
         explain(qa_model, gallery_example("library-unanswerable"), IGSettings(span="gold"))
 
@@ -162,7 +162,7 @@ def test_with_span_logits_the_last_block_attributes_the_span_ends_alone(tiny_ber
     distribution = passage_distribution(result)
     last = top_k(distribution, 5)[-1]
     assert 1 <= len(last) <= 2 and (distribution[-1] > 0).sum() == len(last)  # the QA head reads tokens one by one
-    ends = {result.targets[0]["start_token"], result.targets[0]["end_token"]}
+    ends = {result.targets[0].start_token, result.targets[0].end_token}
     assert all(ends & set(result.passage_words()[i].tokens) for i in last)
     removed = jsd_matrix(distribution, "topk_removed", 5)
     assert np.isnan(removed[-1]).all() and not np.isnan(removed[0, 1])
@@ -172,7 +172,7 @@ def test_with_the_default_target_every_passage_word_has_attribution_at_every_lay
     from rcqa.analysis.words import passage_distribution
 
     result = explain(tiny_bert, gallery_example("orchard-how-many"), IGSettings(steps=4, tolerance=None))
-    assert result.settings["targets"] == ["span_log_prob"] and (passage_distribution(result) > 0).all()
+    assert result.settings.targets == ("span_log_prob",) and (passage_distribution(result) > 0).all()
 
 
 def test_categories_follow_the_explained_gold_span_in_its_own_window(tiny_bert):

@@ -13,8 +13,8 @@ def test_null_targets_are_complete_at_every_layer(tiny_model_dirs, rule):
     settings = IGSettings(targets=("null", "answer_vs_null"), rule=rule,
                           **({} if rule == "gausslegendre" else {"steps": 50, "tolerance": None}))
     result = explain(load_model(tiny_model_dirs["bert"]), gallery_example("comet-who"), settings)
-    assert [t["name"] for t in result.targets] == ["null", "answer_vs_null"]
-    assert all(t["null_token"] == 0 for t in result.targets)
+    assert [t.name for t in result.targets] == ["null", "answer_vs_null"]
+    assert all(t.null_token == 0 for t in result.targets)
     limit = 0.01 if rule == "gausslegendre" else 0.05
     assert all(c.relative_error <= limit for c in result.completeness), max(c.relative_error for c in
                                                                             result.completeness)

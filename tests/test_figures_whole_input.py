@@ -1,5 +1,7 @@
 """The whole input: [CLS], the question and [SEP] beside the passage, a long passage's overview page by page, and the
 start and end attributions apart, on results built by hand."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,6 @@ def built(scores_per_word: list[float], cls: float = 0.0):
     """One layer; the passage words w0 w1 ... score as given, [CLS] scores `cls`."""
     passage = [(f"w{i}", "NN", [score]) for i, score in enumerate(scores_per_word)]
     result = handmade(QUESTION, passage, explained=(0, 0))
-    result.settings = {"baseline": "pad", "rule": "gausslegendre"}
     result.scores[:, :, :, 0] = cls  # [CLS] is token 0
     return result
 
@@ -48,7 +49,7 @@ def test_start_and_end_apart_only_where_the_result_holds_both():
     result = built([1.0, 3.0])
     assert start_end(result) is None  # one target: nothing to split, nothing recomputed
     # add an end target: the start scores w0 1, w1 3; the end scores w0 3, w1 1
-    result.targets = [{**result.targets[0], "name": "start_logit"}, {**result.targets[0], "name": "end_logit"}]
+    result.targets = [replace(result.targets[0], name="start_logit"), replace(result.targets[0], name="end_logit")]
     end = result.scores[0].copy()
     end[:, :, [-3, -2]] = end[:, :, [-2, -3]]  # the passage words' tokens, just before the last [SEP]
     result.scores = np.stack([result.scores[0], end])
@@ -61,6 +62,6 @@ def test_start_and_end_apart_only_where_the_result_holds_both():
 
 def test_a_long_heatmap_with_the_special_tokens_opens_on_cls():
     result = built([1.0] * 70 + [5.0] * 10)  # 80 passage words: paged; the explained span is word 0 anyway
-    result.targets[0] = {**result.targets[0], "start_token": 75, "end_token": 75}  # explain a word far on
+    result.targets[0] = replace(result.targets[0], start_token=75, end_token=75)  # explain a word far on
     assert heatmap(result).figure.layout.xaxis.range[0] > 0  # the passage alone opens near the span
     assert heatmap(result, include_question=True, include_special=True).figure.layout.xaxis.range[0] == -0.5

@@ -75,8 +75,7 @@ def test_every_layer_equals_captums_layer_ig_and_a_pooled_position_is_shared_by_
     module = [model.funnel.embeddings, model.funnel.encoder.blocks[0][0], model.funnel.encoder.blocks[1][0],
               model.funnel.decoder.layers[0]][layer]
     target = result.targets[0]
-    reference = captum_layer(model, module, inputs, (target["start_token"], target["end_token"]),
-                             qa_model.tokenizer)
+    reference = captum_layer(model, module, inputs, target.tokens, qa_model.tokenizer)
     tokens = inputs["input_ids"].shape[1]
     if layer == POOLED:  # each position's attribution vector shared out over the tokens it pools
         groups = by_hand(tokens)

@@ -85,7 +85,7 @@ def test_a_knockout_equals_a_forward_with_those_words_states_replaced(explained,
     distribution = passage_distribution(result, "l2")
     words = result.passage_words()
     in_span = {i for i, w in enumerate(words) if w.start_char < best.end_char and best.start_char < w.end_char}
-    assert in_span and found.settings["outside_span"] is outside_span
+    assert in_span and found.settings.outside_span is outside_span
     candidates = [i for i in range(len(words)) if not (outside_span and i in in_span)]
     model = copy.deepcopy(qa_model.model)
     inputs, _, _ = one_window(qa_model, example)

@@ -66,22 +66,23 @@ def test_a_one_window_passage_gives_todays_scores(tiny_bert, targets):
     settings = IGSettings(targets=targets)
     today = engine.explain(tiny_bert, example, settings)
     whole = explain(tiny_bert, example, dataclasses.replace(settings, windows="all"))
-    assert whole.answer.n_windows == 1 and whole.settings["windows"] == "all"
-    assert whole.tokens == today.tokens and whole.words == today.words and whole.targets[0]["start_token"] == \
-        today.targets[0]["start_token"]
+    assert whole.answer.n_windows == 1 and whole.settings.windows == "all"
+    assert whole.tokens == today.tokens and whole.words == today.words and whole.targets[0].start_token == \
+        today.targets[0].start_token
     assert np.allclose(whole.scores, today.scores, rtol=1e-6, atol=1e-6)
     assert [c.relative_error for c in whole.completeness] == pytest.approx([c.relative_error for c in
                                                                            today.completeness], abs=1e-6)
     # the result says what it explains as today's does: model, targets, settings, the states kept
     assert (whole.model, whole.fingerprint, whole.window, whole.layers) == (today.model, today.fingerprint,
                                                                             today.window, today.layers)
-    # beside today's keys the whole passage names the span's window, and the null's for a target that reads it
-    assert [{k: v for k, v in t.items() if k not in ("window", "null_window")} for t in whole.targets] == \
-        today.targets
-    assert [t["window"] for t in whole.targets] == [today.window] * len(targets)
-    assert [t.get("null_window") for t in whole.targets] == [0 if "null_token" in t else None for t in today.targets]
-    assert {k: v for k, v in whole.settings.items() if k not in ("windows", "n_windows", "windows_read")} == \
-        {k: v for k, v in today.settings.items() if k != "windows"}
+    # beside today's fields the whole passage names the null's window for a target that reads it
+    assert [dataclasses.replace(t, null_window=None) for t in whole.targets] == today.targets
+    assert [t.window for t in whole.targets] == [today.window] * len(targets)
+    assert [t.null_window for t in whole.targets] == [0 if t.null_token is not None else None for t in today.targets]
+    assert dataclasses.replace(whole.settings, windows="answer") == today.settings
+    assert (whole.windowing.max_len, whole.windowing.doc_stride) == (today.windowing.max_len,
+                                                                    today.windowing.doc_stride)
+    assert (whole.windowing.n_windows, today.windowing.n_windows) == (1, None)
     assert whole.hidden_states.dtype == today.hidden_states.dtype == np.float32
     assert np.allclose(whole.hidden_states, today.hidden_states, atol=1e-6)
 
@@ -94,7 +95,7 @@ def test_the_joint_target_is_complete_at_every_layer_of_a_long_passage(tiny_bert
     result = explain(qa_model, example, IGSettings(windows="all"), on_layer=reports.append)
     wall = time.perf_counter() - wall
     windows = result.answer.n_windows
-    assert windows == 4 and result.settings["windows_read"] == [0, 1, 2, 3]
+    assert windows == 4 and result.windowing.windows_read == (0, 1, 2, 3)
     assert all(c.relative_error <= 0.01 for c in result.completeness)
     for c in result.completeness:  # the windows' sums add up to the checked total, and every window carries F
         assert len(c.window_sums) == windows and sum(c.window_sums) == pytest.approx(c.attribution_sum, abs=1e-5)
@@ -116,7 +117,7 @@ def test_the_joint_target_is_complete_at_every_layer_of_a_long_passage(tiny_bert
             done = report.layer
     assert 0 < sum(r.seconds for r in layers) <= result.seconds < wall
     round_trip = Attribution.from_dict(result.to_dict())
-    assert round_trip.completeness == result.completeness and round_trip.settings["n_windows"] == windows
+    assert round_trip.completeness == result.completeness and round_trip.windowing.n_windows == windows
 
 
 def test_the_joint_paths_ends_are_every_windows_own_logits_and_take_no_forward(tiny_bert, monkeypatch):
@@ -126,7 +127,7 @@ def test_the_joint_paths_ends_are_every_windows_own_logits_and_take_no_forward(t
     monkeypatch.setattr(LayerStack, "run_from", lambda self, layer, hidden: (rows.append(len(hidden)),
                                                                              run_from(self, layer, hidden))[1])
     result = explain(qa_model, example, IGSettings(windows="all", tolerance=None, steps=4))
-    assert sum(rows) == len(result.layers) * 4 * len(result.settings["windows_read"])  # the gradients' points only
+    assert sum(rows) == len(result.layers) * 4 * len(result.windowing.windows_read)  # the gradients' points only
     windows = encode(qa_model, example.question, example.passage)
     lengths = windows.inputs["attention_mask"].sum(1).tolist()
     special = torch.isin(windows.inputs["input_ids"], torch.tensor(qa_model.tokenizer.all_special_ids))
@@ -153,7 +154,7 @@ def test_a_target_of_one_window_leaves_the_other_windows_alone(tiny_bert, target
     settings = IGSettings(targets=(target,), tolerance=None)
     whole = explain(qa_model, example, dataclasses.replace(settings, windows="all"))
     window = engine.explain(qa_model, example, settings)
-    assert whole.settings["windows_read"] == [window.window]
+    assert whole.windowing.windows_read == (window.window,)
     # the answer's window's tokens keep their one-window scores; every other passage token scores 0
     offsets = {o: i for i, (o, s) in enumerate(zip(whole.token_offsets, whole.token_segments)) if s == "passage"}
     mine = [offsets[o] for o, s in zip(window.token_offsets, window.token_segments) if s == "passage"]
@@ -241,7 +242,7 @@ def test_the_heatmap_of_a_3000_word_passage_pages_around_the_span():
 
     words = [(f"w{i}", "NN", [float(i % 7), 1.0]) for i in range(3000)]
     result = handmade([("what", "WP")], words, explained=(2000, 2001))
-    result = replace(result, settings={**result.settings, **IGSettings(windows="all").to_dict()},
+    result = replace(result, settings=IGSettings(windows="all"),
                      answer=replace(result.answer, n_windows=24))
     figure = heatmap(result).figure
     axis = figure.layout.xaxis
@@ -261,7 +262,7 @@ def test_the_null_is_read_in_the_window_the_decoder_takes_it_from(tiny_bert, all
                                                    tolerance=None, steps=4))
     start, end = logits(qa_model, encode(qa_model, example.question, example.passage))
     smallest = int((start[:, 0] + end[:, 0]).argmin())  # run_squad: the null score of the window where it is least
-    assert result.targets[0]["null_window"] == smallest
+    assert result.targets[0].null_window == smallest
     if allow_null:
         assert result.answer.no_answer.window == smallest
     assert len(set((start[:, 0] + end[:, 0]).tolist())) > 1  # the windows' null scores differ: the choice matters
@@ -322,15 +323,16 @@ def test_a_contrast_with_a_foil_in_another_window_reads_both_windows(tiny_bert):
     result = explain(qa_model, example, IGSettings(targets=("span_logits",), contrast=f"nbest:{rank}",
                                                    windows="all", tolerance=None, steps=4))
     contrast = result.targets[0]
-    assert contrast["name"] == "contrast" and contrast["foil"]["window"] != result.window
-    assert (contrast["foil"]["explained_window"], contrast["foil"]["in_explained_window"]) == (result.window, False)
-    assert result.settings["windows_read"] == sorted({result.window, contrast["foil"]["window"]})
-    assert result.token_offsets[contrast["foil_start_token"]][0] == contrast["foil"]["start_char"]
+    assert contrast.name == "contrast" and contrast.foil.window != result.window
+    recorded = contrast.to_dict()["foil"]
+    assert (recorded["explained_window"], recorded["in_explained_window"]) == (result.window, False)
+    assert list(result.windowing.windows_read) == sorted({result.window, contrast.foil.window})
+    assert result.token_offsets[contrast.foil_start_token][0] == contrast.foil.start_char
     checks = [c for c in result.completeness if c.target == "contrast"]
     assert all(c.relative_error <= 1e-3 for c in checks)  # linear in the logits: exact up to float error
     # F = answer's logits − foil's logits: by linearity the contrast's signed sums are span_logits' less the foil's
     span_sums = np.array([c.attribution_sum for c in result.completeness if c.target == "span_logits"])
-    foil_sums = np.array([c.window_sums[contrast["foil"]["window"]] for c in checks])
+    foil_sums = np.array([c.window_sums[contrast.foil.window] for c in checks])
     assert np.allclose([c.attribution_sum for c in checks], span_sums + foil_sums, rtol=1e-4, atol=1e-5)
     assert (foil_sums != 0).all()
 
@@ -550,7 +552,7 @@ def test_the_lens_margin_of_a_whole_passage_is_read_in_the_spans_own_window(tiny
     settings = IGSettings(contrast="runner-up", tolerance=None, steps=2)
     one = explain(qa_model, example, settings)
     whole = explain(qa_model, example, dataclasses.replace(settings, windows="all"))
-    assert whole.window == one.window > 0 and whole.targets[0]["start_token"] != one.targets[0]["start_token"]
+    assert whole.window == one.window > 0 and whole.targets[0].start_token != one.targets[0].start_token
     assert whole.explained_span() == one.explained_span()
-    assert whole.targets[0]["foil"] == one.targets[0]["foil"]
+    assert whole.targets[0].foil == one.targets[0].foil
     assert contrast_margins(qa_model, whole).tolist() == pytest.approx(contrast_margins(qa_model, one).tolist())

@@ -70,9 +70,9 @@ def test_a_view_gives_apart_settings_back_and_a_preset_leaves_the_setting_alone(
 def test_the_start_target_in_the_apart_job_is_the_start_logit_explained_alone(tiny, comet, tmp_path):
     result = apart_job(tiny, comet, tmp_path, "span_log_prob", **FIXED)
     alone = rcqa.explain(tiny, comet.passage, comet.question, targets=["start_logit"], **FIXED)
-    names = [target["name"] for target in result.targets]
+    names = [target.name for target in result.targets]
     assert names == ["span_log_prob", "start_logit", "end_logit"]
-    assert result.targets[1]["span"] == alone.targets[0]["span"]
+    assert result.targets[1].span == alone.targets[0].span
     for aggregation in AGGREGATIONS:
         np.testing.assert_allclose(result.layer_scores(aggregation, target=1), alone.layer_scores(aggregation),
                                    rtol=1e-5, atol=1e-6)
@@ -96,7 +96,7 @@ def test_the_joined_span_logits_are_the_sum_of_the_apart_targets_on_the_same_pat
 
 def test_completeness_holds_for_each_target_of_the_adaptive_apart_job(tiny, comet, tmp_path):
     result = apart_job(tiny, comet, tmp_path, "span_log_prob")  # the default: adaptive to 1 % per layer
-    tolerance = result.settings["tolerance"]
+    tolerance = result.settings.tolerance
     for name in ("span_log_prob", "start_logit", "end_logit"):
         checks = [c for c in result.completeness if c.target == name]
         assert len(checks) == len(result.layers)

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from rcqa.attribution.targets import TARGETS, Target
+from rcqa.types import explained_target
 
 START = [1.0, 2.0, 0.5]
 END = [0.0, 1.0, 3.0]
@@ -69,5 +70,6 @@ def test_answer_vs_null_is_the_span_minus_cls_logit_sum_the_negated_run_squad_di
 
 
 def test_null_targets_record_where_they_read_no_answer():
-    assert Target("null", 4, 5).to_dict()["null_token"] == 0
-    assert "null_token" not in Target("span_log_prob", 4, 5).to_dict()
+    assert explained_target(Target("null", 4, 5), "x", 0).null_token == 0
+    assert explained_target(Target("null", 4, 5), "x", 0).to_dict()["null_token"] == 0
+    assert "null_token" not in explained_target(Target("span_log_prob", 4, 5), "x", 0).to_dict()

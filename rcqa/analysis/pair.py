@@ -8,7 +8,6 @@ does (show, and in Jupyter _repr_html_) and saves to one .npz file that `SideByS
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +17,8 @@ import numpy as np
 from rcqa.analysis.roles import exclusive_labels, reading_shares
 from rcqa.analysis.similarity import jensen_shannon
 from rcqa.analysis.words import passage_distribution, top_k
-from rcqa.types import AGGREGATIONS, Attribution
+from rcqa import drawing
+from rcqa.types import AGGREGATIONS, Attribution, storage
 
 PAIR_VIEWS = ("heatmaps", "jsd", "roles")  # what SideBySide.show draws
 
@@ -26,12 +26,11 @@ PAIR_VIEWS = ("heatmaps", "jsd", "roles")  # what SideBySide.show draws
 def describe(result: Attribution, target: int = 0) -> str:
     """A short name for what one explanation explains: its model, its target, which span, and a contrast's foil."""
     chosen = result.targets[target]
-    span = result.settings.get("span", "predicted")
+    span = result.settings.span
     which = ("the answer" if span == "predicted" else "the gold span" if span == "gold" else
              f"n-best span #{int(span.partition(':')[2]) + 1}")
-    foil = chosen.get("foil")
-    against = "" if foil is None else f" vs “{foil['text'] or 'no answer'}”"
-    return f"{result.model}: {chosen['name']} of {which} “{chosen['span']}”{against}"
+    against = "" if chosen.foil is None else f" vs “{chosen.foil.text or 'no answer'}”"
+    return f"{result.model}: {chosen.name} of {which} “{chosen.span}”{against}"
 
 
 @dataclass
@@ -113,15 +112,11 @@ class SideBySide:
 
     def show(self, view: str = "heatmaps"):
         """The Plotly figure of one of PAIR_VIEWS: "heatmaps" (both on one word axis and their difference), "jsd"
-        (per layer) or "roles" (each one's)."""
-        from rcqa.figures.pair import pair_chart  # the figures draw results: plotly loads only when one is drawn
-
-        return pair_chart(self, view).figure
+        (per layer) or "roles" (each one's), drawn by rcqa.figures (rcqa.drawing)."""
+        return drawing.figure(self, view)
 
     def _repr_html_(self) -> str:
-        from rcqa.figures.pair import pair_html
-
-        return pair_html(self)
+        return drawing.html(self)
 
     def save(self, path: str | Path) -> Path:
         """Both results (exactly, as Attribution.to_npz writes them) and the pair's labels and settings, in one .npz
@@ -130,19 +125,15 @@ class SideBySide:
         if path.suffix != ".npz":
             raise ValueError(f"save a side-by-side as .npz, not {path.name!r}")
         meta = {"labels": list(self.labels), "aggregation": self.aggregation, "k": self.k}
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-                            a=np.frombuffer(self.a.to_npz(), dtype=np.uint8),
-                            b=np.frombuffer(self.b.to_npz(), dtype=np.uint8))
-        path.write_bytes(buffer.getvalue())
+        path.write_bytes(storage.npz_bytes(meta, {side: np.frombuffer(result.to_npz(), dtype=np.uint8)
+                                                  for side, result in (("a", self.a), ("b", self.b))}))
         return path
 
     @classmethod
     def load(cls, path: str | Path) -> SideBySide:
         """A side-by-side that save wrote."""
-        with np.load(path, allow_pickle=False) as stored:
-            meta = json.loads(stored["meta"].tobytes().decode())
-            a, b = (Attribution.from_npz(io.BytesIO(stored[side].tobytes())) for side in ("a", "b"))
+        meta, stored = storage.read_npz(path)
+        a, b = (Attribution.from_npz(io.BytesIO(stored[side].tobytes())) for side in ("a", "b"))
         return cls(a, b, tuple(meta["labels"]), meta["aggregation"], meta["k"])
 
 

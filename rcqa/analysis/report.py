@@ -28,7 +28,7 @@ def analyses(result: Attribution, aggregation: str = "l2", k: int = 5, target: i
     phases = phase_readings(result.layers, reading_shares(exclusive_labels(result, target), top_k(distribution, k)),
                             explains_abstention(result, target))
     return {
-        "aggregation": aggregation, "k": k, "target": result.targets[target]["name"],
+        "aggregation": aggregation, "k": k, "target": result.targets[target].name,
         "passage_words": [w.text for w in result.passage_words()],
         "distribution": distribution.round(6).tolist(),
         "top_k": [[w.text for w in words] for words in top_words(result, distribution, k)],

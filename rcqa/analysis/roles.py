@@ -6,7 +6,7 @@ import numpy as np
 
 from rcqa.analysis.words import top_k
 from rcqa.text import NUMBER_TAG, is_quantifier_question
-from rcqa.types import NULL_TARGETS, Attribution, Word, overlaps
+from rcqa.types import Attribution, Word, overlaps
 
 SUPPORT_WINDOW = 5  # words either side of the answer span (the paper's supporting words)
 CATEGORIES = ("answer", "supporting", "query")
@@ -66,8 +66,8 @@ def category_masks(result: Attribution, target: int = 0) -> dict[str, np.ndarray
 
 def foil_chars(result: Attribution, target: int = 0) -> tuple[int, int] | None:
     """[start_char, end_char) of the contrast's foil; None for another target, or for the foil "no answer"."""
-    foil = result.targets[target].get("foil")
-    return None if foil is None or foil["start_char"] is None else (foil["start_char"], foil["end_char"])
+    foil = result.targets[target].foil
+    return None if foil is None or foil.start_char is None else (foil.start_char, foil.end_char)
 
 
 def boundary_contrast(result: Attribution, target: int = 0) -> bool:
@@ -79,7 +79,7 @@ def boundary_contrast(result: Attribution, target: int = 0) -> bool:
 
 def explains_abstention(result: Attribution, target: int = 0) -> bool:
     """Whether the target explains "no answer" (null, answer_vs_null): its span is the best span, rejected or not."""
-    return result.targets[target]["name"] in NULL_TARGETS
+    return result.targets[target].explains_null
 
 
 def category_labels(result: Attribution, target: int = 0) -> dict[str, str]:

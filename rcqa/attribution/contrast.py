@@ -10,7 +10,6 @@ too is the whole-passage explanation's job.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
 import torch
 
@@ -19,7 +18,7 @@ from rcqa.attribution.targets import Target
 from rcqa.qa import InputError, char_span_to_tokens
 from rcqa.spans import NULL_TOKEN, Windows, answer_standing, decode, null_scores
 from rcqa.text import is_quantifier_question, written_words
-from rcqa.types import Answer, Example, Span, overlaps
+from rcqa.types import Answer, Example, Foil, Span, overlaps
 
 
 RUNNER_UP_SEARCH = 200  # answers searched for a runner-up when every n-best span overlaps the explained one
@@ -27,27 +26,6 @@ RUNNER_UP_SEARCH = 200  # answers searched for a runner-up when every n-best spa
 
 class NoFoil(InputError):
     """The example has no such foil (a runner-up, a distractor number): a dataset run records why and skips it."""
-
-
-@dataclass(frozen=True)
-class Foil:
-    """The span an explanation is contrasted with: where it is (characters; None for "no answer"), the window and
-    tokens it is read at, its start + end logit there, and its probability among the model's answers (None for "no
-    answer" when the answer was decoded without it)."""
-
-    request: str  # the FOIL as asked: nbest:1, gold, null, text:..., runner-up, distractor-number
-    text: str
-    start_char: int | None
-    end_char: int | None
-    window: int
-    start_token: int
-    end_token: int
-    score: float
-    probability: float | None
-
-    def to_dict(self, explained_window: int) -> dict:
-        return {**asdict(self), "explained_window": explained_window,
-                "in_explained_window": self.window == explained_window}
 
 
 def find_foil(foil: str, logits: tuple[torch.Tensor, torch.Tensor], example: Example, answer: Answer,

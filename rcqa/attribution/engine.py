@@ -27,7 +27,17 @@ from rcqa.model import QAModel
 from rcqa.qa import InputError, answer_with_logits, char_span_to_tokens
 from rcqa.spans import Windows
 from rcqa.text import word_at, written_words
-from rcqa.types import AGGREGATIONS, NULL_TARGETS, Answer, Attribution, Completeness, Example, Word
+from rcqa.types import (
+    AGGREGATIONS,
+    NULL_TARGETS,
+    Answer,
+    Attribution,
+    Completeness,
+    Example,
+    Windowing,
+    Word,
+    explained_target,
+)
 
 @dataclass
 class LayerResult:
@@ -138,10 +148,9 @@ def window_attribution(qa_model: QAModel, example: Example, settings: IGSettings
         window=window.window, tokens=qa_model.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()),
         token_offsets=window.offsets, token_segments=window.segments, words=window.words(example.passage),
         layers=layers,
-        targets=[{**t.to_dict(), "span": window.span_text(example.passage),
-                  **({"foil": foil.to_dict(window.window)} if t.name == "contrast" else {})} for t in targets],
+        targets=[explained_target(t, window.span_text(example.passage), window.window, foil) for t in targets],
         scores=scores, completeness=completeness,
-        settings={**settings.to_dict(), "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride},
+        settings=settings, windowing=Windowing(qa_model.max_len, qa_model.doc_stride),
         seconds=time.perf_counter() - started, hidden_states=hidden_states,
     )
 

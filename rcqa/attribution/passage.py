@@ -46,7 +46,7 @@ from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target
 from rcqa.model import QAModel
 from rcqa.spans import NULL_TOKEN, Windows, null_scores
-from rcqa.types import AGGREGATIONS, Attribution, Example
+from rcqa.types import AGGREGATIONS, Attribution, Example, Windowing, explained_target
 
 
 @dataclass(frozen=True)
@@ -328,13 +328,11 @@ def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = 
         window=home, tokens=qa_model.tokenizer.convert_ids_to_tokens(list(layout.ids)),
         token_offsets=list(layout.offsets), token_segments=list(layout.segments),
         words=token_words(layout.offsets, layout.segments, windows.question, example.passage), layers=labels,
-        targets=[{**t.to_dict(), "span": explained.span_text(example.passage), "window": home,
-                  **({"null_window": null_window} if "null_token" in t.to_dict() else {}),
-                  **({"foil": foil.to_dict(home)} if t.name == "contrast" else {})} for t in recorded],
+        targets=[explained_target(t, explained.span_text(example.passage), home, foil or None, null_window)
+                 for t in recorded],
         scores=np.stack([r.scores for r in layer_results], axis=2),
         completeness=[c for r in layer_results for c in r.completeness],
-        settings={**settings.to_dict(), "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride,
-                  "n_windows": len(windows), "windows_read": read},
+        settings=settings, windowing=Windowing(qa_model.max_len, qa_model.doc_stride, len(windows), tuple(read)),
         seconds=time.perf_counter() - started,
         **_explained_window_states(stacks[home], layout.positions[home], len(layout)),
     )

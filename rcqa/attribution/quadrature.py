@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-RULES = ("gausslegendre", "riemann_right", "paper_trapezoid")
-PAPER_STEPS = 20  # the released code of Ramnath et al. (2020): α = k/20, k = 0..19
+from rcqa.types.settings import PAPER_STEPS, RULES  # the names IGSettings accepts
 
 
 def nodes_and_weights(rule: str, steps: int) -> tuple[np.ndarray, np.ndarray]:

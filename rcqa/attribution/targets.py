@@ -6,7 +6,6 @@ from dataclasses import dataclass
 import torch
 
 from rcqa.spans import NULL_TOKEN
-from rcqa.types import NULL_TARGETS
 
 TARGETS = {
     "span_logits": "start logit + end logit of the span",
@@ -75,12 +74,3 @@ class Target:
         if self.foil_start_token is None:
             return self.foil_score
         return start_logits[:, self.foil_start_token] + end_logits[:, self.foil_end_token]
-
-    def to_dict(self) -> dict:
-        """What an explanation records of its target (the span's text is added by the engine)."""
-        data = {"name": self.name, "description": self.description, "start_token": self.start_token,
-                "end_token": self.end_token}
-        if self.name == "contrast":
-            return {**data, "foil_start_token": self.foil_start_token, "foil_end_token": self.foil_end_token,
-                    "foil_score": self.foil_score}
-        return {**data, "null_token": self.null_token} if self.name in NULL_TARGETS else data

@@ -96,7 +96,7 @@ def passage_side(model: str, device: str | None, random_config: dict | None, win
         result = explain_passage(qa_model, example, settings)
         checks = [c for c in result.completeness if c.target == settings.targets[0]]
         return {"steps": sum(c.steps for c in checks),
-                "block_passes": len(result.settings["windows_read"]) * sum(c.steps * (blocks - c.layer) for c in checks),
+                "block_passes": len(result.windowing.windows_read) * sum(c.steps * (blocks - c.layer) for c in checks),
                 "completeness_error": max(c.relative_error for c in result.completeness)}
 
     measured = _measured(qa_model, one_after_another if side == "one_after_another" else whole)

@@ -73,7 +73,7 @@ def example_row(result: Attribution, aggregation: str, k: int, extras: dict[str,
     return {
         "id": example.id, "title": example.title, "question": example.question, **example_columns(example),
         "question_type": question_type(example.question), "is_quantifier": is_quantifier_question(example.question),
-        "prediction": answer.text, "explained_span": result.targets[0]["span"], "gold_answers": golds,
+        "prediction": answer.text, "explained_span": result.targets[0].span, "gold_answers": golds,
         "em": em, "f1": f1, "probability": answer.best.probability if answer.best else None,
         "n_windows": answer.n_windows, "window": result.window,
         "abstained": answer.abstained if answer.no_answer else None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from rcqa.evaluate import f1
 from rcqa.faithfulness.deletion import OPERATORS, Reanswer, reanswer
 from rcqa.faithfulness.metrics import aopc_bounds, fraction_count
 from rcqa.model import QAModel
-from rcqa.types import Answer, Example, Word, overlaps
+from rcqa.types import Example, ResultHeader, Word, overlaps
 
 FRACTIONS = (0.01, 0.02, 0.05, 0.10, 0.20)  # of the passage's words, deleted from the top
 ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)  # ERASER's rationale sizes for comprehensiveness and sufficiency
@@ -73,6 +73,10 @@ class Protocol:
     def seeds(self) -> list[int]:
         return [self.seed + draw for draw in range(self.draws)]
 
+    @classmethod
+    def from_dict(cls, data: dict) -> Protocol:
+        return cls(**{**data, "fractions": tuple(data["fractions"]), "bins": tuple(data["bins"])})
+
 
 @dataclass(frozen=True)
 class Deletions:
@@ -82,6 +86,17 @@ class Deletions:
     ranking: tuple[int, ...]
     without_top: dict[int, Reanswer]
     only_top: dict[int, Reanswer]
+
+    def to_dict(self) -> dict:
+        """JSON keys are strings: each deletion is a [count, re-answer] pair."""
+        return {"ranking": list(self.ranking),
+                **{part: [[count, asdict(found)] for count, found in getattr(self, part).items()]
+                   for part in ("without_top", "only_top")}}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Deletions:
+        return cls(tuple(data["ranking"]), *({count: Reanswer.from_dict(found) for count, found in data[part]}
+                                             for part in ("without_top", "only_top")))
 
 
 @dataclass
@@ -95,17 +110,22 @@ class MethodResult:
     word_scores: list[np.ndarray]  # per draw, per passage word
     deletions: list[Deletions]  # per draw
 
+    def to_dict(self) -> dict:
+        return {"name": self.name, "description": self.description, "scores": [s.tolist() for s in self.scores],
+                "word_scores": [s.tolist() for s in self.word_scores],
+                "deletions": [d.to_dict() for d in self.deletions]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> MethodResult:
+        return cls(data["name"], data["description"], [np.asarray(s, dtype=float) for s in data["scores"]],
+                   [np.asarray(s, dtype=float) for s in data["word_scores"]],
+                   [Deletions.from_dict(d) for d in data["deletions"]])
+
 
 @dataclass
-class Comparison:
+class Comparison(ResultHeader):
     """Every method's faithfulness on one example, with what the figures and the JSON need of the example."""
 
-    example: Example
-    model: str
-    fingerprint: str
-    answer: Answer
-    window: int
-    tokens: list[str]
     token_segments: list[str]
     words: list[Word]  # the passage's words in the window (no punctuation): what is scored and ranked
     deletable: list[int]  # indices into words that may be deleted (all, or all but the explained span's)
@@ -115,6 +135,24 @@ class Comparison:
     methods: dict[str, MethodResult]  # random last
     seconds: dict[str, float] = field(default_factory=dict)  # per method its attribution; "deletion": all deletions
     aopc_bounds: tuple[float, float] | None = None  # the least and greatest AOPC the beam search found (naopc_beam)
+
+    kind = "comparison"
+
+    def to_dict(self) -> dict:
+        """Every field, for save and load (rcqa.faithfulness.report.faithfulness_document is the report's JSON)."""
+        return {**self.header_dict(), "token_segments": self.token_segments, "words": [asdict(w) for w in self.words],
+                "deletable": self.deletable, "target": self.target, "protocol": asdict(self.protocol),
+                "original": asdict(self.original), "methods": [m.to_dict() for m in self.methods.values()],
+                "seconds": self.seconds, "aopc_bounds": self.aopc_bounds}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Comparison:
+        return cls(**cls.header_fields(data), token_segments=data["token_segments"],
+                   words=[Word.from_dict(w) for w in data["words"]],
+                   deletable=data["deletable"], target=data["target"], protocol=Protocol.from_dict(data["protocol"]),
+                   original=Reanswer.from_dict(data["original"]), methods={m["name"]: MethodResult.from_dict(m) for m in data["methods"]},
+                   seconds=data["seconds"],
+                   aopc_bounds=tuple(data["aopc_bounds"]) if data["aopc_bounds"] is not None else None)
 
     @property
     def random(self) -> MethodResult:

@@ -41,6 +41,10 @@ class Reanswer:
     answer: tuple[int, int] | None  # passage characters of the best whole-word answer left; None if none is left
     text: str  # that answer as the model read it: its characters without those of deleted words
 
+    @classmethod
+    def from_dict(cls, data: dict) -> Reanswer:
+        return cls(data["span_probability"], tuple(data["answer"]) if data["answer"] else None, data["text"])
+
 
 def reanswer(case: Case, deletions: Sequence[Collection[int]], operator: str = "pad",
              batch_size: int = BATCH_SIZE) -> list[Reanswer]:

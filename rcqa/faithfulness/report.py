@@ -49,9 +49,7 @@ def faithfulness_document(comparison: Comparison) -> dict:
                              "versus_random": versus_random(comparison, found[result.name], random)}
                for result in comparison.compared()}
     return {
-        "example": comparison.example.to_dict(), "model": comparison.model, "fingerprint": comparison.fingerprint,
-        "answer": comparison.answer.to_dict(), "window": comparison.window, "tokens": comparison.tokens,
-        "token_segments": comparison.token_segments, "target": comparison.target,
+        **comparison.header_dict(), "token_segments": comparison.token_segments, "target": comparison.target,
         "passage_words": [w.text for w in words], "passage_word_tokens": [list(w.tokens) for w in words],
         "protocol": {"operator": protocol.operator, "operator_description": OPERATORS[protocol.operator],
                      "k": protocol.k, "fractions": list(protocol.fractions), "eraser_bins": list(protocol.bins),

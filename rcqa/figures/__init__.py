@@ -8,7 +8,8 @@ common: the Chart and the layout · words: heatmap, top-k views, one word across
 parts of speech, quantifiers · layers: completeness, JSD, layer pairs, token maps · answer: the answer and its
 n-best · model: the model's facts and card · lens: what each layer would answer, and knock-outs of its words ·
 whole_input: a long passage's overview, start and end apart · pair: two explanations side by side ·
-agreement: two methods' explanations of one question, layer by layer.
+agreement: two methods' explanations of one question, layer by layer · views: what each result's show draws,
+registered with rcqa.drawing when this package is imported.
 """
 from rcqa.figures.agreement import agreement
 from rcqa.figures.answer import (
@@ -48,6 +49,11 @@ from rcqa.figures.roles import (
                                 role_readings,
                                 roles,
 )
+from rcqa.figures.views import (
+                                COMPARISON_VIEWS,
+                                INTERVENTION_VIEWS,
+                                LENS_VIEWS,
+)  # importing the views registers how each result draws itself (rcqa.drawing)
 from rcqa.figures.words import (
                                 PAGE_WORDS,
                                 answer_word,
@@ -61,7 +67,7 @@ from rcqa.figures.words import (
                                 word_table,
 )
 
-__all__ = ["AGGREGATION_NAMES", "COMPLETENESS_WARNING", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
+__all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "INTERVENTION_VIEWS", "LENS_VIEWS", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
            "answer_passage",
            "answer_summary", "answer_word", "card_scores", "completeness", "example_heading", "heatmap",
            "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",

@@ -64,11 +64,11 @@ def escape_label(text: str) -> str:
 
 def settings_line(result: Attribution, aggregation: str, target: int) -> str:
     """The target, the settings and, for a target that explains "no answer", what decided between the two."""
-    settings, name = result.settings, result.targets[target]["name"]
+    settings, name = result.settings, result.targets[target].name
     decision = (f" · {escape_label(null_decision(result.answer))}"
                 if name in NULL_TARGETS and result.answer.no_answer is not None else "")
-    method = ("AttnLRP (one pass)" if settings.get("method") == "attnlrp" else  # no baseline, no path
-              f"baseline: {settings['baseline']} · {settings['rule']} rule")
+    method = ("AttnLRP (one pass)" if settings.method == "attnlrp" else  # no baseline, no path
+              f"baseline: {settings.baseline} · {settings.rule} rule")
     return f"Target: {TARGETS.get(name, name)} · {method} · token score: {AGGREGATION_NAMES[aggregation]}{decision}"
 
 

@@ -31,7 +31,7 @@ def layer_answers(lens: AnswerLens) -> Chart:
         part = data[data.reader == reader]
         if part.empty:
             continue
-        spans = [escape_label(span or "(no word)") for span in part.span]
+        spans = [escape_label("(no word)" if pd.isna(span) else span) for span in part.span]  # None reads NaN
         figure.add_scatter(x=part.layer_label, y=100 * part.probability, mode="lines+markers", line_color=colour,
                            name=f"{reader}: its own best span", customdata=list(zip(spans, part.final_answer_rank)),
                            hovertemplate="%{x}: “%{customdata[0]}” %{y:.1f}%<extra>" + reader + "</extra>")
@@ -83,15 +83,15 @@ def knockouts(found: Interventions) -> Chart:
                        hovertemplate="%{x}: %{y:+.1f} points · answer flipped: %{customdata[0]:.0%}"
                                      "<br>%{customdata[1]}<extra>" + kind + "</extra>")
     figure.add_hline(y=0, line_color="#444", line_width=1)
-    k = settings["k"]
+    k = settings.k
     apply_layout(figure, "How the explained span's probability changes when a layer's words are knocked out",
                  f"“{escape_label(found.explained_span)}”, unchanged {found.unchanged.span_probability:.1%} · "
-                 f"top-{k} / bottom-{k} words by IG vs {k} random passage words (mean ± s.d. over {settings['draws']} "
-                 f"draws) · replaced by {KNOCKOUT_BASELINES[settings['baseline']]} · skip block: the block replaced "
+                 f"top-{k} / bottom-{k} words by IG vs {k} random passage words (mean ± s.d. over {settings.draws} "
+                 f"draws) · replaced by {KNOCKOUT_BASELINES[settings.baseline]} · skip block: the block replaced "
                  f"by the identity · {escape_label(knockout_reading(data))}", "Layer (output of)",
                  "Change in probability (percentage points; below 0: it fell)", height=440)
     figure.update_layout(barmode="group")
-    return Chart(f"interventions-top{k}-{settings['baseline']}", data, figure)
+    return Chart(f"interventions-top{k}-{settings.baseline}", data, figure)
 
 
 def knockout_reading(data: pd.DataFrame) -> str:

@@ -54,11 +54,11 @@ def passage_overview(result: Attribution, k: int = 3, aggregation: str = "l2", t
 
 def start_end_targets(result: Attribution) -> tuple[int, int] | None:
     """The indices of a start_logit and an end_logit target at the same span, if the result holds both."""
-    names = [chosen["name"] for chosen in result.targets]
+    names = [chosen.name for chosen in result.targets]
     if "start_logit" not in names or "end_logit" not in names:
         return None
     start, end = names.index("start_logit"), names.index("end_logit")
-    same = all(result.targets[start][key] == result.targets[end][key] for key in ("start_token", "end_token"))
+    same = result.targets[start].tokens == result.targets[end].tokens
     return (start, end) if same else None
 
 
@@ -91,7 +91,7 @@ def start_end(result: Attribution, aggregation: str = "l2", with_sum: bool = Tru
     joined_note = (" · joined: the two targets' token scores added (span_logits' own, by IG's linearity, for the "
                    "signed-sum token score; for a norm, the sum of the two norms)") if with_sum else ""
     apply_layout(figure, "Start and end apart: where each logit's attribution goes",
-                 f"Span “{escape_label(result.targets[found[0]]['span'])}” · each layer's shares per passage word"
+                 f"Span “{escape_label(result.targets[found[0]].span)}” · each layer's shares per passage word"
                  + joined_note, "", "", height=len(rows) * max(200, 22 * len(result.layers) + 60) + 160)
     figure.update_layout(margin_t=130)
     return Chart(f"start-end-{result.example.id}", data, figure)

@@ -188,7 +188,7 @@ def _topk_legend(result: Attribution, k: int) -> str:
     window = (f" Only the analysed window is shown: window {result.window + 1} of {result.answer.n_windows}, the one "
               "holding the explained span." if result.answer.n_windows > 1 and not result.whole_passage else "")
     return (f'<p style="font-size: 0.85em; color: #555;">Highlighted: the layer\'s top-{k} passage words (the number '
-            f"is the rank; darker = more important). Underlined: the explained span ({escape_text(result.targets[0]['span'])}).{window}</p>")
+            f"is the rank; darker = more important). Underlined: the explained span ({escape_text(result.targets[0].span)}).{window}</p>")
 
 
 def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:

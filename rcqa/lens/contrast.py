@@ -20,17 +20,17 @@ def contrast_margins(qa_model: QAModel, result: Attribution, target: int = 0) ->
     """Per layer (embeddings first), the head's margin of the explained span over the contrast's foil; ValueError
     for a target that is no contrast."""
     chosen = result.targets[target]
-    foil = chosen.get("foil")
+    foil = chosen.foil
     if foil is None:
-        raise ValueError(f"target {chosen['name']!r} is no contrast: it has no foil")
+        raise ValueError(f"target {chosen.name!r} is no contrast: it has no foil")
     windows = encode(qa_model, result.example.question, result.example.passage)
     # the span's tokens in its own window: a whole passage's result numbers its tokens over the whole passage
     _, start_token, end_token = char_span_to_tokens(windows, *result.explained_span(target), prefer=result.window)
     read = {window: _head_logits(qa_model, window_inputs(windows, window)) for window in {result.window,
-                                                                                           foil["window"]}}
-    (start, end), (foil_start, foil_end) = read[result.window], read[foil["window"]]
+                                                                                           foil.window}}
+    (start, end), (foil_start, foil_end) = read[result.window], read[foil.window]
     margin = (start[:, start_token] + end[:, end_token]
-              - foil_start[:, foil["start_token"]] - foil_end[:, foil["end_token"]])
+              - foil_start[:, foil.start_token] - foil_end[:, foil.end_token])
     return margin.double().numpy()
 
 
@@ -39,10 +39,10 @@ def contrast_summary(qa_model: QAModel, result: Attribution, target: int = 0) ->
     contrast, whose words in both spans are the analyses' "shared" category), the explained window, the contrast's
     completeness per layer, and the lens's margin per layer with its reading."""
     margins = contrast_margins(qa_model, result, target)
-    name = result.targets[target]["name"]
-    return {"foil": result.targets[target]["foil"], "boundary": boundary_contrast(result, target),
+    chosen = result.targets[target]
+    return {"foil": chosen.foil.to_dict(chosen.window), "boundary": boundary_contrast(result, target),
             "explained_window": result.window,
-            "completeness": [c.relative_error for c in result.completeness if c.target == name],
+            "completeness": [c.relative_error for c in result.completeness if c.target == chosen.name],
             "lens_margin": margins.round(6).tolist(), "lens_reading": margin_reading(result.layers, margins)}
 
 

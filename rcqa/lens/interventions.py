@@ -20,7 +20,7 @@ window's best answer after the change is another text span than before it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
@@ -31,7 +31,7 @@ from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
 from rcqa.qa import encode
 from rcqa.spans import Windows, answer_standing, decode
-from rcqa.types import Attribution, Span, Word
+from rcqa.types import Attribution, ResultHeader, Span, Word
 
 KNOCKOUT_BASELINES = {
     "pad": "the layer's states for the input with every token but [CLS]/[SEP] replaced by [PAD]",
@@ -53,6 +53,10 @@ class Outcome:
         return {"words": list(self.words), "span_probability": self.span_probability,
                 "drop": unchanged - self.span_probability, "flipped": self.flipped, "answer": self.answer}
 
+    @classmethod
+    def from_dict(cls, data: dict) -> Outcome:
+        return cls(tuple(data["words"]), data["span_probability"], data["answer"], data["flipped"])
+
 
 @dataclass(frozen=True)
 class LayerKnockouts:
@@ -66,23 +70,45 @@ class LayerKnockouts:
     skip_block: Outcome | None
 
 
-@dataclass
-class Interventions:
-    """Every layer's interventions on one explained example, and the settings that produced them."""
+@dataclass(frozen=True)
+class KnockoutSettings:
+    """What was knocked out and how: k words per layer, random draws from seed, the baseline the words' states are
+    replaced by, the token score (aggregation) and target that rank the words, and whether the explained span's
+    own words were spared."""
 
-    model: str
-    fingerprint: str
-    question: str
+    k: int
+    draws: int
+    seed: int
+    baseline: str
+    aggregation: str
+    target: str
+    outside_span: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Interventions(ResultHeader):
+    """Every layer's interventions on one explained example (its header the explanation's), and the settings that
+    produced them."""
+
     explained_span: str
     unchanged: Outcome  # the model's own reading of the window, nothing replaced
     layers: list[LayerKnockouts]
-    settings: dict  # k, draws, seed, baseline, aggregation, target
+    settings: KnockoutSettings
+
+    kind = "interventions"
+
+    @property
+    def question(self) -> str:
+        return self.example.question
 
     def to_dict(self) -> dict:
         p = self.unchanged.span_probability
         return {
-            "model": self.model, "fingerprint": self.fingerprint, "question": self.question,
-            "explained_span": self.explained_span, "settings": self.settings,
+            **self.header_dict(), "question": self.question,
+            "explained_span": self.explained_span, "settings": self.settings.to_dict(),
             "unchanged": {"span_probability": p, "answer": self.unchanged.answer},
             "layers": [{"layer": knockouts.layer, "label": knockouts.label,
                         "topk": knockouts.topk.to_dict(p), "bottomk": knockouts.bottomk.to_dict(p),
@@ -90,6 +116,18 @@ class Interventions:
                         "skip_block": knockouts.skip_block.to_dict(p) if knockouts.skip_block else None}
                        for knockouts in self.layers],
         }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Interventions:
+        unchanged = data["unchanged"]
+        return cls(**cls.header_fields(data), explained_span=data["explained_span"],
+                   unchanged=Outcome((), unchanged["span_probability"], unchanged["answer"], False),
+                   layers=[LayerKnockouts(layer["layer"], layer["label"], Outcome.from_dict(layer["topk"]),
+                                          Outcome.from_dict(layer["bottomk"]),
+                                          tuple(Outcome.from_dict(d) for d in layer["random"]["draws"]),
+                                          Outcome.from_dict(layer["skip_block"]) if layer["skip_block"] else None)
+                           for layer in data["layers"]],
+                   settings=KnockoutSettings(**data["settings"]))
 
 
 def _summary(draws: tuple[Outcome, ...], unchanged: float) -> dict:
@@ -146,12 +184,12 @@ def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5
     stack = LayerStack(qa_model.model, {key: value.to(qa_model.device) for key, value in inputs.items()})
     baselines = baseline_stack(qa_model, inputs, baseline)
     reader = _WindowReader(_one_window(windows, result.window, inputs["input_ids"].shape[1]), example.passage,
-                           (0, result.targets[0]["start_token"], result.targets[0]["end_token"]),
+                           (0, *result.targets[0].tokens),
                            stack.start_logits, stack.end_logits)
     distribution = passage_distribution(result, aggregation)
     words = result.passage_words()
     target = result.targets[0]
-    candidates = outside(words, target["start_token"], target["end_token"]) if outside_span else np.arange(len(words))
+    candidates = outside(words, *target.tokens) if outside_span else np.arange(len(words))
     layers = []
     for layer, label in enumerate(result.layers):
         chosen = [top_k_of(distribution[layer], k, candidates), bottom_k(distribution[layer], k, candidates),
@@ -162,11 +200,10 @@ def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5
         with torch.no_grad():  # block l − 1 skipped: what it was called with goes on as its output
             skipped = reader.outcome(*stack.run_from(layer, stack.block_input(layer)), ()) if layer else None
         layers.append(LayerKnockouts(layer, label, outcomes[0], outcomes[1], tuple(outcomes[2:]), skipped))
-    return Interventions(model=qa_model.name, fingerprint=qa_model.fingerprint, question=example.question,
-                         explained_span=result.targets[0]["span"], unchanged=reader.unchanged, layers=layers,
-                         settings={"k": k, "draws": draws, "seed": seed, "baseline": baseline,
-                                   "aggregation": aggregation, "target": target["name"],
-                                   "outside_span": outside_span})
+    return Interventions(example=example, model=result.model, fingerprint=result.fingerprint, answer=result.answer,
+                         window=result.window, tokens=result.tokens, explained_span=target.span,
+                         unchanged=reader.unchanged, layers=layers,
+                         settings=KnockoutSettings(k, draws, seed, baseline, aggregation, target.name, outside_span))
 
 
 def _knock_out(stack: LayerStack, layer: int, base: torch.Tensor, tokens: list[list[int]], reader: _WindowReader,
@@ -220,9 +257,9 @@ def intervention_row(interventions: Interventions) -> dict:
     _std and knockout_random_flip_rate; skip_block_probability and skip_block_flipped (None at the embeddings);
     and the unchanged probability and settings."""
     settings, layers = interventions.settings, interventions.to_dict()["layers"]
-    row = {"knockout_unchanged_probability": interventions.unchanged.span_probability, "knockout_k": settings["k"],
-           "knockout_draws": settings["draws"], "knockout_baseline": settings["baseline"],
-           "knockout_outside_span": settings["outside_span"]}
+    row = {"knockout_unchanged_probability": interventions.unchanged.span_probability, "knockout_k": settings.k,
+           "knockout_draws": settings.draws, "knockout_baseline": settings.baseline,
+           "knockout_outside_span": settings.outside_span}
     for kind in ("topk", "bottomk"):
         row[f"knockout_{kind}_probability"] = [layer[kind]["span_probability"] for layer in layers]
         row[f"knockout_{kind}_flipped"] = [layer[kind]["flipped"] for layer in layers]

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rcqa.attribution.engine import window_inputs
 from rcqa.attribution.stack import LayerStack
 from rcqa.evaluate import score
 from rcqa.lens.probes import Probes, ProbesUnavailable, find_probes
 from rcqa.model import QAModel
 from rcqa.qa import WINDOW_BATCH, answer_with_windows
 from rcqa.spans import Windows, answer_standing, decode
-from rcqa.types import Answer, Example, Span
+from rcqa.types import Answer, Example, ResultHeader, Span
 
 READERS = {"head": "the model's own QA head applied to the layer's states",
            "probe": "linear start/end probes trained on the layer's states, the model frozen"}
@@ -51,24 +52,29 @@ class LayerReading:
                 "final_answer_rank": self.final_answer_rank,
                 "final_answer_probability": self.final_answer_probability, "em": self.em, "f1": self.f1}
 
+    @classmethod
+    def from_dict(cls, data: dict, span: dict | None) -> LayerReading:
+        """The reading of to_dict's dictionary, with its best span whole (Span.to_dict's, which to_dict shortens)."""
+        return cls(Span(**{k: v for k, v in span.items() if k != "score"}) if span else None,
+                   data["final_answer_rank"], data["final_answer_probability"], data["em"], data["f1"])
+
 
 @dataclass
-class AnswerLens:
-    """Per reader ("head", "probe") and layer, what the layer's states answer; the model's own answer beside."""
+class AnswerLens(ResultHeader):
+    """Per reader ("head", "probe") and layer, what the layer's states answer; the model's own answer beside (its
+    window and that window's tokens are the header's: the lens itself reads every window)."""
 
-    example: Example
-    model: str
-    fingerprint: str
-    answer: Answer
     layers: list[str]
     readings: dict[str, list[LayerReading]]
     probes: dict | None = None  # the probes' report (training, dev scores) when they were read
     note: str = ""  # why the probes were not read
 
+    kind = "answer_lens"
+
     def to_dict(self) -> dict:
         best = self.answer.best
         return {
-            "example": self.example.to_dict(), "model": self.model, "fingerprint": self.fingerprint,
+            **self.header_dict(),
             "final_answer": {"span": best.text, "start_char": best.start_char, "end_char": best.end_char,
                              "probability": best.probability} if best else None,
             "readers": READERS, "probes": self.probes, "probe_note": self.note or None,
@@ -77,6 +83,20 @@ class AnswerLens:
                            for reader in READERS}}
                        for layer, label in enumerate(self.layers)],
         }
+
+    def stored_dict(self) -> dict:
+        """to_dict's fields and, per reader and layer, the best span whole, for load."""
+        return {**self.to_dict(), "best_spans": {reader: [r.span.to_dict() if r.span else None for r in readings]
+                                                 for reader, readings in self.readings.items()}}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> AnswerLens:
+        """The lens stored_dict wrote."""
+        return cls(**cls.header_fields(data), layers=[layer["label"] for layer in data["layers"]],
+                   readings={reader: [LayerReading.from_dict(layer[reader], span)
+                                      for layer, span in zip(data["layers"], spans)]
+                             for reader, spans in data["best_spans"].items()},
+                   probes=data["probes"], note=data["probe_note"] or "")
 
 
 def answer_lens(qa_model: QAModel, example: Example) -> AnswerLens:
@@ -108,7 +128,10 @@ def read_layers(qa_model: QAModel, example: Example, probes: Probes | None = Non
     readings = {name: [_reading(*(torch.cat(part) for part in zip(*(batch[layer] for batch in batches))),
                                 windows, example, answer) for layer in range(top + 1)]
                 for name, batches in logits.items()}
+    window = answer.best.window if answer.best else 0
     return AnswerLens(example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=answer,
+                      window=window, tokens=qa_model.tokenizer.convert_ids_to_tokens(
+                          window_inputs(windows, window)["input_ids"][0].tolist()),
                       layers=labels, readings=readings,
                       probes=probes.report if probes is not None else None, note=note)
 

@@ -288,7 +288,7 @@ def lens(qa_model: QAModel, result: Attribution, key: str) -> AnswerLens | None:
 def contrast_margins(qa_model: QAModel, result: Attribution, key: str):
     """A contrast's lens margin per layer (a forward pass of one or two windows, through the queue); None for a
     result without a contrast."""
-    if result.targets[0].get("foil") is None:
+    if result.targets[0].foil is None:
         return None
     return queued(("contrast", key), qa_model, worker.contrast_margins, result,
                   label="Reading the answer's margin over the foil at every layer…")

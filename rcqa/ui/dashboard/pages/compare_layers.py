@@ -52,7 +52,7 @@ def main() -> None:
         view.bind(st.selectbox, "projection_layer", "Layer", options=layers, format_func=result.layers.__getitem__)
     if result.hidden_tokens is not None:
         st.caption(f"A whole passage keeps the layer outputs of its explained window (window {result.window + 1} of "
-                   f"{result.settings['n_windows']}): the map shows that window's tokens.")
+                   f"{result.windowing.n_windows}): the map shows that window's tokens.")
     if chart := results.projection_chart(qa_model, results.result_key(qa_model, current, settings),
                                          chosen.projection_layer, chosen.projection, result):
         show.chart(chart)

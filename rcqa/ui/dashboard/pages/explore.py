@@ -278,18 +278,18 @@ def show_result(result, qa_model, key: str) -> None:
 
 def show_contrast(qa_model, result, key: str) -> None:
     """For a contrast: its foil, and in words where the answer first beats it on the lens."""
-    foil = result.targets[0].get("foil")
+    foil = result.targets[0].foil
     if foil is None:
         return
-    if foil["in_explained_window"]:
+    if foil.window == result.targets[0].window:
         where = "in the explained window"
     elif result.whole_passage:
-        where = f"in window {foil['window'] + 1}, the answer in window {result.window + 1}: both are explained"
+        where = f"in window {foil.window + 1}, the answer in window {result.window + 1}: both are explained"
     else:
-        where = (f"in window {foil['window'] + 1}, not the explained window {result.window + 1}: its logits are a "
+        where = (f"in window {foil.window + 1}, not the explained window {result.window + 1}: its logits are a "
                  "constant there, so the scores show the answer's side only")
-    probability = "" if foil["probability"] is None else f", p = {foil['probability']:.2g}"
-    st.markdown(show.plain(f"Contrast: log p(answer) − log p(foil), foil “{foil['text'] or 'no answer'}” "
+    probability = "" if foil.probability is None else f", p = {foil.probability:.2g}"
+    st.markdown(show.plain(f"Contrast: log p(answer) − log p(foil), foil “{foil.text or 'no answer'}” "
                            f"({where}{probability})."))
     if boundary_contrast(result):
         st.markdown(show.plain("The foil overlaps the answer: a boundary contrast, where the span's start and end "

@@ -1,0 +1,184 @@
+"""An explanation: per target, aggregation, layer and token the attribution score, with the completeness checks,
+the typed targets and settings that produced it; written to and read from JSON and the result cache's .npz."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rcqa.types import storage
+from rcqa.types.answers import Word
+from rcqa.types.header import ResultHeader
+from rcqa.types.settings import IGSettings, Windowing, split_recorded_settings
+from rcqa.types.targets import ExplainedTarget
+
+# token score from its attribution vector: L2 norm (the paper's code), signed sum, |.| sum, squared L2 norm
+# (the paper's text)
+AGGREGATIONS = ("l2", "sum", "abs_sum", "l2_squared")
+# what a compact result file keeps (the result cache's): l2_squared is l2², rebuilt on reading, and the rest are
+# float32 where they fit (dataset runs keep thousands of results, and float64 doubled their size for digits beyond
+# the engine's float32 arithmetic)
+COMPACT_AGGREGATIONS = tuple(name for name in AGGREGATIONS if name != "l2_squared")
+VIEWS = ("heatmap", "top-k", "roles", "jsd")  # what Attribution.show draws
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """IG's completeness check at one layer: Σ attributions should equal F(input) − F(baseline); or (kind
+    "conservation") AttnLRP's: Σ relevance should equal F, with f_baseline 0."""
+
+    layer: int
+    target: str
+    steps: int
+    f_input: float
+    f_baseline: float
+    attribution_sum: float
+    window_sums: tuple[float, ...] = ()  # a whole-passage explanation: Σ attributions of each window's tokens
+    kind: str = "completeness"  # or "conservation"
+
+    @property
+    def delta(self) -> float:
+        return self.f_input - self.f_baseline
+
+    @property
+    def relative_error(self) -> float:
+        return abs(self.attribution_sum - self.delta) / max(abs(self.delta), 1e-9)
+
+    def to_dict(self) -> dict:
+        data = {**asdict(self), "delta": self.delta, "relative_error": self.relative_error}
+        if not self.window_sums:
+            del data["window_sums"]
+        if self.kind == "completeness":  # as results were written before AttnLRP
+            del data["kind"]
+        return data
+
+
+@dataclass
+class Attribution(ResultHeader):
+    """Everything one explanation holds: the answer, the analysed window's tokens and words, and
+    per target, aggregation, layer and token the Integrated-Gradients score, with completeness checks.
+
+    scores has shape (targets, len(AGGREGATIONS), layers, tokens); hidden_states (layers, tokens, dim)
+    keeps the layer outputs for projections: of every token, or of those hidden_tokens names (a whole passage
+    keeps its explained window's). Pages render it, the CLI writes it, the cache stores it.
+    """
+
+    token_offsets: list[tuple[int, int]]
+    token_segments: list[str]
+    words: list[Word]
+    layers: list[str]
+    targets: list[ExplainedTarget]
+    scores: np.ndarray
+    completeness: list[Completeness]
+    settings: IGSettings
+    windowing: Windowing
+    seconds: float = 0.0
+    hidden_states: np.ndarray | None = None
+    hidden_tokens: list[int] | None = None  # the tokens hidden_states holds, in its order; None: every token
+
+    kind = "attribution"
+
+    def layer_scores(self, aggregation: str = "l2", target: int = 0) -> np.ndarray:
+        """(layers, tokens) scores of one target under one aggregation."""
+        return self.scores[target, AGGREGATIONS.index(aggregation)]
+
+    @property
+    def whole_passage(self) -> bool:
+        """Whether the result explains every window of the passage at once (rcqa.attribution.passage): its tokens
+        and words are then the whole passage's."""
+        return self.settings.windows == "all"
+
+    def passage_indices(self) -> list[int]:
+        """Indices into words of the passage's words in the analysed window, in text order; punctuation is not
+        a word."""
+        return [i for i, w in enumerate(self.words) if w.segment == "passage" and not w.is_punctuation]
+
+    def passage_words(self) -> list[Word]:
+        return [self.words[i] for i in self.passage_indices()]
+
+    def explained_span(self, target: int = 0) -> tuple[int, int]:
+        """[start_char, end_char) of the span the target explains (the prediction, the gold or an n-best span)."""
+        chosen = self.targets[target]
+        return self.token_offsets[chosen.start_token][0], self.token_offsets[chosen.end_token][1]
+
+    def show(self, view: str = "heatmap", k: int = 5, aggregation: str = "l2", target: int = 0):
+        """The Plotly figure of one view: "heatmap" (layers × words), "top-k" (each layer's k best words), "roles"
+        (what those words are) or "jsd" (how differently the layers spread their attribution)."""
+        return super().show(view, k=k, aggregation=aggregation, target=target)
+
+    def stored_dict(self) -> dict:
+        return self.to_dict(include_hidden=True)
+
+    def to_npz(self, compact: bool = False) -> bytes:
+        """The result cache's file: the fields as JSON, the scores and the layer outputs as arrays. Compact (what
+        the cache stores) keeps COMPACT_AGGREGATIONS as float32 where they fit; otherwise every score is exact."""
+        meta = {**self.to_dict(), "stored_aggregations": list(COMPACT_AGGREGATIONS if compact else AGGREGATIONS)}
+        del meta["scores"]
+        arrays = {"scores": compact_scores(self.scores) if compact else self.scores}
+        if self.hidden_states is not None:
+            arrays["hidden_states"] = self.hidden_states
+        return storage.npz_bytes(meta, arrays)
+
+    @classmethod
+    def from_npz(cls, file, largest_states: float = math.inf) -> Attribution:
+        """A result from a file to_npz wrote (a path or an open binary file); older files hold every aggregation.
+        Layer outputs of more than `largest_states` bytes are left out unread (a whole passage's every window, as
+        results kept before they kept one window's)."""
+        data, arrays = storage.read_npz(file, {"hidden_states": largest_states})
+        data["scores"] = full_scores(arrays["scores"], data.pop("stored_aggregations", AGGREGATIONS))
+        if "hidden_states" in arrays:
+            data["hidden_states"] = arrays["hidden_states"]
+        return cls.from_dict(data)
+
+    def to_dict(self, include_hidden: bool = False) -> dict:
+        data = {
+            **self.header_dict(),
+            "token_offsets": [list(o) for o in self.token_offsets], "token_segments": self.token_segments,
+            "words": [asdict(w) for w in self.words], "layers": self.layers,
+            "targets": [t.to_dict() for t in self.targets],
+            "aggregations": list(AGGREGATIONS), "scores": self.scores.tolist(),
+            "completeness": [c.to_dict() for c in self.completeness],
+            "settings": {**self.settings.to_dict(), **self.windowing.to_dict()},  # one object, as always written
+            "seconds": self.seconds,
+        }
+        if include_hidden and self.hidden_states is not None:
+            data["hidden_states"] = self.hidden_states.tolist()
+        if self.hidden_states is not None and self.hidden_tokens is not None:
+            data["hidden_tokens"] = self.hidden_tokens
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Attribution:
+        settings, windowing = split_recorded_settings(data["settings"])
+        return cls(
+            **cls.header_fields(data),
+            token_offsets=[tuple(o) for o in data["token_offsets"]], token_segments=data["token_segments"],
+            words=[Word.from_dict(w) for w in data["words"]],
+            layers=data["layers"], targets=[ExplainedTarget.from_dict(t, data["window"]) for t in data["targets"]],
+            scores=np.asarray(data["scores"], dtype=np.float64),
+            completeness=[Completeness(**{k: c[k] for k in ("layer", "target", "steps", "f_input", "f_baseline",
+                                                             "attribution_sum")},
+                                       window_sums=tuple(c.get("window_sums", ())),
+                                       kind=c.get("kind", "completeness")) for c in data["completeness"]],
+            settings=settings, windowing=windowing, seconds=data["seconds"],
+            hidden_states=np.asarray(data["hidden_states"], dtype=np.float32) if "hidden_states" in data else None,
+            hidden_tokens=data.get("hidden_tokens") if "hidden_states" in data else None,
+        )
+
+
+def compact_scores(scores: np.ndarray) -> np.ndarray:
+    """(targets, COMPACT_AGGREGATIONS, layers, tokens): float32, or float64 where a value would overflow float32 (a
+    path that leaves the model's range, e.g. a zero baseline under LayerNorm, reaches 1e24 and more)."""
+    kept = scores[:, [AGGREGATIONS.index(name) for name in COMPACT_AGGREGATIONS]]
+    return kept.astype(np.float32) if np.all(np.abs(kept) <= np.finfo(np.float32).max) else kept
+
+
+def full_scores(stored: np.ndarray, aggregations) -> np.ndarray:
+    """Every aggregation of AGGREGATIONS, in float64, from the ones a file holds."""
+    scores = np.empty((stored.shape[0], len(AGGREGATIONS), *stored.shape[2:]), dtype=np.float64)
+    for index, name in enumerate(aggregations):
+        scores[:, AGGREGATIONS.index(name)] = stored[:, index]
+    if "l2_squared" not in aggregations:
+        scores[:, AGGREGATIONS.index("l2_squared")] = scores[:, AGGREGATIONS.index("l2")] ** 2
+    return scores

@@ -1,0 +1,76 @@
+"""What every result says about what it is of, and what every result can do: save itself, be loaded, and draw
+itself. Attribution, Comparison (rcqa.faithfulness.compare), AnswerLens (rcqa.lens.readout) and Interventions
+(rcqa.lens.interventions) are ResultHeaders: the example, the model (its name and fingerprint), its answer, and the
+window and tokens the result reads."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rcqa import drawing
+from rcqa.types import storage
+from rcqa.types.answers import Answer, Example, GoldAnswer
+
+
+@dataclass
+class ResultHeader:
+    """The example, the model's name and fingerprint, the model's answer, and the window (and its tokens) the
+    result reads. Each result type names its `kind`; its saved files say it, and load reads it back."""
+
+    example: Example
+    model: str
+    fingerprint: str
+    answer: Answer
+    window: int
+    tokens: list[str]
+
+    kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            storage.register_kind(cls.kind, cls)
+
+    def header_dict(self) -> dict:
+        return {"example": self.example.to_dict(), "model": self.model, "fingerprint": self.fingerprint,
+                "answer": self.answer.to_dict(), "window": self.window, "tokens": self.tokens}
+
+    @staticmethod
+    def header_fields(data: dict) -> dict:
+        """The header's fields (as keyword arguments) from header_dict's dictionary."""
+        example = data["example"]
+        return {"example": Example(**{**example, "answers": tuple(GoldAnswer(**a) for a in example["answers"])}),
+                "model": data["model"], "fingerprint": data["fingerprint"],
+                "answer": Answer.from_dict(data["answer"]), "window": data["window"], "tokens": data["tokens"]}
+
+    def to_dict(self) -> dict:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ResultHeader:
+        raise NotImplementedError
+
+    def stored_dict(self) -> dict:
+        """What save writes as JSON: to_dict's fields, which from_dict reads back."""
+        return self.to_dict()
+
+    def save(self, path: str | Path) -> Path:
+        """Write the whole result as .json (and an Attribution also as .npz); load or rcqa.load_result reads it."""
+        return storage.save(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ResultHeader:
+        """The result a file save wrote; TypeError when the file holds another kind of result."""
+        result = storage.load_result(path)
+        if not isinstance(result, cls):
+            raise TypeError(f"{Path(path).name} holds a {type(result).__name__}, not a {cls.__name__}")
+        return result
+
+    def show(self, view: str | None = None, **options):
+        """The Plotly figure of one of the result's views (its default when None), drawn by rcqa.figures."""
+        return drawing.figure(self, view, **options)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view of the result, as escaped HTML, drawn by rcqa.figures."""
+        return drawing.html(self)

@@ -1,0 +1,166 @@
+"""The settings a result records: IGSettings, everything that changes an explanation's numbers (part of every cache
+key), with the names each of its fields may take; and Windowing, how the passage was cut into the windows the model
+read. They sit with the results, below the engine that reads them (rcqa.attribution.settings adds the presets)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+RULES = ("gausslegendre", "riemann_right", "paper_trapezoid")  # rcqa.attribution.quadrature's nodes and weights
+PAPER_STEPS = 20  # the released code of Ramnath et al. (2020): α = k/20, k = 0..19
+
+BASELINES = {
+    "pad": "the layer's activations for the input with every token but [CLS]/[SEP] replaced by [PAD] (Captum's layer IG)",
+    "mask": "the layer's activations for the input with every token but [CLS]/[SEP] replaced by [MASK]",
+    "zero": "the zero vector at the layer (the paper)",
+}
+FOILS = {  # what --contrast FOIL may name: the span the explained one is contrasted with
+    "nbest:K": "the K-th n-best span (0-based, as --span)",
+    "gold": "the gold answer",
+    "null": '"no answer" (start = end = [CLS], in the window where its score is smallest, as SQuAD 2.0 decodes)',
+    "text:STRING": "a span of the passage, as written (the best-scoring place where it occurs, outside the span)",
+    "runner-up": "the most probable answer that does not overlap the explained span (in the n-best list, else "
+                 "among the 200 most probable)",
+    "distractor-number": "for a quantifier question: the best-scoring other number (a word tagged CD) of the passage",
+}
+MAX_FOIL_TEXT = 300  # characters of text:STRING (a foil is a span, not a passage)
+
+
+def parse_foil(foil: str) -> tuple[str, str | int | None]:
+    """(kind, argument) of a FOIL: ('nbest', K), ('text', STRING) or (name, None); ValueError, in one sentence,
+    for anything else."""
+    kind, _, argument = foil.partition(":")
+    if kind == "nbest" and argument.isdigit() and len(argument) < 4:
+        return "nbest", int(argument)
+    if kind == "text" and argument.strip():
+        if len(argument) > MAX_FOIL_TEXT:
+            raise ValueError(f"a text: foil is at most {MAX_FOIL_TEXT} characters")
+        return "text", argument
+    if foil in ("gold", "null", "runner-up", "distractor-number"):
+        return foil, None
+    raise ValueError(f"unknown foil {foil[:40]!r}; use {', '.join(FOILS)}")
+
+
+METHODS = {
+    "integrated_gradients": "layer-wise Integrated Gradients: exact (completeness checked), a path of gradients per "
+                            "layer",
+    "attnlrp": "AttnLRP (Achtibat et al., 2024): every layer from one forward and one backward pass, relevance "
+               "conserved through the blocks by its rules; the baseline and path settings do not apply",
+}
+
+WINDOWS = {
+    "answer": "the window holding the explained span (the default)",
+    "all": "every window of the passage in one explanation, with one target over all of them (about N× the time)",
+}
+
+
+@dataclass(frozen=True)
+class IGSettings:
+    """Everything that changes the numbers; part of every cache key."""
+
+    targets: tuple[str, ...] = ("span_log_prob",)  # every word gets a share at every layer (README: the target)
+    span: str = "predicted"  # "predicted", "gold", or "nbest:K" (K-th best span, 0-based)
+    baseline: str = "pad"
+    rule: str = "gausslegendre"
+    steps: int = 8
+    tolerance: float | None = 0.01  # Gauss–Legendre: refine panels until every layer's completeness error is under it
+    max_steps: int = 128
+    memory_budget_mb: int = 1024
+    allow_null: bool | None = None  # decode with "no answer" (rcqa.qa.answer); None: as the model's card says
+    contrast: str | None = None  # a FOIL: adds, first, the target log p(span) − log p(foil) (rcqa.attribution.contrast)
+    windows: str = "answer"  # "answer": the explained span's window; "all": every window (rcqa.attribution.passage)
+    method: str = "integrated_gradients"  # or "attnlrp" (rcqa.attribution.lrp), one window only
+
+    def __post_init__(self):
+        if self.baseline not in BASELINES:
+            raise ValueError(f"unknown baseline {self.baseline!r}; choose one of {', '.join(BASELINES)}")
+        if self.rule not in RULES:
+            raise ValueError(f"unknown integration rule {self.rule!r}; choose one of {', '.join(RULES)}")
+        if self.rule == "paper_trapezoid":  # a fixed rule: record the steps it really takes
+            object.__setattr__(self, "steps", PAPER_STEPS)
+            object.__setattr__(self, "max_steps", max(self.max_steps, PAPER_STEPS))
+        if self.windows not in WINDOWS:
+            raise ValueError(f"unknown windows {self.windows!r}; choose one of {', '.join(WINDOWS)}")
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if self.method == "attnlrp" and self.windows != "answer":
+            raise ValueError("AttnLRP explains the answer's window only; use windows='answer' with it")
+        if not 1 <= self.steps <= self.max_steps:
+            raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
+        if "contrast" in self.targets:
+            raise ValueError("the contrast target is asked for by its foil: contrast=FOIL (--contrast FOIL)")
+        if self.contrast is not None:
+            parse_foil(self.contrast)
+
+    @classmethod
+    def paper(cls) -> IGSettings:
+        """The released code of the EMNLP 2020 paper: zero baseline, 20-point trapezoid, its F."""
+        return cls(targets=("paper_confidence",), baseline="zero", rule="paper_trapezoid", steps=20, tolerance=None)
+
+    @classmethod
+    def paper_text(cls) -> IGSettings:
+        """The EMNLP 2020 paper's text: zero baseline, 50 right-Riemann steps, its F (the squared norm is the
+        token score, an analysis setting: see PRESETS)."""
+        return cls(targets=("paper_confidence",), baseline="zero", rule="riemann_right", steps=50, tolerance=None)
+
+    def to_dict(self) -> dict:
+        """The settings as JSON-ready values (targets a list); from_dict reads it back. allow_null and contrast are
+        left out while they are None, windows while it is "answer" and method while it is IG, so cache keys and run manifests written before
+        they existed still match."""
+        data = {**asdict(self), "targets": list(self.targets)}
+        for optional in ("allow_null", "contrast"):
+            if data[optional] is None:
+                del data[optional]
+        if data["windows"] == "answer":
+            del data["windows"]
+        if data["method"] == "integrated_gradients":
+            del data["method"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> IGSettings:
+        """The settings of to_dict's dictionary, or of any part of it (the other fields keep their defaults);
+        ValueError, naming them, for keys that are no setting."""
+        known = {f.name for f in fields(cls)}
+        if unknown := sorted(set(data) - known):
+            raise ValueError(f"unknown IG setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                             f"the settings are {', '.join(sorted(known))}")
+        if "targets" in data:
+            if isinstance(data["targets"], str):
+                raise ValueError("targets must be a list of target names, not one string")
+            data = {**data, "targets": tuple(data["targets"])}
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Windowing:
+    """How the passage was cut into windows (the model's max_len tokens, doc_stride apart) and, for a whole-passage
+    explanation, how many windows it has and which of them the explanation read."""
+
+    max_len: int
+    doc_stride: int
+    n_windows: int | None = None  # a whole passage's (settings.windows == "all"); None for one window
+    windows_read: tuple[int, ...] | None = None
+
+    def to_dict(self) -> dict:
+        """As results recorded it beside the IG settings: the whole passage's two fields only when set."""
+        data = {"max_len": self.max_len, "doc_stride": self.doc_stride}
+        if self.n_windows is not None:
+            data["n_windows"] = self.n_windows
+        if self.windows_read is not None:
+            data["windows_read"] = list(self.windows_read)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Windowing:
+        read = data.get("windows_read")
+        return cls(data["max_len"], data["doc_stride"], data.get("n_windows"),
+                   tuple(read) if read is not None else None)
+
+
+WINDOWING_FIELDS = tuple(f.name for f in fields(Windowing))
+
+
+def split_recorded_settings(recorded: dict) -> tuple[IGSettings, Windowing]:
+    """A result file's one "settings" object, the IG settings and the windowing side by side, read apart."""
+    return (IGSettings.from_dict({k: v for k, v in recorded.items() if k not in WINDOWING_FIELDS}),
+            Windowing.from_dict(recorded))
