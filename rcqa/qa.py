@@ -8,7 +8,7 @@ import torch
 from rcqa.model import QAModel
 from rcqa.spans import MAX_ANSWER_TOKENS, N_BEST, Windows, decode, decode_with_null, token_span
 from rcqa.text import written_words
-from rcqa.types import Answer
+from rcqa.types import Answer, AnswerSettings
 
 MAX_PASSAGE_WORDS = 10_000
 MAX_QUESTION_WORDS = 200
@@ -155,7 +155,7 @@ def answer_with_logits(qa_model: QAModel, passage: str, question: str, n_best: i
                                             n_best, max_answer_tokens)
     else:
         spans = decode(start_logits, end_logits, windows, passage, n_best, max_answer_tokens)
-    settings = {"model": qa_model.name, "max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride,
-                "max_answer_tokens": max_answer_tokens, "n_best": n_best, "allow_null": allow_null}
+    settings = AnswerSettings(qa_model.name, qa_model.max_len, qa_model.doc_stride, max_answer_tokens, n_best,
+                              allow_null)
     return Answer(question=question, nbest=tuple(spans), n_windows=len(windows), settings=settings,
                   no_answer=no_answer), windows, (start_logits, end_logits)

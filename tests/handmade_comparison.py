@@ -5,7 +5,7 @@ import numpy as np
 
 from rcqa.faithfulness.compare import Comparison, Deletions, MethodResult, Protocol
 from rcqa.faithfulness.deletion import Reanswer
-from rcqa.types import Answer, Example, Word
+from rcqa.types import Answer, Example, ExplainedTarget, Word
 
 TEXTS = ["w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "5<6"]
 PASSAGE = " ".join(TEXTS)
@@ -49,8 +49,8 @@ def handmade_comparison() -> Comparison:
         answer=Answer(question="q ?", nbest=(), n_windows=1), window=0,
         tokens=["[CLS]", "q", "?", "[SEP]", *TEXTS, "[SEP]"], token_segments=["special"] + ["question"] * 2 +
         ["special"] + ["passage"] * 10 + ["special"], words=WORDS, deletable=list(range(10)),
-        target={"name": "span_log_prob", "description": "log p(start) + log p(end) of the span", "start_token": 7,
-                "end_token": 7, "span": "w3", "start_char": WORDS[3].start_char, "end_char": WORDS[3].end_char},
+        target=ExplainedTarget("span_log_prob", "log p(start) + log p(end) of the span", 7, 7, "w3", 0),
+        span_chars=(WORDS[3].start_char, WORDS[3].end_char),
         protocol=PROTOCOL, original=ORIGINAL,
         methods={"gradient": result("gradient", [method], [gradient_scores]),
                  "attention_tracing": result("attention_tracing", [reverse], [9 - gradient_scores]),

@@ -6,14 +6,14 @@ import numpy as np
 
 from rcqa.lens.interventions import Interventions, KnockoutSettings, LayerKnockouts, Outcome
 from rcqa.lens.readout import AnswerLens, LayerReading
-from rcqa.types import Answer, Attribution, Example, Foil, GoldAnswer, IGSettings, Span, Windowing
+from rcqa.types import Answer, AnswerSettings, Attribution, Example, Foil, GoldAnswer, IGSettings, Span, Windowing
 from tests.handmade import handmade
 
 PASSAGE = "The tower was built by <b>Ellison</b> in 1872."
 EXAMPLE = Example("tower", PASSAGE, "Who built it?", answers=(GoldAnswer("Ellison", PASSAGE.index("Ellison")),))
 ELLISON = Span("<b>Ellison</b>", 23, 37, 6, 9, 0, 4.0, 3.5, 0.7)
 YEAR = Span("1872", 41, 45, 11, 11, 0, 1.0, 0.5, 0.2)
-ANSWER = Answer("Who built it?", (ELLISON, YEAR), 1, {"n_best": 20})
+ANSWER = Answer("Who built it?", (ELLISON, YEAR), 1, AnswerSettings("m", 32, 8, 30, 20, True))
 
 
 def contrast_result() -> Attribution:

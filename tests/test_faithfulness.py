@@ -349,7 +349,7 @@ def test_every_curve_starts_at_the_original_answer_and_deletes_each_rankings_top
 
 def test_by_default_the_answers_words_are_spared_and_the_old_protocol_deletes_them(tiny_bert):
     spared = compare(tiny_bert, gallery_example("lighthouse-when"), ["gradient"], Protocol(k=3, draws=2))
-    start, end = spared.target["start_char"], spared.target["end_char"]
+    start, end = spared.span_chars
     answer_words = {i for i, w in enumerate(spared.words) if w.start_char < end and start < w.end_char}
     assert answer_words and not answer_words & set(spared.deletable)
     assert all(not answer_words & set(d.ranking) for r in spared.methods.values() for d in r.deletions)

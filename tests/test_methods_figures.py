@@ -70,7 +70,7 @@ def test_the_probability_note_names_both_measures_of_the_same_span(comparison):
     assert "80% with nothing deleted" in methods.probability_note(comparison)  # no n-best span here: one measure
     assert "Explore's" not in methods.probability_note(comparison)
     # the case: p(start)·p(end) 68 % here, the span's n-best share 69.3 % on Explore
-    start, end = comparison.target["start_char"], comparison.target["end_char"]
+    start, end = comparison.span_chars
     with_span = dataclasses.replace(comparison, original=Reanswer(0.68, (start, end), "w3"), answer=Answer(
         "q ?", (Span("w3", start, end, 7, 7, 0, 1.0, 1.0, 0.693),), 1))
     note = methods.probability_note(with_span)

@@ -28,7 +28,7 @@ from rcqa.evaluate import f1
 from rcqa.faithfulness.deletion import OPERATORS, Reanswer, reanswer
 from rcqa.faithfulness.metrics import aopc_bounds, fraction_count
 from rcqa.model import QAModel
-from rcqa.types import Example, ResultHeader, Word, overlaps
+from rcqa.types import Example, ExplainedTarget, ResultHeader, Word, explained_target, overlaps
 
 FRACTIONS = (0.01, 0.02, 0.05, 0.10, 0.20)  # of the passage's words, deleted from the top
 ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)  # ERASER's rationale sizes for comprehensiveness and sufficiency
@@ -129,7 +129,8 @@ class Comparison(ResultHeader):
     token_segments: list[str]
     words: list[Word]  # the passage's words in the window (no punctuation): what is scored and ranked
     deletable: list[int]  # indices into words that may be deleted (all, or all but the explained span's)
-    target: dict  # name, description, start_token, end_token, span, start_char, end_char
+    target: ExplainedTarget  # what every method explains: its target at the explained span
+    span_chars: tuple[int, int]  # [start_char, end_char) of the explained span
     protocol: Protocol
     original: Reanswer  # the window answered with nothing deleted
     methods: dict[str, MethodResult]  # random last
@@ -141,15 +142,21 @@ class Comparison(ResultHeader):
     def to_dict(self) -> dict:
         """Every field, for save and load (rcqa.faithfulness.report.faithfulness_document is the report's JSON)."""
         return {**self.header_dict(), "token_segments": self.token_segments, "words": [asdict(w) for w in self.words],
-                "deletable": self.deletable, "target": self.target, "protocol": asdict(self.protocol),
+                "deletable": self.deletable, "target": self.target_dict(), "protocol": asdict(self.protocol),
                 "original": asdict(self.original), "methods": [m.to_dict() for m in self.methods.values()],
                 "seconds": self.seconds, "aopc_bounds": self.aopc_bounds}
 
+    def target_dict(self) -> dict:
+        """The target as the JSON writes it: the explained span's characters beside it."""
+        return {**self.target.to_dict(), "start_char": self.span_chars[0], "end_char": self.span_chars[1]}
+
     @classmethod
     def from_dict(cls, data: dict) -> Comparison:
+        target = data["target"]
         return cls(**cls.header_fields(data), token_segments=data["token_segments"],
                    words=[Word.from_dict(w) for w in data["words"]],
-                   deletable=data["deletable"], target=data["target"], protocol=Protocol.from_dict(data["protocol"]),
+                   deletable=data["deletable"], target=ExplainedTarget.from_dict(target, data["window"]),
+                   span_chars=(target["start_char"], target["end_char"]), protocol=Protocol.from_dict(data["protocol"]),
                    original=Reanswer.from_dict(data["original"]), methods={m["name"]: MethodResult.from_dict(m) for m in data["methods"]},
                    seconds=data["seconds"],
                    aopc_bounds=tuple(data["aopc_bounds"]) if data["aopc_bounds"] is not None else None)
@@ -207,9 +214,8 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
         window=case.window.window,
         tokens=qa_model.tokenizer.convert_ids_to_tokens(case.window.inputs["input_ids"][0].tolist()),
         token_segments=case.window.segments, words=words, deletable=deletable,
-        target={"name": case.target.name, "description": case.target.description, "start_token": case.target.start_token,
-                "end_token": case.target.end_token, "span": case.window.span_text(example.passage),
-                "start_char": span[0], "end_char": span[1]},
+        target=explained_target(case.target, case.window.span_text(example.passage), case.window.window),
+        span_chars=span,
         protocol=protocol, original=original, seconds=seconds, aopc_bounds=bounds,
         methods={name: MethodResult(name, METHODS[name].description, scores[name], per_word[name],
                                     [next(deletions) for _ in scores[name]]) for name in names})

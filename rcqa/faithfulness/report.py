@@ -49,7 +49,7 @@ def faithfulness_document(comparison: Comparison) -> dict:
                              "versus_random": versus_random(comparison, found[result.name], random)}
                for result in comparison.compared()}
     return {
-        **comparison.header_dict(), "token_segments": comparison.token_segments, "target": comparison.target,
+        **comparison.header_dict(), "token_segments": comparison.token_segments, "target": comparison.target_dict(),
         "passage_words": [w.text for w in words], "passage_word_tokens": [list(w.tokens) for w in words],
         "protocol": {"operator": protocol.operator, "operator_description": OPERATORS[protocol.operator],
                      "k": protocol.k, "fractions": list(protocol.fractions), "eraser_bins": list(protocol.bins),

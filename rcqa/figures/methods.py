@@ -79,13 +79,13 @@ def method_passages(comparison: Comparison, k: int = 5) -> Chart:
         for name, part in table.groupby("method", sort=False))
     legend = (f'<p style="font-size: 0.85em; color: #555;">Shading: the word\'s score over the method\'s top word\'s '
               f"(darker = more important); numbers: the top-{k} ranks. Underlined: the explained span "
-              f"({escape_text(comparison.target['span'])}). Random shows its first draw.</p>")
+              f"({escape_text(comparison.target.span)}). Random shows its first draw.</p>")
     page = f'<div style="{FONT}"><table style="border-collapse: collapse;">{rows}</table>{legend}</div>'
     return Chart(f"methods-passages-{comparison.example.id}", table, html=page)
 
 
 def _shaded_passage(comparison: Comparison, rows: pd.DataFrame, k: int) -> str:
-    passage, span = comparison.example.passage, (comparison.target["start_char"], comparison.target["end_char"])
+    passage, span = comparison.example.passage, comparison.span_chars
     pieces = ["… " if comparison.words and comparison.words[0].start_char > 0 else ""]
     cursor = comparison.words[0].start_char if comparison.words else 0
     for word, score, rank in zip(comparison.words, rows.relative_score, rows["rank"]):
@@ -141,11 +141,11 @@ def probability_note(comparison: Comparison) -> str:
     same span: here p(start) · p(end) in the window's softmax over tokens, there the span's share of the softmax
     over the candidate spans' scores. Both numbers are the comparison's own."""
     here = percent(comparison.original.span_probability)
-    start, end = comparison.target["start_char"], comparison.target["end_char"]
+    start, end = comparison.span_chars
     span = next((s for s in comparison.answer.nbest if (s.start_char, s.end_char) == (start, end)), None)
     there = ("" if span is None else f"; Explore's {percent(span.probability)} for the same span is another "
              "measure, its share among the candidate spans (a softmax over their start + end scores)")
-    return (f"The answer's probability here is p(start) · p(end) of “{comparison.target['span']}” in its window (a "
+    return (f"The answer's probability here is p(start) · p(end) of “{comparison.target.span}” in its window (a "
             f"softmax over the window's tokens): {here} with nothing deleted{there}.")
 
 
@@ -185,4 +185,4 @@ def rank_correlation(comparison: Comparison, kind: str = "spearman") -> Chart:
 
 
 def _target_line(comparison: Comparison) -> str:
-    return f"Target: {comparison.target['description']} ({escape_label(comparison.target['span'])})"
+    return f"Target: {comparison.target.description} ({escape_label(comparison.target.span)})"

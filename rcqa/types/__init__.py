@@ -5,7 +5,7 @@ IGSettings (what changes an explanation's numbers) and Windowing · targets: wha
 and its Foil · header: ResultHeader, what every result says it is of, with save, load and show · attribution: the
 explanation itself · storage: JSON and .npz files, and load_result, which reads any result back by its kind.
 """
-from rcqa.types.answers import Answer, Example, GoldAnswer, NoAnswer, Span, Word, overlaps
+from rcqa.types.answers import Answer, AnswerSettings, Example, GoldAnswer, NoAnswer, Span, Word, overlaps
 from rcqa.types.attribution import (
     AGGREGATIONS,
     COMPACT_AGGREGATIONS,
@@ -20,6 +20,6 @@ from rcqa.types.settings import IGSettings, Windowing
 from rcqa.types.storage import load_result
 from rcqa.types.targets import NULL_TARGETS, ExplainedTarget, Foil, explained_target
 
-__all__ = ["AGGREGATIONS", "COMPACT_AGGREGATIONS", "NULL_TARGETS", "VIEWS", "Answer", "Attribution", "Completeness",
-           "Example", "ExplainedTarget", "Foil", "GoldAnswer", "IGSettings", "NoAnswer", "ResultHeader", "Span",
-           "Windowing", "Word", "compact_scores", "explained_target", "full_scores", "load_result", "overlaps"]
+__all__ = ["AGGREGATIONS", "COMPACT_AGGREGATIONS", "NULL_TARGETS", "VIEWS", "Answer", "AnswerSettings", "Attribution",
+           "Completeness", "Example", "ExplainedTarget", "Foil", "GoldAnswer", "IGSettings", "NoAnswer", "ResultHeader",
+           "Span", "Windowing", "Word", "compact_scores", "explained_target", "full_scores", "load_result", "overlaps"]

@@ -3,7 +3,7 @@ candidate Spans, "no answer", the Answer, and the Words (spaCy tokens) a result'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from rcqa.text import is_punctuation
 
@@ -95,6 +95,19 @@ class NoAnswer:
 
 
 @dataclass(frozen=True)
+class AnswerSettings:
+    """How an answer was decoded: the model, its windows (max_len tokens, doc_stride apart), the longest answer in
+    tokens, the n-best list's length, and whether "no answer" was allowed."""
+
+    model: str
+    max_len: int
+    doc_stride: int
+    max_answer_tokens: int
+    n_best: int
+    allow_null: bool = False  # answers written before "no answer" was decoded had none
+
+
+@dataclass(frozen=True)
 class Answer:
     """The model's answer to an Example: the best span and the n-best list it won against, and, for a model
     that may abstain, its "no answer"."""
@@ -102,7 +115,7 @@ class Answer:
     question: str
     nbest: tuple[Span, ...]  # answering spans only: nbest:K of an explanation counts these
     n_windows: int
-    settings: dict = field(default_factory=dict)
+    settings: AnswerSettings | None = None  # None: an answer built by hand
     no_answer: NoAnswer | None = None  # None where decoding did not allow "no answer"
 
     @property
@@ -147,7 +160,7 @@ class Answer:
             "n_windows": self.n_windows,
             "nbest": self.ranked(),
             "no_answer": self.no_answer.to_dict() if self.no_answer else None,
-            "settings": self.settings,
+            "settings": asdict(self.settings) if self.settings else {},
         }
 
     @classmethod
@@ -155,7 +168,7 @@ class Answer:
         spans = tuple(Span(**{k: v for k, v in s.items() if k not in ("score", "no_answer")})
                       for s in data["nbest"] if not s.get("no_answer"))
         null = data.get("no_answer")
-        return cls(question=data["question"], nbest=spans, n_windows=data["n_windows"], settings=data["settings"],
+        return cls(question=data["question"], nbest=spans, n_windows=data["n_windows"], settings=AnswerSettings(**data["settings"]) if data["settings"] else None,
                    no_answer=NoAnswer(**null) if null else None)
 
 
