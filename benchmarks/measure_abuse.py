@@ -1,8 +1,8 @@
 """Load and fault test of one `streamlit run app.py` (a script, not a test; needs Playwright and /usr/bin/chromium):
 
-    python -m tests.measure_abuse [--sessions 8] [--check 2]
+    python -m benchmarks.measure_abuse [--sessions 8] [--check 2]
 
-While N browser sessions explain N gallery examples (as in tests.measure_sessions), one abusive client, in bounded
+While N browser sessions explain N gallery examples (as in benchmarks.measure_sessions), one abusive client, in bounded
 loops: opens 40 websocket connections and holds them; pastes a 100,000-comma passage; pastes a passage of 128
 windows and asks for it whole (win=all), which costs about an hour; pastes the longest passage the server's job
 budget allows whole and asks for it, and keeps that tab open until the visitors are done; uploads a file nested
@@ -31,8 +31,8 @@ from playwright.sync_api import sync_playwright
 from websockets.sync.client import connect
 
 from rcqa.gallery import GALLERY
-from tests.measure_sessions import HEATMAP, answer_shown, background_chromium, start_server
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS
+from benchmarks.measure_sessions import HEATMAP, answer_shown, background_chromium, start_server
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 
 COMMAS = "a," * 50_000 + " The bridge cost a lot."
 ABUSIVE_CONNECTIONS = 40

@@ -1,6 +1,6 @@
 """How far AttnLRP's layers agree with IG's over a committed run (a script, not a test):
 
-    python -m tests.measure_attnlrp_agreement reports/runs/squad-dev-200-spared [--limit N] > OUT.json
+    python -m benchmarks.measure_attnlrp_agreement reports/runs/squad-dev-200-spared [--limit N] > OUT.json
 
 For each question of the run whose IG explanation the run kept (its results/ folder, keyed as the result cache),
 AttnLRP explains the same question with the run's settings, and rcqa.analysis.agreement compares the two per layer

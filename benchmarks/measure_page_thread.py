@@ -1,7 +1,7 @@
 """What a page still does in its own thread (a script, not a test; docs/serving.md, "Nothing heavy in the page
 thread"):
 
-    python -m tests.measure_page_thread [--repeats 5]
+    python -m benchmarks.measure_page_thread [--repeats 5]
 
 With one torch thread, as the server runs on 2 cores: the default model's answer to a one-window and a two-window
 passage (what a page answers itself), counting the windows of a 4,000-character passage, refusing a 10 MB paste,

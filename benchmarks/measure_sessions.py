@@ -1,6 +1,6 @@
 """Measure one `streamlit run app.py` under load (a script, not a test; needs Playwright and /usr/bin/chromium):
 
-    python -m tests.measure_sessions [--sessions 8] [--load-nice N] [--visitor-core C]
+    python -m benchmarks.measure_sessions [--sessions 8] [--load-nice N] [--visitor-core C]
 
 N browser sessions open N different gallery examples and press "Explain every layer" together, with an
 empty result cache. Reported: seconds from the first press until each session shows its heatmap, and the
@@ -29,13 +29,8 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from rcqa.gallery import GALLERY
-from tests.test_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    ROOT,
-    free_port,
-    wait_until_healthy,
-)
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, ROOT
+from tests.helpers.servers import free_port, wait_until_healthy
 
 HEATMAP = "Where each layer's attribution goes"
 ANSWER_TEXT = "among every valid span of the passage"

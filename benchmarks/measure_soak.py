@@ -1,6 +1,6 @@
 """Soak one `streamlit run app.py` (a script, not a test, not in CI; needs Playwright and /usr/bin/chromium):
 
-    python -m tests.measure_soak [--minutes 20] [--warmup-minutes 2.5]
+    python -m benchmarks.measure_soak [--minutes 20] [--warmup-minutes 2.5]
 
 Visitors arrive one after another for the whole time, each opening the next gallery example in a fresh browser
 context and leaving once its answer is drawn. Every 30 s the server's resident memory and open file descriptors
@@ -28,8 +28,8 @@ import psutil
 from playwright.sync_api import sync_playwright
 
 from rcqa.gallery import GALLERY
-from tests.measure_sessions import answer_shown, start_server
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS
+from benchmarks.measure_sessions import answer_shown, start_server
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 
 SAMPLE_SECONDS = 30
 SESSION_TTL_SECONDS = 120  # Streamlit's server.disconnectedSessionTTL, which .streamlit/config.toml leaves as is

@@ -1,7 +1,7 @@
 """What an uploaded file's questions hold in the server once read (they stay in the visitor's session), against the
 file's size: SQuAD v1.1 dev and files built to hold the most per byte within the upload limits.
 
-    python -m tests.measure_uploads [PART OF A FILE'S NAME ...]
+    python -m benchmarks.measure_uploads [PART OF A FILE'S NAME ...]
 
 Each file is read as the app reads it (rcqa.uploads.read_examples: parsed in a child process, unpickled here);
 tracemalloc counts what the examples hold here. Prints one JSON line per file.

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import torch
 
-# Model types whose prefix-cached stack a test proves equal to the general path to 1e-6 (tests/test_adapter.py);
+# Model types whose prefix-cached stack a test proves equal to the general path to 1e-6 (tests/models/test_adapter.py);
 # any other family, or a checkpoint of these whose recorded forward is not a plain chain, takes the general path.
 FAST_FAMILIES = frozenset({
     "albert", "bert", "camembert", "convbert", "data2vec-text", "deberta", "deberta-v2", "distilbert", "electra",

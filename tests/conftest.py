@@ -5,7 +5,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach a hub: they load what they build
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-from tests.tiny_models import ARCHITECTURES, build
+from tests.helpers.tiny_models import ARCHITECTURES, build
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +33,13 @@ def abstaining_tiny_dir(tiny_model_dirs, tmp_path_factory) -> str:
     shutil.copytree(tiny_model_dirs["bert"], folder)
     (folder / "rcqa_card.json").write_text(json.dumps({"no_answer": {"threshold": -1e9}}))
     return str(folder)
+
+
+@pytest.fixture(scope="module")
+def app_env(tiny_model_dirs, tmp_path_factory):
+    """The app's default model is the tiny BERT; results are cached in a fresh folder; no hub is reached."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RCQA_MODEL", tiny_model_dirs["bert"])
+        patch.setenv("RCQA_RESULT_CACHE", str(tmp_path_factory.mktemp("results")))
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        yield tiny_model_dirs

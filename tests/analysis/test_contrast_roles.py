@@ -17,8 +17,8 @@ from rcqa.gallery import gallery_example
 from rcqa.lens.contrast import contrast_margins, contrast_summary, margin_reading
 from rcqa.qa import encode
 from rcqa.types import Foil
-from tests.handmade import handmade
-from tests.test_analysis import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED, WORDS
+from tests.helpers.handmade import handmade
+from tests.helpers.orchard import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED, WORDS
 
 TWO_HUNDRED_FIFTY = 17  # "250" among all passage words, punctuation included
 

@@ -7,8 +7,8 @@ from scipy.spatial.distance import jensenshannon
 import rcqa
 from rcqa.analysis.pair import SideBySide, compare, describe
 from rcqa.types import IGSettings
-from tests.app_harness import read_html
-from tests.handmade import handmade
+from tests.helpers.app_harness import read_html
+from tests.helpers.handmade import handmade
 
 QUESTION = [("Who", "WP"), ("built", "VBD"), ("it", "PRP"), ("?", ".")]
 TEXT = "Ellison built it in 1872 ."

@@ -1,5 +1,5 @@
 """AttnLRP on whole models: the one-pass gradient × input of the rule-modified model against the rules written out
-on relevances (tests/lrp_reference.py); conservation as the ledger accounts for it in every family; the result as
+on relevances (tests/helpers/lrp_reference.py); conservation as the ledger accounts for it in every family; the result as
 explain gives it; the shared model left as it was, and threads that do not disturb each other."""
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -17,8 +17,8 @@ from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.types import Example
-from tests.lrp_reference import bert_relevance
-from tests.tiny_models import ARCHITECTURES
+from tests.helpers.lrp_reference import bert_relevance
+from tests.helpers.tiny_models import ARCHITECTURES
 
 SMALL = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
              max_position_embeddings=64, vocab_size=50)

@@ -13,7 +13,7 @@ from rcqa.attribution.engine import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
-from tests.tiny_models import ARCHITECTURES
+from tests.helpers.tiny_models import ARCHITECTURES
 
 # passages and questions of different lengths (cut to fit one window of every tiny model, even byte-level
 # RoBERTa's): a stack that replayed another input's attention mask would not fit

@@ -5,7 +5,7 @@ from rcqa.attribution.cost import (Cost, expected_points, explanation_cost, in_w
 from rcqa.attribution.settings import PRESETS, IGSettings
 from rcqa.model import load_model
 from rcqa.ui.jobs import JOB_BUDGET_SECONDS, job_budget
-from tests.app_harness import app_env, open_app  # noqa: F401
+from tests.helpers.app_harness import open_app
 
 
 def test_the_work_is_windows_tokens_block_passes_points_targets_and_the_widths_square():

@@ -12,8 +12,8 @@ from rcqa.attribution.methods.tracing import tracing_scores
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
-from tests.reference import max_relative_difference
-from tests.tiny_models import ARCHITECTURES
+from tests.helpers.reference import max_relative_difference
+from tests.helpers.tiny_models import ARCHITECTURES
 
 
 @pytest.fixture(scope="module")

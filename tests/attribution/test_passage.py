@@ -17,7 +17,7 @@ from rcqa.gallery import gallery_example
 from rcqa.qa import encode
 from rcqa.spans import Windows
 from rcqa.types import AGGREGATIONS, Attribution
-from tests.reference import layer_module
+from tests.helpers.reference import layer_module
 
 CLS, SEP, Q = 101, 102, 7
 
@@ -238,7 +238,7 @@ def test_the_heatmap_of_a_3000_word_passage_pages_around_the_span():
     from dataclasses import replace
 
     from rcqa.figures.words import PAGE_WORDS, heatmap
-    from tests.handmade import handmade
+    from tests.helpers.handmade import handmade
 
     words = [(f"w{i}", "NN", [float(i % 7), 1.0]) for i in range(3000)]
     result = handmade([("what", "WP")], words, explained=(2000, 2001))

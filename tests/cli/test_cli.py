@@ -9,12 +9,7 @@ import torch
 from rcqa.attribution.settings import IGSettings
 from rcqa.cli import build_parser, main
 from rcqa.gallery import gallery_example
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
+from tests.helpers.cli import run
 
 
 def test_answer_json(capsys, tmp_path, tiny_model_dirs):

@@ -2,7 +2,7 @@
 import json
 
 from rcqa.gallery import GALLERY
-from tests.test_cli import run
+from tests.helpers.cli import run
 
 
 def answer_json(capsys, tmp_path, model, *flags):

@@ -27,21 +27,15 @@ from rcqa.evaluate import score
 from rcqa.gallery import gallery_example
 from rcqa.model import ModelLoadError, load_model
 from rcqa.types import Example
+from tests.helpers.squad_files import squad_json
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # a who, how many, how much, which, what and an unanswerable question (no gold: EM and F1 are null)
 CHOSEN = {"lighthouse-who": "who", "orchard-how-many": "how many", "bridge-how-much": "how much",
           "bakery-where": "which", "vaccine-what": "what", "library-unanswerable": "who"}
 UNREADABLE = Example(id="unreadable", passage="!!! ... ???", question="What is it?")  # no word to read
 TEXT_LISTS = {"gold_answers", "layers", "passage_words"}
 VOLATILE = {"seconds"}  # wall time: the one column two runs may not share
-
-
-def squad_json(examples: list[Example]) -> dict:
-    paragraphs = [{"context": e.passage, "qas": [
-        {"id": e.id, "question": e.question, "is_impossible": e.is_impossible,
-         "answers": [{"text": a.text, "answer_start": a.start_char} for a in e.answers]}]} for e in examples]
-    return {"version": "v2.0", "data": [{"title": "gallery", "paragraphs": paragraphs}]}
 
 
 @pytest.fixture(scope="module")

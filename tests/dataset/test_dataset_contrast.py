@@ -5,8 +5,6 @@ import json
 import pytest
 import torch
 
-from rcqa.analysis.pos import GROUPS
-from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.settings import IGSettings
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import load_run, summarize
@@ -14,7 +12,8 @@ from rcqa.dataset.conclusions import contrast_verdict, verdicts
 from rcqa.dataset.report import write
 from rcqa.dataset.runner import Job, _Run, explain_chunk
 from rcqa.gallery import gallery_example
-from tests.test_dataset_report import MANIFEST, row, write_run
+from tests.helpers.contrast_runs import contrast_cell, contrast_rows
+from tests.helpers.hand_runs import MANIFEST, row, write_run
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -56,33 +55,6 @@ def test_a_question_without_a_distractor_number_is_skipped_not_failed(tiny_model
     assert saved["counts"] == {"total": 2, "done": 1, "failed": 0, "skipped": 1}
     assert saved["skipped"] == [{"id": "lighthouse-who", "reason": failures[0]["reason"]}] and not saved["failed"]
     assert run.this_run["failed"] == 0
-
-
-LAYERS = ["embeddings", "block 0", "block 1", "block 2"]
-
-
-def contrast_cell(foil_share, margin, other_numbers=None, request="distractor-number"):
-    cell = {"foil": {"request": request, "text": "3"}, "category_foil": foil_share, "lens_margin": margin}
-    return json.dumps(cell if other_numbers is None else {**cell, "category_other_numbers": other_numbers})
-
-
-def four_layer_row(id, answer, foil_share, margin, other_numbers, em=1.0) -> dict:
-    """A quantifier question's row of a contrast run over 4 layers (the hand rows have 3)."""
-    return {**row(id, quantifier=True, em=em), "layers": LAYERS, "category_answer": list(answer),
-            "category_supporting": [0.0] * 4, "category_query": [0.0] * 4, "distribution": [[.5, .5]] * 4,
-            "top_k": [[]] * 4, **{f"pos_{g}": [100.0 if g == "entity" else 0.0] * 4 for g in GROUPS},
-            **{f"jsd_{v}": [[0.0] * 4] * 4 for v in VARIANTS}, "completeness": [0.001] * 4, "steps": [8] * 4,
-            "contrast": contrast_cell(foil_share, margin, other_numbers)}
-
-
-def contrast_rows(late_other: float, em_of_c: float):
-    # the last block's shares are 50 and 0 everywhere: there only the two spans have attribution, and the verdict
-    # leaves it out. The foil's share falls while the other numbers' rises: the verdict reads the other numbers.
-    return [four_layer_row("a", (0, 20, 60, 50), [40, 20, 0, 50], [-1.0, 0.5, 2.0, 3.0], [0, 20, 40, 0]),
-            four_layer_row("b", (20, None, 80, 50), [40, None, 20, 50], [-2.0, -1.0, 1.0, 2.0],
-                           [0, None, late_other, 0]),
-            four_layer_row("c", (10, 40, 70, 50), [40, 40, 0, 50], [0.5, 1.5, 3.0, 4.0], [20, 40, 0, 0],
-                           em=em_of_c)]
 
 
 def test_a_contrast_run_summarises_shares_margins_and_the_quantifier_claim(tmp_path):

@@ -7,9 +7,9 @@ from rcqa.dataset import store
 from rcqa.dataset.aggregate import load_run, select
 from rcqa.dataset.rows import example_row
 from rcqa.types import NoAnswer
-from tests.handmade import handmade
-from tests.test_analysis import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED
-from tests.test_dataset_report import HAND_ROWS, write_run
+from tests.helpers.handmade import handmade
+from tests.helpers.orchard import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED
+from tests.helpers.hand_runs import HAND_ROWS, write_run
 
 
 def hand_result(no_answer=None):

@@ -28,7 +28,7 @@ from rcqa.faithfulness.metrics import (
 from rcqa.faithfulness.report import faithfulness_document, readings
 from rcqa.gallery import gallery_example
 from rcqa.spans import Windows, decode
-from tests.handmade_comparison import handmade_comparison
+from tests.helpers.handmade_comparison import handmade_comparison
 
 # --- the numbers, by hand --------------------------------------------------------------------------------------
 
@@ -143,7 +143,7 @@ def test_a_summary_reading_places_the_number_among_randoms_draws_either_way():
                                                               "over 3 draws): by this measure, no better than random.")
 
 
-# --- a comparison built by hand (tests/handmade_comparison.py) --------------------------------------------
+# --- a comparison built by hand (tests/helpers/handmade_comparison.py) --------------------------------------------
 
 
 def test_the_document_of_a_handmade_comparison_holds_the_numbers_worked_out_by_hand():

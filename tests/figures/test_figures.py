@@ -12,7 +12,7 @@ from rcqa.attribution.engine import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.types import Example
-from tests.app_harness import read_html
+from tests.helpers.app_harness import read_html
 
 HOSTILE = Example(id="hostile", title="<i>title</i>", question="Who built the <b>tower</b>?",
                   passage="The tower <script>alert(1)</script> was built by <b>Margaret Ellison</b> (rated 5<6) "

@@ -94,7 +94,7 @@ def test_what_decides_an_abstention_is_said_with_the_null_and_best_span_scores_a
 
 def test_a_null_targets_heatmap_subtitle_says_what_decides_with_the_numbers():
     from rcqa.figures import heatmap
-    from tests.handmade import handmade
+    from tests.helpers.handmade import handmade
 
     result = handmade([("When", "WRB")], [("in", "IN", [1, 1]), ("May", "NNP", [2, 3])], explained=(1, 1))
     result.targets[0] = dataclasses.replace(result.targets[0], name="answer_vs_null")

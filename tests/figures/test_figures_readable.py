@@ -14,7 +14,7 @@ from rcqa.attribution.engine import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.figures.common import SUBTITLE_WIDTH, apply_layout
 from rcqa.gallery import gallery_example
-from tests.app_harness import read_html
+from tests.helpers.app_harness import read_html
 
 
 @pytest.fixture(scope="module")

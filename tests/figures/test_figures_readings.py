@@ -1,7 +1,7 @@
 """The words around the charts say what the charts hold: names of the groups, counts, what JSD compares."""
 from rcqa.figures import jsd, pos_mix, roles
-from tests.handmade import handmade
-from tests.test_analysis import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED
+from tests.helpers.handmade import handmade
+from tests.helpers.orchard import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED
 
 
 def result():

@@ -7,7 +7,7 @@ import pytest
 
 from rcqa.figures import heatmap
 from rcqa.figures.whole_input import overview_table, passage_overview, start_end
-from tests.handmade import handmade
+from tests.helpers.handmade import handmade
 
 QUESTION = [("When", "WRB"), ("built", "VBN"), ("?", ".")]
 

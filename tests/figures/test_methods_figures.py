@@ -1,5 +1,5 @@
 """The Methods page's figures, on the comparison built by hand: what they draw is checked against the numbers in
-tests/handmade_comparison.py."""
+tests/helpers/handmade_comparison.py."""
 import dataclasses
 
 import numpy as np
@@ -10,8 +10,8 @@ from rcqa.faithfulness.deletion import Reanswer
 from rcqa.types import Answer, Span
 
 from rcqa.figures import methods
-from tests.app_harness import read_html
-from tests.handmade_comparison import PASSAGE, handmade_comparison
+from tests.helpers.app_harness import read_html
+from tests.helpers.handmade_comparison import PASSAGE, handmade_comparison
 
 
 @pytest.fixture(scope="module")

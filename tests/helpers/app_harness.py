@@ -7,21 +7,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
-import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parent.parent / "rcqa" / "ui" / "dashboard" / "app.py"  # page paths are relative to it
+APP = Path(__file__).resolve().parents[2] / "rcqa" / "ui" / "dashboard" / "app.py"  # page paths are relative to it
 TIMEOUT = 120
-
-
-@pytest.fixture(scope="module")
-def app_env(tiny_model_dirs, tmp_path_factory):
-    """The app's default model is the tiny BERT; results are cached in a fresh folder; no hub is reached."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RCQA_MODEL", tiny_model_dirs["bert"])
-        patch.setenv("RCQA_RESULT_CACHE", str(tmp_path_factory.mktemp("results")))
-        patch.setenv("HF_HUB_OFFLINE", "1")
-        yield tiny_model_dirs
 
 
 def open_app(page: str | None = None, query: dict[str, str] | None = None) -> AppTest:

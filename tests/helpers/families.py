@@ -201,7 +201,7 @@ def markdown_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m tests.families ROWS.jsonl: the table, as docs/models.md has it
+if __name__ == "__main__":  # python -m tests.helpers.families ROWS.jsonl: the table, as docs/models.md has it
     import json
     import sys
 

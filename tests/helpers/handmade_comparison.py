@@ -1,6 +1,6 @@
 """A faithfulness comparison built by hand: ten passage words, a method, a method ranking the other way round, and
 two random draws, each re-answer's probability and answer chosen so that every number can be worked out on paper
-(see tests/test_faithfulness.py)."""
+(see tests/faithfulness/test_faithfulness.py)."""
 import numpy as np
 
 from rcqa.faithfulness.compare import Comparison, Deletions, MethodResult, Protocol

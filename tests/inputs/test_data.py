@@ -4,12 +4,7 @@ import json
 import pytest
 
 from rcqa.data import DataError, load_examples, nesting
-
-SQUAD = {"version": "1.1", "data": [{"title": "Bridges", "paragraphs": [{
-    "context": "The bridge opened in 1935.",
-    "qas": [{"id": "q1", "question": "When did it open?", "answers": [{"text": "1935", "answer_start": 21}]}],
-}]}]}
-
+from tests.helpers.squad_files import SQUAD, duorc, squad_with
 
 def write(tmp_path, content, name="data.json"):
     path = tmp_path / name
@@ -63,17 +58,6 @@ def test_malformed_files_give_a_clear_error_saying_where(tmp_path, content, mess
 def test_a_missing_file(tmp_path):
     with pytest.raises(DataError, match="no such file"):
         load_examples(tmp_path / "absent.json")
-
-
-def duorc(plot: str, answers: list, questions: int = 1) -> bytes:
-    return json.dumps([{"plot": plot, "qa": [{"question": "Who?", "answers": answers}] * questions}]).encode()
-
-
-def squad_with(answers: list, questions: int = 1) -> bytes:
-    document = json.loads(json.dumps(SQUAD))
-    document["data"][0]["paragraphs"][0]["qas"] = [
-        {"id": f"q{n}", "question": "When?", "answers": answers} for n in range(questions)]
-    return json.dumps(document).encode()
 
 
 @pytest.mark.parametrize("raw, message", [

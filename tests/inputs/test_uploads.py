@@ -10,7 +10,7 @@ import pytest
 from rcqa import uploads
 from rcqa.data import DataError, load_examples
 from rcqa.uploads import read_examples
-from tests.test_data import SQUAD, duorc, squad_with
+from tests.helpers.squad_files import SQUAD, duorc, squad_with
 
 
 def readers() -> list[psutil.Process]:

@@ -15,8 +15,8 @@ from rcqa.gallery import gallery_example
 from rcqa.lens.interventions import intervene, intervention_row, random_words
 from rcqa.model import load_model
 from rcqa.qa import answer
-from tests.lens_reference import answer_probabilities, one_window
-from tests.reference import layer_module
+from tests.helpers.lens_reference import answer_probabilities, one_window
+from tests.helpers.reference import layer_module
 
 FAST = IGSettings(steps=4, tolerance=None)
 

@@ -21,7 +21,7 @@ from rcqa.lens import (
 from rcqa.lens.probes import fit_probe
 from rcqa.model import load_model
 from rcqa.qa import answer
-from tests.lens_reference import (
+from tests.helpers.lens_reference import (
     answer_probabilities,
     hidden_states,
     one_window,

@@ -1,5 +1,5 @@
 """Every `*ForQuestionAnswering` family explains correctly through its adapter (issue 30): tiny random checkpoints
-of each, built offline (tests/families.py), answered, explained one window and the whole passage, with the right
+of each, built offline (tests/helpers/families.py), answered, explained one window and the whole passage, with the right
 layers and completeness ≤ 1 % at every layer; the fast stack equal to the general path where it is used."""
 import json
 import os
@@ -18,12 +18,12 @@ from rcqa.figures import model_facts
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import InputError, answer, encode
-from tests.families import BY_NAME, FAMILIES, build_family
+from tests.helpers.families import BY_NAME, FAMILIES, build_family
 
 TOLERANCE = 0.01
 # what each family is marked: the representative set runs by default, the rest with -m slow
 PARAMS = [pytest.param(f.name, marks=() if f.default else pytest.mark.slow, id=f.name) for f in FAMILIES]
-DOCS_TABLE = (Path(__file__).parent.parent / "docs" / "models.md").read_text()
+DOCS_TABLE = (Path(__file__).parents[2] / "docs" / "models.md").read_text()
 TABLE = os.environ.get("RCQA_FAMILY_TABLE")  # where test_every_family_explains appends its row (docs/models.md)
 
 

@@ -2,7 +2,7 @@
 names) and against hand-built toy models whose every part is known: the blocks and their labels, what runs after
 the last block, the QA head, the path and why, where the batch and tokens sit, and whether the first token reads
 the input. Built in memory, in seconds: the fast selection that mutation-tests rcqa/adapter.py (docs/testing.md);
-tests/test_adapter.py explains every family end to end."""
+tests/models/test_adapter.py explains every family end to end."""
 import re
 from functools import cache
 from pathlib import Path
@@ -14,7 +14,7 @@ from transformers import AutoConfig, AutoModelForQuestionAnswering
 
 from rcqa.adapter import (FAST_FAMILIES, Call, ModelAdapter, Recorder, _axes, _outside_blocks, adapter_of,
                           block_lists, discover, first, with_first, with_replacements, without_cache)
-from tests.families import BY_NAME, FAMILIES
+from tests.helpers.families import BY_NAME, FAMILIES
 
 IDS = torch.tensor([[1, 10, 11, 12, 2, 20, 21, 22, 23, 2]])  # [CLS]-like 1, question, separator 2, passage, 2
 INPUTS = {"input_ids": IDS, "attention_mask": torch.ones_like(IDS)}
@@ -214,7 +214,7 @@ def test_the_adapter_is_found_once_per_model():
 
 def test_the_families_on_the_fast_path_are_those_docs_models_records_there():
     """docs/models.md's table, written by the per-family test, gives each family's path."""
-    table = (Path(__file__).parent.parent / "docs" / "models.md").read_text()
+    table = (Path(__file__).parents[2] / "docs" / "models.md").read_text()
     paths = dict(re.findall(r"^\| ([\w.-]+) \| (fast|general) \|", table, re.MULTILINE))
     fast = {f.model_type for f in FAMILIES if paths.get(f.name) == "fast"}
     assert fast == set(FAST_FAMILIES)

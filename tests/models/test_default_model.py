@@ -7,7 +7,7 @@ from rcqa.evaluate import score
 from rcqa.gallery import GALLERY, gallery_example
 from rcqa.model import load_model
 from rcqa.qa import answer
-from tests.test_engine import assert_matches_captum
+from tests.helpers.captum_equality import assert_matches_captum
 
 
 @pytest.fixture(scope="module")

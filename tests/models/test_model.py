@@ -9,7 +9,7 @@ from rcqa.gallery import GALLERY, gallery_example
 from rcqa.model import ModelLoadError, load_model, pick_device
 from rcqa.qa import answer_with_windows
 from rcqa.text import written_words
-from tests.tiny_models import ARCHITECTURES, build, build_encoder_without_head
+from tests.helpers.tiny_models import ARCHITECTURES, build, build_encoder_without_head
 
 
 @pytest.mark.parametrize("architecture", ARCHITECTURES)

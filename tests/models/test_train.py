@@ -9,7 +9,7 @@ from rcqa.gallery import GALLERY
 from rcqa.model import load_model
 from rcqa.export import export, refresh_probes_on_card, write_card
 from rcqa.train import TrainConfig, featurize, length_grouped_batches, train
-from tests.tiny_models import wordpiece_tokenizer
+from tests.helpers.tiny_models import wordpiece_tokenizer
 
 ANSWERED = [e for e in GALLERY if e.answers]
 

@@ -10,7 +10,7 @@ from rcqa.data import load_examples
 from rcqa.gallery import GALLERY
 from rcqa.negatives import negative_kind
 
-HARD = Path(__file__).parent / "data" / "hard_unanswerable.json"
+HARD = Path(__file__).parents[1] / "data" / "hard_unanswerable.json"
 
 
 def test_the_set_holds_ten_of_each_hard_kind_and_forty_answerable_questions():

@@ -17,7 +17,7 @@ import pytest
 yaml = pytest.importorskip("yaml")
 pytest.importorskip("zensical", reason="the docs tools are pinned in requirements.txt: pip install -r requirements.txt")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MKDOCS = ROOT / "mkdocs.yml"
 # [text](target) and ![alt](target), not inside code spans
 ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # zensical colours its warnings character by character

@@ -6,7 +6,7 @@ import nbformat
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
 
 

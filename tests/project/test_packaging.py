@@ -5,7 +5,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def pins(lines) -> dict[str, Requirement]:
@@ -21,7 +21,7 @@ def test_requirements_txt_pins_exactly_the_package_dependencies_and_its_test_and
     required = pins((ROOT / "requirements.txt").read_text().splitlines())
     assert all(str(r.specifier).startswith("==") for r in [*runtime.values(), *required.values()])
     assert {name: str(r) for name, r in required.items() if name in runtime} == {n: str(r) for n, r in runtime.items()}
-    # the rest of requirements.txt is for the tests, the docs build among them (tests/test_docs.py); CI installs
+    # the rest of requirements.txt is for the tests, the docs build among them (tests/project/test_docs.py); CI installs
     # the browser test's playwright on its own
     assert {name: str(r) for name, r in required.items() if name not in runtime} == \
         {name: str(r) for name, r in {**tests, **docs}.items() if name != "playwright"}

@@ -6,18 +6,7 @@ import torch
 
 from rcqa.qa import InputError, validate
 from rcqa.spans import MAX_ANSWER_TOKENS, Windows, answer_standing, decode
-
-PASSAGE = "alpha beta gamma delta"
-# [CLS] q [SEP] alpha beta gamma delta [SEP]
-OFFSETS = [(0, 0), (0, 1), (0, 0), (0, 5), (6, 10), (11, 16), (17, 22), (0, 0)]
-PASSAGE_MASK = torch.tensor([[False, False, False, True, True, True, True, False]])
-
-
-def windows(n: int = 1, offsets=None, mask=None) -> Windows:
-    mask = PASSAGE_MASK.repeat(n, 1) if mask is None else mask
-    return Windows(inputs={"input_ids": torch.zeros(mask.shape, dtype=torch.long)},
-                   offsets=offsets or [OFFSETS] * n, passage_mask=mask)
-
+from tests.helpers.windows import OFFSETS, PASSAGE, PASSAGE_MASK, windows
 
 def logits(start_peak: int, end_peak: int, length: int = 8) -> tuple[torch.Tensor, torch.Tensor]:
     start, end = torch.zeros(1, length), torch.zeros(1, length)

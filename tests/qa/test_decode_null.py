@@ -13,7 +13,7 @@ from rcqa import qa
 from rcqa.model import _load, pick_device
 from rcqa.spans import decode, decode_with_null
 from rcqa.types import Answer
-from tests.test_decode import PASSAGE, PASSAGE_MASK, windows
+from tests.helpers.windows import PASSAGE, PASSAGE_MASK, windows
 
 # [CLS] q [SEP] alpha beta gamma delta [SEP]: tokens 3..6 are the passage
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit.config
 
-CONFIG = tomllib.loads((Path(__file__).parents[1] / ".streamlit" / "config.toml").read_text())
+CONFIG = tomllib.loads((Path(__file__).parents[2] / ".streamlit" / "config.toml").read_text())
 SQUAD_DEV_MB = 4_854_279 / 1e6  # dev-v1.1.json, the largest dev file a visitor is expected to bring
 
 

@@ -5,7 +5,7 @@ from streamlit.runtime.context import StreamlitHeaders
 
 import rcqa.ui.visitors
 from rcqa.ui.visitors import SessionLimit, client_address
-from tests.app_harness import app_env, open_app, texts  # noqa: F401
+from tests.helpers.app_harness import open_app, texts
 
 FORWARDED = "X-Forwarded-For"
 

@@ -233,7 +233,7 @@ sys.exit(child.exitcode)
 
 @pytest.mark.parametrize("main_script", ["app.py", "rcqa/ui/dashboard/app.py"])
 def test_a_worker_started_from_a_page_runs_none_of_the_app_and_imports_no_streamlit(main_script):
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", SPAWN_FROM_A_PAGE, str(root / main_script)], cwd=root,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

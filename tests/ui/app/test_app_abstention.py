@@ -3,7 +3,7 @@ rejected best span, and "why not this span?" explains "no answer" against any ca
 import pytest
 
 from rcqa.ui.view import from_query
-from tests.app_harness import TIMEOUT, explain, html_of, open_app, spec_titled, texts, values  # noqa: F401
+from tests.helpers.app_harness import TIMEOUT, explain, html_of, open_app, spec_titled, texts, values  # noqa: F401
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -82,7 +82,7 @@ def test_a_runs_example_opens_in_explore_with_the_runs_target_though_the_model_a
 
     from rcqa.cli import main
     from rcqa.gallery import gallery_example
-    from tests.test_dataset import squad_json
+    from tests.helpers.squad_files import squad_json
 
     data = tmp_path / "gallery.json"
     data.write_text(json.dumps(squad_json([gallery_example("vaccine-unanswerable")])))

@@ -10,7 +10,7 @@ from rcqa.attribution.explanation import explain as explain_example
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
-from tests.app_harness import app_env, explain, html_of, open_app, spec_titled, values  # noqa: F401
+from tests.helpers.app_harness import explain, html_of, open_app, spec_titled, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

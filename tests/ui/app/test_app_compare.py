@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.app_harness import app_env, explain, open_app, plotly_specs, press, spec_titled, values  # noqa: F401
+from tests.helpers.app_harness import explain, open_app, plotly_specs, press, spec_titled, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/compare_layers.py"

@@ -6,7 +6,7 @@ from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import answer
 from rcqa.ui.view import from_query
-from tests.app_harness import app_env, explain, open_app, spec_titled, texts  # noqa: F401
+from tests.helpers.app_harness import explain, open_app, spec_titled, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -74,8 +74,8 @@ def test_links_take_well_formed_foils_only():
 
 
 def test_the_dataset_page_states_the_quantifier_claim_of_a_contrast_run(tmp_path, monkeypatch):
-    from tests.test_dataset_contrast import contrast_rows
-    from tests.test_dataset_report import MANIFEST, write_run
+    from tests.helpers.contrast_runs import contrast_rows
+    from tests.helpers.hand_runs import MANIFEST, write_run
 
     folder = write_run(tmp_path / "contrast", contrast_rows(late_other=20, em_of_c=0.0),
                        {**MANIFEST, "skipped": [{"id": "d", "reason": "not a quantifier question"}]})

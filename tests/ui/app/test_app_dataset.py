@@ -9,16 +9,9 @@ import pytest
 
 from rcqa.cli import main
 from rcqa.gallery import gallery_example
-from tests.app_harness import (  # noqa: F401
-    app_env,
-    open_app,
-    plotly_specs,
-    spec_titled,
-    texts,
-    values,
-)
-from tests.test_dataset import squad_json
-from tests.test_dataset_report import HAND_ROWS, write_run
+from tests.helpers.app_harness import open_app, plotly_specs, spec_titled, texts, values
+from tests.helpers.squad_files import squad_json
+from tests.helpers.hand_runs import HAND_ROWS, write_run
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/dataset.py"
@@ -131,7 +124,7 @@ def test_a_run_with_abstentions_splits_its_layer_roles_and_filters_by_them(runs_
 
 
 def test_public_mode_names_no_path_of_a_runs_model_or_data(runs_folder, tiny_model_dirs, tmp_path, monkeypatch):
-    from tests.test_dataset_report import MANIFEST
+    from tests.helpers.hand_runs import MANIFEST
 
     elsewhere = write_run(tmp_path / "runs" / "elsewhere", HAND_ROWS,
                           {**MANIFEST, "data": {**MANIFEST["data"], "path": "/srv/secret/dev.json"}})

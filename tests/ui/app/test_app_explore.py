@@ -7,26 +7,10 @@ import numpy as np
 import pytest
 
 from rcqa.gallery import gallery_example
-from tests.app_harness import (  # noqa: F401
-    app_env,
-    explain,
-    html_of,
-    open_app,
-    read_html,
-    spec_titled,
-    texts,
-    values,
-)
+from tests.helpers.app_harness import explain, html_of, open_app, read_html, spec_titled, texts, values
+from tests.helpers.squad_files import squad_upload
 
 pytestmark = pytest.mark.usefixtures("app_env")
-
-
-def squad_upload(*questions: tuple[str, str, str]) -> bytes:
-    """A SQuAD v1.1 file with one paragraph per (passage, question, answer)."""
-    paragraphs = [{"context": passage, "qas": [{"id": f"q{i}", "question": question,
-                                                 "answers": [{"text": answer, "answer_start": passage.index(answer)}]}]}
-                  for i, (passage, question, answer) in enumerate(questions)]
-    return json.dumps({"version": "1.1", "data": [{"title": "Uploaded", "paragraphs": paragraphs}]}).encode()
 
 
 def test_a_gallery_example_is_answered_then_explained_layer_by_layer():

@@ -5,7 +5,7 @@ import pytest
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import answer
-from tests.app_harness import app_env, explain, open_app, plotly_specs, spec_titled, texts, values  # noqa: F401
+from tests.helpers.app_harness import explain, open_app, plotly_specs, spec_titled, texts, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 LAYERS = ["embeddings", "block 0", "block 1", "block 2"]

@@ -3,7 +3,7 @@ test says against random deletion."""
 import numpy as np
 import pytest
 
-from tests.app_harness import app_env, html_of, open_app, spec_titled, texts, values  # noqa: F401
+from tests.helpers.app_harness import html_of, open_app, spec_titled, texts, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/methods.py"

@@ -5,8 +5,8 @@ import shutil
 import pytest
 
 import rcqa.model
-from tests.app_harness import app_env, html_of, open_app, texts  # noqa: F401
-from tests.tiny_models import build_encoder_without_head
+from tests.helpers.app_harness import html_of, open_app, texts
+from tests.helpers.tiny_models import build_encoder_without_head
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/model.py"

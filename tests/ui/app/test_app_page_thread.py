@@ -13,7 +13,7 @@ from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.types import Example
 from rcqa.ui import examples
-from tests.app_harness import app_env, explain, html_of, open_app, texts  # noqa: F401
+from tests.helpers.app_harness import explain, html_of, open_app, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -127,7 +127,7 @@ def test_a_search_matches_every_word_in_the_question_or_title_and_reads_a_shared
 
 
 def test_the_upload_search_box_has_its_limit_and_the_page_refuses_a_longer_search_in_one_sentence(monkeypatch):
-    from tests.test_app_explore import squad_upload
+    from tests.helpers.squad_files import squad_upload
 
     searches, matching = [], examples.matching
 

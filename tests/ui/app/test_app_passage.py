@@ -2,7 +2,7 @@
 queue; drawn over the whole passage."""
 import pytest
 
-from tests.app_harness import app_env, html_of, open_app, spec_titled, texts  # noqa: F401
+from tests.helpers.app_harness import html_of, open_app, spec_titled, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -11,7 +11,7 @@ import rcqa.model
 import rcqa.ui.results
 from rcqa.ui.jobs import Cancelled
 from rcqa.ui.worker import WorkerDied
-from tests.app_harness import app_env, explain, open_app, texts  # noqa: F401
+from tests.helpers.app_harness import explain, open_app, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PHISHING = "[Session expired: sign in](https://example.invalid)"

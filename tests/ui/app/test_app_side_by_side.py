@@ -3,7 +3,7 @@ draws them on one word axis, with the divergence per layer and each side's roles
 import numpy as np
 import pytest
 
-from tests.app_harness import app_env, explain, open_app, press, spec_titled, texts, values  # noqa: F401
+from tests.helpers.app_harness import explain, open_app, press, spec_titled, texts, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/side_by_side.py"

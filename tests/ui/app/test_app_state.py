@@ -4,7 +4,7 @@ import pytest
 
 from rcqa.ui import view as view_module
 from rcqa.ui.view import View, to_query
-from tests.app_harness import app_env, open_app, texts  # noqa: F401
+from tests.helpers.app_harness import open_app, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -70,7 +70,7 @@ def test_every_widget_callback_goes_through_the_guard():
     import ast
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent / "rcqa" / "ui"
+    root = Path(__file__).resolve().parents[3] / "rcqa" / "ui"
     found, unguarded = 0, []
     for path in root.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):

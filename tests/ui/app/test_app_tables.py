@@ -9,10 +9,10 @@ import pytest
 
 from rcqa.text import BIDI_CONTROLS
 from rcqa.ui.show import shown_cells
-from tests.app_harness import app_env, explain, open_app  # noqa: F401
+from tests.helpers.app_harness import explain, open_app
 
 pytestmark = pytest.mark.usefixtures("app_env")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 TABLE_CALLS = {"dataframe", "table", "data_editor"}  # Streamlit's: each draws a data grid or a table
 # each word holds a right-to-left override, so that any span of the passage does
 PASSAGE = " ".join(word[0] + "\u202e" + word[1:] for word in

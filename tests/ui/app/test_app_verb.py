@@ -4,9 +4,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.servers import free_port, wait_until_healthy
+from tests.helpers.servers import free_port, wait_until_healthy
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_rcqa_app_serves_the_dashboard_on_loopback_from_another_folder(tmp_path):

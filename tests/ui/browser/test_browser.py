@@ -3,104 +3,12 @@ the system Chromium. A gallery example is explained down to its heatmap, and a p
 Screenshots land in $RCQA_SCREENSHOTS (default tests/artifacts, git-ignored) for a person to look at."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
 from rcqa.attribution.settings import IGSettings
-from tests.servers import free_port, wait_until_healthy
+from tests.helpers.browser import settle, shoot, wait_for_chart
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-ROOT = Path(__file__).resolve().parent.parent
-SCREENSHOTS = Path(os.environ.get("RCQA_SCREENSHOTS") or ROOT / "tests" / "artifacts")
 HOSTILE = "The tower <script>window.__pwned=1</script> was built by <b>Margaret Ellison</b> in 1872."
-# a rerun is over when the script has stopped and nothing on the page is stale any more
-_SETTLED = """() => {
-    const app = document.querySelector('[data-testid=stApp]');
-    return app && app.getAttribute('data-test-script-state') === 'notRunning'
-        && !document.querySelector('[data-stale=true]');
-}"""
-
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (.ci/run installs it)")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed (.ci/run installs it)")
-
-
-def serve(folder: Path, **env_changes: str):
-    """`streamlit run app.py` on a free loopback port, with env_changes; yields its URL, and stops it after."""
-    port = free_port()
-    env = {key: value for key, value in os.environ.items() if key != "RCQA_MODEL"}
-    env.update({"RCQA_RESULT_CACHE": str(folder / "results"), "HF_HUB_OFFLINE": "1", **env_changes})
-    log = folder / "streamlit.log"
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(url, process, log)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    yield from serve(tmp_path_factory.mktemp("server"))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser):
-    # tall, so that a full-page screenshot holds the whole app (Streamlit scrolls inside its own container)
-    context = browser.new_context(viewport={"width": 1400, "height": 2600})
-    yield context.new_page()
-    context.close()
-
-
-def settle(page, after_action: bool = True) -> None:
-    """Wait for the rerun an action caused to start (if it has not already finished) and to end."""
-    if after_action:
-        try:
-            page.wait_for_selector("[data-testid=stApp][data-test-script-state=running]", timeout=2000)
-        except sync_api.TimeoutError:
-            pass  # it was quicker than the poll
-    page.wait_for_function(_SETTLED, timeout=90_000)
-
-
-def shoot(page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-
-
-def wait_for_chart(page, title: str) -> None:
-    page.locator("[data-testid=stPlotlyChart] .main-svg").first.wait_for(timeout=60_000)
-    page.get_by_text(title).first.wait_for(timeout=30_000)
-
-
-def explain_every_layer(page, shot: str) -> None:
-    """Click "Explain every layer", wait for the heatmap (minutes on a busy CPU) and take a screenshot."""
-    page.get_by_role("button", name="Explain every layer").click()
-    page.get_by_text("Where each layer's attribution goes").first.wait_for(timeout=600_000)
-    settle(page)
-    wait_for_chart(page, "Where each layer's attribution goes")
-    shoot(page, shot)
 
 
 def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page):

@@ -2,7 +2,7 @@
 foil and say where the answer first beats it. Screenshots land beside test_browser's."""
 from __future__ import annotations
 
-from tests.test_browser import browser, explain_every_layer, page, server, settle, shoot  # noqa: F401
+from tests.helpers.browser import explain_every_layer, settle, shoot
 
 
 def test_a_contrast_from_a_link_shows_the_foil_and_the_lens_sentence(server, page):

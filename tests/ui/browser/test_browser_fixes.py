@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 import pytest
 
 from rcqa.dataset.aggregate import load_run
-from tests.test_browser import ROOT, browser, page, serve, settle, shoot  # noqa: F401
+from tests.helpers.browser import ROOT, serve, settle, shoot
 
 CRASH = "This app has encountered an error"
 ARROW_FAILURE = "Serialization of dataframe to Arrow table was unsuccessful"  # Streamlit's log, then cells as text

@@ -3,7 +3,7 @@ default model down to a heatmap whose word axis pages over every window's words.
 test_browser's."""
 from __future__ import annotations
 
-from tests.test_browser import browser, explain_every_layer, page, server, settle, shoot  # noqa: F401
+from tests.helpers.browser import explain_every_layer, settle, shoot
 
 
 def test_a_whole_passage_from_a_link_is_explained_over_every_window(server, page):

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_browser import CHROMIUM, browser, server, settle, shoot, sync_api  # noqa: F401
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed (.ci/run installs it)")
+from tests.helpers.browser import settle, shoot
 
 # each example's answer by the embedded model: none of them occurs in another example's passage
 ANSWERS = {"lighthouse-who": "Margaret Ellison", "comet-who": "Priya Raman", "marathon-who": "Daniel Mwangi",

@@ -3,7 +3,7 @@ against the gold "90") on the default model, explained on one click down to both
 whole-input heatmap. Screenshots land beside test_browser's."""
 from __future__ import annotations
 
-from tests.test_browser import browser, page, server, settle, shoot, wait_for_chart  # noqa: F401
+from tests.helpers.browser import settle, shoot, wait_for_chart
 
 
 def test_the_side_by_side_view_opens_from_a_link_and_draws_both_explanations(server, page):

@@ -3,7 +3,7 @@ question, and "Explain every layer" explains the abstention down to layer roles 
 beside test_browser's."""
 from __future__ import annotations
 
-from tests.test_browser import browser, explain_every_layer, page, server, settle, shoot  # noqa: F401
+from tests.helpers.browser import explain_every_layer, settle, shoot
 
 
 def test_an_abstention_is_said_plainly_and_explained(server, page):

@@ -1,0 +1,79 @@
+"""The dashboard in a real browser: `streamlit run app.py` served on a loopback port, the system Chromium, and
+waits for a rerun to settle. Screenshots land in $RCQA_SCREENSHOTS (default tests/artifacts, git-ignored)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers.servers import free_port, wait_until_healthy
+
+try:
+    from playwright import sync_api
+except ImportError:  # the browser tests' conftest skips them, saying why
+    sync_api = None
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = Path(os.environ.get("RCQA_SCREENSHOTS") or ROOT / "tests" / "artifacts")
+# a rerun is over when the script has stopped and nothing on the page is stale any more
+_SETTLED = """() => {
+    const app = document.querySelector('[data-testid=stApp]');
+    return app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-stale=true]');
+}"""
+
+
+def serve(folder: Path, **env_changes: str):
+    """`streamlit run app.py` on a free loopback port, with env_changes; yields its URL, and stops it after."""
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if key != "RCQA_MODEL"}
+    env.update({"RCQA_RESULT_CACHE": str(folder / "results"), "HF_HUB_OFFLINE": "1", **env_changes})
+    log = folder / "streamlit.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, process, log)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def settle(page, after_action: bool = True) -> None:
+    """Wait for the rerun an action caused to start (if it has not already finished) and to end."""
+    if after_action:
+        try:
+            page.wait_for_selector("[data-testid=stApp][data-test-script-state=running]", timeout=2000)
+        except sync_api.TimeoutError:
+            pass  # it was quicker than the poll
+    page.wait_for_function(_SETTLED, timeout=90_000)
+
+
+def shoot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def wait_for_chart(page, title: str) -> None:
+    page.locator("[data-testid=stPlotlyChart] .main-svg").first.wait_for(timeout=60_000)
+    page.get_by_text(title).first.wait_for(timeout=30_000)
+
+
+def explain_every_layer(page, shot: str) -> None:
+    """Click "Explain every layer", wait for the heatmap (minutes on a busy CPU) and take a screenshot."""
+    page.get_by_role("button", name="Explain every layer").click()
+    page.get_by_text("Where each layer's attribution goes").first.wait_for(timeout=600_000)
+    settle(page)
+    wait_for_chart(page, "Where each layer's attribution goes")
+    shoot(page, shot)
