@@ -280,6 +280,7 @@ def test_a_real_scheduler_and_worker_give_the_local_rows(local_run, scheduler, t
         assert_close(weights(row["top_k"]), weights(expected["top_k"]))
 
 
+@pytest.mark.slow  # every added analysis through the runner: about 28 s
 def test_added_analyses_through_the_runner(tmp_path, tiny_model_dirs, data_file):
     from rcqa.dataset.faithfulness import record
     from rcqa.faithfulness.compare import Protocol

@@ -43,11 +43,13 @@ def test_the_long_passage_needs_several_windows_and_the_best_one_wins(default_mo
     assert result.text == "1852" and result.best.window > 0
 
 
+@pytest.mark.slow  # Captum layer by layer on the embedded model: about 35 s
 def test_engine_equals_captum_on_the_default_model(default_model):
     assert_matches_captum(default_model, gallery_example("bridge-how-much"), "pad", "span_logits",
                           "gausslegendre", 16)
 
 
+@pytest.mark.slow  # every layer of the embedded model for the whole gallery: 8-40 s each
 @pytest.mark.parametrize("example", GALLERY, ids=lambda e: e.id)
 def test_default_settings_are_complete_within_one_percent_at_every_layer(default_model, example):
     # an unanswerable question's abstention is explained too: the null targets share the forward pass

@@ -74,6 +74,7 @@ def test_it_answers_most_answerable_gallery_questions(squad2_model):
     assert len(right) >= len(answered) - 2, sorted({e.id for e in answered} - set(right))
 
 
+@pytest.mark.slow  # every layer of the embedded model, per question: 15-20 s each
 @pytest.mark.parametrize("example", UNANSWERABLE, ids=lambda e: e.id)
 def test_its_abstentions_are_explained_completely_at_every_layer(squad2_model, example):
     targets = ("null", "answer_vs_null")

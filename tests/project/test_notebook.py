@@ -3,6 +3,7 @@ raises fails the test."""
 from pathlib import Path
 
 import nbformat
+import pytest
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
@@ -10,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
 
 
+@pytest.mark.slow  # a Jupyter kernel runs the whole notebook: about 40 s
 def test_the_quickstart_notebook_runs_without_an_error(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the kernel imports this checkout's rcqa, from a folder of its own
     notebook = nbformat.read(NOTEBOOK, as_version=4)

@@ -112,6 +112,7 @@ def test_an_error_in_the_worker_is_raised_in_the_server_with_its_type(processes,
     assert processes.run(task(tiny_bert, counts_to_three), lambda _: None) == "counted"  # and the worker goes on
 
 
+@pytest.mark.slow  # worker processes started (and killed) for real: 30-50 s
 def test_a_worker_that_dies_fails_its_job_and_a_new_one_takes_the_next(tiny_bert):
     processes = worker.WorkerProcesses(1, threads=1)
     first, *_ = processes.run(task(tiny_bert, where_and_how), lambda _: None)
@@ -150,6 +151,7 @@ def test_a_comparison_from_a_worker_equals_the_one_computed_here(processes, tiny
                                    ours.probabilities(result, range(4)), rtol=1e-5)
 
 
+@pytest.mark.slow  # worker processes started (and killed) for real: 30-50 s
 def test_a_worker_loads_the_preloaded_model_before_any_task_and_survives_one_that_cannot_load(tiny_model_dirs):
     bert, other = load_model(tiny_model_dirs["bert"]), load_model(tiny_model_dirs["distilbert"])
     processes = worker.WorkerProcesses(1, threads=1, preload=tiny_model_dirs["bert"])
@@ -169,6 +171,7 @@ def two_gpus(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.mark.slow  # worker processes started (and killed) for real: 30-50 s
 def test_with_two_gpus_the_app_starts_one_worker_bound_to_each_and_spreads_jobs_over_them(two_gpus, tiny_bert):
     gpus = job_gpus()
     assert gpus == ["0", "1"] and default_workers(len(gpus)) == 2
@@ -181,6 +184,7 @@ def test_with_two_gpus_the_app_starts_one_worker_bound_to_each_and_spreads_jobs_
     assert sorted(one_after_another) == ["0", "0", "1", "1"]
 
 
+@pytest.mark.slow  # worker processes started (and killed) for real: 30-50 s
 def test_a_worker_that_dies_is_replaced_on_its_own_gpu(two_gpus, tiny_bert):
     processes = worker.WorkerProcesses(1, threads=1, gpus=["1"])
     with pytest.raises(worker.WorkerDied):
@@ -188,6 +192,7 @@ def test_a_worker_that_dies_is_replaced_on_its_own_gpu(two_gpus, tiny_bert):
     assert processes.run(task(tiny_bert, gpu_binding), lambda _: None)[0] == "1"
 
 
+@pytest.mark.slow  # worker processes started (and killed) for real: 30-50 s
 def test_the_gpus_are_those_this_process_sees_or_the_one_named_and_the_worker_count_can_be_set(two_gpus, tiny_bert,
                                                                                               monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")  # a child must name the machine's GPUs, not ours

@@ -23,6 +23,7 @@ def clear_rank(app_env, example_id: str) -> int:
                                                                                    found.best.end_char))
 
 
+@pytest.mark.slow  # two whole explanations through the app: about 28 s
 def test_why_not_this_span_contrasts_the_answer_with_the_chosen_candidate(app_env):
     rank = clear_rank(app_env, "orchard-how-many")
     app = open_app(query={"ex": "orchard-how-many"})
