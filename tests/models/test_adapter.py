@@ -180,7 +180,7 @@ def test_skipping_an_encoder_decoders_block_equals_the_model_without_it(family_d
     import copy
 
     from rcqa.lens.interventions import intervene
-    from tests.lens_reference import answer_probabilities, one_window
+    from tests.helpers.lens_reference import answer_probabilities, one_window
 
     qa_model = load_model(family_dir("BART"))
     example = gallery_example("comet-who")

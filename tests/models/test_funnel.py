@@ -14,8 +14,8 @@ from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import encode
 from rcqa.types import AGGREGATIONS
-from tests.families import BY_NAME, build_family
-from tests.reference import max_relative_difference
+from tests.helpers.families import BY_NAME, build_family
+from tests.helpers.reference import max_relative_difference
 
 SETTINGS = IGSettings(baseline="pad", rule="gausslegendre", steps=16, tolerance=None)
 POOLED = 2  # layers: embeddings, encoder block 0, encoder block 1 (pooled), decoder block 0

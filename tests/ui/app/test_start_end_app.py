@@ -4,7 +4,7 @@ what it showed before; a contrast says why it is not split."""
 import numpy as np
 import pytest
 
-from tests.app_harness import app_env, explain, open_app, plotly_specs, spec_titled, texts, values  # noqa: F401
+from tests.helpers.app_harness import explain, open_app, plotly_specs, spec_titled, texts, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.test_browser import (  # noqa: F401
-    SCREENSHOTS, browser, explain_every_layer, page, server, settle, shoot, wait_for_chart)
+from tests.helpers.browser import SCREENSHOTS, explain_every_layer, settle, shoot, wait_for_chart
 
 
 def test_a_link_with_apart_draws_the_start_and_end_charts(server, page):
