@@ -1,4 +1,4 @@
-"""Results of every kind built by hand (tests/handmade_comparison.py has the Comparison): a whole-passage contrast
+"""Results of every kind built by hand (tests/helpers/handmade_comparison.py has the Comparison): a whole-passage contrast
 Attribution, an AnswerLens with two readers and Interventions, with HTML in the passage to check escaping."""
 import dataclasses
 
@@ -7,7 +7,7 @@ import numpy as np
 from rcqa.lens.interventions import Interventions, KnockoutSettings, LayerKnockouts, Outcome
 from rcqa.lens.readout import AnswerLens, LayerReading
 from rcqa.types import Answer, AnswerSettings, Attribution, Example, Foil, GoldAnswer, IGSettings, Span, Windowing
-from tests.handmade import handmade
+from tests.helpers.handmade import handmade
 
 PASSAGE = "The tower was built by <b>Ellison</b> in 1872."
 EXAMPLE = Example("tower", PASSAGE, "Who built it?", answers=(GoldAnswer("Ellison", PASSAGE.index("Ellison")),))

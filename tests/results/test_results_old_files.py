@@ -1,5 +1,5 @@
 """Results written before the results were typed still load: tests/data/results_main/ holds files the code on main
-(commit ee95b36) wrote with the tiny BERT of tests/tiny_models.py: a one-window contrast saved as JSON
+(commit ee95b36) wrote with the tiny BERT of tests/helpers/tiny_models.py: a one-window contrast saved as JSON
 (Attribution.save; its targets name no window) and a whole passage with a null target as the result cache keeps it
 (to_npz(compact=True): three of the four aggregations, float32). Each is read back and checked field by field
 against the file's own JSON, read with json and numpy alone."""
@@ -11,7 +11,7 @@ import pytest
 
 from rcqa.types import AGGREGATIONS, Attribution, Foil, IGSettings, Windowing, load_result
 
-DATA = Path(__file__).parent / "data" / "results_main"
+DATA = Path(__file__).parents[1] / "data" / "results_main"
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import pytest
 import rcqa
 from rcqa.faithfulness.compare import Comparison
 from rcqa.types import Attribution, ExplainedTarget
-from tests.handmade_comparison import handmade_comparison
-from tests.handmade_results import contrast_result, hand_interventions, hand_lens
+from tests.helpers.handmade_comparison import handmade_comparison
+from tests.helpers.handmade_results import contrast_result, hand_interventions, hand_lens
 
 
 def same(a, b) -> bool:

@@ -9,10 +9,10 @@ import plotly.graph_objects as go
 import pytest
 
 from rcqa import drawing
-from tests.handmade_comparison import handmade_comparison
-from tests.handmade_results import contrast_result, hand_interventions, hand_lens
+from tests.helpers.handmade_comparison import handmade_comparison
+from tests.helpers.handmade_results import contrast_result, hand_interventions, hand_lens
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 
 
 def test_an_attribution_shows_each_view_and_escapes_its_html():
