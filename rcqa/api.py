@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from rcqa.analysis.registry import AnalysisResult
 from rcqa.attribution.cache import ResultCache, cached_explain
 from rcqa.attribution.explanation import explain as explain_example
 from rcqa.attribution.methods import COMPARED
@@ -43,9 +44,14 @@ def explain(model_or_name: str | QAModel, passage: str, question: str, preset: s
     FOIL: rcqa.attribution.settings.FOILS) adds, first, the target log p(span) − log p(foil)."""
     qa_model, example = as_model(model_or_name, device), Example.of(passage, question, gold)
     chosen = _settings(preset, settings)
-    if cache is False:
+    if (kept := _result_cache(cache)) is None:
         return explain_example(qa_model, example, chosen)
-    return cached_explain(qa_model, example, chosen, ResultCache(None if cache is True else cache))[0]
+    return cached_explain(qa_model, example, chosen, kept)[0]
+
+
+def _result_cache(cache: bool | str | Path) -> ResultCache | None:
+    """explain's `cache` argument as a ResultCache (None: keep nothing)."""
+    return None if cache is False else ResultCache(None if cache is True else cache)
 
 
 def compare_methods(model_or_name: str | QAModel, passage: str, question: str, methods: Sequence[str] = COMPARED,
@@ -76,6 +82,20 @@ def intervene(model_or_name: str | QAModel, passage: str | Attribution, question
         result = explain(qa_model, passage, question, preset, **settings)
     return knock_out(qa_model, result, k=k, draws=draws, baseline=baseline,
                      aggregation=aggregation or PRESETS[preset].aggregation, seed=seed)
+
+
+def analyze(name: str, model_or_name: str | QAModel, passage: str, question: str, preset: str = "default", *,
+            k: int = 5, aggregation: str | None = None, gold: str | Sequence[str] = (), cache: bool | str | Path = False,
+            device: str | None = None, **settings) -> AnalysisResult:
+    """One registered analysis (rcqa.analysis.registered.ANALYSES: "roles", "pos", "similarity", "agreement") of the
+    preset's explanation of the answer, as its typed result (`to_dict()`, `row()`). An analysis of two methods
+    ("agreement") explains the question with the other method too; `cache` as in explain keeps both."""
+    from rcqa.analyze import analyze as run
+
+    qa_model = as_model(model_or_name, device)
+    result = explain(qa_model, passage, question, preset, gold=gold, cache=cache, **settings)
+    return run(name, qa_model, result, _settings(preset, settings), aggregation or PRESETS[preset].aggregation, k,
+               cache=_result_cache(cache))
 
 
 def reproduce(out: str | Path, model: str | QAModel = "default", data: str | Path = "squad-dev",

@@ -1,8 +1,11 @@
 """The parts of speech a layer's top words are (the paper's analysis 3), from the words' Penn Treebank tags."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from rcqa.analysis.registry import Analysis, Inputs, json_list
 from rcqa.analysis.roles import explained_span_mask, shares_of_top
 from rcqa.analysis.words import top_k
 from rcqa.types import Attribution, Word
@@ -49,3 +52,32 @@ def answer_pos(result: Attribution, target: int = 0) -> dict[str, float] | None:
     if not words:
         return None
     return {group: 100 * float(mask.mean()) for group, mask in _group_masks(words).items()}
+
+
+@dataclass(frozen=True)
+class PosShares:
+    """Per group, the % of each layer's top-k words in it (None where a layer has no top word), and the explained
+    span's own mix (None if it holds no word)."""
+
+    pos: dict[str, list]
+    answer_pos: dict[str, float] | None
+
+    def to_dict(self) -> dict:
+        return {"pos": self.pos, "answer_pos": self.answer_pos}
+
+    @classmethod
+    def from_dict(cls, document: dict) -> PosShares:
+        return cls(document["pos"], document["answer_pos"])
+
+    def row(self) -> dict:
+        return {**{f"pos_{group}": self.pos[group] for group in GROUPS}, "answer_pos": self.answer_pos}
+
+
+def pos_of_top(inputs: Inputs) -> PosShares:
+    shares = pos_shares(inputs.result, inputs.distribution, inputs.k)
+    return PosShares({group: json_list(values, 2) for group, values in shares.items()},
+                     answer_pos(inputs.result, inputs.target))
+
+
+POS = Analysis("pos", "Parts of speech of each layer's top words", "the parts of speech of each layer's top-k words, and of the explained span", pos_of_top,
+               PosShares, {**{f"pos_{group}": "per_layer" for group in GROUPS}, "answer_pos": GROUPS})

@@ -2,8 +2,11 @@
 passage words, quantifier questions, and a plain-words reading of the phases."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from rcqa.analysis.registry import Analysis, Inputs, json_list
 from rcqa.analysis.words import top_k
 from rcqa.text import NUMBER_TAG, is_quantifier_question
 from rcqa.types import Attribution, Word, overlaps
@@ -210,3 +213,44 @@ def _layer_span(layers: list[str], indices: np.ndarray) -> str:
 def top_words(result: Attribution, distribution: np.ndarray, k: int = 5) -> list[list[Word]]:
     passage = result.passage_words()
     return [[passage[i] for i in row] for row in top_k(distribution, k)]
+
+
+@dataclass(frozen=True)
+class RoleShares:
+    """The roles analysis of one target: per category the % of each layer's top-k words (None where a layer has no
+    top word), the name each category is shown under, the phases in plain words, and the quantifier share (None
+    unless a quantifier question, see quantifier_share)."""
+
+    categories: dict[str, list]
+    category_labels: dict[str, str]
+    phases: list[dict]  # {"layers": "L1–L4", "reading": "…"} per third of the layers
+    quantifier_share: list | None
+
+    def to_dict(self) -> dict:
+        return {"categories": self.categories, "category_labels": self.category_labels, "phases": self.phases,
+                "quantifier_share": self.quantifier_share}
+
+    @classmethod
+    def from_dict(cls, document: dict) -> RoleShares:
+        return cls(document["categories"], document["category_labels"], document["phases"],
+                   document["quantifier_share"])
+
+    def row(self) -> dict:
+        return {**{f"category_{c}": self.categories[c] for c in CATEGORIES}, "quantifier_share": self.quantifier_share}
+
+
+def role_shares(inputs: Inputs) -> RoleShares:
+    result, target, k = inputs.result, inputs.target, inputs.k
+    quantifier = quantifier_share(result, inputs.distribution, k, target)
+    phases = phase_readings(result.layers, reading_shares(exclusive_labels(result, target),
+                                                          top_k(inputs.distribution, k)),
+                            explains_abstention(result, target))
+    return RoleShares({name: json_list(values, 2)
+                       for name, values in category_shares(result, inputs.distribution, k, target).items()},
+                      category_labels(result, target), [{"layers": span, "reading": text} for span, text in phases],
+                      None if quantifier is None else json_list(quantifier, 2))
+
+
+ROLES = Analysis("roles", "What each layer's top words are", "the % of each layer's top-k words that are answer, supporting and query words (and a "
+                 "contrast's foil), the phases in plain words, the quantifier share", role_shares, RoleShares,
+                 {**{f"category_{c}": "per_layer" for c in CATEGORIES}, "quantifier_share": "per_layer"})

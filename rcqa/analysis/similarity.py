@@ -1,8 +1,11 @@
 """How alike two layers' attributions are: Jensen–Shannon divergence of their word distributions."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from rcqa.analysis.registry import Analysis, Inputs, json_list
 from rcqa.analysis.words import is_empty, top_k
 
 VARIANTS = {"full": "whole distributions", "topk_removed": "each layer's top-k words removed",
@@ -53,3 +56,39 @@ def jsd_matrix(distribution: np.ndarray, variant: str = "full", k: int = 5) -> n
         for j in range(i + 1, layers):
             matrix[i, j] = matrix[j, i] = jensen_shannon(restricted[i], restricted[j])
     return matrix
+
+
+@dataclass(frozen=True)
+class LayerSimilarity:
+    """The layers' names and, per variant computed (of VARIANTS), the (layers × layers) JSD matrix (None where
+    undefined)."""
+
+    layers: list[str]
+    k: int
+    jsd: dict[str, list]
+
+    def to_dict(self) -> dict:
+        return {"layers": self.layers, "k": self.k, "jsd": self.jsd}
+
+    @classmethod
+    def from_dict(cls, document: dict) -> LayerSimilarity:
+        return cls(document["layers"], document["k"], document["jsd"])
+
+    def row(self) -> dict:
+        return {f"jsd_{variant}": self.jsd.get(variant) for variant in VARIANTS}
+
+    def matrix(self, variant: str) -> np.ndarray:
+        """One variant's matrix as numbers, NaN where undefined."""
+        return np.array(self.jsd[variant], dtype=float)
+
+
+def layer_similarity(inputs: Inputs, variants: tuple[str, ...] = tuple(VARIANTS)) -> LayerSimilarity:
+    """The JSD matrices of `variants` (default: all; a row leaves the others null)."""
+    return LayerSimilarity(inputs.result.layers, inputs.k,
+                           {variant: json_list(jsd_matrix(inputs.distribution, variant, inputs.k), 6)
+                            for variant in variants})
+
+
+SIMILARITY = Analysis("similarity", "How alike are the layers?", "the Jensen–Shannon divergence between every two layers' word distributions "
+                      f"({', '.join(VARIANTS.values())})", layer_similarity, LayerSimilarity,
+                      {f"jsd_{variant}": "matrix" for variant in VARIANTS})

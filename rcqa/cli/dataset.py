@@ -49,16 +49,16 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
 
 def _reproduce(args: argparse.Namespace) -> int:
     from rcqa.data import load_examples
-    from rcqa.dataset.extras import EXTRAS
+    from rcqa.dataset.extras import EXTRAS, ONE_WINDOW
     from rcqa.dataset.runner import Job, new_manifest, reproduce
     from rcqa.resources import squad_file
 
     if args.workers < 1 or args.gpus < 0:
         raise CliError("--workers must be at least 1 and --gpus at least 0")
     settings, aggregation = preset_settings(args)
-    # the deletion tests and the knock-outs read the explanation's window; the lens reads the example itself
-    if settings.windows == "all" and (one_window := [name for name in ("faithfulness", "interventions")
-                                                     if getattr(args, name)]):
+    # the deletion tests, the knock-outs and a comparison of two methods read the explanation's window; the lens
+    # reads the example itself
+    if settings.windows == "all" and (one_window := [name for name in ONE_WINDOW if getattr(args, name)]):
         raise CliError(f"--{' and --'.join(one_window)} read{'s' * (len(one_window) == 1)} one window; run them "
                        "without --windows all")
     data = squad_file("dev") if args.data == "squad-dev" else Path(args.data)

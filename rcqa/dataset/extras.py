@@ -1,11 +1,13 @@
 """Analyses a run may add to every example beside the layer-wise IG (`reproduce --faithfulness --lens
---interventions`). Each fills one JSON column of the row with the numbers its own CLI verb reports, trimmed to what
-the dataset aggregates read."""
+--interventions`, and each optional registered analysis, rcqa.analysis.registered: `--agreement`). Each fills its
+column of the row (JSON) with the numbers its own CLI verb reports, trimmed to what the dataset aggregates read."""
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from rcqa.analysis.registered import ANALYSES, OPTIONAL
 
 if TYPE_CHECKING:  # the analyses load torch models; the aggregates that read EXTRAS do not need them
     from rcqa.model import QAModel
@@ -17,7 +19,10 @@ EXTRAS = {
     "lens": "the answer read out of every layer by the QA head and the probes (see `python -m rcqa lens`)",
     "interventions": "each layer's top-k, bottom-k and random words knocked out, and each block skipped "
                      "(see `python -m rcqa intervene`)",
+    **{name: f"{ANALYSES[name].summary} (see `python -m rcqa analyze {name}`)" for name in OPTIONAL},
 }
+# the analyses that read the explanation's window, which a whole-passage run (--windows all) has not one of
+ONE_WINDOW = ("faithfulness", "interventions", *(name for name in OPTIONAL if ANALYSES[name].companion))
 
 
 def _faithfulness(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
@@ -54,8 +59,18 @@ COMPUTE: dict[str, Callable[..., str]] = {"faithfulness": _faithfulness, "lens":
 def extra_cells(qa_model: QAModel, example: Example, result: Attribution, job) -> dict[str, str | None]:
     """The row's extra columns: the chosen analyses' JSON, null for the others; and a contrast run's contrast."""
     return {**{name: COMPUTE[name](qa_model, example, result, job) if name in job.extras else None
-               for name in EXTRAS},
+               for name in COMPUTE},
+            **{column: value for name in OPTIONAL for column, value in _registered(name, qa_model, result, job).items()},
             "contrast": contrast_cell(qa_model, result, job.aggregation, job.top_k) if job.settings.contrast else None}
+
+
+def _registered(name: str, qa_model: QAModel, result: Attribution, job) -> dict:
+    """A registered optional analysis' cells: its result's row if the run asked for it, else nulls."""
+    from rcqa.analyze import analyze
+
+    if name not in job.extras:
+        return dict.fromkeys(ANALYSES[name].columns)
+    return analyze(name, qa_model, result, job.settings, job.aggregation, job.top_k).row()
 
 
 def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: str, k: int) -> str:
@@ -63,7 +78,7 @@ def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: str, k: i
     are the foil's words and that are other numbers (neither the span's nor the foil's; the row's category columns
     hold the answer's, supporting and query words'), for a foil overlapping the span the share of the words of both
     (then the foil's and the answer's columns hold the words of one span only), and the lens margin per layer."""
-    from rcqa.analysis.report import json_list
+    from rcqa.analysis.registry import json_list
     from rcqa.analysis.roles import category_shares, other_number_share
     from rcqa.analysis.words import passage_distribution
     from rcqa.lens.contrast import contrast_margins

@@ -1,5 +1,5 @@
 """One explained example as one row of the run's Parquet store: the answer, its score, and per layer what the
-dataset aggregates and the drill-down read. The numbers are those of rcqa.analysis.report.analyses, so a dataset
+dataset aggregates and the drill-down read. Each registered analysis fills its own columns (its result's row()), so a dataset
 average is always an average of values a user can open one by one in Explore."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import re
 
 import pyarrow as pa
 
-from rcqa.analysis.pos import GROUPS, pos_group
-from rcqa.analysis.report import analyses
+from rcqa.analysis.pos import pos_group
+from rcqa.analysis.registered import ALWAYS, ANALYSES, OPTIONAL
+from rcqa.analysis.registry import ColumnKind, Inputs
 from rcqa.analysis.roles import CATEGORIES, category_masks, is_quantifier_question
-from rcqa.analysis.similarity import VARIANTS
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.evaluate import score
 from rcqa.text import NUMBER_TAG
@@ -23,6 +23,15 @@ _WH = {"what": "what", "who": "who", "whom": "who", "whose": "who", "when": "whe
 _NUMBER = pa.float64()
 _PER_LAYER = pa.list_(_NUMBER)  # one value per layer (embeddings first); null where undefined
 _MATRIX = pa.list_(pa.list_(_NUMBER))
+
+
+def _arrow(kind: ColumnKind) -> pa.DataType:
+    """The Parquet type of a registered analysis' column (rcqa.analysis.registry.ColumnKind)."""
+    if isinstance(kind, tuple):
+        return pa.struct([(name, _NUMBER) for name in kind])
+    return {"per_layer": _PER_LAYER, "matrix": _MATRIX, "json": pa.string()}[kind]
+
+
 TOP_WORD = pa.struct([
     ("word", pa.string()), ("index", pa.int32()),  # index into passage_words
     ("weight", _NUMBER),  # the word's share of the layer's distribution
@@ -40,14 +49,11 @@ SCHEMA = pa.schema([
     ("abstained", pa.bool_()), ("null_probability", _NUMBER),
     ("layers", pa.list_(pa.string())), ("passage_words", pa.list_(pa.string())),
     ("distribution", _MATRIX), ("top_k", pa.list_(pa.list_(TOP_WORD))),
-    *((f"category_{category}", _PER_LAYER) for category in CATEGORIES),
-    *((f"pos_{group}", _PER_LAYER) for group in GROUPS),
-    ("answer_pos", pa.struct([(group, _NUMBER) for group in GROUPS])),
-    ("quantifier_share", _PER_LAYER),
-    *((f"jsd_{variant}", _MATRIX) for variant in VARIANTS),
+    *((column, _arrow(kind)) for name in ALWAYS for column, kind in ANALYSES[name].columns.items()),
     ("completeness", _PER_LAYER), ("steps", pa.list_(pa.int32())), ("seconds", _NUMBER),
     # JSON of the analyses a run may add (rcqa.dataset.extras); null where the run did not add them
     ("faithfulness", pa.string()), ("lens", pa.string()), ("interventions", pa.string()),
+    *((column, _arrow(kind)) for name in OPTIONAL for column, kind in ANALYSES[name].columns.items()),
     # JSON of a contrast run's foil, its words' share of the top-k and the lens margin (rcqa.dataset.extras)
     ("contrast", pa.string()),
 ])
@@ -67,7 +73,7 @@ def example_row(result: Attribution, aggregation: str, k: int, extras: dict[str,
     """The row of one explanation (see SCHEMA and the README's table), with the extra analyses' JSON if given. EM and
     F1 are null without gold answers."""
     example, answer = result.example, result.answer
-    found = analyses(result, aggregation, k)
+    inputs = Inputs(result, aggregation, k)
     golds = [a.text for a in example.answers]
     em, f1 = score(answer.text, golds) if golds else (None, None)
     return {
@@ -78,12 +84,9 @@ def example_row(result: Attribution, aggregation: str, k: int, extras: dict[str,
         "n_windows": answer.n_windows, "window": result.window,
         "abstained": answer.abstained if answer.no_answer else None,
         "null_probability": answer.no_answer.probability if answer.no_answer else None,
-        "layers": result.layers, "passage_words": found["passage_words"],
-        "distribution": found["distribution"], "top_k": top_word_records(result, aggregation, k),
-        **{f"category_{c}": found["categories"][c] for c in CATEGORIES},
-        **{f"pos_{g}": found["pos"][g] for g in GROUPS},
-        "answer_pos": found["answer_pos"], "quantifier_share": found["quantifier_share"],
-        **{f"jsd_{v}": found["jsd"][v] for v in VARIANTS},
+        "layers": result.layers, "passage_words": [w.text for w in result.passage_words()],
+        "distribution": inputs.distribution.round(6).tolist(), "top_k": top_word_records(result, aggregation, k),
+        **{column: value for name in ALWAYS for column, value in ANALYSES[name].run(inputs).row().items()},
         **_completeness(result),
         "seconds": result.seconds, **(extras or {}),
     }

@@ -260,3 +260,11 @@ def projection(qa_model, vectors, method, report: Callable[[Any], None]):
     from rcqa.analysis.projection import project
 
     return project(vectors, method)
+
+
+def analysis(qa_model, name, result, settings, aggregation, k, cache, report: Callable[[Any], None]):
+    """One registered analysis of an explanation (rcqa.analyze); an analysis of two methods explains the question with
+    the other method first, through the disk result cache (a ResultCache)."""
+    from rcqa.analyze import analyze
+
+    return analyze(name, qa_model, result, settings, aggregation, k, cache=cache)

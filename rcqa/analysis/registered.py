@@ -1,0 +1,19 @@
+"""Every registered analysis of one explanation (rcqa.analysis.registry), in the order of their dataset columns: the
+list the fronts read. An analysis is added here and nowhere else in the library."""
+from __future__ import annotations
+
+from rcqa.analysis.pos import POS
+from rcqa.analysis.registry import Analysis
+from rcqa.analysis.roles import ROLES
+from rcqa.analysis.similarity import SIMILARITY
+
+ANALYSES: dict[str, Analysis] = {analysis.name: analysis for analysis in (ROLES, POS, SIMILARITY)}
+ALWAYS = tuple(name for name, analysis in ANALYSES.items() if not analysis.optional)  # on every explanation
+OPTIONAL = tuple(name for name, analysis in ANALYSES.items() if analysis.optional)  # on request
+
+
+def analysis(name: str) -> Analysis:
+    """The analysis called `name`, or a ValueError that lists them."""
+    if name not in ANALYSES:
+        raise ValueError(f"unknown analysis {name!r}; choose one of {', '.join(ANALYSES)}")
+    return ANALYSES[name]

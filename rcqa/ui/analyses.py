@@ -1,0 +1,41 @@
+"""The registered analyses a page computes on request (rcqa.analysis.registered.OPTIONAL), each through the queue
+and drawn by the figure rcqa.figures registered for it: a page shows every one of them without naming any."""
+from __future__ import annotations
+
+import streamlit as st
+
+from rcqa.analysis.registered import ANALYSES, OPTIONAL
+from rcqa.analysis.registry import Inputs, figure_of
+from rcqa.attribution.settings import IGSettings
+from rcqa.figures import Chart
+from rcqa.model import QAModel
+from rcqa.types import Attribution, Example
+from rcqa.ui import show, worker
+from rcqa.ui.results import ask_button, queued, result_cache, result_key
+
+
+def optional_charts(qa_model: QAModel, current: Example, settings: IGSettings, result: Attribution,
+                    aggregation: str, k: int) -> None:
+    """Each optional analysis under its heading: its button until asked for, then its figure."""
+    for name in OPTIONAL:
+        st.subheader(ANALYSES[name].title)
+        if chart := optional_chart(qa_model, current, settings, result, name, aggregation, k):
+            show.chart(chart)
+
+
+def optional_chart(qa_model: QAModel, current: Example, settings: IGSettings, result: Attribution, name: str,
+                   aggregation: str, k: int) -> Chart | None:
+    """The analysis' figure once asked for and computed; None (with its button, or why not) before."""
+    chosen = ANALYSES[name]
+    if chosen.companion_of(settings.method) is not None and settings.windows == "all":
+        st.caption(f"This compares two methods in the answer's window only: choose that window on Explore to see "
+                   f"{chosen.title.lower()}.")
+        return None
+    request = (f"analysis.{name}", result_key(qa_model, current, settings), aggregation, k)
+    if not ask_button(request, f"Compute: {chosen.title}", chosen.summary[0].upper() + chosen.summary[1:] + "."):
+        return None
+    found = queued(request, qa_model, worker.analysis, name, result, settings, aggregation, k, result_cache(),
+                   label=f"{chosen.title}…")
+    if found is None:
+        return None
+    return figure_of(name)(found, Inputs(result, aggregation, k, method=settings.method))
