@@ -7,7 +7,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rcqa.analysis.projection import GROUPS, Projection, project, token_groups
-from rcqa.analysis.similarity import describe, jsd_matrix
+from rcqa.analysis.registry import Inputs, register_figure
+from rcqa.analysis.similarity import LayerSimilarity, describe, jsd_matrix
 from rcqa.analysis.words import passage_distribution
 from rcqa.figures.common import (
     COMPLETENESS_WARNING,
@@ -73,25 +74,35 @@ def incomplete_layers(result: Attribution, threshold: float = COMPLETENESS_WARNI
 
 def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
     """Jensen–Shannon divergence between every pair of layers' passage-word distributions."""
-    matrix = jsd_matrix(passage_distribution(result, aggregation, target), variant, k)
+    return _jsd_chart(result.layers, jsd_matrix(passage_distribution(result, aggregation, target), variant, k), variant,
+                      k, result.example.id)
+
+
+@register_figure("similarity")
+def similarity(found: LayerSimilarity, inputs: Inputs, variant: str = "full") -> Chart:
+    """The similarity analysis' JSD matrix of one variant (see jsd)."""
+    return _jsd_chart(found.layers, found.matrix(variant), variant, found.k, inputs.result.example.id)
+
+
+def _jsd_chart(layers: list[str], matrix: np.ndarray, variant: str, k: int, example_id: str) -> Chart:
     data = pd.DataFrame([{"layer_a": a, "layer_b": b, "value": float(matrix[i, j])}
-                         for i, a in enumerate(result.layers) for j, b in enumerate(result.layers)])
+                         for i, a in enumerate(layers) for j, b in enumerate(layers)])
     text = np.where(np.isnan(matrix), "undefined", np.char.mod("%.2f", np.nan_to_num(matrix)))
     figure = go.Figure(go.Heatmap(
-        z=matrix, x=result.layers, y=result.layers, zmin=0, zmax=largest(matrix), colorscale="Viridis", hoverongaps=True,
-        text=text, texttemplate="%{text}" if len(result.layers) <= 13 else None,
+        z=matrix, x=layers, y=layers, zmin=0, zmax=largest(matrix), colorscale="Viridis", hoverongaps=True,
+        text=text, texttemplate="%{text}" if len(layers) <= 13 else None,
         colorbar={"title": {"text": "JSD (bits)"}},
         hovertemplate="%{y} vs %{x}: JSD %{text}<extra></extra>"))
     figure.update_yaxes(autorange="reversed")
     description = describe(variant, k)
-    undefined = [result.layers[i] for i in np.flatnonzero(np.isnan(np.diag(matrix)))]
+    undefined = [layers[i] for i in np.flatnonzero(np.isnan(np.diag(matrix)))]
     note = (f" · undefined at {', '.join(undefined)}: no attribution left there after restriction" if undefined
             else "")
     apply_layout(figure, f"How differently layers spread their attribution: Jensen–Shannon divergence ({description})",
             "JSD compares the two layers' distributions of attribution over the passage words (their proportions, "
             f"not their ranks): 0 = identical, 1 = on disjoint words; renormalised after restriction{note}", "Layer (output of)", "Layer (output of)",
-            height=max(420, 40 * len(result.layers) + 200))
-    return Chart(f"jsd-{variant}-{result.example.id}", data, figure)
+            height=max(420, 40 * len(layers) + 200))
+    return Chart(f"jsd-{variant}-{example_id}", data, figure)
 
 
 def layer_pair(result: Attribution, first: int, second: int, aggregation: str = "l2", target: int = 0) -> Chart:

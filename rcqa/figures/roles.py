@@ -7,9 +7,11 @@ import plotly.graph_objects as go
 
 from rcqa.analysis.pos import GROUP_NAMES
 from rcqa.analysis.pos import GROUPS as POS_GROUPS
-from rcqa.analysis.pos import answer_pos, pos_shares
+from rcqa.analysis.pos import PosShares, answer_pos, pos_shares
+from rcqa.analysis.registry import Inputs, register_figure
 from rcqa.analysis.roles import (
     SPAN_PAIR,
+    RoleShares,
     category_labels,
     category_shares,
     exclusive_labels,
@@ -142,3 +144,14 @@ def quantifiers(result: Attribution, k: int = 5, aggregation: str = "l2", target
             "Layer (output of)", "Passage numbers in the top-k (%)", height=380)
     figure.update_yaxes(rangemode="tozero")
     return Chart(f"quantifiers-top{k}-{result.example.id}", data, figure)
+
+
+# the registered analyses' figures draw from the explanation, as the Explore page does, so that both read alike
+@register_figure("roles")
+def role_figure(found: RoleShares, inputs: Inputs) -> Chart:
+    return roles(inputs.result, inputs.k, inputs.aggregation, inputs.target)
+
+
+@register_figure("pos")
+def pos_figure(found: PosShares, inputs: Inputs) -> Chart:
+    return pos_mix(inputs.result, inputs.k, inputs.aggregation, inputs.target)
