@@ -90,12 +90,12 @@ def analyze(name: str, model_or_name: str | QAModel, passage: str, question: str
     """One registered analysis (rcqa.analysis.registered.ANALYSES: "roles", "pos", "similarity", "agreement") of the
     preset's explanation of the answer, as its typed result (`to_dict()`, `row()`). An analysis of two methods
     ("agreement") explains the question with the other method too; `cache` as in explain keeps both."""
-    from rcqa.analyze import analyze as run
+    from rcqa.analysis_run import run_analysis
 
     qa_model = as_model(model_or_name, device)
     result = explain(qa_model, passage, question, preset, gold=gold, cache=cache, **settings)
-    return run(name, qa_model, result, _settings(preset, settings), aggregation or PRESETS[preset].aggregation, k,
-               cache=_result_cache(cache))
+    return run_analysis(name, qa_model, result, _settings(preset, settings),
+                        aggregation or PRESETS[preset].aggregation, k, cache=_result_cache(cache))
 
 
 def reproduce(out: str | Path, model: str | QAModel = "default", data: str | Path = "squad-dev",

@@ -79,7 +79,7 @@ class Analysis:
 
     def run(self, inputs: Inputs, **options) -> AnalysisResult:
         if (needed := self.companion_of(inputs.method)) is not None and inputs.companion is None:
-            raise ValueError(f"the {self.name} analysis compares with a {needed} explanation of the same question; "
+            raise ValueError(f"the {self.name} analysis compares with an {needed} explanation of the same question; "
                              "explain it too")
         return self.compute(inputs, **options)
 

@@ -38,14 +38,14 @@ def add_analyze(commands: argparse._SubParsersAction) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from rcqa.analyze import analyze
+    from rcqa.analysis_run import run_analysis
     from rcqa.attribution.cache import ResultCache
     from rcqa.model import load_model
 
     settings, aggregation = preset_settings(args)
     qa_model = load_model(args.model, args.device)
     result, _ = explained(args, qa_model, cli_example(args), settings)
-    found = analyze(args.analysis, qa_model, result, settings, aggregation, args.top_k,
+    found = run_analysis(args.analysis, qa_model, result, settings, aggregation, args.top_k,
                     cache=None if args.no_cache else ResultCache(args.cache_dir), **options_of(args.analysis).read(args))
     document = {"analysis": args.analysis, "model": result.model, "question": result.example.question,
                 "answer": result.answer.text, "method": settings.method, "aggregation": aggregation,

@@ -66,11 +66,11 @@ def extra_cells(qa_model: QAModel, example: Example, result: Attribution, job) -
 
 def _registered(name: str, qa_model: QAModel, result: Attribution, job) -> dict:
     """A registered optional analysis' cells: its result's row if the run asked for it, else nulls."""
-    from rcqa.analyze import analyze
+    from rcqa.analysis_run import run_analysis
 
     if name not in job.extras:
         return dict.fromkeys(ANALYSES[name].columns)
-    return analyze(name, qa_model, result, job.settings, job.aggregation, job.top_k).row()
+    return run_analysis(name, qa_model, result, job.settings, job.aggregation, job.top_k).row()
 
 
 def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: str, k: int) -> str:

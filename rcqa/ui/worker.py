@@ -263,8 +263,8 @@ def projection(qa_model, vectors, method, report: Callable[[Any], None]):
 
 
 def analysis(qa_model, name, result, settings, aggregation, k, cache, report: Callable[[Any], None]):
-    """One registered analysis of an explanation (rcqa.analyze); an analysis of two methods explains the question with
+    """One registered analysis of an explanation (rcqa.analysis_run); an analysis of two methods explains the question with
     the other method first, through the disk result cache (a ResultCache)."""
-    from rcqa.analyze import analyze
+    from rcqa.analysis_run import run_analysis
 
-    return analyze(name, qa_model, result, settings, aggregation, k, cache=cache)
+    return run_analysis(name, qa_model, result, settings, aggregation, k, cache=cache)

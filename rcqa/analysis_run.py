@@ -14,7 +14,7 @@ from rcqa.model import QAModel
 from rcqa.types import Attribution
 
 
-def analyze(name: str, qa_model: QAModel, result: Attribution, settings: IGSettings, aggregation: str = "l2",
+def run_analysis(name: str, qa_model: QAModel, result: Attribution, settings: IGSettings, aggregation: str = "l2",
             k: int = 5, target: int = 0, cache: ResultCache | None = None, **options) -> AnalysisResult:
     """The analysis `name` of `result` (explained with `settings`); its companion explanation, if it needs one, is
     read from or written to `cache` (default: none kept)."""
