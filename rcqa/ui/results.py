@@ -5,7 +5,6 @@ token maps, go through the job queue (rcqa.ui.queue), which runs them in its wor
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from typing import Any
 
 import streamlit as st
@@ -299,23 +298,6 @@ def knockouts(qa_model: QAModel, result: Attribution, request: tuple) -> Interve
     _, _, k, baseline, aggregation = request
     return queued(request, qa_model, worker.knockouts, result, k, KNOCKOUT_DRAWS, baseline, aggregation,
                   label="Knocking out each layer's words…")
-
-
-OTHER_METHOD = {"integrated_gradients": "attnlrp", "attnlrp": "integrated_gradients"}
-
-
-def other_method(qa_model: QAModel, current: Example, settings: IGSettings, key: str,
-                 name: str) -> Attribution | None:
-    """The same question explained by the other method (OTHER_METHOD, called `name`), once asked for: through the
-    queue and the result cache, as Explore's explanations."""
-    request = ("other_method", key)
-    if not ask_button(request, f"Explain it with {name} too",
-                      f"Explains the same question with {name} and compares the two, layer by layer."):
-        return None
-    other = replace(settings, method=OTHER_METHOD[settings.method])
-    found = queued(request, qa_model, worker.explanation, current, other, result_cache(),
-                   label=f"Explaining with {name}…")
-    return None if found is None else found[0]
 
 
 def projection_chart(qa_model: QAModel, key: str, layer: int, method: str, result: Attribution) -> Chart | None:

@@ -41,8 +41,8 @@ def test_compare_layers_explains_the_other_method_on_a_click_and_draws_their_agr
     app = open_app(query={"ex": "orchard-how-many", "steps": "3", "tol": "off"})
     app.switch_page("pages/compare_layers.py").run()
     explain(app)
-    assert "rcqa.ask.other_method" in [button.key for button in app.button]
-    app.button(key="rcqa.ask.other_method").click().run()
+    assert "rcqa.ask.analysis.agreement" in [button.key for button in app.button]
+    app.button(key="rcqa.ask.analysis.agreement").click().run()
     assert not app.exception, [e.value for e in app.exception]
     chart = spec_titled(app, "How far AttnLRP agrees with Integrated Gradients")
     correlation, overlap = (values(trace["y"]) for trace in chart["data"])

@@ -4,7 +4,7 @@ import streamlit as st
 from rcqa import figures
 from rcqa.analysis.projection import METHODS
 from rcqa.analysis.similarity import VARIANTS, describe
-from rcqa.ui import inputs, results, show, view
+from rcqa.ui import analyses, inputs, results, show, view
 
 chosen = view.view()
 _METHOD_NAMES = {"tsne": "t-SNE (the paper)", "pca": "PCA (fast, linear)"}
@@ -33,16 +33,7 @@ def main() -> None:
         view.bind(st.selectbox, "second_layer", "Second layer", options=layers, format_func=result.layers.__getitem__)
     show.chart(figures.layer_pair(result, chosen.first_layer, chosen.second_layer, chosen.aggregation))
 
-    st.subheader("Integrated Gradients and AttnLRP on this question")
-    if settings.windows == "all":
-        st.caption("AttnLRP explains the answer's window only: choose that window on Explore to compare the methods.")
-    else:
-        key, name = (results.result_key(qa_model, current, settings),
-                     view.METHOD_NAMES[results.OTHER_METHOD[settings.method]])
-        if other := results.other_method(qa_model, current, settings, key, name):
-            pair = (result, other) if settings.method == "integrated_gradients" else (other, result)
-            show.chart(figures.agreement(*pair, names=("Integrated Gradients", "AttnLRP"),
-                                         aggregation=chosen.aggregation, k=chosen.top_k))
+    analyses.optional_charts(qa_model, current, settings, result, chosen.aggregation, chosen.top_k)
 
     st.subheader("Token vectors of one layer")
     method, layer = st.columns(2)

@@ -1,0 +1,161 @@
+"""The analysis registry (rcqa.analysis.registry): every registered analysis keeps its result through JSON and fills
+its dataset columns, and the analysis added through it (agreement) reaches the CLI, `reproduce`, the API and a figure
+with numbers an independent reference gives (scipy's Spearman, top-k overlaps counted by hand)."""
+import json
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from scipy.stats import spearmanr
+
+from rcqa.analysis.agreement import LayerAgreement, MethodAgreement
+from rcqa.analysis.pos import GROUPS, PosShares
+from rcqa.analysis.registered import ANALYSES, OPTIONAL, analysis
+from rcqa.analysis.registry import Inputs, figure_of
+from rcqa.analysis.roles import RoleShares
+from rcqa.analysis.similarity import VARIANTS, LayerSimilarity
+from rcqa.analysis.words import passage_distribution
+from rcqa.attribution.explanation import explain
+from rcqa.attribution.settings import IGSettings
+from rcqa.gallery import gallery_example
+
+FAST = IGSettings(steps=3, tolerance=None)
+LAYERS = ["embeddings", "block 0", "block 1"]
+
+# one result per registered analysis, written out by hand (a new analysis without one fails the first test)
+HAND_BUILT = {
+    "roles": RoleShares({"answer": [20.0, None, 40.0], "supporting": [0.0, None, 20.0], "query": [40.0, None, 0.0]},
+                        {"answer": "answer", "supporting": "supporting", "query": "query"},
+                        [{"layers": "embeddings", "reading": "mostly query words (query 60%): matching…"}],
+                        None),
+    "pos": PosShares({group: [10.0 * i, None, 0.0] for i, group in enumerate(GROUPS)},
+                     {group: 100.0 if group == "entity" else 0.0 for group in GROUPS}),
+    "similarity": LayerSimilarity(LAYERS, 5, {variant: [[0.0, 0.25, None], [0.25, 0.0, None], [None, None, None]]
+                                              for variant in VARIANTS}),
+    "agreement": MethodAgreement(("integrated_gradients", "attnlrp"), "l2", 5,
+                                 [LayerAgreement("embeddings", 0.5, 0.4), LayerAgreement("block 0", -1.0, 0.0),
+                                  LayerAgreement("block 1", 1.0, 1.0)]),
+}
+
+
+def test_every_registered_analysis_round_trips_through_json_and_fills_its_own_columns():
+    assert set(HAND_BUILT) == set(ANALYSES)
+    for name, built in HAND_BUILT.items():
+        entry = analysis(name)
+        assert isinstance(built, entry.result_type)
+        assert entry.load(json.loads(json.dumps(built.to_dict()))) == built
+        assert list(built.row()) == list(entry.columns)
+
+
+def test_an_undefined_rank_correlation_is_null_in_json_and_nan_back():
+    undefined = MethodAgreement(("integrated_gradients", "attnlrp"), "l2", 3, [LayerAgreement("block 0", math.nan, 1.0)])
+    document = json.loads(json.dumps(undefined.to_dict()))
+    assert document["layers"] == [{"layer": "block 0", "spearman": None, "top_k_overlap": 1.0}]
+    assert math.isnan(MethodAgreement.from_dict(document).layers[0].spearman)
+    assert json.loads(undefined.row()["agreement"]) == document
+
+
+def test_an_unknown_analysis_is_refused_by_name():
+    with pytest.raises(ValueError, match="unknown analysis 'roles2'; choose one of roles, pos, similarity, agreement"):
+        analysis("roles2")
+
+
+def test_agreement_needs_its_companion_explanation():
+    with pytest.raises(ValueError, match="compares with an attnlrp explanation of the same question"):
+        analysis("agreement").run(Inputs(None))
+
+
+@pytest.fixture(scope="module")
+def explained(tiny_bert):
+    """IG's and AttnLRP's explanations of one question, and the agreement analysis of them (through rcqa.analysis_run)."""
+    from rcqa.analysis_run import run_analysis
+
+    example = gallery_example("orchard-how-many")
+    ig, lrp = explain(tiny_bert, example, FAST), explain(tiny_bert, example, IGSettings(method="attnlrp"))
+    return ig, lrp, run_analysis("agreement", tiny_bert, ig, FAST, "l2", 3)
+
+
+def test_agreement_against_scipy_and_top_k_counted_by_hand(explained):
+    ig, lrp, found = explained
+    assert found.methods == ("integrated_gradients", "attnlrp") and found.k == 3
+    assert [row.layer for row in found.layers] == ig.layers
+    ours, theirs = passage_distribution(ig, "l2"), passage_distribution(lrp, "l2")
+    for layer, row in enumerate(found.layers):
+        assert row.spearman == pytest.approx(spearmanr(ours[layer], theirs[layer]).statistic)
+        top_ig = set(np.argsort(-ours[layer], kind="stable")[:3])
+        top_lrp = set(np.argsort(-theirs[layer], kind="stable")[:3])
+        assert row.top_k_overlap == pytest.approx(len(top_ig & top_lrp) / 3)
+
+
+def test_agreement_is_the_same_whichever_method_explained_first(tiny_bert, explained):
+    from rcqa.analysis_run import run_analysis
+
+    ig, lrp, found = explained
+    from_lrp = run_analysis("agreement", tiny_bert, lrp, IGSettings(method="attnlrp", steps=3, tolerance=None), "l2", 3)
+    assert from_lrp.methods == found.methods
+    assert from_lrp.to_dict() == found.to_dict()
+
+
+def test_agreement_figure_draws_the_analysis(explained):
+    import rcqa.figures  # noqa: F401 (registers the figures)
+
+    ig, _, found = explained
+    for name in ANALYSES:
+        assert callable(figure_of(name))
+    chart = figure_of("agreement")(found, Inputs(ig, "l2", 3))
+    correlation, overlap = (trace.y for trace in chart.figure.data)
+    assert np.allclose(np.array(correlation, dtype=float), [row.spearman for row in found.layers], equal_nan=True)
+    assert list(overlap) == [row.top_k_overlap for row in found.layers]
+    assert chart.figure.layout.title.text.startswith("How far AttnLRP agrees with Integrated Gradients")
+
+
+def analyze_cli(tmp_path, model_dir: str, name: str, *options: str) -> dict:
+    """`python -m rcqa analyze NAME` on the orchard question with fast IG settings; its JSON."""
+    from rcqa.cli import main
+
+    example = gallery_example("orchard-how-many")
+    passage = tmp_path / "passage.txt"
+    passage.write_text(example.passage)
+    out = tmp_path / f"{name}.json"
+    assert main(["analyze", name, "--passage-file", str(passage), "--question", example.question, "--json", str(out),
+                 "--model", model_dir, "--steps", "3", "--tolerance", "0", "--no-cache", *options]) == 0
+    return json.loads(out.read_text())
+
+
+def test_analyze_verb_writes_the_documented_json(tmp_path, tiny_model_dirs, explained):
+    document = analyze_cli(tmp_path, tiny_model_dirs["bert"], "agreement", "--top-k", "3")
+    assert {key: document[key] for key in ("analysis", "method", "aggregation", "k")} == {
+        "analysis": "agreement", "method": "integrated_gradients", "aggregation": "l2", "k": 3}
+    assert document["result"] == explained[2].to_dict()
+
+
+def test_similarity_verb_takes_its_own_option(tmp_path, tiny_model_dirs):
+    document = analyze_cli(tmp_path, tiny_model_dirs["bert"], "similarity", "--variant", "topk_kept")
+    assert list(document["result"]["jsd"]) == ["topk_kept"]
+
+
+def test_reproduce_offers_each_optional_analysis_and_fills_its_column(tiny_model_dirs, explained):
+    from rcqa.cli import build_parser
+    from rcqa.dataset.rows import SCHEMA
+    from rcqa.dataset.runner import Job, explain_chunk
+
+    assert OPTIONAL == ("agreement",)
+    assert build_parser().parse_args(["reproduce", "--data", "d.json", "--out", "o", "--agreement"]).agreement
+    job = Job(tiny_model_dirs["bert"], FAST, "l2", 3, extras=("agreement",))
+    rows, failures, _ = explain_chunk(job, [gallery_example("orchard-how-many")])
+    assert failures == []
+    table = pa.Table.from_pylist(rows, schema=SCHEMA)
+    assert json.loads(table.column("agreement")[0].as_py()) == explained[2].to_dict()
+    without, _, _ = explain_chunk(Job(tiny_model_dirs["bert"], FAST, "l2", 3), [gallery_example("orchard-how-many")])
+    assert without[0]["agreement"] is None
+
+
+def test_api_analyze_gives_the_typed_result(tiny_bert, explained):
+    import rcqa
+
+    example = gallery_example("orchard-how-many")
+    found = rcqa.analyze("agreement", tiny_bert, example.passage, example.question, k=3, steps=3, tolerance=None)
+    assert isinstance(found, MethodAgreement) and found.to_dict() == explained[2].to_dict()
+    roles = rcqa.analyze("roles", tiny_bert, example.passage, example.question, k=3, steps=3, tolerance=None)
+    assert isinstance(roles, RoleShares) and len(roles.categories["answer"]) == len(explained[0].layers)
