@@ -61,6 +61,13 @@ def test_an_unknown_analysis_is_refused_by_name():
         analysis("roles2")
 
 
+def test_an_optional_analysis_is_one_json_column_named_after_it():
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="'agreement' fills one JSON column named after it"):
+        replace(analysis("agreement"), columns={"agreement_layers": "json"})
+
+
 def test_agreement_needs_its_companion_explanation():
     with pytest.raises(ValueError, match="compares with an attnlrp explanation of the same question"):
         analysis("agreement").run(Inputs(None))

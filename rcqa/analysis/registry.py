@@ -68,6 +68,12 @@ class Analysis:
     # for an analysis of two methods: the companion's method for each method of the explanation it is given
     companion: dict[str, str] | None = None
 
+    def __post_init__(self):
+        # reproduce's added analyses are each one JSON column named after them (rcqa.dataset.extras.EXTRAS, which
+        # the dataset aggregates read as optional columns by those names)
+        if self.optional and self.columns != {self.name: "json"}:
+            raise ValueError(f"the optional analysis {self.name!r} fills one JSON column named after it")
+
     def companion_of(self, method: str) -> str | None:
         """The method of the second explanation this analysis needs beside one made by `method` (None: none)."""
         if self.companion is None:
