@@ -1,6 +1,7 @@
 """AttnLRP on whole models: the one-pass gradient × input of the rule-modified model against the rules written out
 on relevances (tests/helpers/lrp_reference.py); conservation as the ledger accounts for it in every family; the result as
 explain gives it; the shared model left as it was, and threads that do not disturb each other."""
+import copy
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -25,8 +26,11 @@ SMALL = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, interme
 
 
 def randomised(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
-    """Weights of unit scale, random biases and LayerNorm weights: a fresh model's small weights keep GELU and the
-    attention near-linear and its zero biases absorb nothing, where a wrong rule would hardly show."""
+    """A copy with weights of unit scale, random biases and LayerNorm weights: a fresh model's small weights keep GELU
+    and the attention near-linear and its zero biases absorb nothing, where a wrong rule would hardly show. A copy,
+    because load_model's models are shared by the whole process: randomising one in place changed the tiny BERT under
+    every later test that had it loaded (tests/test_state_leak_shared_model.py)."""
+    model = copy.deepcopy(model)
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, parameter in model.named_parameters():
@@ -58,10 +62,6 @@ def test_one_pass_equals_the_rules_propagated_one_by_one():
 def tiny_mpnet() -> torch.nn.Module:
     torch.manual_seed(0)
     return MPNetForQuestionAnswering(MPNetConfig(**SMALL, pad_token_id=1))
-
-
-def family_models(tiny_model_dirs) -> list:
-    return [*(load_model(tiny_model_dirs[arch]).model for arch in ARCHITECTURES), tiny_mpnet()]
 
 
 @pytest.mark.parametrize("family", [*ARCHITECTURES, "mpnet"])
