@@ -158,11 +158,12 @@ def add_lens(commands: argparse._SubParsersAction) -> None:
 def _lens(args: argparse.Namespace) -> int:
     from rcqa.lens import answer_lens
     from rcqa.model import load_model
+    from rcqa.types import storage
 
     found = answer_lens(load_model(args.model, args.device), cli_example(args, gold=args.gold))
     if found.note:
         print(f"note: {found.note}", file=sys.stderr)
-    Path(args.json).write_text(json.dumps(found.to_dict(), ensure_ascii=False))
+    Path(args.json).write_text(storage.stored_json(found))  # with its kind: rcqa.load_result reads it
     for label, *readings in zip(found.layers, *found.readings.values()):
         said = "; ".join(f"{reader} {r.span.text if r.span else '(none)'!r} p={r.probability:.3f}, final answer "
                          f"rank {r.final_answer_rank}" for reader, r in zip(found.readings, readings))
@@ -196,6 +197,7 @@ def _intervene(args: argparse.Namespace) -> int:
     from rcqa.attribution.settings import PRESETS
     from rcqa.lens.interventions import intervene
     from rcqa.model import load_model
+    from rcqa.types import storage
 
     preset = PRESETS[args.preset]
     qa_model = load_model(args.model, args.device)
@@ -203,7 +205,7 @@ def _intervene(args: argparse.Namespace) -> int:
     found = intervene(qa_model, result, k=args.k, draws=args.draws, baseline=args.baseline,
                       aggregation=args.aggregation or preset.aggregation, seed=args.seed,
                       outside_span=args.spare_answer)
-    Path(args.json).write_text(json.dumps(found.to_dict(), ensure_ascii=False))
+    Path(args.json).write_text(storage.stored_json(found))  # with its kind: rcqa.load_result reads it
     print(f"explained span {found.explained_span!r}, p={found.unchanged.span_probability:.3f} unchanged",
           file=sys.stderr)
     for layer in found.layers:
