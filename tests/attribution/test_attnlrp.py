@@ -1,7 +1,6 @@
 """AttnLRP on whole models: the one-pass gradient × input of the rule-modified model against the rules written out
 on relevances (tests/helpers/lrp_reference.py); conservation as the ledger accounts for it in every family; the result as
 explain gives it; the shared model left as it was, and threads that do not disturb each other."""
-import copy
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -19,27 +18,11 @@ from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.types import Example
 from tests.helpers.lrp_reference import bert_relevance
+from tests.helpers.random_weights import randomised
 from tests.helpers.tiny_models import ARCHITECTURES
 
 SMALL = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
              max_position_embeddings=64, vocab_size=50)
-
-
-def randomised(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
-    """A copy with weights of unit scale, random biases and LayerNorm weights: a fresh model's small weights keep GELU
-    and the attention near-linear and its zero biases absorb nothing, where a wrong rule would hardly show. A copy,
-    because load_model's models are shared by the whole process: randomising one in place changed the tiny BERT under
-    every later test that had it loaded (tests/test_state_leak_shared_model.py)."""
-    model = copy.deepcopy(model)
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            noise = torch.randn(parameter.shape, generator=generator)
-            if parameter.dim() == 2:
-                parameter.copy_(noise / parameter.shape[1] ** 0.5)
-            elif name.endswith("bias") or "LayerNorm.weight" in name or "layer_norm.weight" in name:
-                parameter.copy_(parameter + 0.3 * noise)
-    return model.eval()
 
 
 def inputs(tokens: int = 9, seed: int = 1) -> dict[str, torch.Tensor]:

@@ -13,7 +13,7 @@ from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
-from tests.attribution.test_attnlrp import randomised
+from tests.helpers.random_weights import randomised
 
 
 def test_randomising_a_loaded_model_leaves_the_shared_one_as_on_disk(tiny_model_dirs):
