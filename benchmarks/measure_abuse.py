@@ -178,7 +178,7 @@ def equal_alone(folder: Path, example_ids: list[str]) -> dict[str, dict | None]:
     import torch
 
     from rcqa.attribution.cache import ResultCache
-    from rcqa.attribution.engine import explain
+    from rcqa.attribution.explanation import explain
     from rcqa.gallery import gallery_example
     from rcqa.model import load_model
     from rcqa.types import AGGREGATIONS, COMPACT_AGGREGATIONS, Attribution

@@ -16,7 +16,7 @@ from rcqa.analysis.registry import AnalysisResult
 from rcqa.attribution.cache import ResultCache, cached_explain
 from rcqa.attribution.explanation import explain as explain_example
 from rcqa.attribution.methods import COMPARED
-from rcqa.attribution.settings import PRESETS, IGSettings
+from rcqa.attribution.settings import PRESETS, resolve
 from rcqa.faithfulness.compare import Comparison, Protocol, compare
 from rcqa.lens.interventions import Interventions
 from rcqa.lens.interventions import intervene as knock_out
@@ -42,8 +42,8 @@ def explain(model_or_name: str | QAModel, passage: str, question: str, preset: s
     `settings` (a field of rcqa.IGSettings) in its place. `gold`: the gold answer text(s), for span="gold" and the
     scores. `cache`: True for the result cache's folder, or a folder of your own. contrast="runner-up" (or another
     FOIL: rcqa.attribution.settings.FOILS) adds, first, the target log p(span) − log p(foil)."""
+    chosen = resolve(preset, **settings)  # a bad setting is refused before a model loads
     qa_model, example = as_model(model_or_name, device), Example.of(passage, question, gold)
-    chosen = _settings(preset, settings)
     if (kept := _result_cache(cache)) is None:
         return explain_example(qa_model, example, chosen)
     return cached_explain(qa_model, example, chosen, kept)[0]
@@ -61,8 +61,8 @@ def compare_methods(model_or_name: str | QAModel, passage: str, question: str, m
     """Which explanation to trust: each method's ranking of the passage words, tested by deleting its top words
     (k = 0..k and the top fractions) and re-answering, against `draws` random rankings."""
     protocol = Protocol(k=k, draws=draws, seed=seed, operator=operator, spare_answer=spare_answer)
-    return compare(as_model(model_or_name, device), Example.of(passage, question, gold), methods, protocol,
-                   _settings(preset, settings))
+    chosen = resolve(preset, **settings)
+    return compare(as_model(model_or_name, device), Example.of(passage, question, gold), methods, protocol, chosen)
 
 
 def intervene(model_or_name: str | QAModel, passage: str | Attribution, question: str | None = None,
@@ -94,7 +94,7 @@ def analyze(name: str, model_or_name: str | QAModel, passage: str, question: str
 
     qa_model = as_model(model_or_name, device)
     result = explain(qa_model, passage, question, preset, gold=gold, cache=cache, **settings)
-    return run_analysis(name, qa_model, result, _settings(preset, settings),
+    return run_analysis(name, qa_model, result, resolve(preset, **settings),
                         aggregation or PRESETS[preset].aggregation, k, cache=_result_cache(cache))
 
 
@@ -112,13 +112,7 @@ def reproduce(out: str | Path, model: str | QAModel = "default", data: str | Pat
     name = model.name if isinstance(model, QAModel) else model
     path = squad_file("dev") if str(data) == "squad-dev" else Path(data)
     examples = load_examples(path)[:limit]
-    job = Job(name, _settings(preset, settings), PRESETS[preset].aggregation, top_k, device, tuple(extras), draws)
+    job = Job(name, resolve(preset, **settings), PRESETS[preset].aggregation, top_k, device, tuple(extras), draws)
     manifest = new_manifest(job, preset, path, limit, str(data))
     return run(job, examples, manifest, Path(out), workers=workers, scheduler=scheduler, retry_failed=retry_failed)
 
-
-def _settings(preset: str, settings: dict) -> IGSettings:
-    """The preset's IGSettings with the given fields replaced; an unknown preset or setting is refused by name."""
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    return IGSettings.from_dict({**PRESETS[preset].settings.to_dict(), **settings})

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import torch
 
-from rcqa.attribution.settings import parse_foil
+from rcqa.attribution.settings import FoilSpec
 from rcqa.attribution.targets import Target
 from rcqa.qa import InputError, char_span_to_tokens
 from rcqa.spans import NULL_TOKEN, Windows, answer_standing, decode, null_scores
@@ -28,21 +28,19 @@ class NoFoil(InputError):
     """The example has no such foil (a runner-up, a distractor number): a dataset run records why and skips it."""
 
 
-def find_foil(foil: str, logits: tuple[torch.Tensor, torch.Tensor], example: Example, answer: Answer,
+def find_foil(foil: FoilSpec, logits: tuple[torch.Tensor, torch.Tensor], example: Example, answer: Answer,
               windows: Windows, span: tuple[int, int, int]) -> Foil:
     """The foil a FOIL names for the explained span (window, start token, end token), scored on every window's
     start and end logits (windows × tokens: those the answer was decoded from, rcqa.qa.answer_with_logits, so that
     a contrast runs no window again). A foil may overlap the span (a boundary contrast: "3,750" against "holds
     3,750", where the start and end were decided). InputError, in one sentence, where the foil does not exist or is
     the span itself; NoFoil where the example has no runner-up or no other number."""
-    kind, argument = parse_foil(foil)
     window, start_token, end_token = span
     chars = windows.offsets[window][start_token][0], windows.offsets[window][end_token][1]
-    if kind in ("nbest", "runner-up"):
-        found = _nbest_foil(foil, answer, chars, argument,  # parse_foil gives a runner-up no rank
-                            lambda: decode(*logits, windows, example.passage, RUNNER_UP_SEARCH))
+    if foil.kind in ("nbest", "runner-up"):
+        found = _nbest_foil(foil, answer, chars, lambda: decode(*logits, windows, example.passage, RUNNER_UP_SEARCH))
     else:
-        found = _scored_foil(foil, kind, argument, logits, example, answer, windows, window, chars)
+        found = _scored_foil(foil, logits, example, answer, windows, window, chars)
     if (found.start_char, found.end_char) == chars:  # an overlapping foil is a boundary contrast, and stays
         raise InputError(f"the foil {found.text!r} ({foil}) is the explained span itself; a contrast needs two "
                          "different spans")
@@ -57,10 +55,10 @@ def contrast_target(foil: Foil, window: int, start_token: int, end_token: int) -
     return Target("contrast", start_token, end_token, foil_score=foil.score)
 
 
-def _nbest_foil(foil: str, answer: Answer, chars: tuple[int, int], rank: int | None,
-                wider: Callable[[], list[Span]]) -> Foil:
-    """The rank-th n-best span, or (rank None) the best one that does not overlap the characters: in the n-best
+def _nbest_foil(foil: FoilSpec, answer: Answer, chars: tuple[int, int], wider: Callable[[], list[Span]]) -> Foil:
+    """The foil's rank-th n-best span, or (a runner-up, which has no rank) the best one that does not overlap the characters: in the n-best
     list, else among the wider list of answers (often every n-best span extends the answer: "in 1872", "1872")."""
+    rank = foil.rank
     if rank is None:
         chosen = next((s for s in answer.nbest if not s.overlaps(*chars)), None)
         chosen = chosen or next((s for s in wider() if not s.overlaps(*chars)), None)
@@ -70,18 +68,19 @@ def _nbest_foil(foil: str, answer: Answer, chars: tuple[int, int], rank: int | N
         raise InputError(f"there are only {len(answer.nbest)} candidate spans; {foil} does not exist")
     else:
         chosen = answer.nbest[rank]
-    return Foil(foil, chosen.text, chosen.start_char, chosen.end_char, chosen.window, chosen.start_token,
+    return Foil(foil.to_string(), chosen.text, chosen.start_char, chosen.end_char, chosen.window, chosen.start_token,
                 chosen.end_token, chosen.score, chosen.probability)
 
 
-def _scored_foil(foil: str, kind: str, argument: str | None, logits: tuple[torch.Tensor, torch.Tensor],
+def _scored_foil(foil: FoilSpec, logits: tuple[torch.Tensor, torch.Tensor],
                  example: Example, answer: Answer, windows: Windows, window: int, chars: tuple[int, int]) -> Foil:
     """A foil scored from every window's logits: "no answer", the gold answer, a text or a distractor number."""
     start_logits, end_logits = logits
+    kind, argument = foil.kind, foil.text
     if kind == "null":
         null = null_scores(start_logits, end_logits).min(0)
         probability = answer.no_answer.probability if answer.no_answer else None
-        return Foil(foil, "", None, None, int(null.indices), NULL_TOKEN, NULL_TOKEN, float(null.values), probability)
+        return Foil(foil.to_string(), "", None, None, int(null.indices), NULL_TOKEN, NULL_TOKEN, float(null.values), probability)
     candidates = _candidates(kind, argument, example, chars)
     placed = [(place, start_char, end_char) for start_char, end_char in candidates
               if (place := _place(windows, start_char, end_char, window, exact=kind == "text"))]
@@ -93,7 +92,7 @@ def _scored_foil(foil: str, kind: str, argument: str | None, logits: tuple[torch
 
     place, start_char, end_char = max(placed, key=lambda found: score(found[0]))  # the first of equal scores
     probability = answer_standing(start_logits, end_logits, windows, example.passage, place)[1]
-    return Foil(foil, example.passage[start_char:end_char], start_char, end_char, *place, score(place), probability)
+    return Foil(foil.to_string(), example.passage[start_char:end_char], start_char, end_char, *place, score(place), probability)
 
 
 def _candidates(kind: str, argument: str | None, example: Example, chars: tuple[int, int]) -> list[tuple[int, int]]:

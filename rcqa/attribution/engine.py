@@ -4,40 +4,30 @@ One forward pass caches every layer's hidden states H_l (and, for an input basel
 For layer l, only the blocks above l and the QA head run, on a batch of path points at once, split
 into chunks that fit a memory budget; targets that share the forward share it, each with one
 backward. Each layer is checked for completeness; the path is integrated by rcqa.attribution.path (adaptive
-Gauss–Legendre panels by default). Results stream layer by layer. rcqa.attribution.passage explains every window
-of a passage at once on the same machinery.
+Gauss–Legendre panels by default). Results stream layer by layer.
+
+The layer loop (iter_layers) runs over a Scope: one window (WindowScope, the prefix-cached fast path) or every
+window of the passage at once (rcqa.attribution.passage.PassageScope); rcqa.attribution.explanation is the one
+pipeline that explains through it.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import torch
 
-from rcqa.attribution.contrast import Foil, contrast_target, find_foil
 from rcqa.attribution.memory import budget_mb, in_chunks
-from rcqa.attribution.path import Integral, integrate_path
-from rcqa.attribution.quadrature import nodes_and_weights
+from rcqa.attribution.path import Integral, Path, integrate_path
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target
+from rcqa.attribution.window import baseline_stack, on_device
 from rcqa.model import QAModel
-from rcqa.qa import InputError, answer_with_logits, char_span_to_tokens
-from rcqa.spans import Windows
-from rcqa.text import word_at, written_words
-from rcqa.types import (
-    AGGREGATIONS,
-    NULL_TARGETS,
-    Answer,
-    Attribution,
-    Completeness,
-    Example,
-    Windowing,
-    Word,
-    explained_target,
-)
+from rcqa.types import AGGREGATIONS, Completeness
 
 @dataclass
 class LayerResult:
@@ -50,147 +40,67 @@ class LayerResult:
     seconds: float
 
 
-@dataclass(frozen=True)
-class ExplainedWindow:
-    """The window an explanation is taken at, as the model reads it, and the token span its targets explain."""
+class Scope(Protocol):
+    """The states a layer loop explains: one window or the whole passage, with the targets read on them."""
 
-    answer: Answer
-    windows: Windows
-    window: int
-    start_token: int
-    end_token: int
-    inputs: dict[str, torch.Tensor]  # the window's model inputs without padding (1 × tokens), on the CPU
-    logits: tuple[torch.Tensor, torch.Tensor]  # every window's start and end logits, as the answer was decoded
-
-    @property
-    def length(self) -> int:
-        return self.inputs["input_ids"].shape[1]
-
-    @property
-    def offsets(self) -> list[tuple[int, int]]:
-        """Per token: its characters in the question or the passage."""
-        return self.windows.offsets[self.window][:self.length]
-
-    @property
-    def segments(self) -> list[str]:
-        """Per token: 'question', 'passage' or 'special'."""
-        return self.windows.segments[self.window][:self.length]
-
-    @property
-    def span(self) -> tuple[int, int, int]:
-        """(window, start token, end token) of the explained span."""
-        return self.window, self.start_token, self.end_token
-
-    def span_text(self, passage: str) -> str:
-        return passage[self.offsets[self.start_token][0]:self.offsets[self.end_token][1]]
-
-    def words(self, passage: str) -> list[Word]:
-        """The question's and the passage's words as written, with the window's tokens mapped onto them."""
-        return token_words(self.offsets, self.segments, self.windows.question, passage)
-
-
-def explained_window(qa_model: QAModel, example: Example, span: str = "predicted",
-                     allow_null: bool | None = None) -> ExplainedWindow:
-    """Answer the example (allow_null as in rcqa.qa.answer) and find the window and tokens of the span to explain
-    ('predicted', 'gold', 'nbest:K'). 'predicted' is the best span, also when the model rejected it for "no answer"."""
-    answer, windows, logits = answer_with_logits(qa_model, example.passage, example.question, allow_null=allow_null)
-    window, start_token, end_token = _span_tokens(span, example, answer, windows)
-    return ExplainedWindow(answer, windows, window, start_token, end_token, window_inputs(windows, window), logits)
-
-
-def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
-            on_layer: Callable[[LayerResult], None] | None = None) -> Attribution:
-    """Answer the example, then attribute the chosen targets at every layer of the answer's window (with a
-    contrast, it comes first: rcqa.attribution.contrast)."""
-    started = time.perf_counter()
-    explained = explained_targets(qa_model, example, settings)
-    inputs, targets = explained.window.inputs, explained.targets
-    stack = LayerStack(qa_model.model, _to(inputs, qa_model.device))
-    layer_results = []
-    for result in iter_layers(qa_model, stack, inputs, targets, settings):
-        layer_results.append(result)
-        if on_layer:
-            on_layer(result)
-    return window_attribution(qa_model, example, settings, explained, layers=stack.labels,
-                              scores=np.stack([r.scores for r in layer_results], axis=2),
-                              completeness=[c for r in layer_results for c in r.completeness],
-                              hidden_states=torch.cat(stack.hidden).cpu().numpy(), started=started)
-
-
-@dataclass(frozen=True)
-class ExplainedTargets:
-    """The window an explanation is taken at and its targets (a contrast first), with the foil it names."""
-
-    window: ExplainedWindow
     targets: list[Target]
-    foil: Foil | None
+
+    @property
+    def labels(self) -> list[str]: ...
+
+    def path(self, layer: int, settings: IGSettings) -> Path:
+        """The path at the layer, as rcqa.attribution.path integrates it (with its difference x − x')."""
+
+    def layer_scores(self, attributions: list[torch.Tensor],
+                     completeness: list[Completeness]) -> tuple[np.ndarray, list[Completeness]]:
+        """Each target's token scores (targets × aggregations × tokens) and its completeness checks."""
+
+    def kept_states(self) -> tuple[np.ndarray, list[int] | None]:
+        """The layer outputs a result keeps (layers × tokens × dim) and which of its tokens they are (None: all)."""
 
 
-def explained_targets(qa_model: QAModel, example: Example, settings: IGSettings) -> ExplainedTargets:
-    """Answer the example, find the explained span's window, and the targets the settings ask for there."""
-    refuse_null_targets(qa_model, settings)
-    explained = explained_window(qa_model, example, settings.span, settings.allow_null)
-    foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer,
-                                           explained.windows, explained.span)
-    targets = ([contrast_target(foil, *explained.span)] if foil else []) + [
-        Target(name, explained.start_token, explained.end_token) for name in settings.targets]
-    return ExplainedTargets(explained, targets, foil or None)
-
-
-def window_attribution(qa_model: QAModel, example: Example, settings: IGSettings, explained: ExplainedTargets,
-                       layers: list[str], scores: np.ndarray, completeness: list[Completeness],
-                       hidden_states: np.ndarray, started: float) -> Attribution:
-    """The result of one window's explanation: scores (targets × aggregations × layers × tokens)."""
-    window, targets, foil = explained.window, explained.targets, explained.foil
-    inputs = window.inputs
-    return Attribution(
-        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=window.answer,
-        window=window.window, tokens=qa_model.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()),
-        token_offsets=window.offsets, token_segments=window.segments, words=window.words(example.passage),
-        layers=layers,
-        targets=[explained_target(t, window.span_text(example.passage), window.window, foil) for t in targets],
-        scores=scores, completeness=completeness,
-        settings=settings, windowing=Windowing(qa_model.max_len, qa_model.doc_stride),
-        seconds=time.perf_counter() - started, hidden_states=hidden_states,
-    )
-
-
-def refuse_null_targets(qa_model: QAModel, settings: IGSettings) -> None:
-    """A "no answer" target (null, answer_vs_null, a contrast with it) on a model with nowhere to read it: refused
-    with the model's sentence (rcqa.model.QAModel.null_refusal)."""
-    if (set(settings.targets) & set(NULL_TARGETS) or settings.contrast == "null") and qa_model.null_refusal:
-        raise InputError(qa_model.null_refusal)
-
-
-def iter_layers(qa_model: QAModel, stack: LayerStack, inputs: dict[str, torch.Tensor], targets: list[Target],
-                settings: IGSettings, layers: Sequence[int] | None = None) -> Iterator[LayerResult]:
+def iter_layers(scope: Scope, settings: IGSettings, layers: Sequence[int] | None = None) -> Iterator[LayerResult]:
     """Attribute every layer (or only `layers`), from the embeddings up, yielding each as soon as it is done."""
-    baselines = baseline_stack(qa_model, inputs, settings.baseline)
-    labels = stack.labels
-    for layer in range(stack.num_layers + 1) if layers is None else layers:
+    for layer in range(len(scope.labels)) if layers is None else layers:
         started = time.perf_counter()
-        x = stack.hidden[layer]
-        x_base = baselines.hidden[layer] if baselines else torch.zeros_like(x)
-        attributions, completeness = _attribute_layer(stack, baselines, layer, x, x_base, targets, settings)
-        scores = np.stack([aggregate(a) for a in attributions])
-        yield LayerResult(layer, labels[layer], scores, completeness, time.perf_counter() - started)
+        path = scope.path(layer, settings)
+        attributions, completeness = layer_attributions(layer, path.difference, integrate_path(path, settings),
+                                                        scope.targets)
+        scores, completeness = scope.layer_scores(attributions, completeness)
+        yield LayerResult(layer, scope.labels[layer], scores, completeness, time.perf_counter() - started)
 
 
-def baseline_stack(qa_model: QAModel, inputs: dict[str, torch.Tensor], kind: str) -> LayerStack | None:
-    """The layer states of an input baseline ("pad", "mask": every token but [CLS]/[SEP] replaced), or None for the
-    zero baseline, which has no input."""
-    if kind == "zero":
-        return None
-    return LayerStack(qa_model.model, _to(_baseline_inputs(qa_model, inputs, kind), qa_model.device))
+@dataclass
+class WindowScope:
+    """One window: its prefix-cached stack, its input baseline's (None for the zero baseline) and the targets."""
 
+    stack: LayerStack
+    baseline: LayerStack | None
+    targets: list[Target]
 
-def _attribute_layer(stack: LayerStack, baseline: LayerStack | None, layer: int, x: torch.Tensor,
-                     x_base: torch.Tensor, targets: list[Target],
-                     settings: IGSettings) -> tuple[list[torch.Tensor], list[Completeness]]:
-    """IG at one layer of one window (rcqa.attribution.path integrates it)."""
-    path = _WindowPath(stack, baseline, layer, x, x_base, targets, settings.memory_budget_mb)
-    integral = integrate_path(path, settings)
-    return layer_attributions(layer, x - x_base, integral, targets)
+    @classmethod
+    def of(cls, qa_model: QAModel, inputs: dict[str, torch.Tensor], targets: list[Target], baseline: str,
+           stack: LayerStack | None = None) -> WindowScope:
+        """The window of `inputs` (its stack, when one was already run, given as `stack`)."""
+        stack = stack or LayerStack(qa_model.model, on_device(inputs, qa_model.device))
+        return cls(stack, baseline_stack(qa_model, inputs, baseline), targets)
+
+    @property
+    def labels(self) -> list[str]:
+        return self.stack.labels
+
+    def path(self, layer: int, settings: IGSettings) -> _WindowPath:
+        x = self.stack.hidden[layer]
+        x_base = self.baseline.hidden[layer] if self.baseline else torch.zeros_like(x)
+        return _WindowPath(self.stack, self.baseline, layer, x, x_base, self.targets, settings.memory_budget_mb)
+
+    def layer_scores(self, attributions: list[torch.Tensor],
+                     completeness: list[Completeness]) -> tuple[np.ndarray, list[Completeness]]:
+        return np.stack([aggregate(a) for a in attributions]), completeness
+
+    def kept_states(self) -> tuple[np.ndarray, None]:
+        """The layer outputs a result keeps (layers × tokens × dim), the window's tokens being all of its own."""
+        return torch.cat(self.stack.hidden).cpu().numpy(), None
 
 
 def layer_attributions(layer: int, difference: torch.Tensor, integral: Integral,
@@ -255,14 +165,6 @@ def _values(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor
         return torch.stack([t(start, end) for t in targets]).cpu()
 
 
-def integrate(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
-              rule: str, steps: int, memory_budget_mb: int) -> list[torch.Tensor]:
-    """(x − x') ⊙ Σ_k w_k ∇F(x' + α_k (x − x')) for each target, with one rule over the whole path."""
-    alphas, weights = nodes_and_weights(rule, steps)
-    gradients = path_gradients(stack, layer, x, x_base, targets, alphas, weights[:, None], memory_budget_mb)
-    return [((x - x_base) * g[0])[0] for g in gradients]
-
-
 def path_gradients(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
                    alphas: np.ndarray, weights: np.ndarray, memory_budget_mb: int) -> torch.Tensor:
     """targets × sums × 1 × tokens × dim: for each column j of weights (path points × sums),
@@ -308,64 +210,3 @@ def aggregate(attribution: torch.Tensor) -> np.ndarray:
     norm = attribution.norm(dim=-1)
     by_name = {"l2": norm, "sum": attribution.sum(-1), "abs_sum": attribution.abs().sum(-1), "l2_squared": norm**2}
     return torch.stack([by_name[name] for name in AGGREGATIONS]).cpu().numpy()
-
-
-def _span_tokens(span: str, example: Example, answer: Answer, windows: Windows) -> tuple[int, int, int]:
-    """(window, start token, end token) of the span the targets are taken at."""
-    if span == "predicted" or span == "nbest:0":
-        best = answer.best
-        return best.window, best.start_token, best.end_token
-    if span.startswith("nbest:"):
-        rank = int(span.split(":", 1)[1])
-        if not 0 <= rank < len(answer.nbest):
-            raise InputError(f"there are only {len(answer.nbest)} candidate spans; {span} does not exist")
-        chosen = answer.nbest[rank]
-        return chosen.window, chosen.start_token, chosen.end_token
-    if span == "gold":
-        if not example.answers or example.answers[0].start_char < 0:
-            raise InputError("this example has no gold answer with a position in the passage")
-        gold = example.answers[0]
-        found = char_span_to_tokens(windows, gold.start_char, gold.start_char + len(gold.text))
-        if found is None:
-            raise InputError("the gold answer does not fit in any window of the passage")
-        return found
-    raise ValueError(f"unknown span {span!r}; use 'predicted', 'gold' or 'nbest:K'")
-
-
-def window_inputs(windows: Windows, window: int) -> dict[str, torch.Tensor]:
-    """One window's model inputs, without padding (so softmaxes run over real tokens only)."""
-    length = int(windows.inputs["attention_mask"][window].sum())
-    return {k: v[window:window + 1, :length] for k, v in windows.inputs.items()}
-
-
-def _baseline_inputs(qa_model: QAModel, inputs: dict[str, torch.Tensor], kind: str) -> dict[str, torch.Tensor]:
-    tokenizer = qa_model.tokenizer
-    replacement = tokenizer.pad_token_id if kind == "pad" else tokenizer.mask_token_id
-    ids = inputs["input_ids"]
-    special = torch.tensor(tokenizer.get_special_tokens_mask(ids[0].tolist(), already_has_special_tokens=True),
-                           dtype=torch.bool)[None]
-    return {**inputs, "input_ids": torch.where(special, ids, torch.full_like(ids, replacement))}
-
-
-def _to(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
-    return {k: v.to(device) for k, v in inputs.items()}
-
-
-def token_words(offsets: Sequence[tuple[int, int]], segments: Sequence[str], question: str,
-                passage: str) -> list[Word]:
-    """The question's and the passage's words as written, each with the tokens (their offsets and segments given)
-    mapped onto it as the answers map them (rcqa.text.word_at). Words no token reaches are left out."""
-    words = []
-    for segment, text in (("question", question), ("passage", passage)):
-        written = written_words(text)
-        tokens = [t for t in range(len(offsets)) if segments[t] == segment and offsets[t][1] > offsets[t][0]]
-        if not written or not tokens:
-            continue
-        held = word_at(torch.tensor([w.start_char for w in written]), torch.tensor([w.end_char for w in written]),
-                       torch.tensor([offsets[t][0] for t in tokens]))
-        pieces: dict[int, list[int]] = {}
-        for token, index in zip(tokens, held.tolist()):
-            pieces.setdefault(index, []).append(token)
-        words += [Word(text=written[i].text, start_char=written[i].start_char, end_char=written[i].end_char,
-                       segment=segment, tokens=tuple(found), tag=written[i].tag) for i, found in pieces.items()]
-    return sorted(words, key=lambda word: word.tokens[0])

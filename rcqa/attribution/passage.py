@@ -15,12 +15,7 @@ window at the path points first (the windows that fit are kept with their graph)
 tensor, then one backward per window with it as grad_outputs (a window that did not fit runs again, with its graph).
 rcqa.attribution.path integrates, checks and refines the joint F as it does one window's.
 
-The merge. Question tokens and specials are in every window, and a passage token in the overlap of two windows
-is in both: each copy is a different state, and each carries part of F. A token of the whole passage is all its
-copies, so its attribution is all its copies' attribution vectors together: the signed and absolute sums and the
-squared norm add over the copies, and the L2 norm is the norm of them all, sqrt(Σ copies' L2²). Nothing is dropped,
-so the signed sums of the whole passage's tokens still add up to F(input) − F(baseline), and where one window
-carries the whole target the merged scores are that window's.
+The merge: rcqa.attribution.layout.
 
 The layer outputs kept. The result keeps the explained span's window's layer outputs, as that window computed
 them, and where its tokens are in the whole passage: the projections map that window's tokens. Every window's
@@ -29,24 +24,22 @@ would be 327 MB for a passage of 128 windows of the default model.
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from rcqa.attribution.contrast import find_foil
-from rcqa.attribution.engine import (LayerResult, aggregate, baseline_logits, baseline_stack, chunk_size,
-                                     explained_window, layer_attributions, refuse_null_targets, token_words, window_inputs)
+from rcqa.attribution.engine import aggregate, baseline_logits, chunk_size
+from rcqa.attribution.layout import PassageLayout
 from rcqa.attribution.memory import budget_mb, in_chunks
-from rcqa.attribution.path import integrate_path
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target
+from rcqa.attribution.window import ExplainedWindow, baseline_stack, on_device, window_inputs
 from rcqa.model import QAModel
-from rcqa.spans import NULL_TOKEN, Windows, null_scores
-from rcqa.types import AGGREGATIONS, Attribution, Example, Windowing, explained_target
+from rcqa.spans import NULL_TOKEN, null_scores
+from rcqa.types import Completeness, Foil
 
 
 @dataclass(frozen=True)
@@ -57,77 +50,6 @@ class WindowProgress:
     label: str
     window: int  # 1-based
     windows: int
-
-
-@dataclass(frozen=True)
-class PassageLayout:
-    """The whole passage's token sequence: window 0's question and specials, every passage token once, in order,
-    then window 0's closing specials; and where each window's tokens are in it."""
-
-    ids: tuple[int, ...]
-    offsets: tuple[tuple[int, int], ...]
-    segments: tuple[str, ...]
-    positions: tuple[tuple[int, ...], ...]  # per window and token: its index in the whole passage's sequence
-
-    @classmethod
-    def of(cls, windows: Windows) -> PassageLayout:
-        lengths = windows.inputs["attention_mask"].sum(1).tolist()
-        ids = windows.inputs["input_ids"].tolist()
-        parts = [_parts(windows.segments[w][:n]) for w, n in enumerate(lengths)]
-        first, last = parts[0]
-        prefix, suffix = ids[0][:first], ids[0][last:lengths[0]]
-        if any(ids[w][:f] != prefix or ids[w][l:lengths[w]] != suffix for w, (f, l) in enumerate(parts)):
-            raise ValueError("the windows do not share their question and special tokens")
-        passage_offsets = [windows.offsets[w][f:l] for w, (f, l) in enumerate(parts)]
-        starts = _passage_starts(passage_offsets)
-        n_passage = starts[-1] + len(passage_offsets[-1])
-        passage_ids, merged_offsets = [0] * n_passage, [None] * n_passage
-        for w, ((f, l), start) in enumerate(zip(parts, starts)):
-            for j in range(l - f):
-                passage_ids[start + j], merged_offsets[start + j] = ids[w][f + j], windows.offsets[w][f + j]
-        shared = len(prefix) + n_passage
-        positions = tuple(tuple(range(f)) + tuple(len(prefix) + start + j for j in range(l - f))
-                          + tuple(shared + i for i in range(lengths[w] - l))
-                          for w, ((f, l), start) in enumerate(zip(parts, starts)))
-        return cls(ids=tuple(prefix + passage_ids + suffix),
-                   offsets=tuple(windows.offsets[0][:first]) + tuple(merged_offsets)
-                   + tuple(windows.offsets[0][last:lengths[0]]),
-                   segments=tuple(windows.segments[0][:first]) + ("passage",) * n_passage
-                   + tuple(windows.segments[0][last:lengths[0]]),
-                   positions=positions)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def merge(self, scores: np.ndarray) -> np.ndarray:
-        """(…, aggregations, every window's tokens, window after window) → (…, aggregations, the passage's tokens):
-        each token's copies added, the L2 norm as the norm of all copies' vectors (the module's docstring)."""
-        l2 = AGGREGATIONS.index("l2")
-        additive = scores.astype(np.float64)
-        additive[..., l2, :] = additive[..., l2, :] ** 2
-        merged = np.zeros((len(self), *additive.shape[:-1]))
-        np.add.at(merged, np.concatenate(self.positions), np.moveaxis(additive, -1, 0))
-        merged = np.moveaxis(merged, 0, -1)
-        merged[..., l2, :] = np.sqrt(merged[..., l2, :])
-        return merged
-
-
-def _parts(segments: Sequence[str]) -> tuple[int, int]:
-    """[first, last) of a window's passage tokens, which are contiguous."""
-    inside = [t for t, segment in enumerate(segments) if segment == "passage"]
-    if not inside or inside != list(range(inside[0], inside[-1] + 1)):
-        raise ValueError("a window's passage tokens are not one contiguous run")
-    return inside[0], inside[-1] + 1
-
-
-def _passage_starts(passage_offsets: list[list[tuple[int, int]]]) -> list[int]:
-    """Per window: the index of its first passage token among the passage's tokens. A window starts inside the one
-    before it: by the longest run of tokens that ends the one and begins the other (the stride's overlap)."""
-    starts = [0]
-    for before, window in zip(passage_offsets, passage_offsets[1:]):
-        overlap = next(k for k in range(min(len(before), len(window)), -1, -1) if before[len(before) - k:] == window[:k])
-        starts.append(starts[-1] + len(before) - overlap)
-    return starts
 
 
 class PassagePath:
@@ -278,64 +200,79 @@ def _groups(stacks: list[LayerStack], read: list[int], layer: int) -> list[tuple
     return [tuple(g) for g in groups]
 
 
-def explain_passage(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
-                    on_layer: Callable[[LayerResult | WindowProgress], None] | None = None) -> Attribution:
-    """Answer the example, then attribute the chosen targets over every window of the passage at every layer; the
-    result's tokens and words are the whole passage's (PassageLayout), its window the explained span's."""
-    started = time.perf_counter()
-    refuse_null_targets(qa_model, settings)
-    explained = explained_window(qa_model, example, settings.span, settings.allow_null)
-    windows, home = explained.windows, explained.window
-    layout = PassageLayout.of(windows)
-    inputs = [window_inputs(windows, w) for w in range(len(windows))]
-    stacks = [LayerStack(qa_model.model, {k: v.to(qa_model.device) for k, v in window.items()}) for window in inputs]
-    baselines = [baseline_stack(qa_model, window, settings.baseline) for window in inputs]
-    bounds = np.cumsum([0, *(len(p) for p in layout.positions)])
-    # the decoder's rule (run_squad's), on the logits it decoded: "no answer" is read where its score is least
-    null_window = int(null_scores(*explained.logits).argmin())
-    foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer, windows,
-                                           explained.span)
-    names = ["contrast"] * bool(foil) + list(settings.targets)  # a contrast comes first, as for one window
+@dataclass
+class PassageScope:
+    """Every window of the passage on one path (module docstring), as rcqa.attribution.engine.iter_layers runs it:
+    the windows' stacks and input baselines' (None for the zero baseline), the targets over every window's logits
+    laid end to end, the windows they read, and on_progress told as each window's gradients are done."""
 
-    def placed(name: str, position: Callable[[int, int], int]) -> Target:
-        """The target with its tokens at `position(window, token)`; the contrast's foil read in its own window."""
-        foil_tokens = ({"foil_start_token": position(foil.window, foil.start_token),
-                        "foil_end_token": position(foil.window, foil.end_token)} if name == "contrast" else {})
-        return Target(name, position(home, explained.start_token), position(home, explained.end_token),
-                      null_token=position(null_window, NULL_TOKEN), **foil_tokens)
+    stacks: list[LayerStack]
+    baselines: list[LayerStack | None]
+    layout: PassageLayout
+    targets: list[Target]
+    read: list[int]
+    explained_window: int  # the window of the explained span
+    null_window: int  # the window "no answer" is read in
+    on_progress: Callable[[WindowProgress], None] | None = None
 
-    targets = [placed(name, lambda w, t: int(bounds[w] + t)) for name in names]
-    read = _read_windows(stacks, targets)
-    labels = stacks[0].labels
-    layer_results = []
-    for layer, label in enumerate(labels):
-        layer_started = time.perf_counter()
-        report = (lambda w, layer=layer, label=label: on_layer(WindowProgress(layer, label, w + 1, len(windows)))
-                  ) if on_layer else None
-        path = PassagePath(stacks, baselines, layer, targets, read, settings.memory_budget_mb, report)
-        attributions, completeness = layer_attributions(layer, path.difference, integrate_path(path, settings),
-                                                        targets)
+    @classmethod
+    def of(cls, qa_model: QAModel, explained: ExplainedWindow, window_targets: list[Target], foil: Foil | None,
+           baseline: str, on_progress: Callable[[WindowProgress], None] | None = None) -> PassageScope:
+        """The passage of the explained window, with its targets (as read in that window) over every window."""
+        windows = explained.windows
+        inputs = [window_inputs(windows, w) for w in range(len(windows))]
+        stacks = [LayerStack(qa_model.model, on_device(window, qa_model.device)) for window in inputs]
+        baselines = [baseline_stack(qa_model, window, baseline) for window in inputs]
+        # the decoder's rule (run_squad's), on the logits it decoded: "no answer" is read where its score is least
+        null_window = int(null_scores(*explained.logits).argmin())
+        scope = cls(stacks, baselines, PassageLayout.of(windows), [], [], explained.window, null_window, on_progress)
+        bounds = scope.bounds
+        scope.targets = scope.placed(window_targets, foil, lambda w, t: int(bounds[w] + t))
+        scope.read = _read_windows(stacks, scope.targets)
+        return scope
+
+    @property
+    def labels(self) -> list[str]:
+        return self.stacks[0].labels
+
+    @property
+    def bounds(self) -> np.ndarray:
+        """Where each window's tokens begin (and the last ends) among every window's tokens laid end to end."""
+        return np.cumsum([0, *(len(p) for p in self.layout.positions)])
+
+    def placed(self, window_targets: list[Target], foil: Foil | None,
+               position: Callable[[int, int], int]) -> list[Target]:
+        """The targets with their tokens at `position(window, token)`: the span in the explained window, "no
+        answer" in the null window, a contrast's foil in its own window."""
+        def place(target: Target) -> Target:
+            foil_tokens = ({"foil_start_token": position(foil.window, foil.start_token),
+                            "foil_end_token": position(foil.window, foil.end_token)} if target.name == "contrast"
+                           else {})
+            return Target(target.name, position(self.explained_window, target.start_token),
+                          position(self.explained_window, target.end_token),
+                          null_token=position(self.null_window, NULL_TOKEN), **foil_tokens)
+        return [place(target) for target in window_targets]
+
+    def path(self, layer: int, settings: IGSettings) -> PassagePath:
+        report = ((lambda w: self.on_progress(WindowProgress(layer, self.labels[layer], w + 1, len(self.stacks))))
+                  if self.on_progress else None)
+        return PassagePath(self.stacks, self.baselines, layer, self.targets, self.read, settings.memory_budget_mb,
+                           report)
+
+    def layer_scores(self, attributions: list[torch.Tensor],
+                     completeness: list[Completeness]) -> tuple[np.ndarray, list[Completeness]]:
+        """The merged scores of the passage's tokens, and each check with every window's share of its sum."""
         completeness = [dataclasses.replace(c, window_sums=tuple(float(part.sum()) for part in
-                                                                 torch.tensor_split(a, bounds[1:-1].tolist())))
+                                                                 torch.tensor_split(a, self.bounds[1:-1].tolist())))
                         for c, a in zip(completeness, attributions)]
-        scores = layout.merge(np.stack([aggregate(a) for a in attributions]))
-        layer_results.append(LayerResult(layer, label, scores, completeness, time.perf_counter() - layer_started))
-        if on_layer:
-            on_layer(layer_results[-1])
-    recorded = [placed(name, lambda w, t: layout.positions[w][t]) for name in names]
-    return Attribution(
-        example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=explained.answer,
-        window=home, tokens=qa_model.tokenizer.convert_ids_to_tokens(list(layout.ids)),
-        token_offsets=list(layout.offsets), token_segments=list(layout.segments),
-        words=token_words(layout.offsets, layout.segments, windows.question, example.passage), layers=labels,
-        targets=[explained_target(t, explained.span_text(example.passage), home, foil or None, null_window)
-                 for t in recorded],
-        scores=np.stack([r.scores for r in layer_results], axis=2),
-        completeness=[c for r in layer_results for c in r.completeness],
-        settings=settings, windowing=Windowing(qa_model.max_len, qa_model.doc_stride, len(windows), tuple(read)),
-        seconds=time.perf_counter() - started,
-        **_explained_window_states(stacks[home], layout.positions[home], len(layout)),
-    )
+        return self.layout.merge(np.stack([aggregate(a) for a in attributions])), completeness
+
+    def kept_states(self) -> tuple[np.ndarray, list[int] | None]:
+        """The layer outputs a result keeps (module docstring): the explained window's (layers × tokens × dim),
+        and where its tokens are among the passage's (None where they are all of them)."""
+        positions = self.layout.positions[self.explained_window]
+        return (torch.cat(self.stacks[self.explained_window].hidden).cpu().numpy(),
+                None if positions == tuple(range(len(self.layout))) else list(positions))
 
 
 def _read_windows(stacks: list[LayerStack], targets: list[Target]) -> list[int]:
@@ -352,10 +289,3 @@ def _read_windows(stacks: list[LayerStack], targets: list[Target]) -> list[int]:
                 if gradient is not None:
                     read |= {w for w in range(len(stacks)) if gradient[0, bounds[w]:bounds[w + 1]].any()}
     return sorted(read)
-
-
-def _explained_window_states(stack: LayerStack, positions: tuple[int, ...], tokens: int) -> dict:
-    """The layer outputs a result keeps (module docstring): the explained window's (layers × tokens × dim), and
-    where its tokens are among the passage's `tokens` (hidden_tokens; None where they are all of them)."""
-    return {"hidden_states": torch.cat(stack.hidden).cpu().numpy(),
-            "hidden_tokens": None if positions == tuple(range(tokens)) else list(positions)}

@@ -1,6 +1,7 @@
-"""The named presets a user reproduces with one word. The settings themselves (IGSettings, the baselines, foils,
-methods and windows it may name) are part of every result, so they live with the results in rcqa.types.settings;
-they are imported from here too, where the engine's callers have always found them."""
+"""The named presets a user reproduces with one word, and resolve, the one way from a user's choices to IGSettings.
+The settings themselves (IGSettings, the baselines, spans, foils, methods and windows it may name, SpanSpec and
+FoilSpec) are part of every result, so they live with the results in rcqa.types.settings; they are imported from
+here too, where the engine's callers have always found them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,12 +11,15 @@ from rcqa.types.settings import (
     FOILS,
     MAX_FOIL_TEXT,
     METHODS,
+    SPANS,
     WINDOWS,
+    FoilSpec,
     IGSettings,
-    parse_foil,
+    SpanSpec,
 )
 
-__all__ = ["BASELINES", "FOILS", "MAX_FOIL_TEXT", "METHODS", "PRESETS", "WINDOWS", "IGSettings", "Preset", "parse_foil"]
+__all__ = ["BASELINES", "FOILS", "MAX_FOIL_TEXT", "METHODS", "PRESETS", "SPANS", "WINDOWS", "FoilSpec", "IGSettings",
+           "Preset", "SpanSpec", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -33,3 +37,12 @@ PRESETS = {
     "paper-text": Preset("the paper's text: zero baseline, 50 right-Riemann steps, its F, squared L2 token score",
                          IGSettings.paper_text(), "l2_squared"),
 }
+
+
+def resolve(preset: str = "default", **overrides) -> IGSettings:
+    """The one way from a user's choices to IGSettings: the preset's (PRESETS) with each override, a field of
+    IGSettings as its to_dict writes it, in its place. ValueError, in one sentence, for an unknown preset or setting
+    or a bad value (a span or foil is parsed here, once)."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {str(preset)[:40]!r}; choose one of {', '.join(PRESETS)}")
+    return IGSettings.from_dict({**PRESETS[preset].settings.to_dict(), **overrides})

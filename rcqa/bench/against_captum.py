@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from rcqa.attribution.cache import ResultCache, cached_explain
-from rcqa.attribution.engine import explain, window_inputs
+from rcqa.attribution.explanation import explain
+from rcqa.attribution.window import window_inputs
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import find_blocks
 from rcqa.gallery import gallery_example

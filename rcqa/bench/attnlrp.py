@@ -7,7 +7,7 @@ import time
 
 import torch
 
-from rcqa.attribution.engine import explain, explained_targets
+from rcqa.attribution.explanation import explain, explained_targets
 from rcqa.attribution.lrp import layer_relevance
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.targets import Target
@@ -22,12 +22,10 @@ def run(qa_model: QAModel, tokens: int = 256, repeats: int = 1) -> dict:
     """Seconds of IG (defaults) and of AttnLRP for the default target at every layer of a `tokens`-token window,
     each the fastest of `repeats`; AttnLRP's relevance pass alone; for CHECKED_TARGETS, its conservation error per
     layer and the relevance its rules absorbed, by kind, as fractions of F."""
-    from rcqa.attribution.lrp import explain as explain_attnlrp
-
     example = example_of_length(qa_model, tokens)
-    explain_attnlrp(qa_model, example, ATTNLRP)  # warm-up: first-call allocations
+    explain(qa_model, example, ATTNLRP)  # warm-up: first-call allocations
     integrated, relevance = fastest(repeats, lambda: explain(qa_model, example),
-                                    lambda: explain_attnlrp(qa_model, example, ATTNLRP))
+                                    lambda: explain(qa_model, example, ATTNLRP))
     explained = explained_targets(qa_model, example, ATTNLRP)
     inputs = {name: values.to(qa_model.device) for name, values in explained.window.inputs.items()}
     passes = []

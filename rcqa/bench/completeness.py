@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from rcqa.analysis.words import passage_distribution
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import GALLERY
 from rcqa.model import QAModel

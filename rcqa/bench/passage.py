@@ -8,14 +8,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 import torch
 
-from rcqa.attribution.engine import explain, explained_window, iter_layers, window_inputs
-from rcqa.attribution.passage import explain_passage
+from rcqa.attribution.engine import WindowScope, iter_layers
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
-from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
+from rcqa.attribution.window import explained_window, window_inputs
 from rcqa.gallery import GALLERY, gallery_example
 from rcqa.model import QAModel
 from rcqa.qa import encode
@@ -86,14 +87,13 @@ def passage_side(model: str, device: str | None, random_config: dict | None, win
             first = explained.windows.segments[window].index("passage")
             span = (explained.start_token, explained.end_token) if window == explained.window else (first, first)
             targets = [Target(name, *span) for name in settings.targets]
-            stack = LayerStack(qa_model.model, {k: v.to(qa_model.device) for k, v in inputs.items()})
-            for r in iter_layers(qa_model, stack, inputs, targets, settings):
+            for r in iter_layers(WindowScope.of(qa_model, inputs, targets, settings.baseline), settings):
                 steps += r.completeness[0].steps
                 block_passes += r.completeness[0].steps * (blocks - r.layer)
         return {"steps": steps, "block_passes": block_passes}
 
     def whole() -> dict:
-        result = explain_passage(qa_model, example, settings)
+        result = explain(qa_model, example, replace(settings, windows="all"))
         checks = [c for c in result.completeness if c.target == settings.targets[0]]
         return {"steps": sum(c.steps for c in checks),
                 "block_passes": len(result.windowing.windows_read) * sum(c.steps * (blocks - c.layer) for c in checks),

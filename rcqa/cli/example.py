@@ -194,16 +194,15 @@ def add_intervene(commands: argparse._SubParsersAction) -> None:
 
 
 def _intervene(args: argparse.Namespace) -> int:
-    from rcqa.attribution.settings import PRESETS
+    from rcqa.attribution.settings import PRESETS, resolve
     from rcqa.lens.interventions import intervene
     from rcqa.model import load_model
     from rcqa.types import storage
 
-    preset = PRESETS[args.preset]
     qa_model = load_model(args.model, args.device)
-    result, _ = explained(args, qa_model, cli_example(args), preset.settings)
+    result, _ = explained(args, qa_model, cli_example(args), resolve(args.preset))
     found = intervene(qa_model, result, k=args.k, draws=args.draws, baseline=args.baseline,
-                      aggregation=args.aggregation or preset.aggregation, seed=args.seed,
+                      aggregation=args.aggregation or PRESETS[args.preset].aggregation, seed=args.seed,
                       outside_span=args.spare_answer)
     Path(args.json).write_text(storage.stored_json(found))  # with its kind: rcqa.load_result reads it
     print(f"explained span {found.explained_span!r}, p={found.unchanged.span_probability:.3f} unchanged",

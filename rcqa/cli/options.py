@@ -128,14 +128,13 @@ _IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule
 
 def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, str]:
     """The preset's IGSettings and token score, with every option given on the command line in its place."""
-    from rcqa.attribution.settings import PRESETS, IGSettings
+    from rcqa.attribution.settings import PRESETS, resolve
 
-    preset = PRESETS[args.preset]
     given = {field: getattr(args, option) for option, field in _IG_FIELDS.items()
              if getattr(args, option, None) is not None}
     if "tolerance" in given and given["tolerance"] <= 0:
         given["tolerance"] = None
-    return IGSettings.from_dict({**preset.settings.to_dict(), **given}), args.aggregation or preset.aggregation
+    return resolve(args.preset, **given), args.aggregation or PRESETS[args.preset].aggregation
 
 
 def add_answer_protocol(command: argparse.ArgumentParser) -> None:

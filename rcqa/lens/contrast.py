@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from rcqa.analysis.roles import boundary_contrast
-from rcqa.attribution.engine import window_inputs
+from rcqa.attribution.window import window_inputs
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
 from rcqa.qa import char_span_to_tokens, encode

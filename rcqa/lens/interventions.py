@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from rcqa.analysis.words import passage_distribution
-from rcqa.attribution.engine import baseline_stack, window_inputs
+from rcqa.attribution.window import baseline_stack, window_inputs
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
 from rcqa.qa import encode

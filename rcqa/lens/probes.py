@@ -23,8 +23,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from rcqa.attribution.engine import window_inputs
 from rcqa.attribution.stack import LayerStack
+from rcqa.attribution.window import window_inputs
 from rcqa.model import DEFAULT_MODEL, QAModel
 from rcqa.qa import char_span_to_tokens, encode
 from rcqa.resources import EMBEDDED_MODEL_DIRS, cache_dir

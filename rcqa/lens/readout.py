@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from rcqa.attribution.engine import window_inputs
 from rcqa.attribution.stack import LayerStack
+from rcqa.attribution.window import window_inputs
 from rcqa.evaluate import score
 from rcqa.lens.probes import Probes, ProbesUnavailable, find_probes
 from rcqa.model import QAModel

@@ -4,6 +4,7 @@ read. They sit with the results, below the engine that reads them (rcqa.attribut
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
+from functools import cached_property
 
 RULES = ("gausslegendre", "riemann_right", "paper_trapezoid")  # rcqa.attribution.quadrature's nodes and weights
 PAPER_STEPS = 20  # the released code of Ramnath et al. (2020): α = k/20, k = 0..19
@@ -23,21 +24,87 @@ FOILS = {  # what --contrast FOIL may name: the span the explained one is contra
     "distractor-number": "for a quantifier question: the best-scoring other number (a word tagged CD) of the passage",
 }
 MAX_FOIL_TEXT = 300  # characters of text:STRING (a foil is a span, not a passage)
+_FOIL_KINDS = tuple(name.partition(":")[0] for name in FOILS)  # nbest, gold, null, text, runner-up, ...
 
 
-def parse_foil(foil: str) -> tuple[str, str | int | None]:
-    """(kind, argument) of a FOIL: ('nbest', K), ('text', STRING) or (name, None); ValueError, in one sentence,
-    for anything else."""
-    kind, _, argument = foil.partition(":")
-    if kind == "nbest" and argument.isdigit() and len(argument) < 4:
-        return "nbest", int(argument)
-    if kind == "text" and argument.strip():
-        if len(argument) > MAX_FOIL_TEXT:
-            raise ValueError(f"a text: foil is at most {MAX_FOIL_TEXT} characters")
-        return "text", argument
-    if foil in ("gold", "null", "runner-up", "distractor-number"):
-        return foil, None
-    raise ValueError(f"unknown foil {foil[:40]!r}; use {', '.join(FOILS)}")
+SPANS = {  # what --span may name: the span whose targets are explained
+    "predicted": "the model's best span (the paper), also when it answered \"no answer\"",
+    "gold": "the gold answer",
+    "nbest:K": "the K-th n-best span (0-based)",
+}
+_MAX_RANK_DIGITS = 3  # nbest:K names a rank below 1000
+
+
+def _rank(text: str) -> int | None:
+    """K of nbest:K, a whole number of at most three ASCII digits; None for anything else."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= _MAX_RANK_DIGITS else None
+
+
+@dataclass(frozen=True)
+class SpanSpec:
+    """The span an explanation's targets are taken at, parsed once from its string form ('predicted', 'gold',
+    'nbest:K'), which to_string gives back."""
+
+    kind: str  # "predicted", "gold" or "nbest"
+    rank: int = 0  # nbest's K
+
+    def __post_init__(self):
+        if self.kind not in ("predicted", "gold", "nbest") or self.rank < 0 or (self.rank and self.kind != "nbest"):
+            raise ValueError(f"unknown span kind {self.kind!r} (rank {self.rank}); use {', '.join(SPANS)}")
+
+    @classmethod
+    def parse(cls, span: SpanSpec | str) -> SpanSpec:
+        """The spec of a span's string form (a spec is returned as it is); ValueError, in one sentence, for
+        anything else."""
+        if isinstance(span, SpanSpec):
+            return span
+        if span in ("predicted", "gold"):
+            return cls(span)
+        kind, _, argument = str(span).partition(":")
+        if kind == "nbest" and (rank := _rank(argument)) is not None:
+            return cls("nbest", rank)
+        raise ValueError(f"unknown span {str(span)[:40]!r}; use predicted, gold or nbest:K (K a whole number "
+                         f"under 1000)")
+
+    def to_string(self) -> str:
+        return f"nbest:{self.rank}" if self.kind == "nbest" else self.kind
+
+    __str__ = to_string
+
+
+@dataclass(frozen=True)
+class FoilSpec:
+    """The foil a contrast names, parsed once from its string form (FOILS), which to_string gives back."""
+
+    kind: str  # "nbest", "text", "gold", "null", "runner-up" or "distractor-number"
+    rank: int | None = None  # nbest's K
+    text: str | None = None  # text's STRING
+
+    def __post_init__(self):
+        if self.kind not in _FOIL_KINDS or (self.rank is None) != (self.kind != "nbest") or \
+                (self.text is None) != (self.kind != "text"):
+            raise ValueError(f"unknown foil kind {self.kind!r}; use {', '.join(FOILS)}")
+        if self.text is not None and not (self.text.strip() and len(self.text) <= MAX_FOIL_TEXT):
+            raise ValueError(f"a text: foil is some text of at most {MAX_FOIL_TEXT} characters")
+
+    @classmethod
+    def parse(cls, foil: FoilSpec | str) -> FoilSpec:
+        """The spec of a FOIL (a spec is returned as it is); ValueError, in one sentence, for anything else."""
+        if isinstance(foil, FoilSpec):
+            return foil
+        kind, _, argument = str(foil).partition(":")
+        if kind == "nbest" and (rank := _rank(argument)) is not None:
+            return cls("nbest", rank=rank)
+        if kind == "text" and argument.strip():
+            return cls("text", text=argument)
+        if kind in ("nbest", "text") or foil not in _FOIL_KINDS:
+            raise ValueError(f"unknown foil {str(foil)[:40]!r}; use {', '.join(FOILS)}")
+        return cls(foil)
+
+    def to_string(self) -> str:
+        return {"nbest": f"nbest:{self.rank}", "text": f"text:{self.text}"}.get(self.kind, self.kind)
+
+    __str__ = to_string
 
 
 METHODS = {
@@ -88,8 +155,18 @@ class IGSettings:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
         if "contrast" in self.targets:
             raise ValueError("the contrast target is asked for by its foil: contrast=FOIL (--contrast FOIL)")
-        if self.contrast is not None:
-            parse_foil(self.contrast)
+        for parsed in ("span_spec", "foil"):  # parsed once, here: a bad span or foil is refused at once
+            getattr(self, parsed)
+
+    @cached_property
+    def span_spec(self) -> SpanSpec:
+        """The span, parsed (SpanSpec)."""
+        return SpanSpec.parse(self.span)
+
+    @cached_property
+    def foil(self) -> FoilSpec | None:
+        """The contrast's foil, parsed (FoilSpec); None without a contrast."""
+        return None if self.contrast is None else FoilSpec.parse(self.contrast)
 
     @classmethod
     def paper(cls) -> IGSettings:

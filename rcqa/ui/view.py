@@ -18,7 +18,7 @@ import streamlit as st
 from rcqa.analysis.projection import METHODS
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.quadrature import PAPER_STEPS, RULES
-from rcqa.attribution.settings import BASELINES, PRESETS, WINDOWS, IGSettings, parse_foil
+from rcqa.attribution.settings import BASELINES, PRESETS, WINDOWS, FoilSpec, IGSettings, resolve
 from rcqa.attribution.settings import METHODS as EXPLAIN_METHODS  # projection METHODS (t-SNE, PCA) are imported too
 from rcqa.attribution.targets import TARGETS
 from rcqa.catalog import offered, shown_name
@@ -52,6 +52,9 @@ def default_model() -> str:
     return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
 
 
+_DEFAULT = resolve("default")  # a new view's IG settings: the default preset's, typed in one place
+
+
 @dataclass
 class View:
     """Everything that decides what the pages show; one link holds all of it (except long pasted text)."""
@@ -61,13 +64,13 @@ class View:
     example_id: str = GALLERY[0].id  # a gallery id, or an id in the uploaded file
     passage: str = ""  # a pasted passage
     question: str = GALLERY[0].question
-    target: str = IGSettings.targets[0]
-    span: str = "predicted"
-    baseline: str = "pad"
-    rule: str = "gausslegendre"
-    steps: int = 8
-    tolerance: float | None = 0.01
-    aggregation: str = "l2"
+    target: str = _DEFAULT.targets[0]
+    span: str = _DEFAULT.span
+    baseline: str = _DEFAULT.baseline
+    rule: str = _DEFAULT.rule
+    steps: int = _DEFAULT.steps
+    tolerance: float | None = _DEFAULT.tolerance
+    aggregation: str = PRESETS["default"].aggregation
     top_k: int = 5
     layer: int = 0  # of the top-k passage view
     variant: str = "full"
@@ -76,10 +79,10 @@ class View:
     projection: str = "tsne"
     projection_layer: int = -1
     knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.lens.interventions)
-    contrast: str | None = None  # a FOIL: explain why the span and not it (rcqa.attribution.contrast)
-    windows: str = "answer"  # "all": the whole passage in one explanation (offered when it has several windows)
+    contrast: str | None = _DEFAULT.contrast  # a FOIL: explain why the span and not it (rcqa.attribution.contrast)
+    windows: str = _DEFAULT.windows  # "all": the whole passage in one explanation (offered when it has several windows)
     versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)
-    method: str = "integrated_gradients"  # or "attnlrp" (one window: the whole passage is IG's)
+    method: str = _DEFAULT.method  # or "attnlrp" (one window: the whole passage is IG's)
     ends: str = "joined"  # "apart": the start and end logits too, in the same job (rcqa.ui.start_end)
     run: str = ""  # the dataset run whose questions source "upload" offers (rcqa.ui.runs), by its folder's name
 
@@ -89,7 +92,7 @@ class View:
                   **{name: getattr(self, name) for name in _SETTINGS}}
         if self.method == "attnlrp":
             chosen["windows"] = "answer"
-        return IGSettings.from_dict(chosen)
+        return resolve("default", **chosen)
 
 
 # the IGSettings fields a View holds beside its target
@@ -112,7 +115,7 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "jsd": ("variant", tuple(VARIANTS)), "first": ("first_layer", (int, -1, 100)),
     "second": ("second_layer", (int, -1, 100)), "map": ("projection", METHODS),
     "maplayer": ("projection_layer", (int, -1, 100)), "ko": ("knockout", tuple(KNOCKOUT_BASELINES)),
-    "contrast": ("contrast", parse_foil),
+    "contrast": ("contrast", FoilSpec),
     "win": ("windows", tuple(WINDOWS)),
     "vs": ("versus", "versus"),
     "method": ("method", tuple(EXPLAIN_METHODS)),
@@ -199,11 +202,8 @@ def _parse(text: str, allowed: Any) -> Any:
         if not (re.fullmatch(r"-?[0-9]{1,6}", text) and low <= int(text) <= high):  # int's errors quote the text
             raise ValueError(f"must be a whole number from {low} to {high}")
         return int(text)
-    if allowed is parse_foil:
-        if text == "off":
-            return None
-        parse_foil(text)  # its ValueError says, in one sentence, what a foil may be
-        return text
+    if allowed is FoilSpec:
+        return None if text == "off" else FoilSpec.parse(text).to_string()  # its ValueError: what a foil may be
     if allowed == "versus":
         return None if text == "off" else parse_versus(text)
     if allowed is TOLERANCES:
@@ -232,8 +232,7 @@ def parse_versus(text: str) -> str:
     if kind == "model" and (found := offered(value)):
         return f"model:{found}"
     if kind == "foil":
-        parse_foil(value)  # its ValueError says what a foil may be
-        return text
+        return f"foil:{FoilSpec.parse(value).to_string()}"  # its ValueError says what a foil may be
     raise ValueError("compare with gold, model:NAME (a model this server offers) or foil:FOIL")
 
 
@@ -312,7 +311,7 @@ def apply_preset(name: str) -> None:
     """A preset's settings; its target is pinned (in the link too) unless it is the default one, which leaves an
     abstention to be explained by answer_vs_null."""
     update(**PRESET_VIEWS[name])
-    st.session_state[_TARGET_CHOSEN] = PRESET_VIEWS[name]["target"] != IGSettings.targets[0]
+    st.session_state[_TARGET_CHOSEN] = PRESET_VIEWS[name]["target"] != _DEFAULT.targets[0]
 
 
 def target_chosen(current: View | None = None) -> None:
@@ -326,7 +325,7 @@ def fit_target(answer: Answer) -> None:
     current = view()
     if st.session_state.get(_TARGET_CHOSEN):
         return
-    default = IGSettings.targets[0]
+    default = _DEFAULT.targets[0]
     if answer.abstained and current.target == default:
         current.target = ABSTENTION_TARGET
     elif not answer.abstained and current.target == ABSTENTION_TARGET:
@@ -342,7 +341,7 @@ def example_changed(current: View) -> None:
         current.versus = None
     if current.span in NBEST_SPANS:
         current.span = "predicted"
-    current.target = IGSettings.targets[0]
+    current.target = _DEFAULT.targets[0]
     st.session_state[_TARGET_CHOSEN] = False
 
 

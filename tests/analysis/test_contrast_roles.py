@@ -10,7 +10,7 @@ from rcqa.analysis.report import analyses
 from rcqa.analysis.roles import (boundary_contrast, category_labels, category_masks, category_shares,
                                  other_number_share, phase_readings, quantifier_share, word_categories)
 from rcqa.analysis.words import passage_distribution
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.figures.roles import roles
 from rcqa.gallery import gallery_example

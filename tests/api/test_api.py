@@ -10,7 +10,7 @@ import pytest
 
 import rcqa
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.engine import explain as engine_explain
+from rcqa.attribution.explanation import explain as engine_explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.types import Attribution, Example

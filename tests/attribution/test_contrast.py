@@ -12,8 +12,9 @@ import rcqa.qa
 from rcqa.analysis.report import analyses
 from rcqa.attribution import explanation
 from rcqa.attribution.contrast import NoFoil, contrast_target, find_foil
-from rcqa.attribution.engine import explain, explained_window
-from rcqa.attribution.settings import IGSettings, parse_foil
+from rcqa.attribution.explanation import explain
+from rcqa.attribution.window import explained_window
+from rcqa.attribution.settings import FoilSpec, IGSettings
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
 from rcqa.qa import InputError, encode, logits as model_logits
@@ -34,13 +35,13 @@ def test_the_contrast_is_the_span_logits_less_the_foils():
         pytest.approx(float(log_p[0]))  # the normalisers cancel
 
 
-@pytest.mark.parametrize("foil, parsed", [("nbest:2", ("nbest", 2)), ("gold", ("gold", None)),
-                                          ("null", ("null", None)), ("text:the river", ("text", "the river")),
-                                          ("text:a:b", ("text", "a:b")), ("runner-up", ("runner-up", None)),
-                                          ("distractor-number", ("distractor-number", None))])
-def test_every_foil_form_parses(foil, parsed):
-    assert parse_foil(foil) == parsed
-    assert IGSettings(contrast=foil).contrast == foil
+@pytest.mark.parametrize("foil, parsed", [("nbest:2", FoilSpec("nbest", rank=2)), ("gold", FoilSpec("gold")),
+                                          ("null", FoilSpec("null")), ("text:the river", FoilSpec("text", text="the river")),
+                                          ("text:a:b", FoilSpec("text", text="a:b")), ("runner-up", FoilSpec("runner-up")),
+                                          ("distractor-number", FoilSpec("distractor-number"))])
+def test_every_foil_form_parses_and_round_trips(foil, parsed):
+    assert FoilSpec.parse(foil) == parsed and parsed.to_string() == foil
+    assert IGSettings(contrast=foil).contrast == foil and IGSettings(contrast=foil).foil == parsed
 
 
 @pytest.mark.parametrize("foil", ["nbest:", "nbest:-1", "nbest:x", "nbest:99999", "text:", "text:  ", "best",
@@ -90,7 +91,7 @@ def test_the_distractor_number_is_the_best_scoring_other_number(tiny_bert, score
     logits = hand_logits(windows, {(passage.index(word), len(word)): value
                                    for word, value in {**scores, "12": (9.0, 9.0)}.items()})
     span = explained_at(windows, QUANTITY.passage, "12")
-    foil = find_foil("distractor-number", logits, QUANTITY, None, windows, span)
+    foil = find_foil(FoilSpec.parse("distractor-number"), logits, QUANTITY, None, windows, span)
     assert (foil.text, foil.start_char, foil.window) == (chosen, QUANTITY.passage.index(chosen), 0)
     assert foil.score == pytest.approx(sum(scores[chosen]))
 
@@ -99,12 +100,12 @@ def test_a_question_without_a_distractor_number_is_skipped_with_its_reason(tiny_
     other = Example(id="w", passage=QUANTITY.passage, question="What did the farm have?")
     windows = encode(tiny_bert, other.question, other.passage)
     with pytest.raises(NoFoil, match="not a quantifier question"):
-        find_foil("distractor-number", hand_logits(windows, {}), other, None, windows,
+        find_foil(FoilSpec.parse("distractor-number"), hand_logits(windows, {}), other, None, windows,
                   explained_at(windows, other.passage, "12"))
     lone = Example(id="l", passage="The farm had 12 dogs and some cats.", question="How many dogs?")
     windows = encode(tiny_bert, lone.question, lone.passage)
     with pytest.raises(NoFoil, match="no number besides"):
-        find_foil("distractor-number", hand_logits(windows, {}), lone, None, windows,
+        find_foil(FoilSpec.parse("distractor-number"), hand_logits(windows, {}), lone, None, windows,
                   explained_at(windows, lone.passage, "12"))
 
 
@@ -114,15 +115,15 @@ def test_a_text_foil_is_matched_as_written_and_its_best_place_taken(tiny_bert):
     second = example.passage.index("cats", 1)
     logits = hand_logits(windows, {(second, 4): (1.5, 0.5), (0, 4): (0.5, -0.5)})  # the second "cats" wins
     span = explained_at(windows, example.passage, "dogs")
-    foil = find_foil("text:cats", logits, example, None, windows, span)
+    foil = find_foil(FoilSpec.parse("text:cats"), logits, example, None, windows, span)
     assert (foil.text, foil.start_char, foil.score) == ("cats", second, pytest.approx(2.0))
     with pytest.raises(InputError, match="does not occur in the passage as written"):
-        find_foil("text:Cats", logits, example, None, windows, span)
+        find_foil(FoilSpec.parse("text:Cats"), logits, example, None, windows, span)
     # a text inside the explained span is a boundary contrast ("or" against "cats or"); the span itself is refused
-    inside = find_foil("text:or", logits, example, None, windows, explained_at(windows, example.passage, "cats or"))
+    inside = find_foil(FoilSpec.parse("text:or"), logits, example, None, windows, explained_at(windows, example.passage, "cats or"))
     assert (inside.text, inside.start_char) == ("or", example.passage.index("or"))
     with pytest.raises(InputError, match="occurs only as the explained span itself"):
-        find_foil("text:cats or", logits, example, None, windows, explained_at(windows, example.passage, "cats or"))
+        find_foil(FoilSpec.parse("text:cats or"), logits, example, None, windows, explained_at(windows, example.passage, "cats or"))
 
 
 def test_a_text_foil_must_start_and_end_at_token_boundaries(tiny_bert):
@@ -130,7 +131,7 @@ def test_a_text_foil_must_start_and_end_at_token_boundaries(tiny_bert):
     explained = explained_window(tiny_bert, example)
     inside_a_word = "elta"  # "Velta" is one word, so "elta" starts inside a word-piece or a word
     with pytest.raises(InputError, match="inside a word-piece"):
-        find_foil(f"text:{inside_a_word}", explained.logits, example, explained.answer, explained.windows, explained.span)
+        find_foil(FoilSpec.parse(f"text:{inside_a_word}"), explained.logits, example, explained.answer, explained.windows, explained.span)
 
 
 def test_a_foil_equal_to_the_span_and_a_missing_one_are_refused(tiny_bert):
@@ -138,17 +139,17 @@ def test_a_foil_equal_to_the_span_and_a_missing_one_are_refused(tiny_bert):
     explained = explained_window(tiny_bert, example)
     best = explained.answer.best
     with pytest.raises(InputError, match="is the explained span itself"):
-        find_foil("nbest:0", explained.logits, example, explained.answer, explained.windows, explained.span)
+        find_foil(FoilSpec.parse("nbest:0"), explained.logits, example, explained.answer, explained.windows, explained.span)
     with pytest.raises(InputError, match="occurs only as the explained span itself"):
-        find_foil(f"text:{best.text}", explained.logits, example, explained.answer, explained.windows, explained.span)
+        find_foil(FoilSpec.parse(f"text:{best.text}"), explained.logits, example, explained.answer, explained.windows, explained.span)
     gold_is_the_answer = Example(id="g", passage=example.passage, question=example.question,
                                  answers=(GoldAnswer(best.text, best.start_char),))
     with pytest.raises(InputError, match="is the explained span itself"):
-        find_foil("gold", explained.logits, gold_is_the_answer, explained.answer, explained.windows, explained.span)
+        find_foil(FoilSpec.parse("gold"), explained.logits, gold_is_the_answer, explained.answer, explained.windows, explained.span)
     with pytest.raises(InputError, match="only 20 candidate spans"):
-        find_foil("nbest:20", explained.logits, example, explained.answer, explained.windows, explained.span)
+        find_foil(FoilSpec.parse("nbest:20"), explained.logits, example, explained.answer, explained.windows, explained.span)
     with pytest.raises(InputError, match="no gold answer"):
-        find_foil("gold", explained.logits, Example(id="x", passage=example.passage, question=example.question),
+        find_foil(FoilSpec.parse("gold"), explained.logits, Example(id="x", passage=example.passage, question=example.question),
                   explained.answer, explained.windows, explained.span)
 
 
@@ -156,7 +157,7 @@ def test_the_runner_up_is_the_best_span_clear_of_the_answer(tiny_bert):
     example = gallery_example("river-where")
     explained = explained_window(tiny_bert, example)
     answer = explained.answer
-    foil = find_foil("runner-up", explained.logits, example, answer, explained.windows, explained.span)
+    foil = find_foil(FoilSpec.parse("runner-up"), explained.logits, example, answer, explained.windows, explained.span)
     clear = [s for s in answer.nbest if s.end_char <= answer.best.start_char or s.start_char >= answer.best.end_char]
     assert (foil.text, foil.probability, foil.score) == (clear[0].text, clear[0].probability, clear[0].score)
 
@@ -164,7 +165,7 @@ def test_the_runner_up_is_the_best_span_clear_of_the_answer(tiny_bert):
 def test_null_is_no_answer_where_its_score_is_smallest(tiny_bert):
     example = gallery_example("comet-who")
     explained = explained_window(tiny_bert, example, allow_null=True)
-    foil = find_foil("null", explained.logits, example, explained.answer, explained.windows, explained.span)
+    foil = find_foil(FoilSpec.parse("null"), explained.logits, example, explained.answer, explained.windows, explained.span)
     null = explained.answer.no_answer
     assert (foil.start_char, foil.window, foil.start_token, foil.end_token) == (None, null.window, 0, 0)
     assert (foil.score, foil.probability) == (pytest.approx(null.score, abs=1e-5), null.probability)
@@ -213,7 +214,7 @@ def test_a_foil_in_another_window_leaves_the_answers_logit_target_alone(tiny_ber
     assert explained.answer.n_windows > 1
     # a word only the first window reads, or only the last, whichever the explained window is not
     word = "Kessel" if explained.window < explained.answer.n_windows - 1 else "Anfang"
-    far = find_foil(f"text:{word}", explained.logits, example, explained.answer, explained.windows, explained.span)
+    far = find_foil(FoilSpec.parse(f"text:{word}"), explained.logits, example, explained.answer, explained.windows, explained.span)
     assert far.window != explained.window
     fixed = {"tolerance": None, "steps": 8}
     both = explain(tiny_bert, example, IGSettings(targets=("span_logits",), contrast=f"text:{word}", **fixed))
@@ -285,7 +286,7 @@ def test_a_foil_two_windows_hold_is_read_in_the_explained_one(tiny_bert):
     at = passage.index(f" {word} ") + 1
     last = {w: max(tokens_in(w).values()) for w in (0, 1)}
     for window in (0, 1):  # explain each window's own last token: the foil is placed in that same window
-        foil = find_foil(f"text:{word}", model_logits(tiny_bert, windows), example, None, windows,
+        foil = find_foil(FoilSpec.parse(f"text:{word}"), model_logits(tiny_bert, windows), example, None, windows,
                          (window, last[window], last[window]))
         assert (foil.window, foil.start_char) == (window, at)
 
@@ -300,7 +301,7 @@ def test_a_runner_up_past_the_nbest_list_is_searched_for(tiny_bert):
     logits = hand_logits(windows, {(at, 2): (3.0, 2.0), (example.passage.index("dogs"), 4): (9.0, 9.0)})
     dogs = Span("dogs", 9, 13, span[1], span[2], 0, 9.0, 9.0, 0.9)
     only_the_answer = Answer(question=example.question, nbest=(dogs,), n_windows=1)
-    foil = find_foil("runner-up", logits, example, only_the_answer, windows, span)
+    foil = find_foil(FoilSpec.parse("runner-up"), logits, example, only_the_answer, windows, span)
     assert (foil.text, foil.start_char, foil.score) == ("or", at, pytest.approx(5.0))
 
 
@@ -370,7 +371,7 @@ def test_a_runner_up_in_the_nbest_list_is_taken_from_it_without_another_model_pa
         raise AssertionError("the n-best list holds a runner-up: the model must not run again")
 
     monkeypatch.setattr(contrast, "decode", no_model_pass)
-    foil = find_foil("runner-up", hand_logits(windows, {}), example, Answer(example.question, nbest, 1), windows, span)
+    foil = find_foil(FoilSpec.parse("runner-up"), hand_logits(windows, {}), example, Answer(example.question, nbest, 1), windows, span)
     assert (foil.request, foil.text, foil.start_char, foil.end_char) == ("runner-up", "cats", 0, 4)
     assert (foil.window, foil.start_token, foil.end_token) == (0, *cats)
     assert (foil.score, foil.probability) == (pytest.approx(4.0), 0.03)
@@ -380,7 +381,7 @@ def test_no_runner_up_where_every_answer_overlaps_the_explained_one(tiny_bert):
     example = Example(id="one", passage="Velta", question="Which river?")  # every span answers the one word
     explained = explained_window(tiny_bert, example)
     with pytest.raises(NoFoil, match="none of the 200 most probable answers stays clear of the explained span"):
-        find_foil("runner-up", explained.logits, example, explained.answer, explained.windows, explained.span)
+        find_foil(FoilSpec.parse("runner-up"), explained.logits, example, explained.answer, explained.windows, explained.span)
 
 
 @pytest.mark.parametrize("best", [0, 1, 2])
@@ -389,7 +390,7 @@ def test_a_text_foil_is_looked_for_at_every_place_it_occurs(tiny_bert, best):
     windows = encode(tiny_bert, example.question, example.passage)
     places = [0, 16, 31]  # the three "cats"
     logits = hand_logits(windows, {(at, 4): (2.0 if i == best else 0.5, 1.0) for i, at in enumerate(places)})
-    foil = find_foil("text:cats", logits, example, None, windows, explained_at(windows, example.passage, "dogs"))
+    foil = find_foil(FoilSpec.parse("text:cats"), logits, example, None, windows, explained_at(windows, example.passage, "dogs"))
     assert (foil.start_char, foil.end_char, foil.score) == (places[best], places[best] + 4, pytest.approx(3.0))
 
 
@@ -397,7 +398,7 @@ def test_overlapping_places_of_a_text_foil_are_each_a_candidate(tiny_bert):
     example = Example(id="o", passage="dogs and aaa", question="What?")  # "aaa" is a ##a ##a: "aa" starts at 9 and 10
     windows = encode(tiny_bert, example.question, example.passage)
     logits = hand_logits(windows, {(9, 2): (0.5, 0.5), (10, 2): (1.5, 1.0)})
-    foil = find_foil("text:aa", logits, example, None, windows, explained_at(windows, example.passage, "dogs"))
+    foil = find_foil(FoilSpec.parse("text:aa"), logits, example, None, windows, explained_at(windows, example.passage, "dogs"))
     assert (foil.start_char, foil.end_char, foil.score) == (10, 12, pytest.approx(2.5))
 
 
@@ -412,7 +413,7 @@ def test_the_runner_up_search_reaches_past_the_first_twenty_answers(tiny_bert):
     span = explained_at(windows, example.passage, "Velta")
     only_the_answer = Answer(example.question, (Span("Velta", velta, velta + 5, span[1], span[2], 0, 0.0, 9.0, 0.1),),
                              n_windows=1)
-    foil = find_foil("runner-up", logits, example, only_the_answer, windows, span)
+    foil = find_foil(FoilSpec.parse("runner-up"), logits, example, only_the_answer, windows, span)
     assert (foil.text, foil.start_char, foil.score) == ("or", 0, pytest.approx(4.0))
 
 
@@ -420,7 +421,7 @@ def test_a_gold_answer_at_the_first_character_is_a_foil(tiny_bert):
     example = Example(id="g", passage="cats and dogs , cats or dogs", question="What?", answers=(GoldAnswer("cats", 0),))
     windows = encode(tiny_bert, example.question, example.passage)
     logits = hand_logits(windows, {(0, 4): (1.0, 0.25)})
-    foil = find_foil("gold", logits, example, None, windows, explained_at(windows, example.passage, "dogs"))
+    foil = find_foil(FoilSpec.parse("gold"), logits, example, None, windows, explained_at(windows, example.passage, "dogs"))
     assert (foil.request, foil.text, foil.start_char, foil.end_char, foil.score) == ("gold", "cats", 0, 4,
                                                                                   pytest.approx(1.25))
 
@@ -431,16 +432,16 @@ def test_a_foil_that_no_window_holds_is_refused_in_one_sentence(tiny_bert):
     logits = hand_logits(windows, {})
     span = explained_at(windows, example.passage, "dogs")
     with pytest.raises(InputError, match="^the gold answer does not fit in any window of the passage$"):
-        find_foil("gold", logits, example, None, windows, span)
+        find_foil(FoilSpec.parse("gold"), logits, example, None, windows, span)
     long = "birds " * 20  # the message quotes the first 60 characters only
     with pytest.raises(InputError) as refused:
-        find_foil(f"text:{long}", logits, example, None, windows, span)
+        find_foil(FoilSpec.parse(f"text:{long}"), logits, example, None, windows, span)
     assert str(refused.value) == (f"{long[:60]!r} does not occur in the passage as written (the match is exact, "
                                   f"case included)")
     cut = Example(id="w", passage=f"cats and {long}dogs", question="What?")
     cut_windows = encode(tiny_bert, cut.question, cut.passage)
     with pytest.raises(InputError) as refused:
-        find_foil(f"text:ats and {long}", hand_logits(cut_windows, {}), cut, None, cut_windows,
+        find_foil(FoilSpec.parse(f"text:ats and {long}"), hand_logits(cut_windows, {}), cut, None, cut_windows,
                   explained_at(cut_windows, cut.passage, "dogs"))
     assert str(refused.value).startswith(f"{('ats and ' + long)[:60]!r} starts or ends inside a word-piece")
 
@@ -452,14 +453,14 @@ def test_the_reasons_a_foil_is_missing_are_whole_sentences(tiny_bert):
     other = Example(id="w", passage=QUANTITY.passage, question="What did the farm have?")
     with pytest.raises(NoFoil, match="^not a quantifier question \\(no 'how many' / 'how much'\\): it has no "
                                      "distractor number$"):
-        find_foil("distractor-number", logits, other, None, windows, span)
+        find_foil(FoilSpec.parse("distractor-number"), logits, other, None, windows, span)
     lone = Example(id="l", passage="In the farm there were 12 dogs.", question="How many dogs?")
     lone_windows = encode(tiny_bert, lone.question, lone.passage)
     with pytest.raises(NoFoil, match="^the passage has no number besides the explained span$"):
-        find_foil("distractor-number", hand_logits(lone_windows, {}), lone, None, lone_windows, explained_at(lone_windows, lone.passage,
+        find_foil(FoilSpec.parse("distractor-number"), hand_logits(lone_windows, {}), lone, None, lone_windows, explained_at(lone_windows, lone.passage,
                                                                                          "12"))
     with pytest.raises(InputError, match="^this example has no gold answer with a position in the passage$"):
-        find_foil("gold", logits, Example(id="n", passage=QUANTITY.passage, question="How?"), None,
+        find_foil(FoilSpec.parse("gold"), logits, Example(id="n", passage=QUANTITY.passage, question="How?"), None,
                   windows, span)
 
 
@@ -467,7 +468,7 @@ def test_a_null_foil_has_no_probability_when_the_answer_was_decoded_without_it(t
     example = gallery_example("comet-who")
     explained = explained_window(tiny_bert, example, allow_null=False)
     assert explained.answer.no_answer is None
-    foil = find_foil("null", explained.logits, example, explained.answer, explained.windows, explained.span)
+    foil = find_foil(FoilSpec.parse("null"), explained.logits, example, explained.answer, explained.windows, explained.span)
     assert (foil.request, foil.text, foil.start_char, foil.end_char, foil.probability) == ("null", "", None, None,
                                                                                           None)
     start, end = model_logits(tiny_bert, explained.windows)
@@ -480,7 +481,7 @@ def test_a_text_foils_probability_is_its_standing_among_the_answers(tiny_bert):
     passage, best = example.passage, explained.answer.best
     other = next(s for s in explained.answer.nbest[1:] if not s.overlaps(best.start_char, best.end_char)
                  and passage.count(s.text) == 1)
-    foil = find_foil(f"text:{other.text}", explained.logits, example, explained.answer, explained.windows, explained.span)
+    foil = find_foil(FoilSpec.parse(f"text:{other.text}"), explained.logits, example, explained.answer, explained.windows, explained.span)
     assert (foil.request, foil.start_char, foil.end_char) == (f"text:{other.text}", other.start_char, other.end_char)
     assert (foil.score, foil.probability) == (pytest.approx(other.score, abs=1e-5),
                                               pytest.approx(other.probability, rel=1e-5))
@@ -491,7 +492,7 @@ def test_a_foil_equal_to_the_span_is_refused_naming_it(tiny_bert):
     explained = explained_window(tiny_bert, example)
     best = explained.answer.best
     with pytest.raises(InputError) as refused:
-        find_foil("nbest:0", explained.logits, example, explained.answer, explained.windows, explained.span)
+        find_foil(FoilSpec.parse("nbest:0"), explained.logits, example, explained.answer, explained.windows, explained.span)
     assert str(refused.value) == (f"the foil {best.text!r} (nbest:0) is the explained span itself; a contrast needs "
                                   "two different spans")
 
@@ -501,7 +502,7 @@ def test_a_distractor_number_that_no_window_holds_is_refused_in_one_sentence(tin
     example = Example(id="c", passage="There were 12 dogs , 3 cats and 5 hens .", question="How many dogs were there?")
     windows = encode(tiny_bert, example.question, example.passage[:18])
     with pytest.raises(InputError, match="^no other number of the passage fits in a window$"):
-        find_foil("distractor-number", hand_logits(windows, {}), example, None, windows,
+        find_foil(FoilSpec.parse("distractor-number"), hand_logits(windows, {}), example, None, windows,
                   explained_at(windows, example.passage, "12"))
 
 
@@ -523,7 +524,7 @@ def test_a_boundary_contrast_is_found_and_complete_at_every_layer(tiny_bert):
     explained = explained_window(tiny_bert, example)
     rank = overlapping_rank(explained.answer)
     other = explained.answer.nbest[rank]
-    foil = find_foil(f"nbest:{rank}", explained.logits, example, explained.answer, explained.windows, explained.span)
+    foil = find_foil(FoilSpec.parse(f"nbest:{rank}"), explained.logits, example, explained.answer, explained.windows, explained.span)
     assert (foil.start_char, foil.end_char, foil.score) == (other.start_char, other.end_char,
                                                             pytest.approx(other.score))
     result = explain(tiny_bert, example, IGSettings(contrast=f"nbest:{rank}"))  # adaptive Gauss–Legendre to 1 %

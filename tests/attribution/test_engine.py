@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
@@ -15,13 +15,14 @@ from tests.helpers.captum_equality import assert_matches_captum, first_window, p
 from tests.helpers.tiny_models import ARCHITECTURES
 
 
+@pytest.mark.parametrize("windows", ["answer", "all"])
 @pytest.mark.parametrize("baseline", ["pad", "zero"])
 @pytest.mark.parametrize("target, method, steps", [("span_logits", "gausslegendre", 16),
                                                     ("paper_confidence", "riemann_right", 12),
                                                     ("span_log_prob", "gausslegendre", 8)])
-def test_engine_equals_captum_on_a_tiny_model(tiny_model_dirs, baseline, target, method, steps):
+def test_explain_equals_captum_on_a_tiny_model(tiny_model_dirs, baseline, target, method, steps, windows):
     qa_model = load_model(tiny_model_dirs["bert"])
-    assert_matches_captum(qa_model, gallery_example("bridge-how-much"), baseline, target, method, steps)
+    assert_matches_captum(qa_model, gallery_example("bridge-how-much"), baseline, target, method, steps, windows)
 
 
 @pytest.mark.parametrize("architecture", ARCHITECTURES)

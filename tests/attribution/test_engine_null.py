@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model

@@ -4,13 +4,14 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attribution.engine import integrate, window_inputs
 from rcqa.attribution.memory import budget_mb, in_chunks
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
+from rcqa.attribution.window import window_inputs
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import encode
+from tests.helpers.reference import integrate
 
 
 def test_the_budget_is_the_configured_one_on_a_cpu_and_most_of_the_free_memory_on_a_gpu(monkeypatch):
@@ -58,7 +59,7 @@ def test_integrated_gradients_are_the_same_when_the_path_points_back_off(tiny_mo
 
 
 def test_reduced_precision_reports_its_completeness_and_restores_torchs_setting(tiny_model_dirs):
-    from rcqa.attribution.engine import explain
+    from rcqa.attribution.explanation import explain
     from rcqa.bench.against_captum import matmul_precision, reduced_precision
 
     qa_model = load_model(tiny_model_dirs["bert"])

@@ -158,8 +158,8 @@ def test_random_scores_are_reproducible_by_seed_and_rank_words_by_one_draw_each(
 
 
 def test_the_engine_only_computes_the_layers_asked_for(case):
-    from rcqa.attribution.engine import iter_layers
+    from rcqa.attribution.engine import WindowScope, iter_layers
 
-    (only,) = iter_layers(case.qa_model, case.stack, case.window.inputs, [case.target], IGSettings(steps=2),
-                          layers=[0])
+    scope = WindowScope.of(case.qa_model, case.window.inputs, [case.target], "pad", case.stack)
+    (only,) = iter_layers(scope, IGSettings(steps=2), layers=[0])
     assert only.layer == 0 and only.label == "embeddings"

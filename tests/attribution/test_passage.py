@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attribution import engine
+from rcqa.attribution.window import baseline_stack, explained_window, window_inputs
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.passage import PassageLayout, PassagePath, WindowProgress
 from rcqa.attribution.settings import IGSettings
@@ -64,7 +64,7 @@ def few_windows(qa_model, max_len=40, doc_stride=8):
 def test_a_one_window_passage_gives_todays_scores(tiny_bert, targets):
     example = gallery_example("comet-who")
     settings = IGSettings(targets=targets)
-    today = engine.explain(tiny_bert, example, settings)
+    today = explain(tiny_bert, example, settings)
     whole = explain(tiny_bert, example, dataclasses.replace(settings, windows="all"))
     assert whole.answer.n_windows == 1 and whole.settings.windows == "all"
     assert whole.tokens == today.tokens and whole.words == today.words and whole.targets[0].start_token == \
@@ -132,7 +132,7 @@ def test_the_joint_paths_ends_are_every_windows_own_logits_and_take_no_forward(t
     lengths = windows.inputs["attention_mask"].sum(1).tolist()
     special = torch.isin(windows.inputs["input_ids"], torch.tensor(qa_model.tokenizer.all_special_ids))
     pad = {**windows.inputs, "input_ids": windows.inputs["input_ids"].masked_fill(~special, 0)}
-    explained = engine.explained_window(qa_model, example)
+    explained = explained_window(qa_model, example)
     before = sum(lengths[:explained.window])  # the span's tokens among every window's, laid end to end
     target = Target("span_log_prob", before + explained.start_token, before + explained.end_token)
     with torch.no_grad():  # the model itself on every window at once, padded as the decoder runs them
@@ -153,7 +153,7 @@ def test_a_target_of_one_window_leaves_the_other_windows_alone(tiny_bert, target
     example = gallery_example("bridge-how-much")
     settings = IGSettings(targets=(target,), tolerance=None)
     whole = explain(qa_model, example, dataclasses.replace(settings, windows="all"))
-    window = engine.explain(qa_model, example, settings)
+    window = explain(qa_model, example, settings)
     assert whole.windowing.windows_read == (window.window,)
     # the answer's window's tokens keep their one-window scores; every other passage token scores 0
     offsets = {o: i for i, (o, s) in enumerate(zip(whole.token_offsets, whole.token_segments)) if s == "passage"}
@@ -192,7 +192,7 @@ def test_the_joint_gradient_equals_autograd_through_every_window(tiny_bert, memo
     qa_model = few_windows(tiny_bert)
     example = gallery_example("comet-who")
     windows = encode(qa_model, example.question, example.passage)
-    stacks = [LayerStack(qa_model.model, engine.window_inputs(windows, w)) for w in range(len(windows))]
+    stacks = [LayerStack(qa_model.model, window_inputs(windows, w)) for w in range(len(windows))]
     bounds = np.cumsum([0, *(s.start_logits.shape[1] for s in stacks)])
     target = Target(name, int(bounds[1]) + 12, int(bounds[1]) + 14)  # a span of the middle window
     layer, alphas = 2, np.array([0.3, 0.8])
@@ -303,7 +303,7 @@ def test_the_layer_outputs_kept_are_the_explained_windows_own_with_their_place_i
     windows = encode(qa_model, example.question, example.passage)
     layout = PassageLayout.of(windows)
     assert len(windows) > 2 and result.window == explain(qa_model, example, IGSettings(steps=2)).window
-    own = torch.cat(LayerStack(qa_model.model, engine.window_inputs(windows, result.window)).hidden).numpy()
+    own = torch.cat(LayerStack(qa_model.model, window_inputs(windows, result.window)).hidden).numpy()
     assert result.hidden_states.shape == own.shape and np.allclose(result.hidden_states, own, atol=1e-6)
     assert result.hidden_tokens == list(layout.positions[result.window])
     # each kept state is the token's of the whole passage that it says: the same word-piece
@@ -437,8 +437,8 @@ def sharp(qa_model):
 def four_stacks(qa_model, baseline: str | None = None) -> list[LayerStack]:
     """Windows of 40, 40, 30 and 20 tokens (three batches, the two of one length together), or their baselines."""
     windows = [encode(qa_model, e.question, e.passage) for e in map(gallery_example, ("comet-who", "bridge-how-much"))]
-    inputs = [engine.window_inputs(windows[0], w) for w in range(3)] + [engine.window_inputs(windows[1], 3)]
-    stacks = [LayerStack(qa_model.model, i) if baseline is None else engine.baseline_stack(qa_model, i, baseline)
+    inputs = [window_inputs(windows[0], w) for w in range(3)] + [window_inputs(windows[1], 3)]
+    stacks = [LayerStack(qa_model.model, i) if baseline is None else baseline_stack(qa_model, i, baseline)
               for i in inputs]
     assert [s.hidden[0].shape[1] for s in stacks] == [40, 40, 30, 20]
     return stacks
@@ -519,8 +519,8 @@ def test_the_zero_baselines_end_is_run_from_each_layer(tiny_bert):
     example = gallery_example("bridge-how-much")
     result = explain(qa_model, example, IGSettings(windows="all", baseline="zero", tolerance=None, steps=2))
     windows = encode(qa_model, example.question, example.passage)
-    stacks = [LayerStack(qa_model.model, engine.window_inputs(windows, w)) for w in range(len(windows))]
-    explained = engine.explained_window(qa_model, example)
+    stacks = [LayerStack(qa_model.model, window_inputs(windows, w)) for w in range(len(windows))]
+    explained = explained_window(qa_model, example)
     before = sum(s.hidden[0].shape[1] for s in stacks[:explained.window])
     target = Target("span_log_prob", before + explained.start_token, before + explained.end_token)
     at_zero = [joint_target_at(stacks, layer, target, [torch.zeros_like(s.hidden[layer]) for s in stacks])

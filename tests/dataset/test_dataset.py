@@ -16,7 +16,7 @@ import torch
 
 from rcqa.analysis.report import analyses
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.cli import main
 from rcqa.dataset import store

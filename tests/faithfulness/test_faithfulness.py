@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.methods import Case, make_method, word_scores
 from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
 from rcqa.attribution.settings import IGSettings

@@ -8,7 +8,7 @@ from rcqa import figures
 from rcqa.analysis.projection import GROUPS, token_groups
 from rcqa.analysis.roles import category_shares
 from rcqa.analysis.words import passage_distribution
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.types import Example

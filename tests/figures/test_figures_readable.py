@@ -10,7 +10,7 @@ import pytest
 
 from rcqa import figures
 from rcqa.analysis.projection import GROUPS
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.figures.common import SUBTITLE_WIDTH, apply_layout
 from rcqa.gallery import gallery_example

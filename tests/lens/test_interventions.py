@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from rcqa.analysis.words import passage_distribution
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.cli import main
 from rcqa.gallery import gallery_example

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from rcqa.attribution.engine import explain, window_inputs
-from rcqa.attribution.passage import explain_passage
+from rcqa.attribution.explanation import explain
+from rcqa.attribution.window import window_inputs
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import LayerStack
 from rcqa.figures import model_facts
@@ -54,7 +54,7 @@ def test_every_family_explains(family_dir, name):
     found = answer(qa_model, example.passage, example.question)
     assert found.best is not None and example.passage[found.best.start_char:found.best.end_char] == found.best.text
     one = explain(qa_model, gallery_example("comet-who"), IGSettings())
-    whole = explain_passage(qa_model, example, IGSettings())
+    whole = explain(qa_model, example, IGSettings(windows="all"))
     layers = family.layers + 1
     worst = 0.0
     for result in (one, whole):

@@ -1,7 +1,7 @@
 """The embedded default model: it answers the gallery, and the engine is exact and complete on it."""
 import pytest
 
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.evaluate import score
 from rcqa.gallery import GALLERY, gallery_example

@@ -8,8 +8,9 @@ import torch
 from captum.attr import LayerIntegratedGradients
 from transformers import AutoModelForQuestionAnswering
 
-from rcqa.attribution.engine import explain, window_inputs
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.window import window_inputs
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import encode

@@ -3,7 +3,7 @@ completely, and its card holds what it was measured at."""
 import pytest
 import torch
 
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.evaluate import score
 from rcqa.gallery import GALLERY

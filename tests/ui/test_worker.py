@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.engine import explain
+from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.gallery import gallery_example

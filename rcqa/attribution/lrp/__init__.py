@@ -1,8 +1,8 @@
 """AttnLRP (Achtibat et al., ICML 2024): relevance at every layer from one forward and one backward pass.
 
 rules: the rules as autograd Functions; model: the private rule-modified copy of a shared model; relevance: the
-pass itself; explain: the result, as layer-wise IG gives it."""
-from rcqa.attribution.lrp.explain import explain
+pass itself; explain: its layers, as layer-wise IG gives them."""
+from rcqa.attribution.lrp.explain import explain_layers
 from rcqa.attribution.lrp.relevance import Relevance, layer_relevance
 
-__all__ = ["Relevance", "explain", "layer_relevance"]
+__all__ = ["Relevance", "explain_layers", "layer_relevance"]

@@ -1,37 +1,29 @@
-"""explain with AttnLRP: the same result as layer-wise IG (rcqa.attribution.engine), every layer from one pass."""
+"""AttnLRP's layers, as layer-wise IG gives them (rcqa.attribution.engine.LayerResult), every layer from one pass;
+rcqa.attribution.explanation makes the result of them."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import numpy as np
+import torch
 
-from rcqa.attribution.engine import LayerResult, aggregate, explained_targets, window_attribution
+from rcqa.attribution.engine import LayerResult, aggregate
 from rcqa.attribution.lrp.relevance import Relevance, layer_relevance
-from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.stack import layer_labels
 from rcqa.attribution.targets import Target
+from rcqa.attribution.window import on_device
 from rcqa.model import QAModel
-from rcqa.types import Attribution, Completeness, Example
+from rcqa.types import Completeness
 
 
-def explain(qa_model: QAModel, example: Example, settings: IGSettings,
-            on_layer: Callable[[LayerResult], None] | None = None) -> Attribution:
-    """Answer the example, then give every layer of the answer's window the AttnLRP relevance of each target
-    (settings.targets and contrast as for IG; baseline and path settings do not apply). The result's completeness
-    entries are per layer and target conservation checks (kind 'conservation': Σ relevance against F)."""
-    started = time.perf_counter()
-    explained = explained_targets(qa_model, example, settings)
-    inputs = {name: values.to(qa_model.device) for name, values in explained.window.inputs.items()}
-    found = layer_relevance(qa_model.model, inputs, explained.targets)
-    layers = layer_results(found, explained.targets, time.perf_counter() - started)
-    for result in layers:
-        if on_layer:
-            on_layer(result)
-    return window_attribution(qa_model, example, settings, explained, layers=[r.label for r in layers],
-                              scores=np.stack([r.scores for r in layers], axis=2),
-                              completeness=[c for r in layers for c in r.completeness],
-                              hidden_states=found.hidden.cpu().numpy(), started=started)
+def explain_layers(qa_model: QAModel, inputs: dict[str, torch.Tensor], targets: list[Target],
+                   started: float) -> tuple[list[LayerResult], np.ndarray]:
+    """Every layer of the window of `inputs` given the AttnLRP relevance of each target (the baseline and path
+    settings do not apply), and the layer outputs the pass saw. The completeness entries are per layer and target
+    conservation checks (kind 'conservation': Σ relevance against F); the pass's time since `started` is shared
+    among the layers."""
+    found = layer_relevance(qa_model.model, on_device(inputs, qa_model.device), targets)
+    return layer_results(found, targets, time.perf_counter() - started), found.hidden.cpu().numpy()
 
 
 def layer_results(found: Relevance, targets: list[Target], seconds: float) -> list[LayerResult]:

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from rcqa.attribution.engine import ExplainedWindow, explained_window
+from rcqa.attribution.window import ExplainedWindow, explained_window
 from rcqa.attribution.methods.attention import attention_maps
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target

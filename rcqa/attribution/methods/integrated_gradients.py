@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from rcqa.attribution.engine import iter_layers
+from rcqa.attribution.engine import WindowScope, iter_layers
 from rcqa.attribution.methods.base import AttributionMethod, Case
 from rcqa.attribution.settings import IGSettings
 from rcqa.types import AGGREGATIONS
@@ -23,6 +23,6 @@ class IntegratedGradients(AttributionMethod):
     def attribute(self, case: Case) -> np.ndarray:
         # the case fixes the target and its span; the settings give the baseline and the integration rule
         settings = replace(self.settings, targets=(case.target.name,))
-        (embeddings,) = iter_layers(case.qa_model, case.stack, case.window.inputs, [case.target], settings,
-                                    layers=[0])
+        scope = WindowScope.of(case.qa_model, case.window.inputs, [case.target], settings.baseline, case.stack)
+        (embeddings,) = iter_layers(scope, settings, layers=[0])
         return embeddings.scores[0, AGGREGATIONS.index(self.aggregation)]
