@@ -66,7 +66,7 @@ def windows_within_budget() -> int:
     from rcqa.attribution.cost import explanation_cost
     from rcqa.attribution.settings import IGSettings
     from rcqa.model import load_model
-    from rcqa.ui.jobs import job_budget
+    from rcqa.ui.capacity import job_budget
 
     qa_model = load_model()
     window = explanation_cost(qa_model, IGSettings(windows="all"), windows=1, tokens=qa_model.max_len).seconds()
@@ -182,7 +182,7 @@ def equal_alone(folder: Path, example_ids: list[str]) -> dict[str, dict | None]:
     from rcqa.gallery import gallery_example
     from rcqa.model import load_model
     from rcqa.types import AGGREGATIONS, COMPACT_AGGREGATIONS, Attribution
-    from rcqa.ui.jobs import default_workers, torch_threads
+    from rcqa.ui.capacity import default_workers, torch_threads
 
     served = ResultCache(folder / "results", read_only=True)
     kept = {result.example.question: result for result in map(Attribution.from_npz, served.files())}

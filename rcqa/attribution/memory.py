@@ -2,10 +2,16 @@
 work that halves its chunk on out-of-memory and tries again (Captum #150 / #632: users' batches that did not fit).
 
 Everything here runs on the CPU too (device="cpu"), where the budget is the configured one and an out-of-memory
-error is what the tests raise on purpose."""
+error is what the tests raise on purpose.
+
+Between two chunks nothing is half-done, so chunked work calls checkpoint() there: whoever runs the work (a server's
+worker process, rcqa.ui.child) may stop it at that point, or run other work first, by handing checkpoints() what to
+do. The handler is held per thread (a context variable), never on the model, which other threads share."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import torch
 
@@ -19,6 +25,26 @@ def budget_mb(device: torch.device, configured_mb: int) -> int:
         return configured_mb
     free, _ = torch.cuda.mem_get_info(device)
     return max(1, int(FREE_SHARE * free / 2**20))
+
+
+_BETWEEN_CHUNKS: ContextVar[Callable[[], None] | None] = ContextVar("rcqa_between_chunks", default=None)
+
+
+@contextmanager
+def checkpoints(handler: Callable[[], None]) -> Iterator[None]:
+    """Within the block, this thread's chunked work calls handler() between its chunks (it may raise, to stop the
+    work)."""
+    token = _BETWEEN_CHUNKS.set(handler)
+    try:
+        yield
+    finally:
+        _BETWEEN_CHUNKS.reset(token)
+
+
+def checkpoint() -> None:
+    """A point between two chunks of work: call this thread's handler, if checkpoints() set one."""
+    if (handler := _BETWEEN_CHUNKS.get()) is not None:
+        handler()
 
 
 def in_chunks(total: int, chunk: int, run: Callable[[int, int], None], device: torch.device) -> int:
@@ -38,4 +64,5 @@ def in_chunks(total: int, chunk: int, run: Callable[[int, int], None], device: t
                 torch.cuda.empty_cache()
             continue
         begin = end
+        checkpoint()
     return chunk

@@ -1,47 +1,54 @@
 """One bounded queue per process for heavy work (explanations), shared by every session of the app.
 
-At most `workers` jobs run at once (what the device holds); the rest wait in order of when they are due: when
-they arrived plus the seconds they are expected to take (Job; in arrival order where none is given). Identical requests (the
-same key: the result cache's) are one job, computed once and handed to everyone who asked. A session has at
-most one job waiting: asking for another withdraws it from the first. A job nobody waits for any more (every
-asker cancelled or left) is dropped before it starts, and stopped while it runs; so is a job running past
-`time_limit` seconds. Stopping sets the job's stop event, which its work watches (rcqa.ui.worker checks it between
-layers and windows, and ends a worker process that does not stop in time). Past `limit` waiting jobs, new ones are
-refused with Busy; so are those of a client (an address, which may hold many sessions) that already has
+Jobs wait in order of when they are due: when they arrived plus the seconds they are expected to take (Job; in
+arrival order where none is given). Two lanes take them: the main lane's `workers` take any job (what the device
+holds), the short lane's `short_workers` only jobs expected to take less than `short_below` seconds, so that a short
+job never waits behind a long one (the short lane runs it beside the long one, or, in one worker process, inside it
+between its chunks: rcqa.ui.worker). A long job never runs in the short lane, even an idle one: that lane would
+then be the long job's, and the next short job would wait for it.
+
+Identical requests (the same key: the result cache's) are one job, computed once and handed to everyone who asked.
+A session has at most one job waiting: asking for another withdraws it from the first. A job nobody waits for any
+more (every asker cancelled or left) is dropped before it starts, and stopped while it runs; so is a job running
+past `time_limit` seconds. Stopping sets the job's stop event, which its work watches (rcqa.ui.worker checks it
+between chunks and layers, and ends a worker process that does not stop in time). Past `limit` waiting jobs, new
+ones are refused with Busy; so are those of a client (an address, which may hold many sessions) that already has
 `per_client` jobs waiting.
 
-Standard library only: the dashboard (rcqa.ui.queue) adapts it to Streamlit sessions.
+Standard library only: the dashboard (rcqa.ui.queue) adapts it to Streamlit sessions, and rcqa.ui.capacity holds
+what the operator sets.
 """
 from __future__ import annotations
 
 import bisect
 import math
-import os
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-import torch
+from rcqa.ui.capacity import job_time_limit, lower_priority, minutes
 
-from rcqa.model import pick_device
-
-WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
-BUDGET_ENV, TIME_LIMIT_ENV = "RCQA_JOB_BUDGET_S", "RCQA_JOB_TIME_LIMIT_S"
 QUEUE_LIMIT = 32
 CLIENT_LIMIT = 2  # jobs waiting for one client address, whatever its number of sessions
-JOB_NICENESS = 10  # heavy work yields the cores to page scripts: a new visitor's page is drawn first
-JOB_BUDGET_SECONDS = 300  # a job estimated to take longer is refused before it is queued (docs/serving.md)
-JOB_TIME_LIMIT_SECONDS = 600  # a running job is stopped after this: twice the budget, for estimates that run long
 WATCH_SECONDS = 0.5  # how often the queue looks for running jobs to stop
 
 
 class Running:
-    """What a job's work is handed while it runs: called with its progress (e.g. each finished layer), and `stop`,
-    set when the job is to stop (everyone who asked left or cancelled, or it ran past its time limit)."""
+    """What a job's work is handed while it runs: called with its progress (e.g. each finished layer); `stop`, set
+    when the job is to stop (everyone who asked left or cancelled, or it ran past its time limit); and `short`,
+    whether the short lane runs it (rcqa.ui.worker may then run it inside a worker busy with a long job). The work
+    says when it really began (a worker process started it) and how long it was held (paused for a short job run
+    inside it): the time limit counts neither the wait before nor the pauses."""
 
     def __init__(self, job: Job):
-        self._job, self.stop = job, job.stop
+        self._job, self.stop, self.short = job, job.stop, job.lane == "short"
+
+    def began(self) -> None:
+        self._job.started = time.monotonic()
+
+    def held(self, seconds: float) -> None:
+        self._job.held += seconds
 
     def __call__(self, progress: Any) -> None:
         self._job.progress = progress
@@ -86,86 +93,17 @@ class Stopped(RuntimeError):
     """The running job was stopped: its message says why, in a sentence for the visitor."""
 
 
-def _seconds_setting(name: str, default: float) -> float:
-    """A number of seconds the operator sets in $name; "0", "off" or "inf" for no limit."""
-    value = os.environ.get(name, "").strip().lower()
-    if not value:
-        return default
-    return math.inf if value in ("0", "off", "inf", "none") else float(value)
-
-
-def job_budget() -> float:
-    """The estimated seconds above which a job is refused before it is queued: $RCQA_JOB_BUDGET_S, else
-    JOB_BUDGET_SECONDS (rcqa.attribution.cost estimates a job)."""
-    return _seconds_setting(BUDGET_ENV, JOB_BUDGET_SECONDS)
-
-
-def job_time_limit() -> float:
-    """The seconds a job may run before it is stopped: $RCQA_JOB_TIME_LIMIT_S, else JOB_TIME_LIMIT_SECONDS."""
-    return _seconds_setting(TIME_LIMIT_ENV, JOB_TIME_LIMIT_SECONDS)
-
-
-def minutes(seconds: float) -> str:
-    """A limit in words: "90 seconds", "10 minutes"."""
-    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
-
-
-def job_gpus() -> list[str]:
-    """The GPUs the app's jobs run on, each as a child process's CUDA_VISIBLE_DEVICES names it: those this process
-    sees (its own CUDA_VISIBLE_DEVICES entries, else 0 … count − 1) where the default device (rcqa.model.pick_device)
-    is CUDA, only the one $RCQA_DEVICE names where it names one (cuda:1), none where the jobs run on the CPU."""
-    device = pick_device()
-    if device.type != "cuda":
-        return []
-    count = torch.cuda.device_count()
-    named = [entry.strip() for entry in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if entry.strip()]
-    visible = named[:count] if named else [str(index) for index in range(count)]
-    return visible if device.index is None else visible[device.index:device.index + 1]
-
-
-def default_workers(gpus: int = 0) -> int:
-    """$RCQA_EXPLAIN_WORKERS, else one per GPU where the jobs run on `gpus` of them (one explanation already keeps a
-    GPU busy with its batched path points), else one per four cores: on a CPU a second job would halve the speed of
-    both, so more only where there are cores to spare."""
-    if os.environ.get(WORKERS_ENV):
-        return max(1, int(os.environ[WORKERS_ENV]))
-    return gpus or max(1, (os.cpu_count() or 1) // 4)
-
-
-def torch_threads(workers: int) -> int:
-    """Torch threads for each of `workers` running jobs and for the server: the cores shared between the jobs and
-    one core's worth for the server and answers ($RCQA_TORCH_THREADS overrides). More intra-op threads than free
-    cores make every forward wait on descheduled threads: on 2 busy cores, tiny forwards ran 50 times slower with
-    2 threads than with 1."""
-    return int(os.environ.get(THREADS_ENV) or max(1, (os.cpu_count() or 1) // (workers + 1)))
-
-
-def limit_torch_threads(workers: int) -> int:
-    """Set this process's torch threads to torch_threads(workers), and return them."""
-    threads = torch_threads(workers)
-    torch.set_num_threads(threads)
-    return threads
-
-
-def lower_priority(niceness: int | None = None) -> None:
-    """Raise the calling thread's niceness ($RCQA_JOB_NICE, default JOB_NICENESS; Linux schedules each thread on
-    its own). With one torch thread (a 2-core machine) an explanation computes in the thread that runs it, so page
-    scripts come first; torch's intra-op pool, where it has more threads, keeps its own priority."""
-    wanted = int(os.environ.get(NICE_ENV, JOB_NICENESS)) if niceness is None else niceness
-    try:
-        current = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), max(current, wanted))
-    except (OSError, AttributeError):  # not Linux-like: leave the priority as it is
-        pass
-
-
 class Job:
-    """Work for one key, due at `due`: when it arrived plus its expected seconds. Jobs run in order of due, so a
-    long job lets the short ones that arrive while it waits go first, but none that arrives after it is due: no job
-    waits for ever, and a long one holds up a short one by at most its own time."""
+    """Work for one key, expected to take `estimate` seconds, due at `due`: when it arrived plus that. Jobs run in
+    order of due, so a long job lets the short ones that arrive while it waits go first, but none that arrives after
+    it is due: no job waits for ever. The times it arrived, started (began computing) and ended are kept, from
+    time.monotonic()."""
 
-    def __init__(self, key: str, work: Work, due: float = 0.0):
-        self.key, self.work, self.due = key, work, due
+    def __init__(self, key: str, work: Work, estimate: float = 0.0):
+        self.key, self.work, self.estimate = key, work, estimate
+        self.arrived = time.monotonic()
+        self.due = self.arrived + estimate
+        self.lane = ""  # the lane that runs it: "main" or "short"
         self.askers: dict[str, Callable[[], bool]] = {}  # session → is it still there?
         self.clients: dict[str, str] = {}  # session → its client address, where known
         self.state = "waiting"  # → running → done | failed, or waiting → dropped
@@ -175,7 +113,8 @@ class Job:
         self.finished = threading.Event()
         self.stop = threading.Event()  # set to stop it while it runs; stopped_because says why
         self.stopped_because = ""
-        self.started = math.inf  # time.monotonic() when it started running
+        self.started = self.ended = math.inf
+        self.held = 0.0  # seconds it was paused while it ran (a short job run inside its worker)
 
     def wanted(self) -> bool:
         return any(alive() for alive in self.askers.values())
@@ -222,12 +161,15 @@ class Ticket:
 
 
 class JobQueue:
-    """Jobs in arrival order, run by `workers` threads started on the first submit, and watched by one more, which
-    stops the running jobs nobody waits for or that ran past `time_limit` seconds (job_time_limit() by default)."""
+    """Jobs in order of due, run by `workers` threads that take any job and `short_workers` threads that take only
+    those expected to take less than `short_below` seconds (the short lane; none by default), started on the first
+    submit, and watched by one more thread, which stops the running jobs nobody waits for or that ran past
+    `time_limit` seconds (job_time_limit() by default)."""
 
     def __init__(self, workers: int = 1, limit: int = QUEUE_LIMIT, per_client: int = CLIENT_LIMIT,
-                 time_limit: float | None = None):
+                 time_limit: float | None = None, short_workers: int = 0, short_below: float = 0.0):
         self.workers, self.limit, self.per_client = workers, limit, per_client
+        self.short_workers, self.short_below = short_workers, short_below
         self.time_limit = job_time_limit() if time_limit is None else time_limit
         self._waiting: list[Job] = []  # in the order they run: by Job.due
         self._jobs: dict[str, Job] = {}  # waiting or running, by key
@@ -248,7 +190,7 @@ class JobQueue:
                     raise Busy(len(self._waiting))
                 if client is not None and (mine := self._client_waiting(client, session)) >= self.per_client:
                     raise ClientBusy(mine)
-                job = self._jobs[key] = Job(key, work, time.monotonic() + estimate)
+                job = self._jobs[key] = Job(key, work, estimate)
                 bisect.insort(self._waiting, job, key=lambda waiting: waiting.due)
             for other in [j for j in self._waiting if j is not job and session in j.askers]:
                 self._withdraw(other, session)
@@ -313,7 +255,7 @@ class JobQueue:
         for job in [j for j in self._jobs.values() if j.state == "running"]:
             if not job.wanted():
                 self._stop(job, "everyone who asked for it left")
-            elif time.monotonic() - job.started > self.time_limit:
+            elif time.monotonic() - job.started - job.held > self.time_limit:
                 self._stop(job, f"it ran longer than {minutes(self.time_limit)}, this server's limit for one job: "
                                 "ask for less (the answer's window only, or fewer steps)")
 
@@ -328,28 +270,37 @@ class JobQueue:
         job.state = "dropped"
 
     def _start_workers(self) -> None:
-        if not self._threads:
-            threading.Thread(target=self._watch, name="rcqa-job-watch", daemon=True).start()
-        while len(self._threads) < self.workers:
-            thread = threading.Thread(target=self._serve, name=f"rcqa-job-{len(self._threads)}", daemon=True)
+        if self._threads:
+            return
+        threading.Thread(target=self._watch, name="rcqa-job-watch", daemon=True).start()
+        lanes = ["main"] * self.workers + ["short"] * self.short_workers
+        for index, lane in enumerate(lanes):
+            thread = threading.Thread(target=self._serve, args=(lane,), name=f"rcqa-job-{lane}-{index}", daemon=True)
             self._threads.append(thread)
             thread.start()
 
-    def _serve(self) -> None:
+    def _serve(self, lane: str) -> None:
         lower_priority()
         while True:
             # no local keeps the last job: its error, re-raised in a page, holds that page's frames and their models
-            self._run(self._next())
+            self._run(self._next(lane))
 
-    def _next(self) -> Job:
+    def _takes(self, lane: str, job: Job) -> bool:
+        return lane == "main" or job.estimate < self.short_below
+
+    def _next(self, lane: str) -> Job:
+        """The first job due that the lane takes, once there is one."""
         with self._changed:
-            self._prune()
-            while not self._waiting:
+            while (job := self._first_for(lane)) is None:
                 self._changed.wait()
-                self._prune()
-            job = self._waiting.pop(0)
-            job.state, self._running, job.started = "running", self._running + 1, time.monotonic()
+            self._waiting.remove(job)
+            job.state, job.lane, job.started = "running", lane, time.monotonic()
+            self._running += 1
             return job
+
+    def _first_for(self, lane: str) -> Job | None:
+        self._prune()
+        return next((job for job in self._waiting if self._takes(lane, job)), None)
 
     def _run(self, job: Job) -> None:
         try:
@@ -358,7 +309,7 @@ class JobQueue:
         except Exception as error:  # handed to every asker, who shows it; a stopped job's says why it stopped
             job.error, state = Stopped(job.stopped_because) if job.stop.is_set() else error, "failed"
         with self._changed:
-            job.state, self._running = state, self._running - 1
+            job.state, job.ended, self._running = state, time.monotonic(), self._running - 1
             del self._jobs[job.key]
             job.finished.set()
             self._changed.notify_all()

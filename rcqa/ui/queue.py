@@ -10,10 +10,12 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from rcqa.attribution.memory import checkpoints
 from rcqa.model import QAModel
 from rcqa.ui import worker
-from rcqa.ui.jobs import (Busy, ClientBusy, JobQueue, Ticket, Work, default_workers, job_gpus, limit_torch_threads,
-                          torch_threads)
+from rcqa.ui.capacity import (default_workers, job_gpus, limit_torch_threads, short_job_seconds, short_workers,
+                              torch_threads)
+from rcqa.ui.jobs import Busy, ClientBusy, JobQueue, Running, Ticket, Work
 from rcqa.ui.errors import callback, failure, report
 from rcqa.ui.view import default_model
 from rcqa.ui.visitors import client_address
@@ -29,10 +31,11 @@ def _gpus() -> list[str]:
 
 @st.cache_resource
 def job_queue() -> JobQueue:
-    """The process's one queue of explanations, shared by every session."""
+    """The process's one queue of explanations, shared by every session, with its short lane
+    (rcqa.ui.capacity.short_workers, short_job_seconds)."""
     workers = default_workers(len(_gpus()))
     limit_torch_threads(workers)
-    return JobQueue(workers)
+    return JobQueue(workers, short_workers=short_workers(), short_below=short_job_seconds())
 
 
 @st.cache_resource
@@ -47,13 +50,19 @@ def worker_processes() -> worker.WorkerProcesses | None:
 
 
 def heavy(qa_model: QAModel, function: Callable, *args) -> Work:
-    """The job that runs function(qa_model, *args, report): in a worker process, or in the queue's thread; either
-    stops at its next progress report once the queue stops it."""
+    """The job that runs function(qa_model, *args, report): in a worker process (inside a busy one's long task, for
+    the short lane, where none is idle), or in the queue's thread; either stops at its next checkpoint (between
+    chunks, at a progress report) once the queue stops it."""
     task = worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args)
     processes = worker_processes()
     if processes is None:
-        return lambda running: task.run(qa_model, running.checked)
-    return lambda running: processes.run(task, running, running.stop)
+        return lambda running: _in_this_thread(task, qa_model, running)
+    return lambda running: processes.run(task, running, running.stop, short=running.short, timing=running)
+
+
+def _in_this_thread(task: worker.Task, qa_model: QAModel, running: Running) -> Any:
+    with checkpoints(running.check):
+        return task.run(qa_model, running.checked)
 
 
 def _session() -> tuple[str, Callable[[], bool]]:

@@ -24,7 +24,7 @@ from rcqa.model import QAModel
 from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example
 from rcqa.ui import worker
-from rcqa.ui.jobs import job_budget, minutes
+from rcqa.ui.capacity import job_budget, minutes
 from rcqa.ui.queue import await_ticket, heavy, pending, submit
 from rcqa.ui.show import callback, report
 
@@ -151,7 +151,7 @@ def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
     """The explanation if it is stored, else, once "Explain every layer" is pressed (or this session's request is
     still under way: its place, then its progress), computed through the queue; None until then. `explained` says
     what the button attributes, and how long it is expected to take; an explanation over the server's budget
-    (rcqa.ui.jobs.job_budget) is refused instead, with what to change."""
+    (rcqa.ui.capacity.job_budget) is refused instead, with what to change."""
     if (result := stored_result(qa_model, current, settings)) is not None:
         return result
     if pending_request(qa_model, current, settings) is None:
@@ -181,7 +181,7 @@ def expected_seconds(qa_model: QAModel, current: Example, settings: IGSettings) 
 
 
 def affordable_seconds(qa_model: QAModel, current: Example, settings: IGSettings) -> float | None:
-    """The explanation's expected seconds if it is within the server's budget (rcqa.ui.jobs.job_budget); None,
+    """The explanation's expected seconds if it is within the server's budget (rcqa.ui.capacity.job_budget); None,
     with the reason shown (over the budget: what to change), otherwise."""
     if (seconds := expected_seconds(qa_model, current, settings)) is None:
         return None

@@ -7,51 +7,50 @@ own, and as SCHED_IDLE it runs only on cores nothing else wants: a new visitor's
 
 Children are started with `spawn` (forking a threaded server is unsafe, and CUDA cannot be forked), load each model
 they are asked for by name once and check its fingerprint against the server's, and report progress over their
-pipe. On a machine with GPUs each child is bound to one, and sees only that one. A child that dies (killed, out of
-memory) fails its job with WorkerDied and is replaced, on the same GPU, for the next one.
+pipe (rcqa.ui.child runs in them). On a machine with GPUs each child is bound to one, and sees only that one. A
+child that dies (killed, out of memory) fails its jobs with WorkerDied and is replaced, on the same GPU, for the
+next one.
 
-A running job is stopped (rcqa.ui.jobs: cancelled, or past its time limit) through an event the child shares: it
-checks it each time it reports progress (after every layer, and every window of a whole passage), and ends its
-task with Stopped. A child that has not answered STOP_GRACE_SECONDS later (in a long step, or a task that reports
-nothing) is killed and replaced, so the next job starts either way.
+A short job (the queue's short lane) that finds every child busy is sent to the busy child with the fewest tasks,
+which runs it at the long task's next checkpoint (between chunks of path points, a few seconds apart) and then
+goes on with the long one: the long job is held meanwhile, and its time limit does not count that.
+
+A running job is stopped (rcqa.ui.jobs: cancelled, or past its time limit) by a message the child reads at its
+task's next checkpoint, where it ends the task with Stopped. A child that has not answered STOP_GRACE_SECONDS later
+(in a long step, or a task with no checkpoints) is killed and replaced, so the next job starts either way; a long
+task holding a short one inside it is given its grace once the short one is done.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import multiprocessing
 import os
-import pickle
 import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from rcqa.ui.child import Task, serve
 from rcqa.ui.jobs import Stopped
 
 PROCESS_ENV = "RCQA_JOB_PROCESSES"  # "0": run heavy jobs in the server's own threads instead
 STOP_GRACE_SECONDS = 3.0  # a child asked to stop that has not answered by then is killed
 POLL_SECONDS = 0.1  # how often a running job's stop event is looked at while the child works
+_NUMBERS = itertools.count()  # each task sent to a child is named by one
 
 
 class WorkerDied(RuntimeError):
     """The worker process ended (killed, or out of memory) while it ran a job."""
 
 
-@dataclass(frozen=True)
-class Task:
-    """Heavy work another process can do: function(qa_model, *args, report) on the model named, whose fingerprint
-    must be `fingerprint`. The function is module-level, so that it pickles by name."""
+class Timing(Protocol):
+    """Told when a task began in its child, and for how long it was held (a short task run inside it)."""
 
-    function: Callable[..., Any]
-    model: str
-    fingerprint: str
-    device: str
-    args: tuple = ()
+    def began(self) -> None: ...
 
-    def run(self, qa_model, report: Callable[[Any], None]) -> Any:
-        return self.function(qa_model, *self.args, report)
+    def held(self, seconds: float) -> None: ...
 
 
 def processes_enabled() -> bool:
@@ -59,59 +58,122 @@ def processes_enabled() -> bool:
 
 
 class WorkerProcess:
-    """One child process that runs one Task at a time, bound to the GPU `gpu` (as CUDA_VISIBLE_DEVICES names it)
-    where one is given."""
+    """One child process that runs the tasks sent to it (rcqa.ui.child: one at a time, and short ones inside a long
+    one), bound to the GPU `gpu` (as CUDA_VISIBLE_DEVICES names it) where one is given. One thread reads what the
+    child sends and hands it to the run() call waiting for that task."""
 
     def __init__(self, threads: int, preload: str | None = None, gpu: str | None = None):
         self.gpu = gpu
         context = multiprocessing.get_context("spawn")
         self._connection, child = context.Pipe()
-        self._stop = context.Event()  # set: the child ends its task at its next progress report
-        self._process = context.Process(target=_serve, args=(child, threads, preload, gpu, self._stop),
-                                        name="rcqa-worker", daemon=True)
+        self._process = context.Process(target=serve, args=(child, threads, preload, gpu), name="rcqa-worker",
+                                        daemon=True)
         self._process.start()
         child.close()
         self._broken = False
+        self._sending = threading.Lock()
+        self._inboxes: dict[int, queue.SimpleQueue] = {}  # by task: what the child sent about it
+        self._computing: list[int] = []  # the tasks the child has started and not ended, innermost last
+        threading.Thread(target=self._read, name="rcqa-worker-reader", daemon=True).start()
+
+    @property
+    def tasks(self) -> int:
+        """The run() calls under way on this child."""
+        return len(self._inboxes)
 
     def alive(self) -> bool:
         return not self._broken and self._process.is_alive()
 
-    def run(self, task: Task, report: Callable[[Any], None], stop: threading.Event | None = None) -> Any:
-        """The task's result, computed in the child; its error, raised here; progress handed to report. Once
-        `stop` is set the child is asked to stop, and killed if it has not within STOP_GRACE_SECONDS: Stopped."""
-        self._stop.clear()
-        self._talk(self._connection.send, task)
-        stopping = math.inf  # when the child was asked to stop
+    def run(self, task: Task, report: Callable[[Any], None], stop: threading.Event | None = None,
+            timing: Timing | None = None) -> Any:
+        """The task's result, computed in the child; its error, raised here; progress handed to report, and its
+        start and pauses to timing. Once `stop` is set the child is asked to stop the task, and killed if it has
+        not within STOP_GRACE_SECONDS: Stopped."""
+        number, inbox = next(_NUMBERS), queue.SimpleQueue()
+        self._inboxes[number] = inbox
+        try:
+            self._send(("task", number, task))
+            return self._follow(number, inbox, report, stop, timing)
+        finally:
+            del self._inboxes[number]
+
+    def _follow(self, number: int, inbox: queue.SimpleQueue, report: Callable[[Any], None],
+                stop: threading.Event | None, timing: Timing | None) -> Any:
+        stopping = math.inf  # when the child was asked to stop the task
+        last = time.monotonic()
         while True:
+            now = time.monotonic()
+            if self._holding(number):  # a short task runs inside this one: it is paused, its grace not yet begun
+                if timing is not None:
+                    timing.held(now - last)
+                if stopping != math.inf:
+                    stopping = now
+            last = now
             if stop is not None and stop.is_set() and stopping == math.inf:
-                self._stop.set()
-                stopping = time.monotonic()
-            if time.monotonic() - stopping > STOP_GRACE_SECONDS:
+                self._send(("stop", number, None))
+                stopping = now
+                if number not in self._computing:  # still waiting in the child, which drops it when it comes to it
+                    raise Stopped("the job was stopped")
+            if now - stopping > STOP_GRACE_SECONDS:
                 self._kill()
                 raise Stopped("the job was stopped")
-            if not self._talk(self._connection.poll, POLL_SECONDS):
+            try:
+                kind, value = inbox.get(timeout=POLL_SECONDS)
+            except queue.Empty:
                 continue
-            kind, value = self._talk(self._connection.recv)
-            if kind == "progress":
+            if kind == "started":
+                if timing is not None:
+                    timing.began()
+            elif kind == "progress":
                 report(value)
             elif kind == "result":
                 return value
-            else:
+            elif kind == "error":
                 raise value
+            else:
+                raise self._died()
+
+    def _holding(self, number: int) -> bool:
+        """Whether the child runs a short task inside this one."""
+        computing = list(self._computing)
+        return number in computing and computing[-1] != number
+
+    def _read(self) -> None:
+        """Hand each message from the child to the run() call of its task; on the child's end, tell them all."""
+        while True:
+            try:
+                kind, number, value = self._connection.recv()
+            except (EOFError, OSError):  # the child has died, or the server closed its end
+                self._broken = True
+                for inbox in list(self._inboxes.values()):
+                    inbox.put(("died", None))
+                return
+            if kind == "started":
+                self._computing.append(number)
+            elif kind in ("result", "error") and number in self._computing:
+                self._computing.remove(number)
+            if (inbox := self._inboxes.get(number)) is not None:
+                inbox.put((kind, value))
+
+    def _send(self, message: tuple) -> None:
+        try:
+            if self._broken:
+                raise EOFError
+            with self._sending:
+                self._connection.send(message)
+        except (EOFError, OSError) as error:  # the child's end closed: it has died, or is dying
+            self._broken = True
+            raise self._died() from error
+
+    @staticmethod
+    def _died() -> WorkerDied:
+        return WorkerDied("the worker process stopped while it ran the job; it is restarted for the next one")
 
     def _kill(self) -> None:
         """End the child now (it is replaced for the next job)."""
         self._broken = True
         self._process.kill()
         self._process.join(timeout=5)
-
-    def _talk(self, action: Callable, *message) -> Any:
-        try:
-            return action(*message)
-        except (EOFError, OSError) as error:  # the child's end closed: it has died, or is dying
-            self._broken = True
-            raise WorkerDied("the worker process stopped while it ran the job; it is restarted for the next "
-                             "one") from error
 
     def close(self) -> None:
         self._connection.close()
@@ -123,92 +185,48 @@ class WorkerProcess:
 class WorkerProcesses:
     """`size` worker processes, started at once, so that their imports (and the model named `preload`, loaded
     on the device it chooses by default) are done before the first job; each run borrows the idle one that has
-    waited longest, so that jobs take turns on the workers. Given `gpus` (rcqa.ui.jobs.job_gpus), worker i is bound
-    to gpus[i % len(gpus)]: one worker per GPU by default, jobs spread over them. The job queue runs at most `size`
-    jobs at once, so none waits here."""
+    waited longest, so that jobs take turns on the workers, and a short run (the queue's short lane) that finds
+    none idle goes inside the busy one with the fewest tasks. Given `gpus` (rcqa.ui.capacity.job_gpus), worker i is
+    bound to gpus[i % len(gpus)]: one worker per GPU by default, jobs spread over them. The job queue's main lane
+    runs at most `size` jobs at once, so none of those waits here."""
 
     def __init__(self, size: int, threads: int, preload: str | None = None, gpus: Sequence[str] = ()):
         self.threads, self.preload = threads, preload
-        self._idle: queue.SimpleQueue[WorkerProcess] = queue.SimpleQueue()
-        for index in range(size):
-            self._idle.put(WorkerProcess(threads, preload, gpus[index % len(gpus)] if gpus else None))
+        self._changed = threading.Condition()
+        self._idle = [WorkerProcess(threads, preload, gpus[index % len(gpus)] if gpus else None)
+                      for index in range(size)]  # the one idle longest first
+        self._lent: dict[WorkerProcess, int] = {}  # busy workers, and the runs each is lent to
 
-    def run(self, task: Task, report: Callable[[Any], None], stop: threading.Event | None = None) -> Any:
-        worker = self._idle.get()
+    def run(self, task: Task, report: Callable[[Any], None], stop: threading.Event | None = None,
+            short: bool = False, timing: Timing | None = None) -> Any:
+        worker = self._borrow(short)
         try:
-            return worker.run(task, report, stop)
+            return worker.run(task, report, stop, timing)
         finally:
+            self._give_back(worker)
+
+    def _borrow(self, short: bool) -> WorkerProcess:
+        with self._changed:
+            while not self._idle and not (short and self._hosts()):
+                self._changed.wait()
+            worker = self._idle.pop(0) if self._idle else min(self._hosts(), key=lambda busy: busy.tasks)
+            self._lent[worker] = self._lent.get(worker, 0) + 1
+            return worker
+
+    def _hosts(self) -> list[WorkerProcess]:
+        return [worker for worker in self._lent if worker.alive()]
+
+    def _give_back(self, worker: WorkerProcess) -> None:
+        with self._changed:
+            self._lent[worker] -= 1
+            if self._lent[worker]:
+                return
+            del self._lent[worker]
             if not worker.alive():
                 worker.close()
                 worker = WorkerProcess(self.threads, self.preload, worker.gpu)
-            self._idle.put(worker)
-
-
-def _serve(connection, threads: int, preload: str | None, gpu: str | None, stop) -> None:
-    """The child: its GPU, idle priority before torch starts its threads (they inherit it), the preloaded model,
-    then one task at a time, each ended with Stopped at its next progress report once `stop` is set."""
-    if gpu is not None:
-        _bind_to(gpu)
-    _idle_priority()
-    import torch
-
-    from rcqa.model import ModelLoadError, load_model
-
-    torch.set_num_threads(threads)
-    if preload is not None:
-        try:
-            load_model(preload)  # kept by load_model's own cache for the tasks that name it
-        except ModelLoadError:  # the server shows why when it loads the same model
-            pass
-    while True:
-        try:
-            task = connection.recv()
-        except EOFError:  # the server closed its end
-            return
-        try:
-            device = "cuda" if gpu is not None and task.device.startswith("cuda") else task.device
-            qa_model = load_model(task.model, device, fingerprint=task.fingerprint)
-            result = task.run(qa_model, lambda progress: _report(connection, stop, progress))
-            connection.send(("result", result))
-        except Exception as error:  # handed to the server, which shows it
-            connection.send(("error", _picklable(error)))
-
-
-def _report(connection, stop, progress: Any) -> None:
-    """Hand progress to the server, or end the task if the server asked it to stop."""
-    if stop.is_set():
-        raise Stopped("the job was stopped")
-    connection.send(("progress", progress))
-
-
-def _bind_to(gpu: str) -> None:
-    """See only the GPU `gpu`, as "cuda", from here on. CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises,
-    which in a spawned child is after this (torch initialises CUDA lazily, on the first call that needs it): so
-    everything the child does on "cuda" — the model, the engine's free-memory query, the allocator's context — is
-    on its own GPU, with no device index passed through the library, and no context is opened on GPU 0. The
-    server's device (say cuda:1, its $RCQA_DEVICE) is this GPU's "cuda" here, so $RCQA_DEVICE says "cuda" too."""
-    os.environ["CUDA_VISIBLE_DEVICES"] = gpu
-    if os.environ.get("RCQA_DEVICE", "").startswith("cuda"):
-        os.environ["RCQA_DEVICE"] = "cuda"
-
-
-def _idle_priority() -> None:
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):  # not Linux: the lowest niceness instead
-        try:
-            os.nice(19)
-        except OSError:
-            pass
-
-
-def _picklable(error: Exception) -> Exception:
-    """The error itself if it survives pickling (the server re-raises its type), else a RuntimeError saying it."""
-    try:
-        pickle.loads(pickle.dumps(error))
-        return error
-    except Exception:  # whatever fails to pickle
-        return RuntimeError(f"{type(error).__name__}: {error}")
+            self._idle.append(worker)
+            self._changed.notify_all()
 
 
 # --- what the app sends: module-level, so that they pickle by name -----------------------------------------

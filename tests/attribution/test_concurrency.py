@@ -25,7 +25,7 @@ SETTINGS = IGSettings(steps=4, tolerance=None)
 
 @pytest.fixture(autouse=True)
 def one_torch_thread():
-    """As the app runs (rcqa.ui.jobs.limit_torch_threads): on shared cores, several intra-op threads per forward
+    """As the app runs (rcqa.ui.capacity.limit_torch_threads): on shared cores, several intra-op threads per forward
     make tiny forwards wait on each other's spinning threads, 50 times slower."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)

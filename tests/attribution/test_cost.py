@@ -4,7 +4,7 @@ import pytest
 from rcqa.attribution.cost import (Cost, expected_points, explanation_cost, in_words, model_width, server_speed)
 from rcqa.attribution.settings import PRESETS, IGSettings
 from rcqa.model import load_model
-from rcqa.ui.jobs import JOB_BUDGET_SECONDS, job_budget
+from rcqa.ui.capacity import JOB_BUDGET_SECONDS, job_budget
 from tests.helpers.app_harness import open_app
 
 

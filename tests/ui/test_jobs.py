@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from rcqa.ui.jobs import (JOB_TIME_LIMIT_SECONDS, WATCH_SECONDS, Busy, Cancelled, ClientBusy, JobQueue, Stopped,
-                          job_time_limit)
+from rcqa.ui.capacity import JOB_TIME_LIMIT_SECONDS, job_time_limit
+from rcqa.ui.jobs import WATCH_SECONDS, Busy, Cancelled, ClientBusy, JobQueue, Stopped
 
 WAIT = 10  # seconds: only reached if the queue is broken
 

@@ -19,7 +19,8 @@ from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.ui import worker
-from rcqa.ui.jobs import WORKERS_ENV, JobQueue, Stopped, default_workers, job_gpus
+from rcqa.ui.capacity import WORKERS_ENV, default_workers, job_gpus
+from rcqa.ui.jobs import JobQueue, Stopped
 
 # --- tasks: module-level, so that the worker can import them by name -------------------------------------------
 

@@ -1,0 +1,105 @@
+"""How much heavy work one server takes on, as its operator sets it: the workers and their lanes, torch's threads
+and the jobs' priority, each job's budget and time limit (docs/serving.md: The queue, Cost of a job)."""
+from __future__ import annotations
+
+import math
+import os
+import threading
+
+import torch
+
+from rcqa.model import pick_device
+
+WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
+BUDGET_ENV, TIME_LIMIT_ENV = "RCQA_JOB_BUDGET_S", "RCQA_JOB_TIME_LIMIT_S"
+SHORT_JOB_ENV, SHORT_WORKERS_ENV = "RCQA_SHORT_JOB_S", "RCQA_SHORT_WORKERS"
+JOB_NICENESS = 10  # heavy work yields the cores to page scripts: a new visitor's page is drawn first
+JOB_BUDGET_SECONDS = 300  # a job estimated to take longer is refused before it is queued (docs/serving.md)
+JOB_TIME_LIMIT_SECONDS = 600  # a running job is stopped after this: twice the budget, for estimates that run long
+# a job expected to take less is short: the short lane runs it at once, beside (or inside) a long one. One window
+# of 384 tokens at the default settings is about 26 s with the default model; a whole passage of 3 windows, 75 s
+SHORT_JOB_SECONDS = 60
+SHORT_WORKERS = 1  # the short lane's workers: each runs one short job at a time
+
+
+def _seconds_setting(name: str, default: float) -> float:
+    """A number of seconds the operator sets in $name; "0", "off" or "inf" for no limit."""
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return default
+    return math.inf if value in ("0", "off", "inf", "none") else float(value)
+
+
+def job_budget() -> float:
+    """The estimated seconds above which a job is refused before it is queued: $RCQA_JOB_BUDGET_S, else
+    JOB_BUDGET_SECONDS (rcqa.attribution.cost estimates a job)."""
+    return _seconds_setting(BUDGET_ENV, JOB_BUDGET_SECONDS)
+
+
+def job_time_limit() -> float:
+    """The seconds a job may run before it is stopped: $RCQA_JOB_TIME_LIMIT_S, else JOB_TIME_LIMIT_SECONDS."""
+    return _seconds_setting(TIME_LIMIT_ENV, JOB_TIME_LIMIT_SECONDS)
+
+
+def short_job_seconds() -> float:
+    """The expected seconds below which a job is short: $RCQA_SHORT_JOB_S, else SHORT_JOB_SECONDS (0: none is)."""
+    return float(os.environ.get(SHORT_JOB_ENV) or SHORT_JOB_SECONDS)
+
+
+def short_workers() -> int:
+    """The short lane's workers: $RCQA_SHORT_WORKERS, else SHORT_WORKERS (0: no short lane)."""
+    return max(0, int(os.environ.get(SHORT_WORKERS_ENV) or SHORT_WORKERS))
+
+
+def minutes(seconds: float) -> str:
+    """A limit in words: "90 seconds", "10 minutes"."""
+    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
+
+
+def job_gpus() -> list[str]:
+    """The GPUs the app's jobs run on, each as a child process's CUDA_VISIBLE_DEVICES names it: those this process
+    sees (its own CUDA_VISIBLE_DEVICES entries, else 0 … count − 1) where the default device (rcqa.model.pick_device)
+    is CUDA, only the one $RCQA_DEVICE names where it names one (cuda:1), none where the jobs run on the CPU."""
+    device = pick_device()
+    if device.type != "cuda":
+        return []
+    count = torch.cuda.device_count()
+    named = [entry.strip() for entry in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if entry.strip()]
+    visible = named[:count] if named else [str(index) for index in range(count)]
+    return visible if device.index is None else visible[device.index:device.index + 1]
+
+
+def default_workers(gpus: int = 0) -> int:
+    """$RCQA_EXPLAIN_WORKERS, else one per GPU where the jobs run on `gpus` of them (one explanation already keeps a
+    GPU busy with its batched path points), else one per four cores: on a CPU a second job would halve the speed of
+    both, so more only where there are cores to spare."""
+    if os.environ.get(WORKERS_ENV):
+        return max(1, int(os.environ[WORKERS_ENV]))
+    return gpus or max(1, (os.cpu_count() or 1) // 4)
+
+
+def torch_threads(workers: int) -> int:
+    """Torch threads for each of `workers` running jobs and for the server: the cores shared between the jobs and
+    one core's worth for the server and answers ($RCQA_TORCH_THREADS overrides). More intra-op threads than free
+    cores make every forward wait on descheduled threads: on 2 busy cores, tiny forwards ran 50 times slower with
+    2 threads than with 1."""
+    return int(os.environ.get(THREADS_ENV) or max(1, (os.cpu_count() or 1) // (workers + 1)))
+
+
+def limit_torch_threads(workers: int) -> int:
+    """Set this process's torch threads to torch_threads(workers), and return them."""
+    threads = torch_threads(workers)
+    torch.set_num_threads(threads)
+    return threads
+
+
+def lower_priority(niceness: int | None = None) -> None:
+    """Raise the calling thread's niceness ($RCQA_JOB_NICE, default JOB_NICENESS; Linux schedules each thread on
+    its own). With one torch thread (a 2-core machine) an explanation computes in the thread that runs it, so page
+    scripts come first; torch's intra-op pool, where it has more threads, keeps its own priority."""
+    wanted = int(os.environ.get(NICE_ENV, JOB_NICENESS)) if niceness is None else niceness
+    try:
+        current = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), max(current, wanted))
+    except (OSError, AttributeError):  # not Linux-like: leave the priority as it is
+        pass

@@ -1,0 +1,147 @@
+"""What runs inside a worker process (rcqa.ui.worker starts it, and talks to it over a pipe).
+
+A worker runs one task at a time, and, at the checkpoints of a long one (between its chunks of path points:
+rcqa.attribution.memory.checkpoint, and at its progress reports), the short tasks the server sent meanwhile, each
+to its end, before the long one goes on. So a short job never waits for a long one to finish, and the process holds
+one task's working memory at a time (the paused task keeps only its sums so far): no second process, with its own
+torch and copy of the model, is needed for it. Short tasks run inside a long one only, never inside each other.
+
+Messages are (kind, number, value), `number` naming the task. The server sends ("task", n, Task) and ("stop", n,
+None); the worker answers ("started", n, None), ("progress", n, value), then ("result", n, value) or ("error", n,
+exception). A task asked to stop raises Stopped at its next checkpoint."""
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rcqa.attribution.memory import checkpoints
+from rcqa.ui.jobs import Stopped
+
+
+@dataclass(frozen=True)
+class Task:
+    """Heavy work another process can do: function(qa_model, *args, report) on the model named, whose fingerprint
+    must be `fingerprint`. The function is module-level, so that it pickles by name."""
+
+    function: Callable[..., Any]
+    model: str
+    fingerprint: str
+    device: str
+    args: tuple = ()
+
+    def run(self, qa_model, report: Callable[[Any], None]) -> Any:
+        return self.function(qa_model, *self.args, report)
+
+
+def serve(connection, threads: int, preload: str | None, gpu: str | None) -> None:
+    """The worker: its GPU, idle priority before torch starts its threads (they inherit it), the preloaded model,
+    then the tasks the server sends."""
+    if gpu is not None:
+        _bind_to(gpu)
+    _idle_priority()
+    import torch
+
+    from rcqa.model import ModelLoadError, load_model
+
+    torch.set_num_threads(threads)
+    if preload is not None:
+        try:
+            load_model(preload)  # kept by load_model's own cache for the tasks that name it
+        except ModelLoadError:  # the server shows why when it loads the same model
+            pass
+    worker = _Worker(connection, gpu)
+    while True:
+        try:
+            kind, number, value = connection.recv()
+        except EOFError:  # the server closed its end
+            return
+        if kind == "task":
+            worker.run(number, value)
+        # else a stop for a task that ended before it came: nothing to stop
+
+
+class _Worker:
+    """The tasks under way in this process: the one running and, inside it, a short one; and the short ones sent
+    while it runs."""
+
+    def __init__(self, connection, gpu: str | None):
+        self.connection, self.gpu = connection, gpu
+        self.running: list[int] = []  # innermost last
+        self.waiting: list[tuple[int, Task]] = []
+        self.stopped: set[int] = set()
+
+    def run(self, number: int, task: Task) -> None:
+        """Run the task to its end, and send its result or its error. Grad mode is torch's default whatever the
+        task it runs inside had set (inference mode, no_grad), which is this thread's state, not the model's."""
+        import torch
+
+        from rcqa.model import load_model
+
+        self.running.append(number)
+        try:
+            self.connection.send(("started", number, None))
+            self._check(number)
+            device = "cuda" if self.gpu is not None and task.device.startswith("cuda") else task.device
+            qa_model = load_model(task.model, device, fingerprint=task.fingerprint)
+            with torch.inference_mode(False), torch.enable_grad(), checkpoints(self.checkpoint):
+                result = task.run(qa_model, lambda progress: self.report(number, progress))
+            self.connection.send(("result", number, result))
+        except Exception as error:  # handed to the server, which shows it
+            self.connection.send(("error", number, _picklable(error)))
+        finally:
+            self.running.pop()
+            self.stopped.discard(number)
+
+    def report(self, number: int, progress: Any) -> None:
+        self.checkpoint()
+        self.connection.send(("progress", number, progress))
+
+    def checkpoint(self) -> None:
+        """Between two steps of the innermost task: read what the server sent meanwhile, run the short tasks sent
+        (inside the outermost task only), then end this task with Stopped if the server asked."""
+        while self.connection.poll():
+            kind, number, value = self.connection.recv()
+            if kind == "task":
+                self.waiting.append((number, value))
+            elif number in self.running or any(number == sent for sent, _ in self.waiting):
+                self.stopped.add(number)
+        while self.waiting and len(self.running) == 1:
+            self.run(*self.waiting.pop(0))
+        self._check(self.running[-1])
+
+    def _check(self, number: int) -> None:
+        if number in self.stopped:
+            raise Stopped("the job was stopped")
+
+
+def _bind_to(gpu: str) -> None:
+    """See only the GPU `gpu`, as "cuda", from here on. CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises,
+    which in a spawned child is after this (torch initialises CUDA lazily, on the first call that needs it): so
+    everything the child does on "cuda" — the model, the engine's free-memory query, the allocator's context — is
+    on its own GPU, with no device index passed through the library, and no context is opened on GPU 0. The
+    server's device (say cuda:1, its $RCQA_DEVICE) is this GPU's "cuda" here, so $RCQA_DEVICE says "cuda" too."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    if os.environ.get("RCQA_DEVICE", "").startswith("cuda"):
+        os.environ["RCQA_DEVICE"] = "cuda"
+
+
+def _idle_priority() -> None:
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):  # not Linux: the lowest niceness instead
+        try:
+            os.nice(19)
+        except OSError:
+            pass
+
+
+def _picklable(error: Exception) -> Exception:
+    """The error itself if it survives pickling (the server re-raises its type), else a RuntimeError saying it."""
+    try:
+        pickle.loads(pickle.dumps(error))
+        return error
+    except Exception:  # whatever fails to pickle
+        return RuntimeError(f"{type(error).__name__}: {error}")
