@@ -7,7 +7,8 @@ loops: opens 40 websocket connections and holds them; pastes a 100,000-comma pas
 windows and asks for it whole (win=all), which costs about an hour; pastes the longest passage the server's job
 budget allows whole and asks for it, and keeps that tab open until the visitors are done; uploads a file nested
 1,000 deep and a 40 MB SQuAD file; opens ?model=/etc. Meanwhile new visitors open gallery examples one after
-another and press "Explain every layer" on each. Reported as JSON: the visitors' seconds until their gallery answer
+another and press "Explain every layer" on each: short jobs, which the short lane runs at once, inside the worker
+busy with the whole passage where it is the only one (docs/serving.md: The short lane). Reported as JSON: the visitors' seconds until their gallery answer
 is drawn (median, want under 3 s) and until their own explanation is drawn, whether those finished while the
 abusive whole passage was queued or running, what each abusive step showed (the first line of every alert and
 caption, and whether any page showed an exception), the server's peak RSS with its worker processes (sampled every

@@ -1,14 +1,14 @@
 """What runs inside a worker process (rcqa.ui.worker starts it, and talks to it over a pipe).
 
 A worker runs one task at a time, and, at the checkpoints of a long one (between its chunks of path points:
-rcqa.attribution.memory.checkpoint, and at its progress reports), the short tasks the server sent meanwhile, each
-to its end, before the long one goes on. So a short job never waits for a long one to finish, and the process holds
+rcqa.attribution.memory.checkpoint), the short tasks the server sent meanwhile, each to its end, before the long
+one goes on. So a short job never waits for a long one to finish, and the process holds
 one task's working memory at a time (the paused task keeps only its sums so far): no second process, with its own
 torch and copy of the model, is needed for it. Short tasks run inside a long one only, never inside each other.
 
 Messages are (kind, number, value), `number` naming the task. The server sends ("task", n, Task) and ("stop", n,
 None); the worker answers ("started", n, None), ("progress", n, value), then ("result", n, value) or ("error", n,
-exception). A task asked to stop raises Stopped at its next checkpoint."""
+exception). A task asked to stop raises Stopped at its next checkpoint or progress report."""
 from __future__ import annotations
 
 import os
@@ -96,21 +96,28 @@ class _Worker:
             self.stopped.discard(number)
 
     def report(self, number: int, progress: Any) -> None:
-        self.checkpoint()
+        """Progress of the innermost task, unless the server asked it to stop. No short task runs here: a whole
+        passage reports each window while it may still hold other windows' graphs."""
+        self._read()
+        self._check(number)
         self.connection.send(("progress", number, progress))
 
     def checkpoint(self) -> None:
-        """Between two steps of the innermost task: read what the server sent meanwhile, run the short tasks sent
-        (inside the outermost task only), then end this task with Stopped if the server asked."""
+        """Between two chunks of the innermost task, where it holds no graph: run the short tasks the server sent
+        meanwhile (inside the outermost task only), then end this task with Stopped if the server asked."""
+        self._read()
+        while self.waiting and len(self.running) == 1:
+            self.run(*self.waiting.pop(0))
+        self._check(self.running[-1])
+
+    def _read(self) -> None:
+        """What the server sent while the task computed: short tasks, and stops."""
         while self.connection.poll():
             kind, number, value = self.connection.recv()
             if kind == "task":
                 self.waiting.append((number, value))
             elif number in self.running or any(number == sent for sent, _ in self.waiting):
                 self.stopped.add(number)
-        while self.waiting and len(self.running) == 1:
-            self.run(*self.waiting.pop(0))
-        self._check(self.running[-1])
 
     def _check(self, number: int) -> None:
         if number in self.stopped:

@@ -188,7 +188,7 @@ class WorkerProcesses:
     waited longest, so that jobs take turns on the workers, and a short run (the queue's short lane) that finds
     none idle goes inside the busy one with the fewest tasks. Given `gpus` (rcqa.ui.capacity.job_gpus), worker i is
     bound to gpus[i % len(gpus)]: one worker per GPU by default, jobs spread over them. The job queue's main lane
-    runs at most `size` jobs at once, so none of those waits here."""
+    runs at most `size` jobs at once, so one of those waits here only for a short job that took an idle worker."""
 
     def __init__(self, size: int, threads: int, preload: str | None = None, gpus: Sequence[str] = ()):
         self.threads, self.preload = threads, preload
