@@ -201,7 +201,7 @@ def began(ticket) -> None:
 
 
 def test_a_short_job_asked_for_while_a_long_one_runs_waits_less_than_it_runs_and_ends_first(processes, tiny_bert):
-    queue = lanes(time_limit=math.inf)
+    queue, pid = lanes(time_limit=math.inf), worker_pid(processes, tiny_bert)
     long = submitted(queue, processes, tiny_bert, "long", LONG, in_chunks_for, 400)  # 20 s of chunks
     began(long)
     short = submitted(queue, processes, tiny_bert, "short", SHORT, sleeps, 1.0)
@@ -209,16 +209,16 @@ def test_a_short_job_asked_for_while_a_long_one_runs_waits_less_than_it_runs_and
     assert long.state == "running"  # the short one ended first
     job = short.job
     assert job.started - job.arrived <= job.ended - job.started  # its wait, at most its own run time
-    assert short.result() == (long_pid := worker_pid(processes))  # inside the one worker, busy with the long job
+    assert short.result() == pid  # inside the one worker, busy with the long job
     assert long.job.held >= 0.8  # its 1 s of sleep held the long job, and counts for nothing against its limit
     long.cancel()  # the long one stops at its next chunk, without killing the worker
     assert long.job.finished.wait(STOPS_WITHIN) and isinstance(long.job.error, Stopped)
-    assert worker_pid(processes) == long_pid
+    assert worker_pid(processes, tiny_bert) == pid
 
 
-def worker_pid(processes) -> int:
-    (process,) = processes._idle or list(processes._lent)
-    return process._process.pid
+def worker_pid(processes, qa_model) -> int:
+    """The process id of the one worker, asked while it is idle."""
+    return processes.run(worker.Task(sleeps, qa_model.name, qa_model.fingerprint, "cpu", (0,)), lambda _: None)
 
 
 def test_real_explanations_the_short_inside_the_long_each_equal_to_the_same_explanation_alone(processes, tiny_bert,
@@ -246,7 +246,7 @@ def test_real_explanations_the_short_inside_the_long_each_equal_to_the_same_expl
 
 
 def test_a_short_job_cancelled_inside_a_long_one_stops_and_the_long_one_goes_on(processes, tiny_bert):
-    queue = lanes(time_limit=math.inf)
+    queue, pid = lanes(time_limit=math.inf), worker_pid(processes, tiny_bert)
     long = submitted(queue, processes, tiny_bert, "long", LONG, in_chunks_for, 100)  # 5 s of chunks
     began(long)
     short = submitted(queue, processes, tiny_bert, "short", SHORT, reports_until_stopped)
@@ -255,18 +255,19 @@ def test_a_short_job_cancelled_inside_a_long_one_stops_and_the_long_one_goes_on(
     short.cancel()
     assert short.job.finished.wait(STOPS_WITHIN) and isinstance(short.job.error, Stopped)
     assert time.monotonic() - cancelled < STOPS_WITHIN
-    assert long.wait(60) and long.state == "done" and long.result() == worker_pid(processes)  # not killed
+    assert long.wait(60) and long.state == "done" and long.result() == pid  # not killed
 
 
 def test_a_long_job_cancelled_while_a_short_one_runs_inside_it_lets_the_short_one_finish(processes, tiny_bert):
-    queue = lanes(time_limit=math.inf)
+    queue, pid = lanes(time_limit=math.inf), worker_pid(processes, tiny_bert)
     long = submitted(queue, processes, tiny_bert, "long", LONG, in_chunks_for, 400)
     began(long)
     short = submitted(queue, processes, tiny_bert, "short", SHORT, sleeps, 2 * worker.STOP_GRACE_SECONDS)
     began(short)
     long.cancel()  # its grace begins once the short one is done: the worker is not killed under it
-    assert short.wait(60) and short.state == "done" and short.result() == worker_pid(processes)
+    assert short.wait(60) and short.state == "done" and short.result() == pid
     assert long.job.finished.wait(STOPS_WITHIN) and isinstance(long.job.error, Stopped)
+    assert worker_pid(processes, tiny_bert) == pid  # it stopped itself: the worker was not killed
 
 
 def test_a_short_job_past_the_time_limit_inside_a_long_one_is_stopped_and_the_long_ones_limit_leaves_out_the_pause(
