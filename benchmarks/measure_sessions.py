@@ -55,7 +55,7 @@ def answer_shown(page) -> float:
     """Wait until the answer and then its n-best table are drawn; returns when the answer was (monotonic time)."""
     page.get_by_text(ANSWER_TEXT).first.wait_for(timeout=300_000)
     answered = time.monotonic()
-    page.locator("th", has_text="start logit").first.wait_for(timeout=300_000)
+    page.locator("th", has_text="end logit").first.wait_for(timeout=300_000)  # "start / end logit"
     return answered
 
 
