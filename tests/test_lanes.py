@@ -10,17 +10,13 @@ import numpy as np
 import pytest
 
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.cost import explanation_cost
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.memory import checkpoint
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
-from rcqa.model import load_model
-from rcqa.qa import encode
 from rcqa.ui import worker
 from rcqa.ui.capacity import SHORT_JOB_ENV, SHORT_JOB_SECONDS, SHORT_WORKERS_ENV, short_job_seconds, short_workers
 from rcqa.ui.jobs import JobQueue, Stopped
-from tests.app_harness import app_env, explain as explain_on_page, open_app  # noqa: F401
 
 WAIT = 10  # seconds: only reached if the queue is broken
 SHORT_BELOW = 60
@@ -133,25 +129,6 @@ def test_the_operator_sets_the_short_lane(monkeypatch, seconds, workers):
             monkeypatch.setenv(name, value)
     expected = {None: (SHORT_JOB_SECONDS, 1), "90": (90.0, 2), "0": (0.0, 0)}[seconds]
     assert (short_job_seconds(), short_workers()) == expected
-
-
-@pytest.mark.usefixtures("app_env")
-def test_the_other_methods_explanation_is_estimated_and_refused_over_the_budget(monkeypatch):
-    """Compare layers' "Explain it with Integrated Gradients too" after AttnLRP: IG costs (L + 1) / 2 × its steps
-    times more. Queued with no estimate, it counted as short, and skipped the budget."""
-    tiny, example = load_model(os.environ["RCQA_MODEL"]), gallery_example("orchard-how-many")
-    tokens = int(encode(tiny, example.question, example.passage).inputs["attention_mask"].sum())
-    attnlrp = explanation_cost(tiny, IGSettings(method="attnlrp", steps=7, tolerance=None), 1, tokens)
-    monkeypatch.setenv("RCQA_SECONDS_PER_MULTIPLY_ADD", "1")
-    monkeypatch.setenv("RCQA_JOB_BUDGET_S", str(2 * attnlrp.multiply_adds))  # AttnLRP fits; IG, 14 times more, not
-    app = open_app(query={"ex": "orchard-how-many", "method": "attnlrp", "steps": "7", "tol": "off"})
-    app.switch_page("pages/compare_layers.py").run()
-    explain_on_page(app)
-    app.button(key="rcqa.ask.other_method").click().run()
-    assert not app.exception, [e.value for e in app.exception]
-    refusals = [w.value for w in app.warning if "on this server" in w.value]
-    assert refusals and refusals[0].endswith("choose fewer steps, or a preset with fewer.")
-    assert "rcqa.ticket.other_method" not in app.session_state  # nothing was queued
 
 
 # --- real worker processes: one worker, a long job in it, a short one asked for while it runs --------------------

@@ -1,6 +1,6 @@
 """The short lane with the default model (a script, not a test):
 
-    OMP_NUM_THREADS=1 python -m tests.measure_lanes [--windows 3] [--example lighthouse-when]
+    OMP_NUM_THREADS=1 python -m benchmarks.measure_lanes [--windows 3] [--example lighthouse-when]
 
 One worker process, as on fewer than 8 cores, and the queue's two lanes as the app sets them up. A pasted passage
 of `--windows` windows is explained whole (a long job); once it has reported its first progress and run 5 s more,
@@ -26,7 +26,7 @@ from rcqa.types import Example
 from rcqa.ui import worker
 from rcqa.ui.capacity import short_job_seconds
 from rcqa.ui.jobs import JobQueue
-from tests.measure_abuse import QUESTION, passage_of_windows
+from benchmarks.measure_abuse import QUESTION, passage_of_windows
 
 LONG_SECONDS = 1000.0  # the whole passage's estimate: long, whatever the server's speed
 
