@@ -2,6 +2,7 @@
 what a failure on the server shows them: one sentence, never a traceback or a path."""
 import gc
 import re
+import shutil
 import weakref
 
 import pytest
@@ -71,10 +72,12 @@ def test_a_full_disk_while_a_page_draws_is_one_sentence(monkeypatch):
     assert "could not read or write its files" in texts(app.error) and SECRET not in texts(app.error)
 
 
-def test_the_app_holds_its_models_only_in_load_models_bounded_cache(tiny_model_dirs):
+def test_the_app_holds_its_models_only_in_load_models_bounded_cache(tiny_model_dirs, tmp_path, monkeypatch):
+    own = str(shutil.copytree(tiny_model_dirs["bert"], tmp_path / "bert"))  # a model no other test's fixture holds
+    monkeypatch.setenv("RCQA_MODEL", own)
     app = open_app()
-    loaded = rcqa.model.load_model(tiny_model_dirs["bert"])
-    assert app.session_state["rcqa.view"].model == tiny_model_dirs["bert"]
+    loaded = rcqa.model.load_model(own)
+    assert app.session_state["rcqa.view"].model == own
     held = weakref.ref(loaded)
     del loaded
     rcqa.model._loaded.clear()  # what load_model does to a model past MAX_LOADED
