@@ -125,7 +125,7 @@ class IGSettings:
     """Everything that changes the numbers; part of every cache key."""
 
     targets: tuple[str, ...] = ("span_log_prob",)  # every word gets a share at every layer (README: the target)
-    span: str = "predicted"  # "predicted", "gold", or "nbest:K" (K-th best span, 0-based)
+    span: str = "predicted"  # "predicted", "gold", or "nbest:K" (K-th best span, 0-based); or its SpanSpec
     baseline: str = "pad"
     rule: str = "gausslegendre"
     steps: int = 8
@@ -133,7 +133,7 @@ class IGSettings:
     max_steps: int = 128
     memory_budget_mb: int = 1024
     allow_null: bool | None = None  # decode with "no answer" (rcqa.qa.answer); None: as the model's card says
-    contrast: str | None = None  # a FOIL: adds, first, the target log p(span) − log p(foil) (rcqa.attribution.contrast)
+    contrast: str | None = None  # a FOIL (or its FoilSpec): adds, first, the target log p(span) − log p(foil) (rcqa.attribution.contrast)
     windows: str = "answer"  # "answer": the explained span's window; "all": every window (rcqa.attribution.passage)
     method: str = "integrated_gradients"  # or "attnlrp" (rcqa.attribution.lrp), one window only
 
@@ -155,8 +155,10 @@ class IGSettings:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
         if "contrast" in self.targets:
             raise ValueError("the contrast target is asked for by its foil: contrast=FOIL (--contrast FOIL)")
-        for parsed in ("span_spec", "foil"):  # parsed once, here: a bad span or foil is refused at once
-            getattr(self, parsed)
+        for name, spec, parsed in (("span", SpanSpec, "span_spec"), ("contrast", FoilSpec, "foil")):
+            if (value := getattr(self, name)) is not None:  # parsed once, here: a bad span or foil is refused at once
+                self.__dict__[parsed] = spec.parse(value)  # a spec given (the dashboard's) is taken as it is,
+                object.__setattr__(self, name, self.__dict__[parsed].to_string())  # and held as its string form
 
     @cached_property
     def span_spec(self) -> SpanSpec:

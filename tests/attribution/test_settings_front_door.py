@@ -101,4 +101,4 @@ def test_a_link_with_a_bad_foil_falls_back_with_one_sentence():
     view, problems = from_query({"contrast": "nbest:x"})
     assert view.contrast is None and len(problems) == 1 and "unknown foil 'nbest:x'" in problems[0]
     view, problems = from_query({"contrast": "text:Zürich"})
-    assert view.contrast == "text:Zürich" and not problems
+    assert view.contrast == FoilSpec("text", text="Zürich") and not problems

@@ -9,6 +9,7 @@ import pytest
 import rcqa
 from rcqa import figures
 from rcqa.attribution.cache import ResultCache
+from rcqa.attribution.settings import FoilSpec
 from rcqa.figures.whole_input import start_end, start_end_completeness, start_end_reading
 from rcqa.gallery import gallery_example
 from rcqa.types import AGGREGATIONS
@@ -41,7 +42,7 @@ def test_apart_adds_the_start_and_end_logits_after_the_chosen_target_where_it_is
     assert View(ends="apart").settings().targets == ("span_log_prob", "start_logit", "end_logit")
     assert View(target="start_logit", ends="apart").settings().targets == ("start_logit", "end_logit")
     for refused in (View(target="answer_vs_null", ends="apart"), View(target="null", ends="apart"),
-                    View(contrast="runner-up", ends="apart")):
+                    View(contrast=FoilSpec("runner-up"), ends="apart")):
         assert refused.settings().targets == (refused.target,)  # a contrast adds its own target, first, in the engine
         assert refusal(refused.target, refused.contrast).count(".") == 1  # one sentence says why
     assert refusal("span_log_prob", None) is None

@@ -2,6 +2,7 @@
 rejected best span, and "why not this span?" explains "no answer" against any candidate span."""
 import pytest
 
+from rcqa.attribution.settings import SpanSpec
 from rcqa.ui.view import from_query
 from tests.helpers.app_harness import TIMEOUT, explain, html_of, open_app, spec_titled, texts, values  # noqa: F401
 
@@ -71,9 +72,9 @@ def test_why_not_this_span_explains_no_answer_against_the_chosen_candidate():
 
 
 def test_links_take_nbest_spans_within_the_nbest_list_only():
-    assert from_query({"span": "nbest:19"})[0].span == "nbest:19"
+    assert from_query({"span": "nbest:19"})[0].span == SpanSpec("nbest", 19)
     view, problems = from_query({"span": "nbest:20"})
-    assert view.span == "predicted" and problems[0].startswith("Ignored span='nbest:20' from the link")
+    assert view.span == SpanSpec("predicted") and problems[0].startswith("Ignored span='nbest:20' from the link")
 
 
 def test_a_runs_example_opens_in_explore_with_the_runs_target_though_the_model_abstains(

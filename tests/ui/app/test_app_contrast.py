@@ -2,6 +2,7 @@
 matched in the passage, the layer roles name the foil and say where the answer first beats it, and links carry it."""
 import pytest
 
+from rcqa.attribution.settings import FoilSpec
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import answer
@@ -64,7 +65,7 @@ def test_a_typed_foil_is_explained_and_travels_in_the_link(app_env):
 
 
 def test_links_take_well_formed_foils_only():
-    assert from_query({"contrast": "distractor-number"})[0].contrast == "distractor-number"
+    assert from_query({"contrast": "distractor-number"})[0].contrast == FoilSpec("distractor-number")
     assert from_query({"contrast": "off"})[0].contrast is None
     view, problems = from_query({"contrast": "nbest:x"})
     assert view.contrast is None and problems[0].startswith("Ignored contrast='nbest:x' from the link: unknown foil")

@@ -2,6 +2,7 @@
 settings that belong to an example reset with it; a link pins the target only when one was chosen."""
 import pytest
 
+from rcqa.attribution.settings import SpanSpec
 from rcqa.ui import view as view_module
 from rcqa.ui.view import View, to_query
 from tests.helpers.app_harness import open_app, texts
@@ -31,7 +32,7 @@ def test_the_settings_of_an_example_reset_with_it():
     app.selectbox(key="rcqa.widget.example_id").set_value("lighthouse-who").run()
     current = app.session_state["rcqa.view"]
     assert (current.contrast, current.windows, current.span, current.target, current.versus) == (
-        None, "answer", "predicted", "span_log_prob", None)
+        None, "answer", SpanSpec("predicted"), "span_log_prob", None)
     assert "target" not in app.query_params and app.query_params["vs"] == "off"
     assert app.selectbox(key="rcqa.why_not").value is None
 

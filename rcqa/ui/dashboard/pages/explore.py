@@ -5,7 +5,7 @@ from rcqa import figures
 from rcqa.analysis.roles import boundary_contrast
 from rcqa.figures import whole_input
 from rcqa.attribution.quadrature import RULES
-from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS
+from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS, FoilSpec, SpanSpec
 from rcqa.attribution.targets import TARGETS
 from rcqa.evaluate import score
 from rcqa.gallery import GALLERY
@@ -98,8 +98,9 @@ def choose_settings(answer) -> None:
             view.bind(st.selectbox, "rule", "Integration rule", options=list(RULES), format_func=view.RULE_NAMES.get,
                       then=view.steps_of_rule)
         with narrow:
-            spans = [*view.SPANS, *([chosen.span] if chosen.span not in view.SPANS else [])]
-            view.bind(st.selectbox, "span", "Span the target is taken at", options=spans, format_func=view.span_label)
+            spans = [*view.SPANS, *([str(chosen.span)] if str(chosen.span) not in view.SPANS else [])]
+            view.bind(st.selectbox, "span", "Span the target is taken at", options=spans, format_func=view.span_label,
+                      spec=SpanSpec)
             view.bind(st.number_input, "steps", "Steps (path points)", min_value=1, max_value=128,
                       disabled=chosen.rule == "paper_trapezoid",
                       help="The paper's released rule always evaluates its 20 points.")
@@ -177,16 +178,17 @@ def choose_why_not(answer) -> None:
 
 def choose_foil() -> None:
     """The contrast's foil: a named one, or a span of the passage typed as written."""
-    foils = [*view.NAMED_FOILS, *([chosen.contrast] if chosen.contrast not in view.NAMED_FOILS else [])]
+    current = None if chosen.contrast is None else str(chosen.contrast)
+    foils = [*view.NAMED_FOILS, *([current] if current not in view.NAMED_FOILS else [])]
     left, right = st.columns(2)
     with left:
         view.bind(st.selectbox, "contrast", "Why the span and not… (contrast)", options=foils,
-                  format_func=view.foil_label,
+                  format_func=view.foil_label, spec=FoilSpec,
                   help="Explains log p(span) − log p(foil), the two spans' start + end logits apart: what separates "
                        "them. A foil in another window of the passage is a constant there (that window is not "
                        "explained).")
     with right:
-        typed = chosen.contrast.removeprefix("text:") if (chosen.contrast or "").startswith("text:") else ""
+        typed = chosen.contrast.text if chosen.contrast and chosen.contrast.kind == "text" else ""
         st.session_state[FOIL_TEXT] = typed
         st.text_input("…or type a foil from the passage", key=FOIL_TEXT, max_chars=MAX_FOIL_TEXT,
                       on_change=show.callback(lambda: view.foil_typed(st.session_state[FOIL_TEXT])),

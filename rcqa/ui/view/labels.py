@@ -1,0 +1,36 @@
+"""How the pages name the View's choices: methods, rules, spans, foils and what a side-by-side view compares with
+(a span's or foil's string form, as the widgets offer it)."""
+from __future__ import annotations
+
+from rcqa.catalog import shown_name
+from rcqa.text import without_bidi_controls
+from rcqa.ui.view.state import NAMED_FOILS, SPANS
+
+METHOD_NAMES = {"integrated_gradients": "Integrated Gradients (exact)", "attnlrp": "AttnLRP (one pass)"}
+RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
+              "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
+              "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
+VERSUS_KINDS = {"gold": "the gold span", "model": "another model", "foil": "another foil"}
+
+
+def foil_label(foil: str | None) -> str:
+    if foil in NAMED_FOILS:
+        return NAMED_FOILS[foil]
+    if foil.startswith("nbest:"):
+        return f"the n-best span #{int(foil.split(':')[1]) + 1}"
+    return f"the text “{without_bidi_controls(foil.removeprefix('text:'))}”"  # a link's text, shown in a choice
+
+
+def span_label(span: str) -> str:
+    if span in SPANS:
+        return SPANS[span]
+    return f"the n-best span #{int(span.split(':')[1]) + 1}"
+
+
+def versus_label(versus: str) -> str:
+    kind, _, value = versus.partition(":")
+    if kind == "gold":
+        return "the gold span"
+    if kind == "model":
+        return f"the model {without_bidi_controls(shown_name(value))}"
+    return f"the contrast with {foil_label(value)}"

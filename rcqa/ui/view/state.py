@@ -1,0 +1,103 @@
+"""The View: everything that decides what the pages show, the values each of its fields may take, the IG settings
+it stands for (span and foil held parsed, as SpanSpec and FoilSpec) and the views the presets set."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from rcqa.attribution.settings import PRESETS, FoilSpec, IGSettings, SpanSpec, resolve
+from rcqa.attribution.targets import TARGETS
+from rcqa.gallery import GALLERY
+from rcqa.model import DEFAULT_MODEL
+from rcqa.spans import N_BEST
+from rcqa.ui.ends import ends_of, explained_targets
+
+MODEL_ENV = "RCQA_MODEL"  # the app's default model: a folder or hub id (else the embedded model)
+SOURCES = {"gallery": "Gallery", "upload": "Upload a SQuAD / DuoRC file", "paste": "Paste a passage"}
+SPANS = {"predicted": "the model's predicted answer (the paper)", "gold": "the gold answer"}
+NBEST_SPANS = tuple(f"nbest:{rank}" for rank in range(N_BEST))  # "why not this span?": the K-th best span
+ABSTENTION_TARGET = "answer_vs_null"  # what an abstention is explained by unless a target was chosen
+PICKABLE_TARGETS = tuple(name for name in TARGETS if name != "contrast")  # a contrast is asked for by its foil
+NAMED_FOILS = {None: "no contrast: explain the span alone", "runner-up": "the best span clear of the answer",
+               "gold": "the gold answer", "null": '"no answer"',
+               "distractor-number": "the best-scoring other number (quantifier questions)"}
+TOLERANCES = (None, 0.001, 0.005, 0.01, 0.05)
+MAX_TOP_K = 20
+
+
+def default_model() -> str:
+    return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+
+
+DEFAULT_SETTINGS = resolve("default")  # a new view's IG settings: the default preset's, typed in one place
+
+
+@dataclass
+class View:
+    """Everything that decides what the pages show; one link holds all of it (except long pasted text)."""
+
+    model: str = field(default_factory=default_model)
+    source: str = "gallery"
+    example_id: str = GALLERY[0].id  # a gallery id, or an id in the uploaded file
+    passage: str = ""  # a pasted passage
+    question: str = GALLERY[0].question
+    target: str = DEFAULT_SETTINGS.targets[0]
+    span: SpanSpec = DEFAULT_SETTINGS.span_spec
+    baseline: str = DEFAULT_SETTINGS.baseline
+    rule: str = DEFAULT_SETTINGS.rule
+    steps: int = DEFAULT_SETTINGS.steps
+    tolerance: float | None = DEFAULT_SETTINGS.tolerance
+    aggregation: str = PRESETS["default"].aggregation
+    top_k: int = 5
+    layer: int = 0  # of the top-k passage view
+    variant: str = "full"
+    first_layer: int = 0  # the pair of layers compared side by side; -1 is the last layer
+    second_layer: int = -1
+    projection: str = "tsne"
+    projection_layer: int = -1
+    knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.lens.interventions)
+    contrast: FoilSpec | None = DEFAULT_SETTINGS.foil  # explain why the span and not it (rcqa.attribution.contrast)
+    windows: str = DEFAULT_SETTINGS.windows  # "all": the whole passage in one explanation (offered when it has several windows)
+    versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)
+    method: str = DEFAULT_SETTINGS.method  # or "attnlrp" (one window: the whole passage is IG's)
+    ends: str = "joined"  # "apart": the start and end logits too, in the same job (rcqa.ui.start_end)
+    run: str = ""  # the dataset run whose questions source "upload" offers (rcqa.ui.runs), by its folder's name
+
+    def settings(self) -> IGSettings:
+        """The engine's settings (ValueError if they are invalid); the span and foil go as the specs the view
+        holds, so they are not parsed again."""
+        chosen = {"targets": explained_targets(self.target, self.ends, self.contrast),
+                  **{name: getattr(self, name) for name in _SETTINGS}}
+        if self.method == "attnlrp":
+            chosen["windows"] = "answer"
+        return resolve("default", **chosen)
+
+
+# the IGSettings fields a View holds beside its target, and the parsed form the view holds of those it parses
+_SETTINGS = ("span", "baseline", "rule", "steps", "tolerance", "contrast", "windows", "method")
+_PARSED = {"span": "span_spec", "contrast": "foil"}
+
+
+def view_fields(settings: IGSettings) -> dict[str, Any]:
+    """The View fields that hold these settings: View.settings read backwards (a view explains one target, with
+    the start and end logits apart or not, the default max_steps and memory budget)."""
+    data = settings.to_dict()
+    return {"target": data["targets"][0], "ends": ends_of(data["targets"]),
+            **{name: getattr(settings, _PARSED.get(name, name)) for name in _SETTINGS}}
+
+
+# a preset sets IG's settings, not what is attributed: the windows explained, the method and the ends stay as chosen
+PRESET_VIEWS = {name: {**{k: v for k, v in view_fields(p.settings).items() if k not in ("windows", "method", "ends")},
+                       "aggregation": p.aggregation} for name, p in PRESETS.items()}
+
+
+def versus_settings(settings: IGSettings, versus: str) -> IGSettings:
+    """The second explanation's settings: the gold span, or the contrast with another foil; another model keeps them."""
+    kind, _, value = versus.partition(":")
+    if kind == "gold":
+        return dataclasses.replace(settings, span="gold")
+    if kind == "foil":
+        return dataclasses.replace(settings, contrast=value)
+    return settings

@@ -1,0 +1,154 @@
+"""The View as a link and back: each URL parameter bounded to the values its field may take, parsed once here (a
+span or foil into its spec), and each value a link may not hold refused in one sentence, the field keeping its
+default."""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rcqa.analysis.projection import METHODS
+from rcqa.analysis.similarity import VARIANTS
+from rcqa.attribution.quadrature import RULES
+from rcqa.attribution.settings import BASELINES, WINDOWS, FoilSpec, SpanSpec
+from rcqa.attribution.settings import METHODS as EXPLAIN_METHODS  # projection METHODS (t-SNE, PCA) are imported too
+from rcqa.catalog import offered, shown_name
+from rcqa.gallery import GALLERY, GALLERY_BY_ID
+from rcqa.lens.interventions import KNOCKOUT_BASELINES
+from rcqa.text import quoted
+from rcqa.types import AGGREGATIONS
+from rcqa.ui.ends import ENDS
+from rcqa.ui.view.state import (MAX_TOP_K, NBEST_SPANS, PICKABLE_TARGETS, SOURCES, SPANS, TOLERANCES, View,
+                                default_model)
+
+URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
+RUN_NAME = re.compile(r"[\w.-]{1,120}", re.ASCII)  # a run folder's name in a link
+_SPAN_CHOICES = (*SPANS, *NBEST_SPANS)  # the spans a link may name: the n-best list's ranks only
+
+# URL parameter → (View field, allowed values, a (type, low, high) range, or the spec it is parsed into)
+_URL_FIELDS: dict[str, tuple[str, Any]] = {
+    "target": ("target", PICKABLE_TARGETS), "span": ("span", SpanSpec), "baseline": ("baseline", tuple(BASELINES)),
+    "rule": ("rule", RULES), "steps": ("steps", (int, 1, 128)), "tol": ("tolerance", TOLERANCES),
+    "agg": ("aggregation", AGGREGATIONS), "k": ("top_k", (int, 1, MAX_TOP_K)), "layer": ("layer", (int, 0, 100)),
+    "jsd": ("variant", tuple(VARIANTS)), "first": ("first_layer", (int, -1, 100)),
+    "second": ("second_layer", (int, -1, 100)), "map": ("projection", METHODS),
+    "maplayer": ("projection_layer", (int, -1, 100)), "ko": ("knockout", tuple(KNOCKOUT_BASELINES)),
+    "contrast": ("contrast", FoilSpec),
+    "win": ("windows", tuple(WINDOWS)),
+    "vs": ("versus", "versus"),
+    "method": ("method", tuple(EXPLAIN_METHODS)),
+    "ends": ("ends", tuple(ENDS)),
+}
+
+
+def passage_hash(passage: str) -> str:
+    return hashlib.sha256(passage.encode()).hexdigest()[:12]
+
+
+def to_query(view: View, target_chosen: bool = True) -> dict[str, str]:
+    """The view as URL parameters. Long pasted passages go as a hash only (their text stays in the session). A
+    target nobody chose stays out, so that the link's example gets its own default (answer_vs_null where the model
+    abstains)."""
+    query = {"src": view.source}
+    if view.model != default_model():
+        query["model"] = shown_name(view.model)  # in public mode a folder's name, never its path
+    if view.source == "paste":
+        key = "passage" if len(view.passage) <= URL_PASSAGE_LIMIT else "ph"
+        query[key] = view.passage if key == "passage" else passage_hash(view.passage)
+    else:
+        query["ex"] = view.example_id
+    if view.source == "upload" and view.run:
+        query["run"] = view.run
+    gallery = GALLERY_BY_ID.get(view.example_id)
+    if view.source != "gallery" or gallery is None or view.question != gallery.question:
+        query["q"] = view.question
+    for name, (attribute, _) in _URL_FIELDS.items():
+        if name == "target" and not target_chosen:
+            continue
+        value = getattr(view, attribute)  # a spec's str is its string form
+        query[name] = "off" if value is None else shown_versus(value) if attribute == "versus" else str(value)
+    return query
+
+
+def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
+    """A view from URL parameters, and what in them could not be used (those fall back to defaults)."""
+    view, problems = View(), []
+    if query.get("model") and (found := offered(query["model"])):
+        view.model = found
+    elif query.get("model"):  # a link never loads an arbitrary model: a visitor's click on the Model page does
+        problems.append("This link names a model this server does not offer, so the default model is shown. "
+                        "A model of your own is loaded on the Model page.")
+    if query.get("src") in SOURCES:
+        view.source = query["src"]
+    if view.source == "paste":
+        view.passage = query.get("passage", "")
+        if not view.passage and query.get("ph"):
+            problems.append("This link's pasted passage was too long to travel in a link; it is kept only in the "
+                            "session that pasted it. Paste it again.")
+    elif query.get("ex"):
+        view.example_id = query["ex"]
+        if view.source == "gallery" and view.example_id not in GALLERY_BY_ID:
+            problems.append(f"The link names a gallery example {quoted(view.example_id)} that does not exist; "
+                            "showing the first one.")
+            view.example_id = GALLERY[0].id
+        if view.source == "upload" and RUN_NAME.fullmatch(query.get("run", "")):
+            view.run = query["run"]  # a run this server may not have: Explore then says so
+        elif view.source == "upload":
+            problems.append("This link points into an uploaded file, which is kept only in the session that "
+                            "uploaded it. Upload the file again to see this question.")
+    gallery = GALLERY_BY_ID.get(view.example_id)
+    view.question = query.get("q", gallery.question if view.source == "gallery" and gallery else "")
+    for name, (attribute, allowed) in _URL_FIELDS.items():
+        if name in query:
+            try:
+                setattr(view, attribute, _parse(query[name], allowed))
+            except ValueError as error:
+                problems.append(f"Ignored {name}={quoted(query[name])} from the link: {error}.")
+    return view, problems
+
+
+def _parse(text: str, allowed: Any) -> Any:
+    if isinstance(allowed, tuple) and allowed and allowed[0] is int:
+        _, low, high = allowed
+        if not (re.fullmatch(r"-?[0-9]{1,6}", text) and low <= int(text) <= high):  # int's errors quote the text
+            raise ValueError(f"must be a whole number from {low} to {high}")
+        return int(text)
+    if allowed is SpanSpec:
+        return SpanSpec.parse(_parse(text, _SPAN_CHOICES))
+    if allowed is FoilSpec:
+        return None if text == "off" else FoilSpec.parse(text)  # its ValueError: what a foil may be
+    if allowed == "versus":
+        return None if text == "off" else parse_versus(text)
+    if allowed is TOLERANCES:
+        try:
+            value = None if text == "off" else float(text)
+        except ValueError:  # float's own message would quote the whole text
+            value = math.nan
+        if value not in TOLERANCES:
+            raise ValueError(f"choose one of {', '.join('off' if t is None else str(t) for t in TOLERANCES)}")
+        return value
+    if text not in allowed:
+        raise ValueError(f"choose one of {', '.join(allowed)}")
+    return text
+
+
+def parse_versus(text: str) -> str:
+    """What the side-by-side view sets against the current explanation: "gold" (the gold span explained), "model:NAME"
+    (a model this server offers, on the same question) or "foil:FOIL" (the contrast with another foil); ValueError,
+    in one sentence, otherwise."""
+    kind, _, value = text.partition(":")
+    if text == "gold":
+        return text
+    if kind == "model" and (found := offered(value)):
+        return f"model:{found}"
+    if kind == "foil":
+        return f"foil:{FoilSpec.parse(value).to_string()}"  # its ValueError says what a foil may be
+    raise ValueError("compare with gold, model:NAME (a model this server offers) or foil:FOIL")
+
+
+def shown_versus(versus: str) -> str:
+    """versus as a link writes it: another model by the name public mode shows, never its path."""
+    kind, _, value = versus.partition(":")
+    return f"model:{shown_name(value)}" if kind == "model" else versus

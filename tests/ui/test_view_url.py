@@ -1,0 +1,51 @@
+"""The dashboard's link codec: a link's span and foil are parsed once, into the specs the View holds and hands on
+to the settings, and their string forms come back out of the link unchanged."""
+import pytest
+
+from rcqa.attribution.settings import FoilSpec, IGSettings, SpanSpec
+from rcqa.ui.view import View, from_query, to_query, view_fields
+
+LINKS = [{"span": "nbest:3", "contrast": "text:a: b"}, {"span": "gold", "contrast": "text:Zürich"},
+         {"span": "predicted", "contrast": "nbest:12"}, {"span": "nbest:19", "contrast": "distractor-number"},
+         {"span": "gold", "contrast": "off"}, {"contrast": "runner-up"}, {"contrast": "null"}]
+
+
+@pytest.mark.parametrize("link", LINKS)
+def test_a_links_span_and_foil_come_back_out_of_it_as_written(link):
+    view, problems = from_query(link)
+    assert not problems
+    query = to_query(view)
+    assert {name: query[name] for name in link} == link
+    assert to_query(from_query(query)[0]) == query  # and again: the codec is a fixed point
+
+
+@pytest.mark.parametrize("link", [link for link in LINKS if link.get("contrast") != "off"])
+def test_a_links_span_and_foil_are_parsed_exactly_once(link, monkeypatch):
+    parsed = []
+    for spec in (SpanSpec, FoilSpec):
+        original = spec.parse.__func__
+
+        def counting(cls, value, original=original):
+            if isinstance(value, str):  # a spec handed on is not parsed
+                parsed.append(value)
+            return original(cls, value)
+        monkeypatch.setattr(spec, "parse", classmethod(counting))
+    view, _ = from_query(link)
+    settings = view.settings()
+    assert sorted(parsed) == sorted(link.values())  # each of the link's strings once: read, then handed on
+    assert (settings.span, settings.contrast) == (link.get("span", "predicted"), link["contrast"])
+
+
+def test_settings_made_from_specs_are_the_settings_made_from_their_strings():
+    from_specs = IGSettings(span=SpanSpec("nbest", 4), contrast=FoilSpec("text", text="3,750"))
+    from_strings = IGSettings(span="nbest:4", contrast="text:3,750")
+    assert from_specs == from_strings and hash(from_specs) == hash(from_strings)
+    assert from_specs.to_dict() == from_strings.to_dict() and from_specs.to_dict()["span"] == "nbest:4"
+    assert (from_specs.span_spec, from_specs.foil) == (SpanSpec("nbest", 4), FoilSpec("text", text="3,750"))
+
+
+def test_a_view_holds_the_specs_and_its_settings_read_back_into_the_same_view():
+    view = from_query({"span": "nbest:2", "contrast": "gold"})[0]
+    assert (view.span, view.contrast) == (SpanSpec("nbest", 2), FoilSpec("gold"))
+    assert isinstance(View().span, SpanSpec) and View().contrast is None
+    assert View(**view_fields(view.settings())) == view
