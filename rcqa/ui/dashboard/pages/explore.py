@@ -2,38 +2,27 @@
 import streamlit as st
 
 from rcqa import figures
-from rcqa.analysis.roles import boundary_contrast
 from rcqa.figures import whole_input
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS, FoilSpec, SpanSpec
 from rcqa.attribution.targets import TARGETS
-from rcqa.evaluate import score
 from rcqa.gallery import GALLERY
 from rcqa.lens.contrast import margin_reading
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.qa import MAX_PASSAGE_CHARS, MAX_QUESTION_CHARS
 from rcqa.text import without_bidi_controls
-from rcqa.types import AGGREGATIONS, NULL_TARGETS
-from rcqa.ui import PAGES, ends, examples, inputs, results, show, start_end, view
+from rcqa.types import AGGREGATIONS
+from rcqa.ui import PAGES, ends, examples, explore, inputs, results, show, start_end, view
 
 chosen = view.view()
-PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper's code settings",
-                 "paper-text": "Use the paper's text settings"}
-
-
 WHY_NOT, FOIL_TEXT = "rcqa.why_not", "rcqa.foil_text"
-
-
-def example_label(example) -> str:
-    label = f"{example.title} — {example.question}" if example.title else example.question
-    return without_bidi_controls(label)  # an uploaded file's titles and questions
 
 
 def choose_example() -> None:
     view.bind(st.radio, "source", "Question from", options=list(view.SOURCES), format_func=view.SOURCES.get,
               horizontal=True, then=examples.ask_example_question)
     if chosen.source == "gallery":
-        titles = {e.id: example_label(e) for e in GALLERY}
+        titles = {e.id: explore.example_label(e) for e in GALLERY}
         view.bind(st.selectbox, "example_id", "Gallery example", options=list(titles), format_func=titles.get,
                   then=examples.ask_example_question)
     elif chosen.source == "upload":
@@ -49,9 +38,8 @@ def choose_example() -> None:
             except ValueError as error:
                 st.warning(f"The search was not run: {show.plain(error)}.")
                 shown, total = [], 0
-            st.caption(f"{total:,} of {len(questions):,} questions in {name} match"
-                       + (f"; the first {len(shown):,} are listed" if total > len(shown) else ""))
-            labels = {e.id: example_label(e) for e in shown}
+            st.caption(explore.search_summary(name, len(questions), total, len(shown)))
+            labels = {e.id: explore.example_label(e) for e in shown}
             view.bind(st.selectbox, "example_id", "Question in the file", options=list(labels), format_func=labels.get,
                       then=examples.ask_example_question, placeholder="Choose a question")
     else:
@@ -70,9 +58,7 @@ def choose_windows(answer) -> None:
     """Whole passage or the answer's window, offered only when the passage has more than one window."""
     if answer.n_windows < 2:
         return
-    home = answer.best.window + 1 if answer.best else 1
-    labels = {"answer": f"the answer's window (window {home} of {answer.n_windows})",
-              "all": f"the whole passage ({answer.n_windows} windows: about {answer.n_windows}× the time)"}
+    labels = explore.window_labels(answer)
     view.bind(st.radio, "windows", "Windows explained", options=list(labels), format_func=labels.get, horizontal=True,
               help="The whole passage puts every window on one path, with one target over all of them: its words' "
                    "scores add up over the windows that read them (docs: Whole passages).")
@@ -80,10 +66,7 @@ def choose_windows(answer) -> None:
 
 def choose_settings(answer) -> None:
     view.bind(st.radio, "method", "Method", options=list(view.METHOD_NAMES), format_func=view.METHOD_NAMES.get,
-              horizontal=True, help="Integrated Gradients: exact (its completeness is checked), a path of gradients "
-                                    "per layer. AttnLRP: every layer from one forward and one backward pass, its "
-                                    "relevance conserved through the blocks by its rules (the baseline and path "
-                                    "settings do not apply; the answer's window only). Docs: AttnLRP.")
+              horizontal=True, help=explore.HELP["method"])
     if chosen.method != "attnlrp":
         choose_windows(answer)
     choose_ends()
@@ -98,21 +81,17 @@ def choose_settings(answer) -> None:
             view.bind(st.selectbox, "rule", "Integration rule", options=list(RULES), format_func=view.RULE_NAMES.get,
                       then=view.steps_of_rule)
         with narrow:
-            spans = [*view.SPANS, *([str(chosen.span)] if str(chosen.span) not in view.SPANS else [])]
-            view.bind(st.selectbox, "span", "Span the target is taken at", options=spans, format_func=view.span_label,
-                      spec=SpanSpec)
+            view.bind(st.selectbox, "span", "Span the target is taken at", options=explore.span_choices(chosen),
+                      format_func=view.span_label, spec=SpanSpec)
             view.bind(st.number_input, "steps", "Steps (path points)", min_value=1, max_value=128,
                       disabled=chosen.rule == "paper_trapezoid",
                       help="The paper's released rule always evaluates its 20 points.")
             view.bind(st.selectbox, "tolerance", "Adaptive steps", options=list(view.TOLERANCES),
                       format_func=lambda t: "off: exactly these steps" if t is None else
                       f"refine until the error is under {t:.1%}",
-                      help="Gauss–Legendre only: the path is cut into panels of steps/2 points, each checked for "
-                            "completeness; the worst panel is refined, first by Kronrod's extension of its rule "
-                            "(its gradients are kept), then by halving, until the layer's error is under the "
-                            "tolerance (at most 128 gradients a layer). The paper's rules always run exactly as set.")
+                      help=explore.HELP["tolerance"])
         choose_foil()
-        for column, (name, label) in zip(st.columns(3), PRESET_LABELS.items()):
+        for column, (name, label) in zip(st.columns(3), explore.PRESET_LABELS.items()):
             column.button(label, on_click=show.callback(view.apply_preset), args=(name,), key=f"rcqa.preset.{name}",
                           help=PRESETS[name].description)
         st.markdown("**How the scores are read** (instant)")
@@ -158,7 +137,7 @@ def show_answer(qa_model, current):
 def choose_why_not(answer) -> None:
     """Pick a candidate span to ask why the model answered as it did rather than with it (the contrast against it),
     or, when it abstained, why it said "no answer" rather than it (target answer_vs_null)."""
-    spans = {rank: without_bidi_controls(f"#{rank + 1}: {span.text}") for rank, span in enumerate(answer.nbest)}
+    spans = explore.why_not_choices(answer)
 
     def picked() -> None:
         # a rank of this answer's list only: after the example changed, the browser may still send the last
@@ -170,26 +149,18 @@ def choose_why_not(answer) -> None:
     st.session_state[WHY_NOT] = shown if shown in spans else None  # what is in force, as a link restores it
     st.selectbox("Why not this span?", list(spans), format_func=spans.get, key=WHY_NOT,
                  on_change=show.callback(picked), placeholder="Choose a candidate span",
-                 help="Explains log p(span) − log p(no answer) at that span: what made the model prefer no answer "
-                      "to it." if answer.abstained else
-                      "Explains log p(answer) − log p(span): what separates the answer from that span (a span that "
-                      "overlaps the answer is a boundary contrast: where its start and end were decided).")
+                 help=explore.HELP["why_not_null" if answer.abstained else "why_not"])
 
 
 def choose_foil() -> None:
     """The contrast's foil: a named one, or a span of the passage typed as written."""
-    current = None if chosen.contrast is None else str(chosen.contrast)
-    foils = [*view.NAMED_FOILS, *([current] if current not in view.NAMED_FOILS else [])]
     left, right = st.columns(2)
     with left:
-        view.bind(st.selectbox, "contrast", "Why the span and not… (contrast)", options=foils,
+        view.bind(st.selectbox, "contrast", "Why the span and not… (contrast)", options=explore.foil_choices(chosen),
                   format_func=view.foil_label, spec=FoilSpec,
-                  help="Explains log p(span) − log p(foil), the two spans' start + end logits apart: what separates "
-                       "them. A foil in another window of the passage is a constant there (that window is not "
-                       "explained).")
+                  help=explore.HELP["contrast"])
     with right:
-        typed = chosen.contrast.text if chosen.contrast and chosen.contrast.kind == "text" else ""
-        st.session_state[FOIL_TEXT] = typed
+        st.session_state[FOIL_TEXT] = explore.typed_foil(chosen)
         st.text_input("…or type a foil from the passage", key=FOIL_TEXT, max_chars=MAX_FOIL_TEXT,
                       on_change=show.callback(lambda: view.foil_typed(st.session_state[FOIL_TEXT])),
                       help="Matched as written (case included), at whole tokens; where it occurs several times, the "
@@ -212,11 +183,7 @@ def show_knockouts(qa_model, result, key: str) -> None:
     view.bind(st.radio, "knockout", "Replace a knocked-out word's states by", options=list(KNOCKOUT_BASELINES),
               format_func=KNOCKOUT_BASELINES.get, horizontal=True)
     request = ("knockouts", key, chosen.top_k, chosen.knockout, chosen.aggregation)
-    if not results.ask_button(request, "Knock out each layer's words",
-                              f"At every layer, replaces the states of its top-{chosen.top_k} words, of "
-                              f"{chosen.top_k} random passage words ({results.KNOCKOUT_DRAWS} draws) and of its "
-                              f"bottom-{chosen.top_k} words, all outside the explained span, and skips each block, "
-                              "then runs the layers above: a few forward passes."):
+    if not results.ask_button(request, "Knock out each layer's words", explore.knockouts_explained(chosen.top_k)):
         return
     if found := results.knockouts(qa_model, result, request):
         chart = figures.knockouts(found)
@@ -240,10 +207,8 @@ def show_heatmap(result, aggregation: str) -> None:
 def show_result(result, qa_model, key: str) -> None:
     view.fit_layers(len(result.layers))
     k, aggregation = chosen.top_k, chosen.aggregation
-    if incomplete := figures.incomplete_layers(result):
-        st.warning(f"At {', '.join(incomplete)} the attributions do not add up to F(input) − F(baseline) (relative "
-                   f"error above {figures.COMPLETENESS_WARNING:.0%}): raise the steps or set an adaptive tolerance "
-                   "before reading those layers. See the Completeness tab.")
+    if incomplete := explore.incomplete_warning(result):
+        st.warning(incomplete)
     heatmap, top, roles, word, check, lens, knockouts = st.tabs(
         ["Heatmap", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness", "Answer lens",
          "Interventions"])
@@ -280,23 +245,10 @@ def show_result(result, qa_model, key: str) -> None:
 
 def show_contrast(qa_model, result, key: str) -> None:
     """For a contrast: its foil, and in words where the answer first beats it on the lens."""
-    foil = result.targets[0].foil
-    if foil is None:
+    if not (readings := explore.contrast_readings(result)):
         return
-    if foil.window == result.targets[0].window:
-        where = "in the explained window"
-    elif result.whole_passage:
-        where = f"in window {foil.window + 1}, the answer in window {result.window + 1}: both are explained"
-    else:
-        where = (f"in window {foil.window + 1}, not the explained window {result.window + 1}: its logits are a "
-                 "constant there, so the scores show the answer's side only")
-    probability = "" if foil.probability is None else f", p = {foil.probability:.2g}"
-    st.markdown(show.plain(f"Contrast: log p(answer) − log p(foil), foil “{foil.text or 'no answer'}” "
-                           f"({where}{probability})."))
-    if boundary_contrast(result):
-        st.markdown(show.plain("The foil overlaps the answer: a boundary contrast, where the span's start and end "
-                               "were decided. In the layer roles, the words of both spans are “shared”, apart from "
-                               "“answer only” and “foil only”."))
+    for reading in readings:
+        st.markdown(reading)
     if (margins := results.contrast_margins(qa_model, result, key)) is not None:
         st.markdown(show.plain(margin_reading(result.layers, margins)))
 
@@ -304,10 +256,7 @@ def show_contrast(qa_model, result, key: str) -> None:
 def offer_side_by_side(current, answer) -> None:
     """Links to the side-by-side view of this explanation against the gold span's (when the model missed it),
     another model's or another foil's."""
-    offers = {"foil:runner-up": "…another foil", "model:default-squad2" if chosen.model != "default-squad2"
-              else "model:default": "…another model"}
-    if current.answers and score(answer.text, [gold.text for gold in current.answers])[0] == 0:
-        offers = {"gold": "…the gold span", **offers}
+    offers = explore.side_by_side_offers(chosen, current, answer)
     st.markdown("**Compare this explanation with…**")
     for column, (versus, label) in zip(st.columns(len(offers)), offers.items()):
         if column.button(label, key=f"rcqa.versus.{versus}", on_click=show.callback(view.update),
@@ -342,15 +291,7 @@ def main() -> None:
     except ValueError as error:
         show.report(error)
         return
-    explained = ("why the model said no answer (" + settings.targets[0] + ")"
-                 if answer.abstained and settings.targets[0] in NULL_TARGETS else "the answer")
-    if settings.contrast:
-        explained = f"why the answer and not {show.plain(view.foil_label(settings.contrast))}"
-    if settings.windows == "all":
-        explained += f" over all {answer.n_windows} windows of the passage"
-    if ends.ends_of(settings.targets) == "apart":
-        explained += ", and its start and end logits apart"
-    if (result := results.result_on_click(qa_model, current, settings, explained)) is not None:
+    if (result := results.result_on_click(qa_model, current, settings, explore.explained(settings, answer))) is not None:
         offer_side_by_side(current, answer)
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
 

@@ -1,0 +1,132 @@
+"""What the Explore page works out from the view, the answer and the result: the choices it offers and the
+sentences it writes (the page itself only lays them out)."""
+from __future__ import annotations
+
+from rcqa import figures
+from rcqa.analysis.roles import boundary_contrast
+from rcqa.evaluate import score
+from rcqa.text import without_bidi_controls
+from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, IGSettings
+from rcqa.ui.ends import ends_of
+from rcqa.ui.errors import plain
+from rcqa.ui.results import KNOCKOUT_DRAWS
+from rcqa.ui.view import NAMED_FOILS, SPANS, View, foil_label
+
+PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper's code settings",
+                 "paper-text": "Use the paper's text settings"}
+HELP = {  # the longer help texts of the page's widgets
+    "method": "Integrated Gradients: exact (its completeness is checked), a path of gradients per layer. AttnLRP: "
+              "every layer from one forward and one backward pass, its relevance conserved through the blocks by its "
+              "rules (the baseline and path settings do not apply; the answer's window only). Docs: AttnLRP.",
+    "tolerance": "Gauss–Legendre only: the path is cut into panels of steps/2 points, each checked for completeness; "
+                 "the worst panel is refined, first by Kronrod's extension of its rule (its gradients are kept), then "
+                 "by halving, until the layer's error is under the tolerance (at most 128 gradients a layer). The "
+                 "paper's rules always run exactly as set.",
+    "why_not_null": "Explains log p(span) − log p(no answer) at that span: what made the model prefer no answer to it.",
+    "why_not": "Explains log p(answer) − log p(span): what separates the answer from that span (a span that overlaps "
+               "the answer is a boundary contrast: where its start and end were decided).",
+    "contrast": "Explains log p(span) − log p(foil), the two spans' start + end logits apart: what separates them. A "
+                "foil in another window of the passage is a constant there (that window is not explained).",
+}
+
+
+def example_label(example: Example) -> str:
+    label = f"{example.title} — {example.question}" if example.title else example.question
+    return without_bidi_controls(label)  # an uploaded file's titles and questions
+
+
+def window_labels(answer: Answer) -> dict[str, str]:
+    """The windows an explanation may read, named for this answer's passage (of more than one window)."""
+    home = answer.best.window + 1 if answer.best else 1
+    return {"answer": f"the answer's window (window {home} of {answer.n_windows})",
+            "all": f"the whole passage ({answer.n_windows} windows: about {answer.n_windows}× the time)"}
+
+
+def span_choices(current: View) -> list[str]:
+    """The spans offered, as strings: the named ones, and the view's own n-best span (from a link or why-not)."""
+    span = str(current.span)
+    return [*SPANS, *([span] if span not in SPANS else [])]
+
+
+def foil_choices(current: View) -> list[str | None]:
+    """The foils offered, as strings: the named ones (None: no contrast), and the view's own (an n-best span, a
+    text)."""
+    foil = None if current.contrast is None else str(current.contrast)
+    return [*NAMED_FOILS, *([foil] if foil not in NAMED_FOILS else [])]
+
+
+def typed_foil(current: View) -> str:
+    """The text of the view's foil where it was typed (a text: foil), else nothing."""
+    return current.contrast.text if current.contrast is not None and current.contrast.kind == "text" else ""
+
+
+def why_not_choices(answer: Answer) -> dict[int, str]:
+    """The n-best list by rank, as "why not this span?" offers it."""
+    return {rank: without_bidi_controls(f"#{rank + 1}: {span.text}") for rank, span in enumerate(answer.nbest)}
+
+
+def explained(settings: IGSettings, answer: Answer) -> str:
+    """What an explanation with these settings explains, in words (escaped: a foil may be a link's text)."""
+    said = ("why the model said no answer (" + settings.targets[0] + ")"
+            if answer.abstained and settings.targets[0] in NULL_TARGETS else "the answer")
+    if settings.contrast:
+        said = f"why the answer and not {plain(foil_label(settings.contrast))}"
+    if settings.windows == "all":
+        said += f" over all {answer.n_windows} windows of the passage"
+    if ends_of(settings.targets) == "apart":
+        said += ", and its start and end logits apart"
+    return said
+
+
+def contrast_readings(result: Attribution) -> list[str]:
+    """For a contrast: its foil, where it lies, and whether it is a boundary contrast, in sentences (escaped);
+    nothing without a contrast."""
+    foil = result.targets[0].foil
+    if foil is None:
+        return []
+    if foil.window == result.targets[0].window:
+        where = "in the explained window"
+    elif result.whole_passage:
+        where = f"in window {foil.window + 1}, the answer in window {result.window + 1}: both are explained"
+    else:
+        where = (f"in window {foil.window + 1}, not the explained window {result.window + 1}: its logits are a "
+                 "constant there, so the scores show the answer's side only")
+    probability = "" if foil.probability is None else f", p = {foil.probability:.2g}"
+    readings = [plain(f"Contrast: log p(answer) − log p(foil), foil “{foil.text or 'no answer'}” "
+                      f"({where}{probability}).")]
+    if boundary_contrast(result):
+        readings.append(plain("The foil overlaps the answer: a boundary contrast, where the span's start and end "
+                              "were decided. In the layer roles, the words of both spans are “shared”, apart from "
+                              "“answer only” and “foil only”."))
+    return readings
+
+
+def side_by_side_offers(current: View, example: Example, answer: Answer) -> dict[str, str]:
+    """The side-by-side views offered against this explanation (versus → label): the gold span's where the model
+    missed it, another foil's and another model's."""
+    offers = {"foil:runner-up": "…another foil", "model:default-squad2" if current.model != "default-squad2"
+              else "model:default": "…another model"}
+    if example.answers and score(answer.text, [gold.text for gold in example.answers])[0] == 0:
+        offers = {"gold": "…the gold span", **offers}
+    return offers
+
+
+def search_summary(file_name: str, questions: int, matched: int, listed: int) -> str:
+    """How many of an uploaded file's questions a search matched, and how many of them are listed."""
+    return (f"{matched:,} of {questions:,} questions in {file_name} match"
+            + (f"; the first {listed:,} are listed" if matched > listed else ""))
+
+
+def knockouts_explained(top_k: int) -> str:
+    return (f"At every layer, replaces the states of its top-{top_k} words, of {top_k} random passage words "
+            f"({KNOCKOUT_DRAWS} draws) and of its bottom-{top_k} words, all outside the explained span, and skips each "
+            "block, then runs the layers above: a few forward passes.")
+
+
+def incomplete_warning(result: Attribution) -> str | None:
+    """What to do about the layers whose attributions do not add up (completeness), if any."""
+    if not (incomplete := figures.incomplete_layers(result)):
+        return None
+    return (f"At {', '.join(incomplete)} the attributions do not add up to F(input) − F(baseline) (relative error "
+            f"above {figures.COMPLETENESS_WARNING:.0%}): raise the steps or set an adaptive tolerance before reading "
+            "those layers. See the Completeness tab.")
