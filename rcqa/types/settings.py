@@ -4,7 +4,6 @@ read. They sit with the results, below the engine that reads them (rcqa.attribut
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from functools import cached_property
 
 RULES = ("gausslegendre", "riemann_right", "paper_trapezoid")  # rcqa.attribution.quadrature's nodes and weights
 PAPER_STEPS = 20  # the released code of Ramnath et al. (2020): α = k/20, k = 0..19
@@ -155,20 +154,23 @@ class IGSettings:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
         if "contrast" in self.targets:
             raise ValueError("the contrast target is asked for by its foil: contrast=FOIL (--contrast FOIL)")
-        for name, spec, parsed in (("span", SpanSpec, "span_spec"), ("contrast", FoilSpec, "foil")):
-            if (value := getattr(self, name)) is not None:  # parsed once, here: a bad span or foil is refused at once
-                self.__dict__[parsed] = spec.parse(value)  # a spec given (the dashboard's) is taken as it is,
-                object.__setattr__(self, name, self.__dict__[parsed].to_string())  # and held as its string form
+        # parsed once, here: a bad span or foil is refused at once; a spec given (the dashboard's) is taken as it is,
+        # and the fields hold the string forms, which to_dict and the cache keys write
+        span = SpanSpec.parse(self.span)
+        foil = None if self.contrast is None else FoilSpec.parse(self.contrast)
+        object.__setattr__(self, "span", span.to_string())
+        object.__setattr__(self, "contrast", None if foil is None else foil.to_string())
+        object.__setattr__(self, "_specs", (span, foil))
 
-    @cached_property
+    @property
     def span_spec(self) -> SpanSpec:
         """The span, parsed (SpanSpec)."""
-        return SpanSpec.parse(self.span)
+        return self._specs[0]
 
-    @cached_property
+    @property
     def foil(self) -> FoilSpec | None:
         """The contrast's foil, parsed (FoilSpec); None without a contrast."""
-        return None if self.contrast is None else FoilSpec.parse(self.contrast)
+        return self._specs[1]
 
     @classmethod
     def paper(cls) -> IGSettings:
