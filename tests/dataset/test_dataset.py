@@ -241,15 +241,31 @@ def _start(*argv: str) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def listening_beyond_loopback(pid: int) -> list[tuple[str, str, int]]:
+    """(process name, address, port) of every listening TCP socket of the process and its descendants that is not
+    bound to 127.0.0.1 (or ::1)."""
+    import psutil
+
+    found = []
+    for process in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+        for connection in process.net_connections(kind="tcp"):
+            if connection.status == psutil.CONN_LISTEN and connection.laddr.ip not in ("127.0.0.1", "::1"):
+                found.append((process.name(), connection.laddr.ip, connection.laddr.port))
+    return found
+
+
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory) -> str:
     """A real `dask scheduler` and `dask worker`, separate processes on 127.0.0.1; the scheduler's address."""
     scheduler_file = tmp_path_factory.mktemp("cluster") / "scheduler.json"
-    processes = [_start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+    # --no-dashboard keeps Dask's health/metrics HTTP server, on 0.0.0.0:8787 (a worker's on 0.0.0.0:random) unless
+    # --dashboard-address says where: docs/datasets.md gives the same options
+    loopback = ("--host", "127.0.0.1", "--no-dashboard", "--dashboard-address", "127.0.0.1:0")
+    processes = [_start("distributed.cli.dask_scheduler", *loopback, "--port", "0",
                         "--scheduler-file", str(scheduler_file))]
     try:
-        processes.append(_start("distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
-                                "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"))
+        processes.append(_start("distributed.cli.dask_worker", *loopback, "--scheduler-file", str(scheduler_file),
+                                "--nthreads", "1"))
         deadline = time.monotonic() + 60
         while not scheduler_file.is_file() and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -263,6 +279,7 @@ def scheduler(tmp_path_factory) -> str:
 
 def test_a_real_scheduler_and_worker_give_the_local_rows(local_run, scheduler, tmp_path, tiny_model_dirs, data_file):
     assert scheduler.startswith("tcp://127.0.0.1:")
+    assert listening_beyond_loopback(os.getpid()) == []  # the scheduler and worker (children of this process) too
     out = tmp_path / "distributed"
     assert reproduce_cli(data_file, out, tiny_model_dirs["bert"], "--scheduler", scheduler) == 0
     assert manifest(out)["runs"][-1]["scheduler"] == scheduler
