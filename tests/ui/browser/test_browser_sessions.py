@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.browser import settle, shoot
+from tests.helpers.browser import serve, settle, shoot
 
 # each example's answer by the embedded model: none of them occurs in another example's passage
 ANSWERS = {"lighthouse-who": "Margaret Ellison", "comet-who": "Priya Raman", "marathon-who": "Daniel Mwangi",
@@ -55,7 +55,16 @@ def test_concurrent_sessions_each_get_their_own_answer_and_heatmap(server, brows
             context.close()
 
 
-def test_a_methods_comparison_waits_in_the_same_queue_says_where_and_can_be_cancelled(server, browser):
+@pytest.fixture(scope="module")
+def server_with_one_lane(tmp_path_factory):
+    """A server without the short lane (RCQA_SHORT_WORKERS=0): a comparison, which the cost model does not estimate
+    and so counts as short, would otherwise run beside the long explanation at once (docs/serving.md: The short
+    lane; tests/ui/test_lanes.py tests that) instead of waiting where this test can see it."""
+    yield from serve(tmp_path_factory.mktemp("one-lane"), RCQA_SHORT_WORKERS="0")
+
+
+def test_a_methods_comparison_waits_in_the_same_queue_says_where_and_can_be_cancelled(server_with_one_lane, browser):
+    server = server_with_one_lane
     explaining, comparing = (browser.new_context(viewport={"width": 1400, "height": 2000}) for _ in range(2))
     try:
         busy = explaining.new_page()
