@@ -102,7 +102,7 @@ def start_end_reading(data: pd.DataFrame) -> str:
     its share, and the layer from which that word stays on top (where the model settles on its start or end)."""
     start, start_from = _settled(data, "start_share_pct")
     end, end_from = _settled(data, "end_share_pct")
-    last = f"at the last layer ({data[data.layer == data.layer.max()].layer_label.iloc[0]})"
+    last = f"at the last layer ({start.layer_label})"
     if start.position == end.position:
         return (f"The start and the end logit both rest most on “{start.word}” {last}: {start.start_share_pct:.0f}% "
                 f"and {end.end_share_pct:.0f}% of their attribution, on top from {start_from} and from {end_from} "
@@ -112,7 +112,8 @@ def start_end_reading(data: pd.DataFrame) -> str:
 
 
 def _settled(data: pd.DataFrame, column: str) -> tuple[pd.Series, str]:
-    """The last layer's top word for `column`, and the label of the first layer from which it stays the top."""
+    """The last layer's top word for `column` (its row, the last layer's), and the label of the first layer from which
+    it stays the top."""
     tops = data.loc[data.groupby("layer")[column].idxmax()].sort_values("layer")
     top = tops.iloc[-1]
     since = len(tops) - 1
