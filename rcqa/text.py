@@ -136,6 +136,18 @@ def written_words(text: str) -> tuple[WrittenWord, ...]:
     """The text's words in order, whitespace dropped, punctuation kept (ask is_punctuation)."""
     with _LOCK:
         document = _pipeline()(text)
+    return _written(document)
+
+
+def tagged_words(texts: list[str]) -> list[tuple[WrittenWord, ...]]:
+    """Each text's words as written_words gives them, read in one batch and not cached (a whole article's
+    paragraphs, read once)."""
+    with _LOCK:
+        documents = list(_pipeline().pipe(texts))
+    return [_written(document) for document in documents]
+
+
+def _written(document) -> tuple[WrittenWord, ...]:
     return tuple(WrittenWord(t.text, t.idx, t.idx + len(t.text), t.tag_) for t in document if not t.is_space)
 
 

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 
 from rcqa.negatives.kinds import PERTURBATIONS, negative_kind
 from rcqa.negatives.paragraphs import Article, in_context_negative, other_paragraph_negative
-from rcqa.negatives.perturbations import perturbed_negative
-from rcqa.text import NamedEntity, named_entities
+from rcqa.negatives.perturbations import NOUN_TAGS, perturbed_negative
+from rcqa.text import NamedEntity, WrittenWord, named_entities, tagged_words
 from rcqa.types import Example
 
 SQUAD2_SHARE = 1 / 3  # SQuAD 2.0's share of unanswerable questions, about a third
@@ -34,7 +34,7 @@ def with_negatives(examples: list[Example], share: float = SQUAD2_SHARE, in_cont
     quota["other_paragraph"] = wanted - quota["perturbation"] - quota["in_context"]
     families = FAMILIES if perturbed else FAMILIES[1:]  # without perturbations, spaCy never runs
     articles = _articles(examples)
-    entities = _entities_by_article(articles)
+    entities, nouns = _entities_by_article(articles), _nouns_by_article(articles)
     order = list(range(len(examples)))
     rng.shuffle(order)
     negatives, counts = [], Counter()
@@ -47,7 +47,8 @@ def with_negatives(examples: list[Example], share: float = SQUAD2_SHARE, in_cont
         for family in sorted(families, key=lambda f: counts[f] >= quota[f]):  # a stable sort: short ones first
             if family == "perturbation":
                 built = perturbed_negative(example, sorted(PERTURBATIONS, key=lambda k: counts[k]), rng,
-                                           functools.partial(entities, example.title))
+                                           functools.partial(entities, example.title),
+                                           functools.partial(nouns, example.title))
             elif family == "in_context":
                 built = in_context_negative(example)
             else:
@@ -94,3 +95,12 @@ def _entities_by_article(articles: dict[str, Article]) -> Callable[[str], tuple[
     return entities
 
 
+
+
+def _nouns_by_article(articles: dict[str, Article]) -> Callable[[str], tuple[WrittenWord, ...]]:
+    """Each article's common nouns (all its paragraphs), tagged by spaCy the first time they are asked for."""
+    @functools.cache
+    def nouns(title: str) -> tuple[WrittenWord, ...]:
+        return tuple(word for words in tagged_words(list(articles[title].paragraphs)) for word in words
+                     if word.tag in NOUN_TAGS)
+    return nouns

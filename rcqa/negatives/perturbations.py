@@ -4,7 +4,8 @@ close to the passage while the passage no longer answers it. One generator per c
 
 - antonym: a word replaced by its antonym from a small hand-made list ("first" → "last");
 - entity_swap: a named entity, number or date of the question (spaCy) replaced by another of the same label from
-  the same article, sharing no word with it;
+  the same article, sharing no word with it; where the question names none to swap, a common noun of it that the
+  passage uses replaced by another of the article's nouns ("Who discovered the comet?" → "... the asteroid?");
 - negation: "not" inserted before the verb that follows the question's auxiliary ("What did the Romans control?" →
   "What did the Romans not control?"), or the question's "not" / "never" removed;
 - mutual_exclusion: an ordinal moved on ("the first" → "the second");
@@ -51,6 +52,11 @@ _WORD = re.compile(r"[A-Za-z]+")
 # money or percentages ("850 AM" for "30-second" reads as no question at all)
 SWAPPED_LABELS = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
                             "LANGUAGE", "DATE", "CARDINAL"})
+NOUN_TAGS = frozenset({"NN", "NNS"})
+# nouns that frame a question rather than name what it asks about ("what type of", "in which year", "how much time")
+FRAME_NOUNS = frozenset({"type", "types", "kind", "kinds", "sort", "name", "names", "year", "years", "number", "part",
+                         "percentage", "percent", "amount", "time", "times", "way", "ways", "date", "day", "days",
+                         "period", "term", "terms", "word", "words", "thing", "things", "one", "ones"})
 
 
 def occurs(phrase: str, text: str) -> bool:
@@ -84,6 +90,25 @@ def entity_swap_negative(example: Example, question_entities: Sequence[NamedEnti
                              and not named & _capitalised(e.text) and not occurs(e.text, example.passage)})
         if candidates:
             return _swapped(example, "entity_swap", entity.start_char, entity.end_char, rng.choice(candidates))
+    return None
+
+
+def noun_swap_negative(example: Example, question_words: Sequence[WrittenWord],
+                       article_nouns: Iterable[WrittenWord], rng: random.Random) -> Example | None:
+    """The first common noun of the question (NN / NNS, not one of FRAME_NOUNS) that the passage uses, replaced by a
+    noun of the same tag from the article that neither the passage nor the question uses, drawn with rng (lower-cased,
+    then written in the case of the word it replaces): the entity swap where the question names no entity to swap."""
+    article_nouns = list(article_nouns)
+    for word in question_words:
+        if (word.tag not in NOUN_TAGS or not word.text.isalpha() or word.text.lower() in FRAME_NOUNS
+                or not occurs(word.text, example.passage)):
+            continue
+        candidates = sorted({noun.text.lower() for noun in article_nouns if noun.tag == word.tag
+                             and noun.text.isalpha() and len(noun.text) > 2 and noun.text.lower() not in FRAME_NOUNS
+                             and not occurs(noun.text, example.passage) and not occurs(noun.text, example.question)})
+        if candidates:
+            return _swapped(example, "entity_swap", word.start_char, word.end_char,
+                            _cased(rng.choice(candidates), word.text))
     return None
 
 
@@ -131,14 +156,17 @@ def impossible_condition_negative(example: Example, rng: random.Random) -> Examp
 
 
 def perturbed_negative(example: Example, kinds: Iterable[str], rng: random.Random,
-                       article_entities: Callable[[], Iterable[NamedEntity]]) -> Example | None:
+                       article_entities: Callable[[], Iterable[NamedEntity]],
+                       article_nouns: Callable[[], Iterable[WrittenWord]]) -> Example | None:
     """The first of the kinds (PERTURBATIONS' names) whose generator can perturb the question; None if none can.
-    spaCy reads the question (and article_entities the article) only for the kinds that need it."""
+    spaCy reads the question (and article_entities / article_nouns the article) only for the kinds that need it; an
+    entity swap falls back to a noun swap where the question names no entity to swap."""
     for kind in kinds:
         if kind == "antonym":
             built = antonym_negative(example)
         elif kind == "entity_swap":
-            built = entity_swap_negative(example, named_entities([example.question])[0], article_entities(), rng)
+            built = (entity_swap_negative(example, named_entities([example.question])[0], article_entities(), rng)
+                     or noun_swap_negative(example, written_words(example.question), article_nouns(), rng))
         elif kind == "negation":
             built = negation_negative(example)
         elif kind == "mutual_exclusion":

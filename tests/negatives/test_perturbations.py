@@ -6,7 +6,7 @@ import pytest
 
 from rcqa.negatives import (KINDS, PERTURBATIONS, antonym_negative, entity_swap_negative,
                             impossible_condition_negative, mutual_exclusion_negative, negation_negative,
-                            negative_kind, perturbed_negative, with_negatives)
+                            negative_kind, noun_swap_negative, perturbed_negative, with_negatives)
 from rcqa.negatives.perturbations import ANTONYMS, occurs
 from rcqa.text import NamedEntity, WrittenWord
 from rcqa.types import Example, GoldAnswer
@@ -94,8 +94,64 @@ def test_an_entity_the_question_already_names_and_times_are_not_swapped_in():
 def test_an_entity_swap_reads_the_question_with_spacy():
     # spaCy's recogniser: "Margaret Ellison" a PERSON; the article's other person is swapped in
     negative = perturbed_negative(example("Who hired Margaret Ellison?", "Margaret Ellison"), ["entity_swap"],
-                                  random.Random(0), lambda: [NamedEntity("Thomas Reid", "PERSON", 0, 0)])
+                                  random.Random(0), lambda: [NamedEntity("Thomas Reid", "PERSON", 0, 0)], tuple)
     assert perturbed(negative) == ("entity_swap", "Who hired Thomas Reid?")
+
+
+def words(text, tags):
+    """text's words (split on spaces, the question mark apart) with the tags given, one per word."""
+    found, at = [], 0
+    for word, tag in zip(text.replace("?", " ?").split(), tags, strict=True):
+        at = text.index(word, at)
+        found.append(WrittenWord(word, at, at + len(word), tag))
+        at += len(word)
+    return found
+
+
+ARTICLE_NOUNS = [WrittenWord(text, 0, 0, tag) for text, tag in (
+    ("keepers", "NNS"), ("harbour", "NN"), ("Harbour", "NN"), ("year", "NN"), ("light", "NN"), ("gas", "NN"),
+    ("ox", "NN"), ("boats", "NNS"), ("engineer", "NN"), ("tower", "NNP"), ("2nd", "NN"), ("bell", "NN"))]
+
+
+def test_a_noun_swap_takes_a_noun_of_the_tag_from_the_article_that_neither_passage_nor_question_uses():
+    question = "Who was the engineer who designed the year bell?"
+    tags = ["WP", "VBD", "DT", "NN", "WP", "VBD", "DT", "NN", "NN", "."]
+    # "engineer" is the first NN the passage uses ("year" frames a question; "bell" is nowhere in LIGHT). Among the
+    # article's NNs: "engineer" is in the passage, "bell" in the question, "year" a frame noun, "ox" too short,
+    # "2nd" not a word; "harbour" (twice in the article), "gas" and "light" (LIGHT has only "lighthouse") are left,
+    # drawn as the standard library's seeded choice draws from the sorted three
+    for seed in range(6):
+        drawn = random.Random(seed).choice(["gas", "harbour", "light"])
+        negative = noun_swap_negative(example(question, "Margaret Ellison"), words(question, tags), ARTICLE_NOUNS,
+                                      random.Random(seed))
+        assert perturbed(negative) == ("entity_swap", f"Who was the {drawn} who designed the year bell?")
+    # a plural is replaced by a plural, in the case of the word it replaces
+    plural = "Who kept the Lighthouses?"
+    negative = noun_swap_negative(example(plural, "John Avery", LIGHT + " Two lighthouses stood."),
+                                  words(plural, ["WP", "VBD", "DT", "NNS", "."]), ARTICLE_NOUNS, random.Random(0))
+    drawn = random.Random(0).choice(["boats", "keepers"])  # the passage says "keeper", never "keepers"
+    assert negative.question == f"Who kept the {drawn.capitalize()}?"
+
+
+def test_a_noun_swap_needs_a_question_noun_the_passage_uses_and_an_article_noun_it_does_not():
+    question = "Who designed the bell?"
+    assert noun_swap_negative(example(question, "Margaret Ellison"), words(question, ["WP", "VBD", "DT", "NN", "."]),
+                              ARTICLE_NOUNS, random.Random(0)) is None  # "bell" is not in the passage
+    lit = "Who lit the light?"
+    assert noun_swap_negative(example(lit, "John Avery"), words(lit, ["WP", "VBD", "DT", "NN", "."]),
+                              [WrittenWord("keeper", 0, 0, "NN"), WrittenWord("lighthouse", 0, 0, "NN")],
+                              random.Random(0)) is None  # every article noun is in the passage
+    proper = "Who lit Corran?"  # a proper noun is the entity swap's, not this one's
+    assert noun_swap_negative(example(proper, "John Avery"), words(proper, ["WP", "VBD", "NNP", "."]),
+                              ARTICLE_NOUNS, random.Random(0)) is None
+
+
+def test_an_entity_swap_falls_back_to_a_noun_swap_where_the_question_names_no_entity():
+    # spaCy finds no entity in "Who designed the lighthouse?" and tags "lighthouse" NN; the article's only other
+    # noun is swapped in
+    negative = perturbed_negative(example("Who designed the lighthouse?", "Margaret Ellison"), ["entity_swap"],
+                                  random.Random(0), tuple, lambda: [WrittenWord("windmill", 0, 0, "NN")])
+    assert perturbed(negative) == ("entity_swap", "Who designed the windmill?")
 
 
 def test_not_is_inserted_before_the_verb_after_the_auxiliary_where_the_passage_holds_no_negation():
@@ -199,16 +255,17 @@ def test_a_year_moves_outside_every_year_of_the_passage_on_the_side_drawn():
 
 def test_perturbed_negative_tries_the_kinds_in_the_order_given():
     question = example("Who was the first keeper?", "John Avery")
-    entities = lambda: []  # noqa: E731
-    assert perturbed_negative(question, ["mutual_exclusion", "antonym"], random.Random(0), entities).question == \
-        "Who was the second keeper?"
-    assert perturbed_negative(question, ["impossible_condition", "antonym"], random.Random(0), entities).question \
-        == "Who was the last keeper?"
-    assert perturbed_negative(question, ["impossible_condition", "negation"], random.Random(0), entities) is None
+    nothing = tuple  # the article's entities and nouns: none
+    assert perturbed_negative(question, ["mutual_exclusion", "antonym"], random.Random(0), nothing,
+                              nothing).question == "Who was the second keeper?"
+    assert perturbed_negative(question, ["impossible_condition", "antonym"], random.Random(0), nothing,
+                              nothing).question == "Who was the last keeper?"
+    assert perturbed_negative(question, ["impossible_condition", "negation"], random.Random(0), nothing,
+                              nothing) is None
     assert perturbed_negative(example("Who kept the light in 1872?", "John Avery"), ["impossible_condition"],
-                              Drawn(0.2, 15), entities).question == "Who kept the light in 2001?"
+                              Drawn(0.2, 15), nothing, nothing).question == "Who kept the light in 2001?"
     with pytest.raises(ValueError) as refused:
-        perturbed_negative(question, ["synonym"], random.Random(0), entities)
+        perturbed_negative(question, ["synonym"], random.Random(0), nothing, nothing)
     assert str(refused.value) == ("no perturbation is called 'synonym'; the kinds are antonym, entity_swap, negation, "
                                   "mutual_exclusion, impossible_condition")
 
