@@ -179,8 +179,9 @@ def probes_section(probes: dict) -> str:
 
 
 def _command(recipe: dict, warm: bool) -> str:
-    if recipe.get("negatives"):
-        return "python -m rcqa train --recipe squad2"
+    if recipe.get("negatives"):  # a named recipe; squad2's own base is the default model, a later stage's is BASE
+        name = recipe.get("recipe") or "squad2"
+        return f"python -m rcqa train --recipe {name}" + (" --base-model BASE" if warm and name != "squad2" else "")
     options = (f" --base-model BASE --first-step {recipe['first_step']} --learning-rate {recipe['learning_rate']}"
                f" --warmup-fraction {recipe['warmup_fraction']}") if warm else ""
     return f"python -m rcqa train --epochs {recipe['epochs']}{options}"

@@ -52,6 +52,7 @@ class TrainConfig:
     perturbed: float = 0.0  # share of those negatives that are question perturbations (the rest: other-paragraph)
     held_out_articles: int = 0  # whole articles kept out of training, written as a v2-style file to choose on
     keep_every: int | None = None  # also keep the model every N steps (step-N/), to choose a checkpoint later
+    recipe: str | None = None  # the named recipe followed (RECIPES), for the card's command
 
 
 RECIPES = {
@@ -61,7 +62,13 @@ RECIPES = {
     "squad2": {"output_dir": "runs/squad2", "negatives": 1 / 3, "in_context": 1 / 3, "perturbed": 1 / 3,
                "epochs": 0.25, "learning_rate": 5e-5, "warmup_fraction": 0.1, "held_out_articles": 20,
                "keep_every": 250},
+    # its second stage: the squad2 model (--base-model) trained a tenth of an epoch more on the same mix, whose
+    # entity swaps now fall back to noun swaps; checkpoints kept to choose on the same held-out articles
+    "squad2-hard": {"output_dir": "runs/squad2-hard", "negatives": 1 / 3, "in_context": 1 / 3, "perturbed": 1 / 3,
+                    "epochs": 0.1, "learning_rate": 5e-5, "warmup_fraction": 0.1, "held_out_articles": 20,
+                    "keep_every": 150},
 }
+NEEDS_BASE = {"squad2-hard": "the squad2 recipe's model (runs/squad2/final)"}  # recipes with no default base
 
 
 def training_examples(config: TrainConfig, examples: list[Example]) -> tuple[list[Example], list[Example]]:

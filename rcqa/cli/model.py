@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rcqa.cli.options import add_model, add_null, add_print_json
+from rcqa.cli.options import CliError, add_model, add_null, add_print_json
 
 
 def add_bench(commands: argparse._SubParsersAction) -> None:
@@ -210,7 +210,9 @@ def add_train(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("train", help="fine-tune the default QA model on SQuAD v1.1 train")
     command.add_argument("--recipe", choices=RECIPES, help="a named recipe: squad2 (the abstaining model: warm start "
                                                            "from the default model, a third unanswerable questions, "
-                                                           "a quarter epoch); options given beside it override it")
+                                                           "a quarter epoch), squad2-hard (its second stage, a tenth "
+                                                           "of an epoch more from --base-model); options given beside "
+                                                           "it override it")
     command.add_argument("--output-dir", help="default: runs/default (the recipe's own with --recipe)")
     command.add_argument("--data", help="SQuAD-format training file (default: SQuAD v1.1 train)")
     command.add_argument("--base-model", help="encoder folder (default: packaged all-MiniLM-L6-v2; the default "
@@ -238,10 +240,12 @@ def _train(args: argparse.Namespace) -> int:
 
     from rcqa.data import load_examples
     from rcqa.resources import DEFAULT_MODEL_DIR, encoder_path, squad_file
-    from rcqa.train import RECIPES, TrainConfig, train
+    from rcqa.train import NEEDS_BASE, RECIPES, TrainConfig, train
 
+    if args.recipe in NEEDS_BASE and not args.base_model:
+        raise CliError(f"--recipe {args.recipe} continues {NEEDS_BASE[args.recipe]}: give it with --base-model.")
     recipe = RECIPES[args.recipe] if args.recipe else {}
-    given = {f.name: getattr(args, f.name) for f in fields(TrainConfig)
+    given = {f.name: getattr(args, f.name) for f in fields(TrainConfig)  # --recipe is recorded by its name
              if getattr(args, f.name, None) is not None}
     config = TrainConfig(**{**recipe, **given})
     examples = load_examples(args.data or squad_file("train"))

@@ -119,6 +119,24 @@ def test_the_card_says_how_the_negatives_were_mixed(mix, said, tmp_path):
     assert json.loads((tmp_path / "rcqa_card.json").read_text())["data"].endswith(f"of all, {said})")
 
 
+def test_a_second_stage_card_names_its_recipe_with_its_base_and_the_stage_before(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    first = {**asdict(TrainConfig(negatives=1 / 3, held_out_articles=20, epochs=0.25, recipe=None)),
+             "features": 10, "total_steps": 1052}  # the first stage's card predates the recorded name
+    second = {**asdict(TrainConfig(negatives=1 / 3, held_out_articles=20, epochs=0.1, in_context=1 / 3,
+                                   perturbed=1 / 3, recipe="squad2-hard")), "features": 12, "total_steps": 420}
+    (run / "train_config.json").write_text(json.dumps(second))
+    (run / "base_card.json").write_text(json.dumps({"recipe": first, "squad_v1.1_dev": {"exact_match": 69.48,
+                                                                                        "f1": 79.72, "n": 10570},
+                                                    "warm_start": {"recipe": {"epochs": 1.0}}}))
+    write_card(run, tmp_path, WINDOW, {"squad_v1.1_dev": {"exact_match": 0.0, "f1": 0.0, "n": 0}})
+    readme = (tmp_path / "README.md").read_text()
+    assert "- **Recipe:** `python -m rcqa train --recipe squad2-hard --base-model BASE`:" in readme
+    assert ("- **Warm start:** BASE is the rcqa model it started from, `python -m rcqa train --recipe squad2` "
+            "(1052 steps; dev EM 69.48, F1 79.72). This run trained 420 steps from its weights.") in readme
+
+
 @pytest.fixture(scope="module")
 def abstaining_run(tiny_model_dirs, tmp_path_factory):
     """A tiny run trained with negatives and one held-out article, keeping step-2/ beside final/."""

@@ -139,7 +139,8 @@ def test_training_examples_hold_out_whole_articles_then_add_negatives_to_each_pa
     assert plain == ANSWERED[:3] and none == []
 
 
-def test_train_with_negatives_smoke_and_the_recipe_on_the_command_line(tmp_path, tiny_model_dirs, monkeypatch):
+def test_train_with_negatives_smoke_and_the_recipe_on_the_command_line(tmp_path, tiny_model_dirs, monkeypatch,
+                                                                       capsys):
     from rcqa import train as train_module
     from rcqa.cli import main
 
@@ -157,6 +158,16 @@ def test_train_with_negatives_smoke_and_the_recipe_on_the_command_line(tmp_path,
     assert (config.in_context, config.perturbed) == (1 / 3, 1 / 3)  # a third of the negatives each
     assert main(["train", "--recipe", "squad2", "--data", str(squad), "--perturbed", "0.5", "--in-context", "0"]) == 0
     assert (calls[-1][0].in_context, calls[-1][0].perturbed) == (0.0, 0.5)
+    assert config.recipe == "squad2" and calls[-1][0].recipe == "squad2"  # recorded for the card's command
+    # the second stage continues the first's model, which has no default place: without it, one sentence
+    assert main(["train", "--recipe", "squad2-hard", "--data", str(squad)]) == 2
+    assert capsys.readouterr().err == ("error: --recipe squad2-hard continues the squad2 recipe's model "
+                                       "(runs/squad2/final): give it with --base-model.\n")
+    assert main(["train", "--recipe", "squad2-hard", "--data", str(squad), "--base-model", "stage1"]) == 0
+    config, base = calls[-1]
+    assert (base, config.recipe, config.epochs, config.keep_every) == ("stage1", "squad2-hard", 0.1, 150)
+    assert (config.negatives, config.in_context, config.perturbed, config.held_out_articles, config.seed) == (
+        1 / 3, 1 / 3, 1 / 3, 20, 0)  # the first stage's mix and held-out articles: no held-out question trained on
     monkeypatch.undo()
     # a few real steps on a mixed set: the loop trains on [CLS] labels too, and the held-out file is written
     config = TrainConfig(output_dir=str(tmp_path / "run"), max_len=64, doc_stride=16, batch_size=4, epochs=1.0,
