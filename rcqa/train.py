@@ -62,11 +62,11 @@ RECIPES = {
     "squad2": {"output_dir": "runs/squad2", "negatives": 1 / 3, "in_context": 1 / 3, "perturbed": 1 / 3,
                "epochs": 0.25, "learning_rate": 5e-5, "warmup_fraction": 0.1, "held_out_articles": 20,
                "keep_every": 250},
-    # its second stage: the squad2 model (--base-model) trained a tenth of an epoch more on the same mix, whose
+    # its second stage: the squad2 model (--base-model) trained a fifth of an epoch more on the same mix, whose
     # entity swaps now fall back to noun swaps; checkpoints kept to choose on the same held-out articles
     "squad2-hard": {"output_dir": "runs/squad2-hard", "negatives": 1 / 3, "in_context": 1 / 3, "perturbed": 1 / 3,
-                    "epochs": 0.1, "learning_rate": 5e-5, "warmup_fraction": 0.1, "held_out_articles": 20,
-                    "keep_every": 150},
+                    "epochs": 0.2, "learning_rate": 5e-5, "warmup_fraction": 0.1, "held_out_articles": 20,
+                    "keep_every": 300},
 }
 NEEDS_BASE = {"squad2-hard": "the squad2 recipe's model (runs/squad2/final)"}  # recipes with no default base
 

@@ -210,7 +210,7 @@ def add_train(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("train", help="fine-tune the default QA model on SQuAD v1.1 train")
     command.add_argument("--recipe", choices=RECIPES, help="a named recipe: squad2 (the abstaining model: warm start "
                                                            "from the default model, a third unanswerable questions, "
-                                                           "a quarter epoch), squad2-hard (its second stage, a tenth "
+                                                           "a quarter epoch), squad2-hard (its second stage, a fifth "
                                                            "of an epoch more from --base-model); options given beside "
                                                            "it override it")
     command.add_argument("--output-dir", help="default: runs/default (the recipe's own with --recipe)")

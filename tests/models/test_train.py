@@ -165,7 +165,7 @@ def test_train_with_negatives_smoke_and_the_recipe_on_the_command_line(tmp_path,
                                        "(runs/squad2/final): give it with --base-model.\n")
     assert main(["train", "--recipe", "squad2-hard", "--data", str(squad), "--base-model", "stage1"]) == 0
     config, base = calls[-1]
-    assert (base, config.recipe, config.epochs, config.keep_every) == ("stage1", "squad2-hard", 0.1, 150)
+    assert (base, config.recipe, config.epochs, config.keep_every) == ("stage1", "squad2-hard", 0.2, 300)
     assert (config.negatives, config.in_context, config.perturbed, config.held_out_articles, config.seed) == (
         1 / 3, 1 / 3, 1 / 3, 20, 0)  # the first stage's mix and held-out articles: no held-out question trained on
     monkeypatch.undo()
