@@ -95,6 +95,16 @@ def abstention_evaluation(qa_model: QAModel, held_out: list[Example], dev: list[
                                   "threshold": threshold, "built_with": built_with}}
 
 
+def hard_set_evaluation(qa_model: QAModel, examples: list[Example], threshold: float, source: str,
+                        progress: Progress = iter) -> dict:
+    """The card's "hand_written" section: the official v2.0 metrics of a SQuAD v2.0 file of hard questions (the
+    hand-written set, whose ids carry their kind) at the tuned threshold, each kind of unanswerable question apart
+    (its NoAns_exact is the share abstained on)."""
+    predictions = null_predictions(qa_model, examples, progress)
+    return {"file": source, **evaluate_v2(examples, _predictor(predictions), threshold,
+                                          group=lambda e: negative_kind(e.id))}
+
+
 def peak_threshold(metrics: dict, null_odds: list[float]) -> float:
     """The threshold at which the v2.0 F1 peaks: the official best_f1_thresh, except where the peak is to abstain
     everywhere. The script then leaves 0.0, right for its odds (probabilities, never below 0) but not for null
@@ -219,7 +229,23 @@ def _abstention_lines(card: dict) -> str:
             "forces an answer).\n"
             f"- **v2-style SQuAD dev ({v2['total']:,} questions: v1.1 dev and a third of negatives, `{v2['built_with']}`)"
             f":** exact {v2['exact']:.2f}, F1 {v2['f1']:.2f}; HasAns F1 {v2['HasAns_f1']:.2f}, NoAns F1 "
-            f"{v2['NoAns_f1']:.2f}; {kinds}.\n")
+            f"{v2['NoAns_f1']:.2f}; {kinds}.\n{_hand_written_line(card)}")
+
+
+def _hand_written_line(card: dict) -> str:
+    if "hand_written" not in card:
+        return ""
+    hard = card["hand_written"]
+    kinds = ", ".join(f"{kind.replace('_', ' ')} {_abstained(m)} of {m['NoAns_total']}"
+                      for kind, m in hard["by_kind"].items())
+    return (f"- **Hand-written hard set (`{hard['file']}`: {hard['HasAns_total']} answerable, {hard['NoAns_total']} "
+            f"unanswerable questions of SQuAD 2.0's hard kinds):** abstains on {_abstained(hard)} of "
+            f"{hard['NoAns_total']} ({kinds}); HasAns F1 {hard['HasAns_f1']:.2f}, overall F1 {hard['f1']:.2f}, best "
+            f"F1 {hard['best_f1']:.2f} at threshold {hard['best_f1_thresh']:.3f}.\n")
+
+
+def _abstained(metrics: dict) -> int:
+    return round(metrics["NoAns_exact"] * metrics["NoAns_total"] / 100)
 
 
 def _model_card(card: dict) -> str:

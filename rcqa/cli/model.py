@@ -301,6 +301,8 @@ def add_export(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--max-len", type=int, default=384, help="window length it answers with")
     command.add_argument("--doc-stride", type=int, default=128)
     command.add_argument("--limit", type=int, help="evaluate on the first N questions of each file only")
+    command.add_argument("--hard-set", help="a SQuAD v2.0 file of hard questions to score an abstaining model on too, "
+                                            "each kind apart (tests/data/hard_unanswerable.json, the hand-written set)")
     command.set_defaults(handler=_export)
 
 
@@ -342,6 +344,10 @@ def _export(args: argparse.Namespace) -> int:
     if abstains:
         mix = {key: recipe[key] for key in ("in_context", "perturbed") if key in recipe}  # as trained
         evaluation = {**chosen, **card.abstention_evaluation(qa_model, held_out, dev, progress, **mix)}
+        if args.hard_set:
+            evaluation["hand_written"] = card.hard_set_evaluation(
+                qa_model, load_examples(args.hard_set), evaluation["no_answer"]["threshold"],
+                Path(args.hard_set).name, progress)
     else:
         evaluation = {**chosen, "squad_v1.1_dev": evaluate(
             dev, lambda e: answer(qa_model, e.passage, e.question, n_best=1).text, progress=progress)}

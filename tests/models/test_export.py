@@ -1,6 +1,7 @@
 """Exporting an abstaining run: the checkpoint chosen on held-out questions, the tuned threshold, the dev scores."""
 import json
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from rcqa.export import (
     write_card,
 )
 from rcqa.gallery import GALLERY
+from rcqa.data import load_examples
 from rcqa.model import load_model
 from rcqa.negatives import PERTURBATIONS, negative_kind, with_negatives
 from rcqa.qa import answer, best_span_and_null_odds
@@ -23,6 +25,7 @@ from rcqa.train import TrainConfig
 from rcqa.types import Example, GoldAnswer
 
 ANSWERED = [e for e in GALLERY if e.answers]
+HARD_SET = Path(__file__).parents[1] / "data" / "hard_unanswerable.json"
 WINDOW = {"max_len": 64, "doc_stride": 16, "max_query_len": 64}
 
 
@@ -149,8 +152,6 @@ def abstaining_run(tiny_model_dirs, tmp_path_factory):
 
 
 def test_an_abstaining_export_carries_its_threshold_and_its_scores_on_the_card(abstaining_run, tmp_path):
-    from rcqa.data import load_examples
-
     run = abstaining_run
     held_out = load_examples(run / "held_out-v2.json")
     scores = held_out_scores(run, held_out)
@@ -181,7 +182,7 @@ def test_the_export_command_chooses_on_held_out_questions_and_the_model_then_abs
     (tmp_path / "cache" / "squad").mkdir(parents=True)
     (tmp_path / "cache" / "squad" / "dev-v1.1.json").write_text(json.dumps(squad_v2_document(ANSWERED)))
     assert main(["export", str(abstaining_run), "--to", str(tmp_path / "out"), "--max-len", "64",
-                 "--doc-stride", "16"]) == 0
+                 "--doc-stride", "16", "--hard-set", str(HARD_SET)]) == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     card = json.loads((tmp_path / "out" / "rcqa_card.json").read_text())
     assert card["checkpoint"]["chosen"] in {p.name for p in kept_models(abstaining_run)}
@@ -192,3 +193,16 @@ def test_the_export_command_chooses_on_held_out_questions_and_the_model_then_abs
     # a copy, so that this process loads the folder afresh (it keeps the export's own load, made before the card)
     qa_model = load_model(str(shutil.copytree(tmp_path / "out", tmp_path / "shipped")))
     assert qa_model.trained_with_unanswerable and qa_model.null_threshold == card["no_answer"]["threshold"]
+    # the hand-written set at the tuned threshold: each kind's abstentions counted by the decoder itself
+    hard = card["hand_written"]
+    examples = load_examples(HARD_SET)
+    abstained = {kind: sum(answer(qa_model, e.passage, e.question).abstained for e in examples
+                           if negative_kind(e.id) == kind) for kind in PERTURBATIONS}
+    assert hard["file"] == "hard_unanswerable.json" and (hard["HasAns_total"], hard["NoAns_total"]) == (40, 40)
+    assert {kind: m["NoAns_total"] for kind, m in hard["by_kind"].items()} == {
+        "antonym": 10, "entity_swap": 10, "negation": 5, "impossible_condition": 5, "mutual_exclusion": 10}
+    assert {kind: round(m["NoAns_exact"] * m["NoAns_total"] / 100) for kind, m in hard["by_kind"].items()} == \
+        abstained
+    line = next(line for line in (tmp_path / "out" / "README.md").read_text().splitlines() if "Hand-written" in line)
+    assert f"abstains on {sum(abstained.values())} of 40 (antonym {abstained['antonym']} of 10, entity swap " \
+           f"{abstained['entity_swap']} of 10," in line
