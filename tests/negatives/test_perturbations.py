@@ -110,14 +110,15 @@ def words(text, tags):
 
 ARTICLE_NOUNS = [WrittenWord(text, 0, 0, tag) for text, tag in (
     ("keepers", "NNS"), ("harbour", "NN"), ("Harbour", "NN"), ("year", "NN"), ("light", "NN"), ("gas", "NN"),
-    ("ox", "NN"), ("boats", "NNS"), ("engineer", "NN"), ("tower", "NNP"), ("2nd", "NN"), ("bell", "NN"))]
+    ("ox", "NN"), ("boats", "NNS"), ("engineer", "NN"), ("tower", "NNP"), ("2nd", "NN"), ("bell", "NN"),
+    ("Type", "NN"))]
 
 
 def test_a_noun_swap_takes_a_noun_of_the_tag_from_the_article_that_neither_passage_nor_question_uses():
     question = "Who was the engineer who designed the year bell?"
     tags = ["WP", "VBD", "DT", "NN", "WP", "VBD", "DT", "NN", "NN", "."]
     # "engineer" is the first NN the passage uses ("year" frames a question; "bell" is nowhere in LIGHT). Among the
-    # article's NNs: "engineer" is in the passage, "bell" in the question, "year" a frame noun, "ox" too short,
+    # article's NNs: "engineer" is in the passage, "bell" in the question, "year" and "Type" frame nouns, "ox" too short,
     # "2nd" not a word; "harbour" (twice in the article), "gas" and "light" (LIGHT has only "lighthouse") are left,
     # drawn as the standard library's seeded choice draws from the sorted three
     for seed in range(6):
@@ -141,6 +142,12 @@ def test_a_noun_swap_needs_a_question_noun_the_passage_uses_and_an_article_noun_
     assert noun_swap_negative(example(lit, "John Avery"), words(lit, ["WP", "VBD", "DT", "NN", "."]),
                               [WrittenWord("keeper", 0, 0, "NN"), WrittenWord("lighthouse", 0, 0, "NN")],
                               random.Random(0)) is None  # every article noun is in the passage
+    # a noun that frames the question is not swapped, even where the passage uses it
+    framed = "In which year was the engineer paid?"
+    negative = noun_swap_negative(example(framed, "1872", LIGHT + " That Year it rained."),
+                                  words(framed, ["IN", "WDT", "NN", "VBD", "DT", "NN", "VBN", "."]), ARTICLE_NOUNS,
+                                  random.Random(0))
+    assert negative.question.startswith("In which year was the ") and "engineer" not in negative.question
     proper = "Who lit Corran?"  # a proper noun is the entity swap's, not this one's
     assert noun_swap_negative(example(proper, "John Avery"), words(proper, ["WP", "VBD", "NNP", "."]),
                               ARTICLE_NOUNS, random.Random(0)) is None
@@ -310,6 +317,59 @@ def test_perturbations_take_their_share_of_the_negatives_in_the_drawn_order():
     with pytest.raises(ValueError, match="perturbed"):
         with_negatives(FOUR, perturbed=-0.1)
     assert with_negatives(FOUR, in_context=0.5, perturbed=0.5)  # the shares may add up to exactly 1
+
+
+OBAN = "Oban has a harbour."  # a second paragraph of the article: "harbour" (NN) is a noun LIGHT never uses
+
+
+def in_order(questions, seed=0):
+    """The examples placed so that with_negatives' seeded shuffle (the standard library's) reaches them in the order
+    given, each asked of LIGHT unless it names its passage; a question on OBAN is added last, so the article holds
+    both paragraphs."""
+    examples = [*(example(q, a, id=f"e{i}") for i, (q, a) in enumerate(questions)),
+                example("What does Oban have?", "a harbour", OBAN, id="oban")]
+    order = list(range(len(examples)))
+    random.Random(seed).shuffle(order)
+    placed = [None] * len(examples)
+    for position, index in enumerate(order):
+        placed[index] = examples[position]
+    return placed
+
+
+def test_a_perturbation_tries_the_kind_made_least_so_far_first():
+    # 4 questions, share 1/3: 2 negatives, both perturbations. "Who was the first keeper?" fits antonym first (every
+    # kind made 0 times, PERTURBATIONS' order); then antonym has been made once, so "Who was the first to keep it?"
+    # (no entity, no noun, no verb after "was") tries entity swap, negation, then mutual exclusion: "second"
+    placed = in_order([("Who was the first keeper?", "John Avery"), ("Who was the first to keep it?", "John Avery"),
+                       ("Who kept it?", "John Avery")])
+    negatives = with_negatives(placed, in_context=0.0, perturbed=1.0)[len(placed):]
+    assert [n.question for n in negatives] == ["Who was the last keeper?", "Who was the second to keep it?"]
+
+
+def test_the_mix_passes_its_seeded_draw_to_the_noun_swap():
+    # one negative: "lighthouse" is a noun LIGHT uses, and the article's only noun LIGHT never uses is OBAN's
+    placed = in_order([("Who designed the lighthouse?", "Margaret Ellison")])
+    assert [n.question for n in with_negatives(placed, in_context=0.0, perturbed=1.0)[len(placed):]] == [
+        "Who designed the harbour?"]
+
+
+def test_a_family_whose_share_is_met_is_tried_after_those_still_short():
+    # 6 questions, share 1/3: 3 negatives, a quota of 1 each. None of these questions can be perturbed (no listed
+    # word, entity, noun of the passage, auxiliary, ordinal or year). "Who worked there?" has answers in two of
+    # LIGHT's three sentences, so too little is left in context (9 words): other-paragraph (OBAN). "Who designed
+    # it?" goes in context (24 words left). "Who lit it?": in-context is met, and so is other-paragraph, so the
+    # order is the families' own, perturbation (fails) then in-context (17 words left), not other-paragraph
+    questions = [("Who worked there?", "John Avery"), ("Who designed it?", "Margaret Ellison"),
+                 ("Who lit it?", "John Avery"), ("Who kept it?", "John Avery"), ("Who drew it?", "Margaret Ellison")]
+    placed = in_order(questions)
+    worked = next(i for i, e in enumerate(placed) if e.question == "Who worked there?")
+    placed[worked] = Example(id="e0", passage=LIGHT, question="Who worked there?", title="Corran", answers=(
+        GoldAnswer("John Avery", LIGHT.index("John Avery")), GoldAnswer("Margaret Ellison", LIGHT.index("Margaret"))))
+    negatives = with_negatives(placed, in_context=1 / 3, perturbed=1 / 3)[len(placed):]
+    assert [(n.id, n.passage) for n in negatives] == [
+        ("e0-neg-other", OBAN),
+        ("e1-neg-ctx", LIGHT.replace(" It was designed by the engineer Margaret Ellison.", "")),
+        ("e2-neg-ctx", LIGHT[LIGHT.index("It was designed"):])]
 
 
 def test_the_negatives_command_writes_the_perturbations_with_their_kind(tmp_path, capsys):
