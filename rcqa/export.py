@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from rcqa.evaluate import evaluate, evaluate_v2
+from rcqa.lens.probes import REPORT_FILE, WEIGHTS_FILE
 from rcqa.model import QAModel, load_model
 from rcqa.negatives import negative_kind, with_negatives
 from rcqa.qa import best_span_and_null_odds
@@ -42,6 +43,8 @@ def export(run_dir: str | Path, target: str | Path, checkpoint: str = "final") -
     target.mkdir(parents=True, exist_ok=True)
     model.half().save_pretrained(target, safe_serialization=True)
     AutoTokenizer.from_pretrained(source).save_pretrained(target)
+    for stale in (REPORT_FILE, WEIGHTS_FILE):  # probes of the weights and card replaced: `rcqa probes` trains anew
+        (target / stale).unlink(missing_ok=True)
     return target
 
 
@@ -161,7 +164,7 @@ def refresh_probes_on_card(target: str | Path) -> bool:
 
 
 def _write_card(target: Path, card: dict) -> None:
-    probes = target / "probes.json"
+    probes = target / REPORT_FILE
     if probes.is_file():  # only if they were trained for these weights (`python -m rcqa probes` after export)
         card["probes"] = probe_card(json.loads(probes.read_text()))
     (target / "rcqa_card.json").write_text(json.dumps(card, indent=2) + "\n")

@@ -46,8 +46,13 @@ def test_train_resume_and_export(tmp_path, tiny_model_dirs):
     probes = {"fingerprint": "f", "command": "python -m rcqa probes --model M", "layers": ["embeddings", "block 0"],
               "dev": {"questions": 4, "head": {"exact_match": [0, 25], "f1": [10, 37.5]},
                       "probe": {"exact_match": [50, 75], "f1": [60, 80.25]}, "model": {"exact_match": 25, "f1": 37.5}}}
-    (tmp_path / "exported" / "probes.json").write_text(json.dumps(probes))
+    for stale in ("probes.json", "probes.safetensors"):  # the probes of the weights this export replaces
+        (tmp_path / "exported" / stale).write_text(json.dumps(probes))
     target = exported(tmp_path / "run", tmp_path / "exported", {"exact_match": 1.0, "f1": 2.0, "n": 3})
+    assert not (target / "probes.json").exists() and not (target / "probes.safetensors").exists()
+    assert "Answer lens" not in (target / "README.md").read_text()
+    (target / "probes.json").write_text(json.dumps(probes))  # `python -m rcqa probes` after the export
+    assert refresh_probes_on_card(target)
     with safe_open(str(target / "model.safetensors"), "pt") as weights:
         assert weights.get_tensor("qa_outputs.weight").dtype == torch.float16
     qa_model = load_model(str(target))
