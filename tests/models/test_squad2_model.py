@@ -1,5 +1,7 @@
 """The embedded default-squad2 model: it abstains where run_squad's rule says it should, explains its abstentions
 completely, and its card holds what it was measured at."""
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -7,10 +9,13 @@ from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.evaluate import score
 from rcqa.gallery import GALLERY
+from rcqa.data import load_examples
 from rcqa.model import load_model
+from rcqa.negatives import PERTURBATIONS, negative_kind
 from rcqa.qa import answer
 
 UNANSWERABLE = [e for e in GALLERY if e.is_impossible]
+HARD_SET = Path(__file__).parents[1] / "data" / "hard_unanswerable.json"
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +46,23 @@ def test_its_card_holds_a_tuned_threshold_and_the_scores_it_was_measured_at(squa
     assert card["checkpoint"]["chosen"] in card["checkpoint"]["held_out_best_f1"]
     assert card["squad_v1.1_dev"]["n"] == 10570 and card["squad_v1.1_dev"]["answers"] == "forced"
     v2 = card["squad_v2style_dev"]
-    assert v2["total"] == 15855 and set(v2["by_kind"]) == {"in_context", "other_paragraph"}
-    assert v2["NoAns_f1"] >= 60 and v2["f1"] >= 65  # the issue's targets, measured by `python -m rcqa export`
+    assert v2["total"] == 15855 and set(v2["by_kind"]) == {"in_context", "other_paragraph", *PERTURBATIONS}
+    assert v2["NoAns_f1"] >= 60 and v2["f1"] >= 65  # the first issue's targets, measured by `python -m rcqa export`
     assert squad2_model.fingerprint != load_model("default").fingerprint
+
+
+def test_its_card_says_what_it_does_on_the_hand_written_set(squad2_model):
+    # each kind's abstentions counted anew with the decoder, at the card's threshold
+    hard = squad2_model.card["hand_written"]
+    examples = load_examples(HARD_SET)
+    for kind, scores in hard["by_kind"].items():
+        asked = [e for e in examples if negative_kind(e.id) == kind]
+        abstained = sum(answer(squad2_model, e.passage, e.question).abstained for e in asked)
+        assert (len(asked), abstained) == (scores["NoAns_total"], round(scores["NoAns_exact"] * len(asked) / 100))
+    answerable = [e for e in examples if e.answers]
+    f1 = sum(score(answer(squad2_model, e.passage, e.question).text, [a.text for a in e.answers])[1]
+             for e in answerable) / len(answerable)
+    assert 100 * f1 == pytest.approx(hard["HasAns_f1"], abs=1e-6)
 
 
 @pytest.mark.parametrize("example", GALLERY, ids=lambda e: e.id)
@@ -53,10 +72,11 @@ def test_it_abstains_where_run_squads_rule_says_so(squad2_model, example):
         assert found.abstained == run_squad_abstains(squad2_model, example.passage, example.question)
 
 
-# SQuAD 2.0's hardest kind: the passage names a plausible wrong answer (the *last* keeper, asked for the first).
-# The v2-style training negatives (answer sentence removed, another paragraph) never pose it, and the model
-# answers "Thomas Reid". It stays in the gallery on purpose, to show an abstention that fails.
-TRAPPED = {"lighthouse-unanswerable"}
+# SQuAD 2.0's hardest kind: the passage names a plausible wrong answer (the *last* keeper, asked for the first; only
+# Edward Jenner, asked for the boy he tested, who is never named). Trained on question perturbations, the model
+# still answers "Thomas Reid" (null odds -3.84) and "Edward" (-2.56) below its threshold of -1.15. They stay in the
+# gallery on purpose, to show an abstention that fails (docs/abstention.md, the gallery).
+TRAPPED = {"lighthouse-unanswerable", "vaccine-unanswerable"}
 
 
 @pytest.mark.parametrize("example", [
