@@ -24,6 +24,6 @@ from rcqa.negatives.perturbations import (antonym_negative, entity_swap_negative
 
 __all__ = ["KINDS", "MIN_WORDS_LEFT", "PERTURBATIONS", "SQUAD2_SHARE", "Article", "antonym_negative",
            "as_negative", "entity_swap_negative", "holds_answer", "impossible_condition_negative",
-           "in_context_negative", "mutual_exclusion_negative", "negation_negative", "negative_kind", "noun_swap_negative",
-           "other_paragraph_negative", "perturbed_negative", "sentences", "split_by_article", "squad_v2_document",
+           "in_context_negative", "mutual_exclusion_negative", "negation_negative", "negative_kind",
+           "noun_swap_negative", "other_paragraph_negative", "perturbed_negative", "sentences", "split_by_article", "squad_v2_document",
            "with_negatives"]

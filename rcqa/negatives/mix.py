@@ -95,8 +95,6 @@ def _entities_by_article(articles: dict[str, Article]) -> Callable[[str], tuple[
     return entities
 
 
-
-
 def _nouns_by_article(articles: dict[str, Article]) -> Callable[[str], tuple[WrittenWord, ...]]:
     """Each article's common nouns (all its paragraphs), tagged by spaCy the first time they are asked for."""
     @functools.cache

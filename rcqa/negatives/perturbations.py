@@ -98,14 +98,17 @@ def noun_swap_negative(example: Example, question_words: Sequence[WrittenWord],
     """The first common noun of the question (NN / NNS, not one of FRAME_NOUNS) that the passage uses, replaced by a
     noun of the same tag from the article that neither the passage nor the question uses, drawn with rng (lower-cased,
     then written in the case of the word it replaces): the entity swap where the question names no entity to swap."""
-    article_nouns = list(article_nouns)
+    unused = None  # (tag, noun) of the article that neither passage nor question uses, each checked once
     for word in question_words:
         if (word.tag not in NOUN_TAGS or not word.text.isalpha() or word.text.lower() in FRAME_NOUNS
                 or not occurs(word.text, example.passage)):
             continue
-        candidates = sorted({noun.text.lower() for noun in article_nouns if noun.tag == word.tag
-                             and noun.text.isalpha() and len(noun.text) > 2 and noun.text.lower() not in FRAME_NOUNS
-                             and not occurs(noun.text, example.passage) and not occurs(noun.text, example.question)})
+        if unused is None:
+            pool = {(noun.tag, noun.text.lower()) for noun in article_nouns if noun.tag in NOUN_TAGS
+                    and noun.text.isalpha() and len(noun.text) > 2 and noun.text.lower() not in FRAME_NOUNS}
+            unused = {(tag, text) for tag, text in pool
+                      if not occurs(text, example.passage) and not occurs(text, example.question)}
+        candidates = sorted(text for tag, text in unused if tag == word.tag)
         if candidates:
             return _swapped(example, "entity_swap", word.start_char, word.end_char,
                             _cased(rng.choice(candidates), word.text))
