@@ -14,6 +14,7 @@ QUESTION_KINDS = {"all": lambda question: True, "quantifier": is_quantifier_ques
 
 def add_reproduce(commands: argparse._SubParsersAction) -> None:
     from rcqa.dataset.extras import EXTRAS
+    from rcqa.faithfulness.deletion import OPERATORS
 
     command = commands.add_parser("reproduce", help="explain a whole dataset on a Dask cluster into a resumable "
                                                     "Parquet store (rows of per-layer analyses + manifest.json)")
@@ -43,6 +44,9 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--naopc-beam", type=int, default=0, metavar="B",
                          help="--faithfulness also searches AOPC's bounds with a beam of B for normalised AOPC "
                               "(about 2·B·words·10 re-answers per example; default 0: not searched)")
+    command.add_argument("--operator", choices=OPERATORS, default="pad",
+                         help="how --faithfulness deletes a word: " + "; ".join(f"{name}: {text}"
+                                                                                 for name, text in OPERATORS.items()))
     add_model(command)
     command.set_defaults(handler=_reproduce)
 
@@ -66,7 +70,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     examples = examples[: args.limit]
     job = Job(args.model, settings, aggregation, args.top_k, args.device or ("cuda" if args.gpus else None),
               tuple(name for name in EXTRAS if getattr(args, name)), args.draws,
-              spare_answer=args.spare_answer, naopc_beam=args.naopc_beam)
+              spare_answer=args.spare_answer, naopc_beam=args.naopc_beam, operator=args.operator)
     manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data, args.questions),
                          Path(args.out), workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed,
                          gpus=args.gpus)

@@ -137,9 +137,10 @@ def _faithfulness(args: argparse.Namespace) -> int:
     print(f"answer {document['original']['answer']!r} (p = {document['original']['span_probability']:.3f}); "
           f"random over {args.draws} draws: comprehensiveness {random['comprehensiveness']['mean']:.3f}, "
           f"sufficiency {random['sufficiency']['mean']:.3f}, AOPC {random['aopc']['mean']:.3f}", file=sys.stderr)
+    print(document["verdict"], file=sys.stderr)
     for name, method in document["methods"].items():
         normalised = "" if method["naopc"] is None else f", normalised AOPC {method['naopc']:.3f}"
-        print(f"{name:>22}: comprehensiveness {method['comprehensiveness']:.3f}, sufficiency "
+        print(f"{name:>31}: comprehensiveness {method['comprehensiveness']:.3f}, sufficiency "
               f"{method['sufficiency']:.3f}, AOPC {method['aopc']:.3f}{normalised}. "
               f"{method['versus_random']['reading']}", file=sys.stderr)
     print(f"-> {args.json}", file=sys.stderr)

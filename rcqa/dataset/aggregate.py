@@ -22,7 +22,7 @@ from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import store
 from rcqa.dataset.extras import EXTRAS
 from rcqa.dataset.faithfulness import summarize_faithfulness
-from rcqa.dataset.intervals import defined_means, mean_with_interval, nullable
+from rcqa.intervals import defined_means, mean_with_interval, nullable
 from rcqa.dataset.layers import summarize_interventions, summarize_lens
 from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.types import Example, GoldAnswer

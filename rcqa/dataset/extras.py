@@ -33,9 +33,11 @@ def _faithfulness(qa_model: QAModel, example: Example, result: Attribution, job)
 
     # IG at the embeddings is the explanation's layer 0, for the same window and target. With several targets the
     # adaptive rule refines its panels for all of them at once, so IG's scores are taken only from a one-target run.
-    known = ({IntegratedGradients.name: result.layer_scores(IntegratedGradients.aggregation)[0]}
+    known = ({IntegratedGradients.name: {ranking: result.layer_scores(aggregation)[0]
+                                         for ranking, aggregation in IntegratedGradients.aggregations.items()}}
              if len(result.targets) == 1 else {})
-    protocol = Protocol(draws=job.draws, spare_answer=job.spare_answer, naopc_beam=job.naopc_beam)
+    protocol = Protocol(draws=job.draws, spare_answer=job.spare_answer, naopc_beam=job.naopc_beam,
+                        operator=job.operator)
     return record(example_faithfulness(qa_model, example, protocol=protocol, settings=job.settings, known=known))
 
 

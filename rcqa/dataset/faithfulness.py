@@ -13,7 +13,9 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from rcqa.dataset.intervals import defined_means, mean_with_interval, nullable
+from rcqa.faithfulness.compare import entry_label
+from rcqa.faithfulness.paired import MEASURES, paired_differences, verdict
+from rcqa.intervals import defined_means, mean_with_interval, nullable
 
 SUMMARIES = ("comprehensiveness", "sufficiency", "aopc", "naopc")  # naopc: null unless the run searched AOPC's bounds
 RANDOM = "random"
@@ -40,8 +42,9 @@ def _padded(curves: list[list[float]], length: int) -> np.ndarray:
 
 
 def summarize_faithfulness(rows: pa.Table, seed: int = 0) -> dict | None:
-    """Per method: the mean of each summary with its interval, the share of examples where its AOPC beats random's,
-    and the mean deletion and flip curves over k; None when the run stored no faithfulness."""
+    """Per entry (a method under one ranking): the mean of each summary with its interval, the share of examples
+    where its AOPC beats random's, and the mean deletion and flip curves over k; every pair's paired differences
+    (rcqa.faithfulness.paired) and the verdict they allow; None when the run stored no faithfulness."""
     if "faithfulness" not in rows.column_names:
         return None
     records = [json.loads(cell) for cell in rows["faithfulness"].to_pylist() if cell]
@@ -58,7 +61,12 @@ def summarize_faithfulness(rows: pa.Table, seed: int = 0) -> dict | None:
             "beats_random": None if name == RANDOM else 100 * float(np.mean(beats)),
             "span_probability": nullable(defined_means(curve)), "flip_rate": nullable(100 * defined_means(flips)),
         }
+    per_question = {name: {m: np.array([r["methods"][name].get(m) for r in records], dtype=float) for m in MEASURES}
+                    for name in methods}
+    paired = paired_differences(per_question, seed)
+    means = {name: methods[name]["aopc"]["mean"] for name in methods}
     return {"n": len(records), "k": list(range(length)), "operator": records[0]["operator"],
+            "paired": paired, "verdict": verdict(paired, means, entry_label),
             "spare_answer": records[0].get("spare_answer", False),  # runs before the field deleted the answer
             "original_probability": float(np.mean([r["original_probability"] for r in records])),
             "methods": methods}

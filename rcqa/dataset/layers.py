@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from rcqa.dataset.intervals import defined_means, nullable
+from rcqa.intervals import defined_means, nullable
 from rcqa.lens.readout import READERS
 
 DECIDED = 0.9  # a reader has decided the answer at the first layer reaching this share of its last layer's F1

@@ -43,13 +43,17 @@ class Job:
     fingerprint: str | None = None  # the model the run's manifest names: a worker loading another one refuses it
     spare_answer: bool = True  # they never delete or knock out the explained span's own words
     naopc_beam: int = 0  # the faithfulness analysis's search for AOPC's bounds (0: none)
+    operator: str = "pad"  # how the faithfulness analysis deletes a word (rcqa.faithfulness.deletion.OPERATORS)
     folder: str | None = None  # the run's: an example whose explanation it kept is read from there, not recomputed
 
     def protocol(self) -> dict:
         """What the manifest records of the analyses' protocol: only what the chosen analyses use, so that a run
         without them resumes under any protocol."""
-        uses = {"spare_answer": {"faithfulness", "interventions"}, "naopc_beam": {"faithfulness"}}
-        return {name: getattr(self, name) for name, analyses in uses.items() if analyses & set(self.extras)}
+        uses = {"spare_answer": {"faithfulness", "interventions"}, "naopc_beam": {"faithfulness"},
+                "operator": {"faithfulness"}}
+        # a run made before the operator was recorded used pad: pad is left out, so that it resumes
+        return {name: getattr(self, name) for name, analyses in uses.items() if analyses & set(self.extras)
+                and not (name == "operator" and self.operator == "pad")}
 
 
 class TorchThreads(WorkerPlugin):

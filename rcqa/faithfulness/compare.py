@@ -1,7 +1,8 @@
 """Which explanation to trust: every method's word ranking put to the deletion test, against random rankings.
 
-For one example: each method scores the window's tokens for the same target (rcqa.attribution.methods); the
-scores are normalised and summed into passage-word scores (words are what users see); the words are ranked; and
+For one example: each method scores the window's tokens for the same target (rcqa.attribution.methods), under
+each of its rankings (signed and magnitude where it has a sign: one rule for every method); the scores are
+normalised and summed into passage-word scores (words are what users see); the words are ranked; and
 the window is re-answered with the ranking's top words deleted, for every count the protocol asks for, in one
 batched forward per method (rcqa.faithfulness.deletion). Random rankings go through the same test, several seeded
 draws in one batch.
@@ -18,6 +19,7 @@ from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.methods import (
     COMPARED,
     METHODS,
+    RANKINGS,
     Case,
     make_method,
     normalised,
@@ -99,27 +101,57 @@ class Deletions:
                                              for part in ("without_top", "only_top")))
 
 
+def entry_name(method: str, ranking: str) -> str:
+    """A compared entry's name: the method and the ranking its words are deleted by ("attnlrp:signed"); random is
+    one entry, "random"."""
+    return method if method == RandomBaseline.name else f"{method}:{ranking}"
+
+
+def entry_label(name: str) -> str:
+    """An entry as a page names it: "AttnLRP, signed"; a method saved before it had rankings by its label alone
+    would be ambiguous, so its old ranking is named too."""
+    method, _, ranking = name.partition(":")
+    found = METHODS.get(method)
+    shown = found.label if found else method
+    if method == RandomBaseline.name:
+        return shown
+    return f"{shown}, {ranking or _ranking_before_both(method)}"
+
+
+def _ranking_before_both(method: str) -> str:
+    """The one ranking a method had before each was ranked both ways (comparisons saved then still load)."""
+    return {"attnlrp": "signed", RandomBaseline.name: "random"}.get(method, "magnitude")
+
+
 @dataclass
 class MethodResult:
-    """One method's normalised token scores, passage-word scores and deletions: one draw for a method, several
-    for random."""
+    """One method's normalised token scores, passage-word scores and deletions under one of its rankings: one draw
+    for a method, several for random. `name` is the entry's (entry_name)."""
 
     name: str
     description: str
     scores: list[np.ndarray]  # per draw, per token of the window
     word_scores: list[np.ndarray]  # per draw, per passage word
     deletions: list[Deletions]  # per draw
+    method: str = ""
+    ranked_by: str = ""  # a ranking of RANKINGS: signed, magnitude or random
+
+    def __post_init__(self):
+        self.method = self.method or self.name.split(":")[0]
+        self.ranked_by = self.ranked_by or (self.name.split(":")[1] if ":" in self.name
+                                            else _ranking_before_both(self.method))
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "description": self.description, "scores": [s.tolist() for s in self.scores],
-                "word_scores": [s.tolist() for s in self.word_scores],
+        return {"name": self.name, "method": self.method, "ranked_by": self.ranked_by, "description": self.description,
+                "scores": [s.tolist() for s in self.scores], "word_scores": [s.tolist() for s in self.word_scores],
                 "deletions": [d.to_dict() for d in self.deletions]}
 
     @classmethod
     def from_dict(cls, data: dict) -> MethodResult:
         return cls(data["name"], data["description"], [np.asarray(s, dtype=float) for s in data["scores"]],
                    [np.asarray(s, dtype=float) for s in data["word_scores"]],
-                   [Deletions.from_dict(d) for d in data["deletions"]])
+                   [Deletions.from_dict(d) for d in data["deletions"]], data.get("method", ""),
+                   data.get("ranked_by", ""))
 
 
 @dataclass
@@ -133,7 +165,7 @@ class Comparison(ResultHeader):
     span_chars: tuple[int, int]  # [start_char, end_char) of the explained span
     protocol: Protocol
     original: Reanswer  # the window answered with nothing deleted
-    methods: dict[str, MethodResult]  # random last
+    methods: dict[str, MethodResult]  # per entry (a method under one ranking), random last
     seconds: dict[str, float] = field(default_factory=dict)  # per method its attribution; "deletion": all deletions
     aopc_bounds: tuple[float, float] | None = None  # the least and greatest AOPC the beam search found (naopc_beam)
 
@@ -183,15 +215,18 @@ class Comparison(ResultHeader):
 
 
 def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED, protocol: Protocol | None = None,
-            settings: IGSettings | None = None, known: Mapping[str, np.ndarray] | None = None) -> Comparison:
-    """Score the example with each method (the target and span of `settings`; IG with its baseline and rule), then
-    delete each ranking's top words and re-answer, against `protocol.draws` random rankings. `known` holds token
-    scores some methods already gave for this same window and target (the dataset runner passes IG's, from the
-    layer-wise explanation's embeddings layer), which are used instead of computing them again."""
+            settings: IGSettings | None = None,
+            known: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> Comparison:
+    """Score the example with each method under each of its rankings (the target and span of `settings`; IG with
+    its baseline and rule), then delete each ranking's top words and re-answer, against `protocol.draws` random
+    rankings. `known` holds, per method and ranking, token scores some methods already gave for this same window and
+    target (the dataset runner passes IG's, from the layer-wise explanation's embeddings layer), which are used
+    instead of computing them again."""
     protocol, settings = protocol or Protocol(), settings or IGSettings()
     case = Case.of(qa_model, example, settings.targets[0], settings.span, settings.allow_null)
     names = [*dict.fromkeys(m for m in methods if m != RandomBaseline.name), RandomBaseline.name]
     scores, seconds = _scores(case, names, protocol, settings, known or {})
+    names = list(scores)  # the entries: each method under each of its rankings
     words = case.passage_words()
     per_word = {name: [word_scores(s, words) for s in draws] for name, draws in scores.items()}
     span = case.window.offsets[case.target.start_token][0], case.window.offsets[case.target.end_token][1]
@@ -217,20 +252,29 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
         target=explained_target(case.target, case.window.span_text(example.passage), case.window.window),
         span_chars=span,
         protocol=protocol, original=original, seconds=seconds, aopc_bounds=bounds,
-        methods={name: MethodResult(name, METHODS[name].description, scores[name], per_word[name],
-                                    [next(deletions) for _ in scores[name]]) for name in names})
+        methods={name: MethodResult(name, METHODS[method].description, scores[name], per_word[name],
+                                    [next(deletions) for _ in scores[name]], method, ranking)
+                 for name in names for method, ranking in [_parts(name)]})
 
 
-def _scores(case: Case, names: list[str], protocol: Protocol, settings: IGSettings,
-            known: Mapping[str, np.ndarray]) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
-    """Per method, its normalised token scores (one per random draw) and the seconds they took (0 if known)."""
+def _parts(name: str) -> tuple[str, str]:
+    method, _, ranking = name.partition(":")
+    return method, ranking or "random"
+
+
+def _scores(case: Case, methods: list[str], protocol: Protocol, settings: IGSettings,
+            known: Mapping[str, Mapping[str, np.ndarray]]) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
+    """Per entry (a method under one of its rankings), its normalised token scores (one per random draw), and per
+    method the seconds its scores took (0 if known)."""
     scores, seconds = {}, {}
-    for name in names:
+    for method in methods:
         started = time.perf_counter()
-        seeds = protocol.seeds() if name == RandomBaseline.name else [protocol.seed]
-        raw = [known[name]] if name in known else [make_method(name, settings, seed).attribute(case) for seed in seeds]
-        scores[name] = [normalised(draw, case.special) for draw in raw]
-        seconds[name] = time.perf_counter() - started
+        seeds = protocol.seeds() if method == RandomBaseline.name else [protocol.seed]
+        draws = ([known[method]] if method in known
+                 else [make_method(method, settings, seed).attribute(case) for seed in seeds])
+        for ranking in METHODS[method].rankings:
+            scores[entry_name(method, ranking)] = [normalised(draw[ranking], case.special) for draw in draws]
+        seconds[method] = time.perf_counter() - started
     return scores, seconds
 
 

@@ -1,6 +1,6 @@
 """Delete passage words and re-answer: every variant of the window in one batched forward of the model.
 
-Two deletion operators:
+Three deletion operators:
 
 - `pad` (the default, Wu & Ong's): every word-piece of a deleted word becomes [PAD], with the attention mask
   kept at 1. The positions do not move, so the explained span is measured where it was, whatever is deleted.
@@ -8,6 +8,11 @@ Two deletion operators:
   perturbation: it is the operator the paper's numbers come from.
 - `remove`: the deleted word-pieces are taken out and the tokens after them move up, as if the words had never
   been written. A span whose start or end token is deleted has probability 0.
+- `mask`: as `pad`, with the tokenizer's mask token ([MASK], <mask>), or its unknown token where it has no mask:
+  the token a masked-language-model encoder was pre-trained to read in place of a missing word.
+
+IG's default baseline is the `pad` replacement (every passage token [PAD]), so under `pad` IG's path ends where the
+deletions go, which favours IG; `remove` and `mask` do not share that baseline.
 
 With either, a deleted word cannot be part of an answer any more: the re-answer is the best whole-word span
 (rcqa.spans.decode) among the window's passage tokens that are left.
@@ -30,7 +35,19 @@ BATCH_SIZE = 16  # variants per forward: on 1 CPU thread, 256-token batches of 1
 OPERATORS = {
     "pad": "each deleted word's tokens become [PAD], attention mask kept (Wu & Ong); positions do not move",
     "remove": "each deleted word's tokens are taken out of the input; the tokens after them move up",
+    "mask": "each deleted word's tokens become the tokenizer's mask token ([MASK]; [UNK] where it has none), "
+            "attention mask kept",
 }
+
+
+def replacement_id(tokenizer, operator: str) -> int:
+    """The token a deleted word-piece becomes under a replacing operator (pad or mask)."""
+    if operator == "pad":
+        return tokenizer.pad_token_id
+    for token_id in (tokenizer.mask_token_id, tokenizer.unk_token_id):
+        if token_id is not None:
+            return token_id
+    raise ValueError("the mask operator needs a tokenizer with a mask or an unknown token; this one has neither")
 
 
 @dataclass(frozen=True)
@@ -70,7 +87,9 @@ def _reanswer_batch(case: Case, deletions: Sequence[Collection[int]], operator: 
     for row, chosen in enumerate(deletions):
         for index in chosen:
             deleted[row, list(words[index].tokens)] = True
-    batch, positions = _variants(case.window.inputs, deleted, case.qa_model.tokenizer.pad_token_id, operator)
+    tokenizer = case.qa_model.tokenizer
+    replacement = tokenizer.pad_token_id if operator == "remove" else replacement_id(tokenizer, operator)
+    batch, positions = _variants(case.window.inputs, deleted, replacement, operator)
     with torch.inference_mode():
         output = case.qa_model.model(**{name: values.to(case.qa_model.device) for name, values in batch.items()})
     real = batch["attention_mask"].bool()
@@ -91,10 +110,11 @@ def _reanswer_batch(case: Case, deletions: Sequence[Collection[int]], operator: 
 def _variants(inputs: dict[str, torch.Tensor], deleted: np.ndarray, pad_id: int,
               operator: str) -> tuple[dict[str, torch.Tensor], np.ndarray]:
     """The batch of inputs (variants × tokens) and, per variant and original token, its position in the variant
-    (-1 where it was removed). Removal makes variants of different lengths: they are padded at the end, with
-    attention mask 0, and the padding is kept out of every softmax."""
+    (-1 where it was removed). Replacing operators put pad_id in each deleted token's place. Removal makes variants
+    of different lengths: they are padded (pad_id) at the end, with attention mask 0, and the padding is kept out of
+    every softmax."""
     count, length = deleted.shape
-    if operator == "pad":
+    if operator != "remove":
         batch = {name: values.expand(count, -1).clone() for name, values in inputs.items()}
         batch["input_ids"] = batch["input_ids"].masked_fill(torch.from_numpy(deleted), pad_id)
         return batch, np.broadcast_to(np.arange(length), deleted.shape)

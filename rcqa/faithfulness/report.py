@@ -8,7 +8,8 @@ import numpy as np
 
 from rcqa.attribution.methods import COMPARED
 from rcqa.attribution.settings import IGSettings
-from rcqa.faithfulness.compare import Comparison, MethodResult, Protocol, compare
+from rcqa.attribution.methods import RANKINGS
+from rcqa.faithfulness.compare import Comparison, MethodResult, Protocol, compare, entry_label
 from rcqa.faithfulness.deletion import OPERATORS
 from rcqa.faithfulness.metrics import (
     aopc,
@@ -21,6 +22,7 @@ from rcqa.faithfulness.metrics import (
     sufficiency,
     summary_reading,
 )
+from rcqa.faithfulness.paired import MEASURES, paired_differences, verdict
 from rcqa.model import QAModel
 from rcqa.types import Example
 
@@ -29,7 +31,7 @@ READING_K = 5  # the words deleted in the one-sentence reading of each method's 
 
 def example_faithfulness(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED,
                          protocol: Protocol | None = None, settings: IGSettings | None = None,
-                         known: Mapping[str, np.ndarray] | None = None) -> dict:
+                         known: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> dict:
     """Compare the methods on one example and return the JSON document (no file is written); `known`: scores
     already computed (see compare)."""
     return faithfulness_document(compare(qa_model, example, methods, protocol, settings, known))
@@ -48,6 +50,9 @@ def faithfulness_document(comparison: Comparison) -> dict:
     methods = {result.name: {**_single(result, found[result.name]),
                              "versus_random": versus_random(comparison, found[result.name], random)}
                for result in comparison.compared()}
+    paired = paired_differences({name: {m: np.atleast_1d(np.mean(values[m])) for m in MEASURES}
+                                 for name, values in found.items()})
+    means = {name: float(np.mean(values["aopc"])) for name, values in found.items()}
     return {
         **comparison.header_dict(), "token_segments": comparison.token_segments, "target": comparison.target_dict(),
         "passage_words": [w.text for w in words], "passage_word_tokens": [list(w.tokens) for w in words],
@@ -62,6 +67,7 @@ def faithfulness_document(comparison: Comparison) -> dict:
         "random": _spread(comparison.random, random),
         "aopc_bounds": None if bounds is None else {"lower": bounds[0], "upper": bounds[1]},
         "rank_correlation": rank_correlations({r.name: r.word_scores[0] for r in comparison.compared()}),
+        "paired": paired, "verdict": verdict(paired, means, entry_label),
         "seconds": comparison.seconds,
     }
 
@@ -132,7 +138,8 @@ _SUMMARIES = ("comprehensiveness", "sufficiency", "aopc", "naopc")
 
 def _single(result: MethodResult, values: dict) -> dict:
     """A method's fields: its one draw."""
-    return {"description": result.description, "scores": result.scores[0].tolist(),
+    return {"method": result.method, "ranked_by": result.ranked_by, "ranked_by_description": RANKINGS[result.ranked_by],
+            "label": entry_label(result.name), "description": result.description, "scores": result.scores[0].tolist(),
             "word_scores": result.word_scores[0].tolist(), "ranking": list(result.deletions[0].ranking),
             **{name: _curve(values[name], lambda v: v[0].tolist()) for name in ("deletion", "deletion_by_fraction")},
             **{name: float(values[name][0]) if name in values else None for name in _SUMMARIES}}

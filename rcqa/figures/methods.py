@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rcqa.faithfulness.compare import Comparison, MethodResult
+from rcqa.attribution.methods import METHODS
+from rcqa.faithfulness.compare import Comparison, MethodResult, entry_label
 from rcqa.faithfulness.metrics import rank_correlations
 from rcqa.figures.answer import percent
 from rcqa.faithfulness.report import measures, readings
@@ -15,15 +16,13 @@ from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, escape_
 from rcqa.figures.words import MARK
 from rcqa.types import overlaps
 
-METHOD_NAMES = {"gradient": "Gradient sensitivity", "gradient_x_input": "Gradient × input",
-                "integrated_gradients": "Integrated Gradients", "attnlrp": "AttnLRP",
-                "attention_tracing": "Attention tracing", "attention_rollout": "Attention rollout", "random": "Random"}
 COLOURS = {"gradient": "#1f77b4", "gradient_x_input": "#17becf", "integrated_gradients": "#d62728",
            "attnlrp": "#2ca02c", "attention_tracing": "#9467bd", "attention_rollout": "#ff7f0e", "random": "#7f7f7f"}
 
 
 def method_name(name: str) -> str:
-    return METHOD_NAMES.get(name, name)
+    """A method's label, or an entry's (a method under one ranking: "AttnLRP, signed")."""
+    return entry_label(name) if ":" in name else METHODS[name].label if name in METHODS else name
 
 
 def _shown(comparison: Comparison) -> list[MethodResult]:
@@ -120,7 +119,8 @@ def deletion_curves(comparison: Comparison) -> Chart:
     for result in comparison.compared():
         curve = measures(comparison, result)["deletion"]["span_probability"][0]
         figure.add_scatter(x=ks, y=100 * curve, mode="lines+markers", name=method_name(result.name),
-                           line={"color": COLOURS.get(result.name)},
+                           line={"color": COLOURS.get(result.method),
+                                 "dash": "solid" if result.ranked_by == "signed" else "dot"},
                            hovertemplate=f"{method_name(result.name)}, k = %{{x}}: %{{y:.3g}}%<extra></extra>")
         rows += [{"method": method_name(result.name), "k": k, "span_probability": p} for k, p in zip(ks, curve)]
     apply_layout(figure, "Deleting each method's top-k passage words: the answer's probability",

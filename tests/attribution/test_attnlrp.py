@@ -149,7 +149,9 @@ def test_the_command_line_the_api_and_the_methods_comparison_give_the_same_relev
     ig = rcqa.explain(tiny_bert, example.passage, example.question, steps=4, tolerance=None)
     assert ig.scores.shape == by_api.scores.shape and not np.allclose(ig.scores, by_api.scores)
     case = Case.of(tiny_bert, Example("python", example.passage, example.question))
-    assert np.allclose(make_method("attnlrp").attribute(case), by_api.layer_scores("sum")[0], rtol=1e-5)
+    found = make_method("attnlrp").attribute(case)
+    assert np.allclose(found["signed"], by_api.layer_scores("sum")[0], rtol=1e-5)
+    assert np.allclose(found["magnitude"], by_api.layer_scores("l2_squared")[0], rtol=1e-5)
 
 
 def test_attnlrp_explains_one_window_only():

@@ -10,7 +10,7 @@ from rcqa.dataset import published, store
 from rcqa.dataset.aggregate import load_run, select, summarize
 from rcqa.dataset.conclusions import thirds, verdicts
 from rcqa.dataset.faithfulness import record
-from rcqa.dataset.intervals import defined_means, mean_with_interval
+from rcqa.intervals import defined_means, mean_with_interval
 from rcqa.dataset.layers import decided_at
 from rcqa.dataset.report import build, write
 from rcqa.figures import image_export_available

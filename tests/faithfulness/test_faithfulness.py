@@ -231,6 +231,29 @@ def test_pad_deletion_equals_a_forward_with_pad_ids_in_place(case):
     assert padded.span_probability == pytest.approx(expected, rel=1e-5)
 
 
+def test_mask_deletion_equals_a_forward_with_the_tokenizers_mask_id_in_place(case):
+    chosen = (0, 2, 5)
+    mask_id = case.qa_model.tokenizer.convert_tokens_to_ids("[MASK]")  # the BERT vocabulary's own mask token
+    ids = case.window.inputs["input_ids"].clone()
+    ids[0, tokens_of(case, chosen)] = mask_id
+    expected = span_probability(case, {**case.window.inputs, "input_ids": ids}, *case.target_positions)
+    _, masked = reanswer(case, [(), chosen], "mask")
+    _, padded = reanswer(case, [(), chosen], "pad")
+    assert masked.span_probability == pytest.approx(expected, rel=1e-5)
+    assert masked.span_probability != pytest.approx(padded.span_probability, rel=1e-3)  # another operator
+
+
+def test_the_mask_operator_falls_back_to_the_unknown_token_and_refuses_a_tokenizer_without_either():
+    from types import SimpleNamespace
+
+    from rcqa.faithfulness.deletion import replacement_id
+
+    assert replacement_id(SimpleNamespace(pad_token_id=0, mask_token_id=None, unk_token_id=7), "mask") == 7
+    assert replacement_id(SimpleNamespace(pad_token_id=0, mask_token_id=4, unk_token_id=7), "mask") == 4
+    with pytest.raises(ValueError, match="neither"):
+        replacement_id(SimpleNamespace(pad_token_id=0, mask_token_id=None, unk_token_id=None), "mask")
+
+
 def test_removal_equals_a_forward_of_the_shorter_input_however_the_batch_is_padded(case):
     chosen = (0, 2, 5)  # before the span: it moves up by the removed tokens
     gone = tokens_of(case, chosen)
@@ -312,7 +335,7 @@ def test_a_deleted_answer_word_is_not_answered_with(case):
 
 def test_protocol_is_checked():
     with pytest.raises(ValueError, match="operator"):
-        Protocol(operator="mask")
+        Protocol(operator="replace")
     with pytest.raises(ValueError, match="draws"):
         Protocol(draws=0)
     with pytest.raises(ValueError, match="naopc_beam"):
@@ -330,7 +353,7 @@ def test_random_rankings_come_from_the_seeded_draws_and_repeat(comparison, tiny_
     deletable = np.array(comparison.deletable)  # the answer's words spared, by default
     assert len(deletable) < len(case.passage_words())
     for draw, seed in enumerate((7, 8, 9)):
-        scores = word_scores(make_method("random", seed=seed).attribute(case), case.passage_words())[deletable]
+        scores = word_scores(make_method("random", seed=seed).attribute(case)["random"], case.passage_words())[deletable]
         assert comparison.random.deletions[draw].ranking == tuple(deletable[np.argsort(-scores, kind="stable")])
     again = compare(tiny_bert, gallery_example("lighthouse-when"), ["gradient"], Protocol(k=4, draws=3, seed=7))
     assert [d.ranking for d in again.random.deletions] == [d.ranking for d in comparison.random.deletions]
@@ -365,16 +388,18 @@ def test_the_searched_bounds_are_those_of_every_ordering_of_the_deletable_words(
     drops = [p0 - r.span_probability for r in reanswer(case, [(w,) for w in found.deletable])]
     assert found.aopc_bounds == pytest.approx((min(drops) / 2, max(drops) / 2), rel=1e-6)
     document = faithfulness_document(found)
-    assert 0 <= document["methods"]["gradient"]["naopc"] <= 1 and document["protocol"]["naopc_beam"] == 1
+    assert 0 <= document["methods"]["gradient:magnitude"]["naopc"] <= 1 and document["protocol"]["naopc_beam"] == 1
 
 
 def test_igs_scores_from_the_layer_wise_explanation_are_those_the_method_computes(tiny_bert, monkeypatch):
     example, settings = gallery_example("lighthouse-when"), IGSettings()
-    embeddings = explain(tiny_bert, example, settings).layer_scores("l2_squared")[0]
+    result = explain(tiny_bert, example, settings)
+    embeddings = {"signed": result.layer_scores("sum")[0], "magnitude": result.layer_scores("l2_squared")[0]}
     protocol = Protocol(k=3, draws=2)
     ig = "integrated_gradients"
     computed = compare(tiny_bert, example, [ig], protocol, settings)
     monkeypatch.setattr(IntegratedGradients, "attribute", lambda self, case: pytest.fail("IG was computed again"))
     reused = compare(tiny_bert, example, [ig], protocol, settings, known={ig: embeddings})
-    assert np.allclose(reused.methods[ig].scores[0], computed.methods[ig].scores[0], rtol=1e-5, atol=1e-7)
-    assert reused.methods[ig].deletions == computed.methods[ig].deletions
+    for entry in ("integrated_gradients:signed", "integrated_gradients:magnitude"):
+        assert np.allclose(reused.methods[entry].scores[0], computed.methods[entry].scores[0], rtol=1e-5, atol=1e-7)
+        assert reused.methods[entry].deletions == computed.methods[entry].deletions

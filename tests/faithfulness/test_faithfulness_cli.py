@@ -4,11 +4,13 @@ import json
 import pytest
 
 from rcqa.cli import main
-from rcqa.attribution.methods import COMPARED
+from rcqa.attribution.methods import COMPARED, METHODS
 from rcqa.gallery import gallery_example
 
 CURVE = {"span_probability", "flipped", "f1"}
 SPREAD = {"mean", "std", "min", "max"}
+# every method under each of its rankings: signed and magnitude where its scores carry a sign
+ENTRIES = [f"{name}:{ranking}" for name in COMPARED for ranking in METHODS[name].rankings]
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +26,11 @@ def document(tiny_model_dirs, tmp_path_factory):
 
 def test_every_method_has_its_scores_curves_and_summaries(document):
     tokens, words = len(document["tokens"]), len(document["passage_words"])
-    assert list(document["methods"]) == list(COMPARED)
-    for method in document["methods"].values():
+    assert list(document["methods"]) == ENTRIES
+    assert {e for e in ENTRIES if e.endswith(":signed")} == {
+        "integrated_gradients:signed", "gradient_x_input:signed", "attnlrp:signed"}
+    for name, method in document["methods"].items():
+        assert f"{method['method']}:{method['ranked_by']}" == name and method["ranked_by_description"]
         assert len(method["scores"]) == tokens and len(method["word_scores"]) == words
         assert max(abs(s) for s in method["scores"]) == pytest.approx(1.0)
         deletion = method["deletion"]
@@ -56,10 +61,10 @@ def test_random_has_the_same_fields_as_mean_and_spread_over_its_draws(document):
 
 def test_the_rank_correlations_are_square_over_the_methods(document):
     correlation = document["rank_correlation"]
-    assert correlation["methods"] == list(COMPARED)
+    assert correlation["methods"] == ENTRIES
     for kind in ("spearman", "kendall"):
         matrix = correlation[kind]
-        assert len(matrix) == len(COMPARED) and all(row[i] == 1.0 for i, row in enumerate(matrix))
+        assert len(matrix) == len(ENTRIES) and all(row[i] == 1.0 for i, row in enumerate(matrix))
         assert all(matrix[i][j] == matrix[j][i] for i in range(len(matrix)) for j in range(len(matrix)))
 
 
@@ -70,9 +75,9 @@ def test_a_subset_of_methods_and_the_remove_operator(tiny_model_dirs, tmp_path, 
                    "--json", str(tmp_path / "out.json"), "--methods", "gradient", "attention_rollout", "--k", "2",
                    "--draws", "2", "--operator", "remove", "--spare-answer", "--model", tiny_model_dirs["bert"]])
     document = json.loads((tmp_path / "out.json").read_text())
-    assert status == 0 and list(document["methods"]) == ["gradient", "attention_rollout"]
+    assert status == 0 and list(document["methods"]) == ["gradient:magnitude", "attention_rollout:magnitude"]
     assert document["protocol"]["operator"] == "remove" and document["protocol"]["spare_answer"] is True
-    assert "attention_rollout: comprehensiveness" in capsys.readouterr().err
+    assert "attention_rollout:magnitude: comprehensiveness" in capsys.readouterr().err
 
 
 def test_an_unknown_method_is_refused(tiny_model_dirs, tmp_path, capsys):

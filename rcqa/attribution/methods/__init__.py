@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.methods.base import (
+    RANKINGS,
     AttributionMethod,
     Case,
     normalised,
@@ -35,4 +36,4 @@ def make_method(name: str, settings: IGSettings | None = None, seed: int = 0) ->
     return METHODS[name]()
 
 
-__all__ = ["COMPARED", "METHODS", "AttributionMethod", "Case", "make_method", "normalised", "word_scores"]
+__all__ = ["COMPARED", "METHODS", "RANKINGS", "AttributionMethod", "Case", "make_method", "normalised", "word_scores"]

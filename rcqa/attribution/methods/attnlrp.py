@@ -4,14 +4,16 @@ from __future__ import annotations
 import numpy as np
 
 from rcqa.attribution.lrp import layer_relevance
-from rcqa.attribution.methods.base import AttributionMethod, Case
+from rcqa.attribution.methods.base import AttributionMethod, Case, signed_and_magnitude
 
 
 class AttnLRP(AttributionMethod):
     name = "attnlrp"
-    description = ("AttnLRP (Achtibat et al., 2024) at the embeddings' output: each token's signed relevance, "
-                   "summed over the hidden dims (positive: it supports the target)")
+    label = "AttnLRP"
+    description = ("AttnLRP (Achtibat et al., 2024) at the embeddings' output: each token's relevance over the "
+                   "hidden dims (signed: positive supports the target)")
+    rankings = ("signed", "magnitude")
 
-    def attribute(self, case: Case) -> np.ndarray:
+    def attribute(self, case: Case) -> dict[str, np.ndarray]:
         found = layer_relevance(case.qa_model.model, case.device_inputs, [case.target])
-        return found.relevance[0, 0].double().sum(-1).cpu().numpy()
+        return signed_and_magnitude(found.relevance[0, 0])

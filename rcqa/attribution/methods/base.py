@@ -77,15 +77,35 @@ class Case:
         return attention_maps(self.qa_model.model, self.device_inputs)
 
 
+RANKINGS = {
+    "signed": "the signed score (summed over hidden dims where it has them): most for the answer first, words that "
+              "speak against it last",
+    "magnitude": "the score's size whatever its sign (squared L2 norm over hidden dims, or a weight that is never "
+                 "negative): words for and against the answer alike first",
+    "random": "a random order (seeded draws)",
+}
+
+
 class AttributionMethod(ABC):
-    """One way of scoring the tokens of a Case for the target F."""
+    """One way of scoring the tokens of a Case for the target F, under each ranking it has (RANKINGS): a method
+    whose scores carry a sign is ranked both by the signed score and by its magnitude, so that every method is
+    judged by the same rule; one without a sign (the gradient's norm, attention mass) by its magnitude only."""
 
     name: ClassVar[str]
+    label: ClassVar[str]  # as a page names it
     description: ClassVar[str]
+    rankings: ClassVar[tuple[str, ...]] = ("magnitude",)
 
     @abstractmethod
-    def attribute(self, case: Case) -> np.ndarray:
-        """One raw score per token of the case's window (float64, unnormalised)."""
+    def attribute(self, case: Case) -> dict[str, np.ndarray]:
+        """Per ranking of `rankings`, one raw score per token of the case's window (float64, unnormalised)."""
+
+
+def signed_and_magnitude(per_dim: torch.Tensor) -> dict[str, np.ndarray]:
+    """A tokens × dims attribution as the two rankings' token scores: the sum over dims (what completeness and
+    conservation hold for) and the squared L2 norm."""
+    per_dim = per_dim.double()
+    return {"signed": per_dim.sum(-1).cpu().numpy(), "magnitude": (per_dim ** 2).sum(-1).cpu().numpy()}
 
 
 def normalised(scores: np.ndarray, special: np.ndarray) -> np.ndarray:

@@ -8,8 +8,10 @@ from rcqa.attribution.methods.base import AttributionMethod, Case
 
 class GradientSensitivity(AttributionMethod):
     name = "gradient"
+    label = "Gradient sensitivity"
     description = "gradient sensitivity: squared L2 norm of ∂F/∂E at the embeddings' output (Wu & Ong)"
 
-    def attribute(self, case: Case) -> np.ndarray:
+    def attribute(self, case: Case) -> dict[str, np.ndarray]:
+        # a gradient has no sign of its own per token (summed over dims it says nothing): magnitude only
         _, gradient = case.embedding_gradient
-        return (gradient.double() ** 2).sum(-1).cpu().numpy()
+        return {"magnitude": (gradient.double() ** 2).sum(-1).cpu().numpy()}

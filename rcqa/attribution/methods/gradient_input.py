@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from rcqa.attribution.methods.base import AttributionMethod, Case
+from rcqa.attribution.methods.base import AttributionMethod, Case, signed_and_magnitude
 
 
 class GradientTimesInput(AttributionMethod):
     name = "gradient_x_input"
-    description = "gradient × input: squared L2 norm of ∂F/∂E ⊙ E at the embeddings' output (Wu & Ong)"
+    label = "Gradient × input"
+    description = "gradient × input: ∂F/∂E ⊙ E at the embeddings' output, over the hidden dims (Wu & Ong)"
+    rankings = ("signed", "magnitude")
 
-    def attribute(self, case: Case) -> np.ndarray:
+    def attribute(self, case: Case) -> dict[str, np.ndarray]:
         embeddings, gradient = case.embedding_gradient
-        return ((gradient.double() * embeddings.double()) ** 2).sum(-1).cpu().numpy()
+        return signed_and_magnitude(gradient * embeddings)

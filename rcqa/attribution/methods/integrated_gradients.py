@@ -13,16 +13,21 @@ from rcqa.types import AGGREGATIONS
 
 class IntegratedGradients(AttributionMethod):
     name = "integrated_gradients"
-    aggregation = "l2_squared"  # as for the two gradient methods; it ranks tokens as the L2 norm Explore shows does
+    label = "Integrated Gradients"
+    # the engine's aggregations of the two rankings: the sum over dims is what completeness holds for; the squared
+    # L2 norm ranks tokens as the L2 norm Explore shows does
+    aggregations = {"signed": "sum", "magnitude": "l2_squared"}
+    rankings = tuple(aggregations)
     description = ("Integrated Gradients at the embeddings' output with rcqa's engine (its baseline and rule, "
-                   "checked for completeness): squared L2 norm of each token's attribution")
+                   "checked for completeness), over the hidden dims")
 
     def __init__(self, settings: IGSettings | None = None):
         self.settings = settings or IGSettings()
 
-    def attribute(self, case: Case) -> np.ndarray:
+    def attribute(self, case: Case) -> dict[str, np.ndarray]:
         # the case fixes the target and its span; the settings give the baseline and the integration rule
         settings = replace(self.settings, targets=(case.target.name,))
         scope = WindowScope.of(case.qa_model, case.window.inputs, [case.target], settings.baseline, case.stack)
         (embeddings,) = iter_layers(scope, settings, layers=[0])
-        return embeddings.scores[0, AGGREGATIONS.index(self.aggregation)]
+        return {ranking: embeddings.scores[0, AGGREGATIONS.index(aggregation)]
+                for ranking, aggregation in self.aggregations.items()}

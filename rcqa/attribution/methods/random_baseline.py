@@ -8,15 +8,17 @@ from rcqa.attribution.methods.base import AttributionMethod, Case
 
 class RandomBaseline(AttributionMethod):
     name = "random"
+    label = "Random"
     description = "random: one uniform draw per word, shared by its word-pieces (seeded)"
+    rankings = ("random",)
 
     def __init__(self, seed: int = 0):
         self.seed = seed
 
-    def attribute(self, case: Case) -> np.ndarray:
+    def attribute(self, case: Case) -> dict[str, np.ndarray]:
         # a word's pieces split its draw, so that its summed score is the draw itself: ranking words by their
         # scores is then a uniformly random order, whatever the words' lengths in pieces
         scores = np.zeros(case.length)
         for word, draw in zip(case.words, np.random.default_rng(self.seed).random(len(case.words))):
             scores[list(word.tokens)] = draw / len(word.tokens)
-        return scores
+        return {"random": scores}

@@ -24,8 +24,9 @@ def rollout_scores(attentions: np.ndarray, positions: Iterable[int]) -> np.ndarr
 
 class AttentionRollout(AttributionMethod):
     name = "attention_rollout"
+    label = "Attention rollout"
     description = ("attention rollout (Abnar & Zuidema): 0.5·I + 0.5·(the heads' mean attention), rows "
                    "normalised, multiplied through the layers; the rows of the span's start and end tokens")
 
-    def attribute(self, case: Case) -> np.ndarray:
-        return rollout_scores(case.attentions, case.target_positions)
+    def attribute(self, case: Case) -> dict[str, np.ndarray]:
+        return {"magnitude": rollout_scores(case.attentions, case.target_positions)}  # attention mass: never < 0

@@ -16,8 +16,9 @@ def tracing_scores(attentions: np.ndarray, positions: Iterable[int]) -> np.ndarr
 
 class AttentionTracing(AttributionMethod):
     name = "attention_tracing"
+    label = "Attention tracing"
     description = ("attention tracing (Wu & Ong): a one-hot at the span's start and end tokens rolled down through "
                    "each layer's attention, summed over heads")
 
-    def attribute(self, case: Case) -> np.ndarray:
-        return tracing_scores(case.attentions, case.target_positions)
+    def attribute(self, case: Case) -> dict[str, np.ndarray]:
+        return {"magnitude": tracing_scores(case.attentions, case.target_positions)}  # attention mass: never < 0

@@ -18,20 +18,23 @@ def test_the_methods_are_compared_on_the_example_chosen_on_explore():
     assert not app.exception, [e.value for e in app.exception]
 
     heatmap = spec_titled(app, "What each method says matters")
-    assert heatmap["data"][0]["y"] == ["Gradient sensitivity", "Gradient × input", "Integrated Gradients",
-                                       "AttnLRP", "Attention tracing", "Attention rollout", "Random"]
+    # every method under each of its rankings: signed and magnitude where its scores carry a sign
+    assert heatmap["data"][0]["y"] == [
+        "Gradient sensitivity, magnitude", "Gradient × input, signed", "Gradient × input, magnitude",
+        "Integrated Gradients, signed", "Integrated Gradients, magnitude", "AttnLRP, signed", "AttnLRP, magnitude",
+        "Attention tracing, magnitude", "Attention rollout, magnitude", "Random"]
     assert np.allclose(np.abs(values(heatmap["data"][0]["z"])).max(axis=1), 1.0)  # each over its max |score|
     curves = spec_titled(app, "Deleting each method's top-k passage words")
     band = curves["data"][0]
     assert band["name"] == "random: range of 5 draws" and band["fill"] == "toself"
-    assert len(curves["data"]) == 2 + 6  # the band, random's mean, one line per method
+    assert len(curves["data"]) == 2 + 9  # the band, random's mean, one line per method and ranking
     assert all(values(trace["x"]).tolist() == list(range(11)) for trace in curves["data"][1:])
     readings = texts(app.markdown)
-    for name in ("Gradient sensitivity", "Integrated Gradients", "Attention tracing"):
+    for name in ("Gradient sensitivity, magnitude", "Integrated Gradients, signed", "Attention tracing, magnitude"):
         assert f"**{name}**: Deleting its top-5 words" in readings
     assert "Underlined: the explained span" in html_of(app)
     table = app.dataframe[0].value
-    assert {"comprehensiveness", "sufficiency", "AOPC"} <= set(table.columns) and len(table) == 6 + 3  # random: mean, lowest, highest
+    assert {"comprehensiveness", "sufficiency", "AOPC"} <= set(table.columns) and len(table) == 9 + 3  # random: mean, lowest, highest
 
 
 def test_another_deletion_rule_asks_for_its_own_comparison():

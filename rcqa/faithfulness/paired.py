@@ -1,0 +1,139 @@
+"""Which method finds more of what the answer rests on: paired comparisons over questions, and the verdict they allow.
+
+Every entry (a method under one ranking, or random: the mean of its draws) has one value per question of each
+summary measure. Two entries are compared on the questions both define, by the per-question differences: their
+mean with a 95 % percentile-bootstrap interval (questions resampled, so the pairing is kept), and a two-sided sign
+test on how often each is ahead. One rule for every pair: A is told apart from B only where the interval excludes 0;
+otherwise the two are "not told apart". Below MIN_QUESTIONS no interval is drawn (a percentile bootstrap over a
+handful of questions covers far less than it claims), so no verdict ranks anything there.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.stats import binomtest
+
+from rcqa.intervals import mean_with_interval
+
+# the measures compared, and whether more of them means more faithful (sufficiency: the probability lost with only
+# the top words kept, lower is better)
+MEASURES = {"aopc": True, "comprehensiveness": True, "sufficiency": False}
+MIN_QUESTIONS = 10
+RANDOM = "random"
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """A − B on one measure over the questions both define: the mean difference, its interval (None below
+    MIN_QUESTIONS), and how often A is ahead, behind or level, with the sign test's two-sided p (ties dropped)."""
+
+    a: str
+    b: str
+    measure: str
+    n: int
+    mean: float | None
+    low: float | None
+    high: float | None
+    a_ahead: int
+    b_ahead: int
+    level: int
+    sign_test_p: float | None
+
+    @property
+    def told_apart(self) -> bool:
+        return self.low is not None and (self.low > 0 or self.high < 0)
+
+    def better(self) -> str | None:
+        """The entry that is more faithful by this measure, where the interval tells them apart."""
+        if not self.told_apart:
+            return None
+        a_higher = self.low > 0
+        return self.a if a_higher == MEASURES[self.measure] else self.b
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "told_apart": self.told_apart, "better": self.better()}
+
+
+def paired_difference(a: str, b: str, measure: str, first: np.ndarray, second: np.ndarray,
+                      seed: int = 0) -> PairedDifference:
+    """A's values minus B's, question by question (NaN where either is undefined: that question is left out)."""
+    both = ~(np.isnan(first) | np.isnan(second))
+    differences = np.asarray(first, dtype=float)[both] - np.asarray(second, dtype=float)[both]
+    found = mean_with_interval(differences, seed) if differences.size else {"mean": None, "low": None, "high": None}
+    ahead, behind = int((differences > 0).sum()), int((differences < 0).sum())
+    low, high = (found["low"], found["high"]) if differences.size >= MIN_QUESTIONS else (None, None)
+    return PairedDifference(a, b, measure, int(differences.size), found["mean"], low, high, ahead, behind,
+                            int(differences.size) - ahead - behind,
+                            float(binomtest(ahead, ahead + behind).pvalue) if ahead + behind else None)
+
+
+def paired_differences(values: Mapping[str, Mapping[str, np.ndarray]], seed: int = 0) -> dict[str, list[dict]]:
+    """Per measure, every pair of entries (in the order given, random last) as PairedDifference dictionaries.
+    `values`: entry → measure → per-question values."""
+    names = [*(n for n in values if n != RANDOM), *([RANDOM] if RANDOM in values else [])]
+    return {measure: [paired_difference(a, b, measure, np.asarray(values[a][measure], dtype=float),
+                                        np.asarray(values[b][measure], dtype=float), seed).to_dict()
+                      for a, b in itertools.combinations(names, 2)]
+            for measure in MEASURES}
+
+
+def verdict(paired: Mapping[str, list[dict]], means: Mapping[str, float], label: Callable[[str], str],
+            measure: str = "aopc") -> str:
+    """The sentence a comparison opens with, read from the paired differences of one measure: the entry with the
+    best mean, those it is not told apart from, those it beats, and how the entries fare against random."""
+    pairs = paired[measure]
+    n = max((pair["n"] for pair in pairs), default=0)
+    compared = [name for name in means if name != RANDOM]
+    if not compared:
+        return "No method was compared."
+    higher = MEASURES[measure]
+    best = max(compared, key=lambda name: means[name] if higher else -means[name])
+    shown = f"{measure.upper() if measure == 'aopc' else measure}"
+    if n < MIN_QUESTIONS:
+        return (f"On {n} question{'s' * (n != 1)} no two methods are told apart: a paired interval needs at least "
+                f"{MIN_QUESTIONS} questions. Here {label(best)} has the {'highest' if higher else 'lowest'} {shown} "
+                f"({means[best]:.3f}); run the comparison over a dataset to tell the methods apart.")
+    between = {frozenset((p["a"], p["b"])): p for p in pairs}
+    rivals = [name for name in compared if name != best]
+    tied = [name for name in rivals if not between[frozenset((best, name))]["told_apart"]]
+    beaten = [name for name in rivals if between[frozenset((best, name))]["better"] == best]
+    sentence = (f"By {shown} over {n} questions, {label(best)} finds the most of what the answer rests on "
+                f"({means[best]:.3f})")
+    if tied:
+        sentence += f"; not told apart from {_listed([f'{label(t)} ({_difference(between, best, t)})' for t in tied])}"
+    if beaten:
+        sentence += f"; ahead of {_listed([f'{label(b)} ({_difference(between, best, b)})' for b in beaten])}"
+    return f"{sentence}. {_against_random(between, compared, label)}" if RANDOM in means else f"{sentence}."
+
+
+def _against_random(between: Mapping[frozenset, dict], compared: list[str], label: Callable[[str], str]) -> str:
+    groups = {"ahead": [], "level": [], "behind": []}
+    for name in compared:
+        pair = between[frozenset((name, RANDOM))]
+        groups["level" if not pair["told_apart"] else "ahead" if pair["better"] == name else "behind"].append(name)
+    parts = []
+    if groups["ahead"]:
+        parts.append(f"{_listed([label(n) for n in groups['ahead']])} find{'s' * (len(groups['ahead']) == 1)} more "
+                     "than random deletion")
+    if groups["level"]:
+        parts.append(f"{_listed([label(n) for n in groups['level']])} "
+                     f"{'is' if len(groups['level']) == 1 else 'are'} not told apart from random")
+    if groups["behind"]:
+        parts.append(f"{_listed([label(n) for n in groups['behind']])} find{'s' * (len(groups['behind']) == 1)} "
+                     "less than random deletion")
+    return "; ".join(parts).capitalize()[:1] + "; ".join(parts)[1:] + "."
+
+
+def _difference(between: Mapping[frozenset, dict], a: str, b: str) -> str:
+    """A − B as the sentence quotes it: the mean difference and its interval, signed from A's side."""
+    pair = between[frozenset((a, b))]
+    sign = 1 if pair["a"] == a else -1
+    low, high = sorted((sign * pair["low"], sign * pair["high"]))
+    return f"{sign * pair['mean']:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
