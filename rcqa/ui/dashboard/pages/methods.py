@@ -7,7 +7,7 @@ import streamlit as st
 from rcqa.faithfulness.compare import Protocol
 from rcqa.faithfulness.deletion import OPERATORS
 from rcqa.figures import methods
-from rcqa.ui import inputs, results, show, view
+from rcqa.ui import inputs, results, sanity, show, view
 
 chosen = view.view()
 
@@ -57,6 +57,7 @@ def main() -> None:
         comparison = results.compute_comparison(qa_model, current, settings, protocol)
     if comparison is not None:
         show_comparison(comparison)
+    sanity.sanity_section(qa_model, current, settings)
 
 
 show.guarded(main)()
