@@ -28,7 +28,8 @@ from rcqa.qa import answer as answer_passage
 from rcqa.types import Answer, Attribution, Example, load_result
 
 __all__ = ["AnswerLens", "Comparison", "Interventions", "SanityCheck", "answer", "compare_methods", "explain",
-           "intervene", "load_result", "reproduce", "sanity_checks"]  # load_result: this module imports every result kind it may name
+           "intervene", "load_result", "reproduce",
+           "sanity_checks"]  # load_result: this module imports every result kind it may name
 
 
 def answer(model_or_name: str | QAModel, passage: str, question: str, *, n_best: int = 20,

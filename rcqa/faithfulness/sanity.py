@@ -43,7 +43,7 @@ from rcqa.model import QAModel
 from rcqa.types import Example, Word
 
 TOP_K = 5  # the words whose overlap is counted
-FAIL_AT = 0.5  # Spearman's ρ with the trained model's scores, every block and the head randomised, at which a method fails
+FAIL_AT = 0.5  # ρ with the trained model's word scores, the head and every block random, at which a method fails
 SERIES = ("cascade", "independent")
 # block passes (forward and backward, as one IG path point) each method spends on one model; methods that share a
 # pass (the embeddings' gradient; the attention maps, a forward only) count it once, under the first of them

@@ -44,9 +44,10 @@ def sanity_curves(found: SanityCheck, series: str = "cascade") -> Chart:
                            customdata=rows.top_k_overlap,
                            hovertemplate=(f"{label}, %{{x}}: ρ = %{{y:.2f}}, %{{customdata:.0%}} of the top-{found.k} "
                                           "words kept<extra></extra>"))
+    read_at = found.parts[found.verdict_step].label
     figure.add_hline(y=found.fail_at, line={"dash": "dash", "color": "#d62728"},
-                     annotation_text=f"fails at ρ ≥ {found.fail_at} (read after {found.parts[found.verdict_step].label})"
-                     if series == "cascade" else f"ρ = {found.fail_at}")
+                     annotation_text=f"fails at ρ ≥ {found.fail_at} (read after {read_at})" if series == "cascade"
+                     else f"ρ = {found.fail_at}")
     apply_layout(figure, f"Sanity check: each method's word scores against the trained model's, {_SERIES[series]}",
                  f"Each part re-initialised with the model's own initialiser (seed {found.seed}) · a method whose "
                  "line stays high does not depend on what the model learnt",

@@ -135,3 +135,14 @@ def test_faithfulness_sanity_adds_its_section_to_the_json(tiny_model_dirs, tmp_p
             assert len(method[series]["spearman"]) == len(method[series]["top_k_overlap"]) == 5
         assert method["verdict"] in printed
     assert sanity["methods"]["random"]["fails"] and not sanity["methods"]["gradient:magnitude"]["fails"]
+
+
+def test_the_api_checks_plain_strings_with_the_presets_settings(tiny_bert):
+    import rcqa
+
+    example = gallery_example("comet-who")
+    found = rcqa.sanity_checks(tiny_bert, example.passage, example.question, ["gradient"], k=3, seed=2)
+    direct = sanity_checks(tiny_bert, example, ["gradient"], IGSettings(), k=3, seed=2)
+    assert isinstance(found, rcqa.SanityCheck) and found.k == 3 and list(found.entries) == ["gradient:magnitude",
+                                                                                          "random"]
+    assert all(found.entries[name] == direct.entries[name] for name in direct.entries)
