@@ -15,6 +15,7 @@ from rcqa.analysis.roles import CATEGORIES
 from rcqa.analysis.similarity import describe
 from rcqa.dataset import published
 from rcqa.dataset.layers import DECIDED as DECIDED_SHARE
+from rcqa.faithfulness.compare import entry_label
 from rcqa.figures.common import Chart, apply_layout, largest
 from rcqa.figures.roles import POS_COLOURS, ROLE_COLOURS
 
@@ -211,11 +212,11 @@ def faithfulness_curves(summary: dict) -> Chart | None:
     found = summary.get("faithfulness")
     if not found:
         return None
-    data = pd.DataFrame([{"method": name, "k": k, "span_probability": p, "flip_rate_pct": flips}
+    data = pd.DataFrame([{"method": entry_label(name), "k": k, "span_probability": p, "flip_rate_pct": flips}
                          for name, method in found["methods"].items()
                          for k, p, flips in zip(found["k"], method["span_probability"], method["flip_rate"])])
     figure = go.Figure()
-    for name in found["methods"]:
+    for name in map(entry_label, found["methods"]):
         part = data[data.method == name]
         figure.add_scatter(x=part.k, y=part.span_probability, mode="lines+markers", name=name,
                            line={"dash": "dash" if name == "random" else "solid", "width": 3 if name == "random" else 2},
@@ -233,11 +234,24 @@ def faithfulness_table(summary: dict) -> pd.DataFrame | None:
     if not found:
         return None
     normalised = any(m.get("naopc", {}).get("mean") is not None for m in found["methods"].values())
-    return pd.DataFrame([{"method": name, **{f"{s}": m[s]["mean"] for s in ("comprehensiveness", "sufficiency", "aopc")},
+    return pd.DataFrame([{"method": entry_label(name),
+                          **{f"{s}": m[s]["mean"] for s in ("comprehensiveness", "sufficiency", "aopc")},
                           "aopc 95 % interval": _interval(m["aopc"]), "AOPC beats random (% of examples)":
                           m["beats_random"],
                           **({"normalised aopc": m["naopc"]["mean"], "normalised aopc 95 % interval":
                               _interval(m["naopc"])} if normalised else {})} for name, m in found["methods"].items()])
+
+
+def paired_table(summary: dict, measure: str = "aopc") -> pd.DataFrame | None:
+    """Every pair of entries on one measure: A − B over the questions both define, its paired 95 % interval, how
+    often each is ahead, the sign test, and whether the interval tells them apart (the rule the verdict reads)."""
+    found = (summary.get("faithfulness") or {}).get("paired")
+    if not found:
+        return None
+    return pd.DataFrame([{"A": entry_label(p["a"]), "B": entry_label(p["b"]), f"{measure} A − B": p["mean"],
+                          "95 % paired interval": _interval(p), "questions": p["n"], "A ahead": p["a_ahead"],
+                          "B ahead": p["b_ahead"], "sign test p": p["sign_test_p"],
+                          "told apart": "yes" if p["told_apart"] else "no"} for p in found[measure]])
 
 
 def _interval(found: dict) -> str:

@@ -66,6 +66,7 @@ def write(folders: list[str | Path], out: str | Path, images: bool = True) -> di
     conclusion_table(summary).to_csv(out / "tables" / "conclusions.csv", index=False)
     if (methods := figures.faithfulness_table(summary)) is not None:
         methods.to_csv(out / "tables" / "faithfulness.csv", index=False)
+        figures.paired_table(summary).to_csv(out / "tables" / "faithfulness_paired.csv", index=False)
     svgs = _export_images(charts, out / "figures") if images and image_export_available() else None
     (out / "report.html").write_text(_html(summary, charts, svgs))
     return summary
@@ -111,6 +112,22 @@ def _faithfulness_section(summary: dict) -> str:
 <p>Each method's top words deleted and the question answered again, against deleting random words
 (Wu &amp; Ong; ERASER's comprehensiveness and sufficiency, Samek's AOPC; higher comprehensiveness and AOPC and lower
 sufficiency are more faithful). {_ANSWER_PROTOCOL[summary["faithfulness"].get("spare_answer", False)]}</p>
+{_verdict(summary["faithfulness"])}
+{_table(table)}
+{_paired(summary)}"""
+
+
+def _verdict(found: dict) -> str:
+    return "" if "verdict" not in found else f"<p><strong>{html.escape(found['verdict'])}</strong></p>"
+
+
+def _paired(summary: dict) -> str:
+    table = figures.paired_table(summary)
+    if table is None:
+        return ""
+    return f"""<h3>Every pair of methods, question by question (AOPC)</h3>
+<p>A − B over the questions both define, with a 95 % percentile-bootstrap interval over questions (the pairing
+kept) and a two-sided sign test; "told apart" where the interval excludes 0, the one rule the verdict above reads.</p>
 {_table(table)}"""
 
 

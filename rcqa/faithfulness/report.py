@@ -130,7 +130,25 @@ def readings(comparison: Comparison) -> dict[str, str]:
     random = measures(comparison, comparison.random)
     found = {result.name: versus_random(comparison, measures(comparison, result), random)
              for result in comparison.compared()}
-    return {name: f"{versus['reading']} {versus['comprehensiveness_reading']}" for name, versus in found.items()}
+    return {name: " ".join(filter(None, (versus["reading"], against_the_answer(comparison, comparison.methods[name]),
+                                        versus["comprehensiveness_reading"])))
+            for name, versus in found.items()}
+
+
+def against_the_answer(comparison: Comparison, result: MethodResult) -> str:
+    """For a method ranked by magnitude that also has a signed score: how many of its top reading_k words its own
+    signed score puts against the answer (deleting those raises the answer's probability, which is why a magnitude
+    ranking can look worse than random). Empty where there are none, or no signed score to tell."""
+    signed = comparison.methods.get(f"{result.method}:signed")
+    if result.ranked_by != "magnitude" or signed is None:
+        return ""
+    k = reading_k(comparison)
+    top = result.deletions[0].ranking[:k]
+    against = [comparison.words[i].text for i in top if signed.word_scores[0][i] < 0]
+    if not against:
+        return ""
+    return (f"{len(against)} of its top-{k} words ({', '.join(against)}) speak against the answer by its own signed "
+            "score: deleting them helps the answer.")
 
 
 _SUMMARIES = ("comprehensiveness", "sufficiency", "aopc", "naopc")

@@ -11,6 +11,7 @@ from rcqa.attribution.methods import METHODS
 from rcqa.faithfulness.compare import Comparison, MethodResult, entry_label
 from rcqa.faithfulness.metrics import rank_correlations
 from rcqa.figures.answer import percent
+from rcqa.faithfulness.paired import MEASURES, paired_differences, verdict
 from rcqa.faithfulness.report import measures, readings
 from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, escape_text, word_ticks
 from rcqa.figures.words import MARK
@@ -129,6 +130,14 @@ def deletion_curves(comparison: Comparison) -> Chart:
                  "Probability of the explained span (%)", height=440)
     figure.update_xaxes(dtick=1)
     return Chart(f"deletion-curves-{comparison.example.id}", pd.DataFrame(rows), figure)
+
+
+def verdict_sentence(comparison: Comparison) -> str:
+    """The paired verdict over this comparison's one question, from the numbers faithfulness_table shows: one
+    question tells no two methods apart, and the sentence says so before naming the highest AOPC."""
+    found = {r.name: measures(comparison, r) for r in comparison.methods.values()}
+    paired = paired_differences({name: {m: np.atleast_1d(np.mean(v[m])) for m in MEASURES} for name, v in found.items()})
+    return verdict(paired, {name: float(np.mean(v["aopc"])) for name, v in found.items()}, method_name)
 
 
 def method_readings(comparison: Comparison) -> list[tuple[str, str]]:

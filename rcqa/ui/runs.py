@@ -8,6 +8,7 @@ installed rcqa never reads a checkout: set RCQA_RUNS=reports/runs to see the com
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -70,6 +71,33 @@ def _summary(folder: str, stamp: float, chosen: Filter) -> dict | None:
     found = _run(folder, stamp)
     rows = chosen.apply(found.rows)
     return summarize(found, rows) if rows.num_rows else None
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _methods_summary(folder: str, stamp: float) -> dict | None:
+    from rcqa.dataset.faithfulness import summarize_faithfulness
+
+    return summarize_faithfulness(_run(folder, stamp).rows)
+
+
+def methods_verdicts(fingerprint: str, operator: str, spare_answer: bool) -> list[tuple[str, dict]]:
+    """(run name, its methods' summary) of every readable run that compared the methods on this model under this
+    deletion protocol: the paired verdict over its questions, which one question cannot give."""
+    found = []
+    for folder in run_folders():
+        try:  # the manifest alone decides; only a matching run's rows are read
+            manifest = json.loads((folder / store.MANIFEST).read_text())
+            analysis = manifest.get("analysis", {})
+            model = manifest["model"].get("fingerprint")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if (model != fingerprint or "faithfulness" not in analysis.get("extras", ())
+                or analysis.get("operator", "pad") != operator
+                or analysis.get("spare_answer", False) != spare_answer):
+            continue
+        if (summary_found := _methods_summary(str(folder), _stamp(folder))) is not None:
+            found.append((folder.name, summary_found))
+    return found
 
 
 def summary(folder: Path, chosen: Filter) -> dict | None:

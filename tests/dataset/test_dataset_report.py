@@ -1,4 +1,5 @@
 """Dataset aggregates and the report, on runs written row by row with values worked out by hand."""
+import csv
 import json
 import math
 
@@ -216,10 +217,15 @@ def test_faithfulness_over_the_run_method_against_random(tmp_path):
     assert summarize(load_run(write_run(tmp_path / "none", HAND_ROWS)))["faithfulness"] is None
     write([folder], tmp_path / "report", images=False)
     assert "Which explanation to trust?" in (tmp_path / "report" / "report.html").read_text()
-    table = (tmp_path / "report" / "tables" / "faithfulness.csv").read_text().splitlines()
-    method, comprehensiveness, sufficiency, aopc, interval, beats = table[1].split(",")
+    table = list(csv.reader((tmp_path / "report" / "tables" / "faithfulness.csv").read_text().splitlines()))
+    method, comprehensiveness, sufficiency, aopc, interval, beats = table[1]
+    # a run made before each method was ranked both ways: gradient's one ranking was its magnitude
     assert (method, float(comprehensiveness), float(sufficiency), float(aopc), beats) == (
-        "gradient", pytest.approx(.35), pytest.approx(.15), pytest.approx(.35), "50.0")
+        "Gradient sensitivity, magnitude", pytest.approx(.35), pytest.approx(.15), pytest.approx(.35), "50.0")
+    # two questions: no paired interval, so the verdict tells nothing apart and says why
+    assert "On 2 questions no two methods are told apart" in (tmp_path / "report" / "report.html").read_text()
+    paired = list(csv.reader((tmp_path / "report" / "tables" / "faithfulness_paired.csv").read_text().splitlines()))
+    assert paired[1][:2] == ["Gradient sensitivity, magnitude", "Random"] and paired[1][-1] == "no"
     assert interval == "0.200 – 0.500"  # the bootstrap of two values: their range
     assert "could be deleted (the old protocol)" in (tmp_path / "report" / "report.html").read_text()  # no field: old
 

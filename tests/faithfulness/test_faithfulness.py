@@ -403,3 +403,26 @@ def test_igs_scores_from_the_layer_wise_explanation_are_those_the_method_compute
     for entry in ("integrated_gradients:signed", "integrated_gradients:magnitude"):
         assert np.allclose(reused.methods[entry].scores[0], computed.methods[entry].scores[0], rtol=1e-5, atol=1e-7)
         assert reused.methods[entry].deletions == computed.methods[entry].deletions
+
+
+def test_a_magnitude_ranking_says_which_of_its_top_words_its_own_signed_score_puts_against_the_answer():
+    from dataclasses import replace as replaced
+
+    from rcqa.faithfulness.report import against_the_answer, readings
+    from tests.helpers.handmade_comparison import handmade_comparison
+
+    comparison = handmade_comparison()
+    magnitude = comparison.methods.pop("gradient")
+    signed_scores = np.arange(10.0)
+    signed_scores[[4, 0]] = -1.0  # w4 and w0, the magnitude ranking's 2nd and 3rd words, speak against the answer
+    comparison.methods = {
+        "gradient_x_input:magnitude": replaced(magnitude, name="gradient_x_input:magnitude", method="gradient_x_input",
+                                               ranked_by="magnitude"),
+        "gradient_x_input:signed": replaced(magnitude, name="gradient_x_input:signed", method="gradient_x_input",
+                                            ranked_by="signed", word_scores=[signed_scores]),
+        **comparison.methods}
+    sentence = against_the_answer(comparison, comparison.methods["gradient_x_input:magnitude"])
+    assert sentence.startswith("2 of its top-3 words (w4, w0) speak against the answer")  # reading k = 3 here
+    assert sentence in readings(comparison)["gradient_x_input:magnitude"]
+    assert against_the_answer(comparison, comparison.methods["gradient_x_input:signed"]) == ""
+    assert against_the_answer(comparison, comparison.methods["attention_tracing"]) == ""  # no signed score to tell

@@ -1,5 +1,7 @@
 """The Methods page: it compares the methods on the example chosen on Explore and shows what each one's deletion
 test says against random deletion."""
+import re
+
 import numpy as np
 import pytest
 
@@ -35,6 +37,14 @@ def test_the_methods_are_compared_on_the_example_chosen_on_explore():
     assert "Underlined: the explained span" in html_of(app)
     table = app.dataframe[0].value
     assert {"comprehensiveness", "sufficiency", "AOPC"} <= set(table.columns) and len(table) == 9 + 3  # random: mean, lowest, highest
+    # the page opens with the paired verdict; on one question it tells nothing apart, and the one number it quotes
+    # is the table's highest AOPC, named by its row
+    first = app.markdown[0].value
+    assert first.startswith("**On 1 question no two methods are told apart")
+    named, quoted = re.search(r"Here (.+?) has the highest AOPC \(([0-9.]+)\)", first.replace("\\", "")).groups()
+    methods = table[~table.method.str.startswith("random")]
+    best = methods.loc[methods.AOPC.idxmax()]
+    assert named == best.method and float(quoted) == pytest.approx(best.AOPC, abs=5e-4)
 
 
 def test_another_deletion_rule_asks_for_its_own_comparison():

@@ -138,8 +138,12 @@ def main() -> None:
             show.chart(chart)
     if (methods := figures.faithfulness_curves(subject)) is not None:
         with st.expander("Which explanation to trust: the methods' deletion tests over the run", expanded=True):
+            st.markdown(f"**{show.plain(subject['faithfulness']['verdict'])}**")
             show.chart(methods)
             show.table(figures.faithfulness_table(subject), hide_index=True)
+            st.caption("Every pair, question by question: A − B with a paired 95 % interval; told apart only where "
+                       "it excludes 0.")
+            show.table(figures.paired_table(subject), hide_index=True)
     with st.expander("Beside the published numbers (table)"):
         show.table(published.comparison(subject), hide_index=True)
     show_examples(shown[0], chosen)

@@ -7,12 +7,27 @@ import streamlit as st
 from rcqa.faithfulness.compare import Protocol
 from rcqa.faithfulness.deletion import OPERATORS
 from rcqa.figures import methods
-from rcqa.ui import inputs, results, sanity, show, view
+from rcqa.ui import inputs, results, runs, sanity, show, view
 
 chosen = view.view()
 
 
+def show_verdicts(comparison) -> None:
+    st.markdown(f"**{show.plain(methods.verdict_sentence(comparison))}**")
+    protocol = comparison.protocol
+    found = runs.methods_verdicts(comparison.fingerprint, protocol.operator, protocol.spare_answer)
+    for name, summary in found:
+        st.markdown(f"Over the run *{show.plain(name)}* of this model, same deletions: {show.plain(summary['verdict'])}")
+    if not found:
+        st.caption("No run of this model compared the methods under these deletions: `python -m rcqa reproduce "
+                   f"--faithfulness --operator {protocol.operator}` over a dataset tells them apart (Dataset page).")
+    if protocol.operator == "pad":
+        st.caption("IG's baseline is this operator's replacement ([PAD] for every passage token), so under `pad` "
+                   "IG's path ends where the deletions go, which favours IG; `remove` and `mask` do not.")
+
+
 def show_comparison(comparison) -> None:
+    show_verdicts(comparison)
     st.subheader("What each method says matters")
     show.chart(methods.method_passages(comparison, chosen.top_k))
     with st.expander("The same as a heatmap"):
@@ -34,9 +49,10 @@ def show_comparison(comparison) -> None:
 
 def main() -> None:
     st.title("Which explanation to trust?")
-    st.caption("Five attribution methods explain the same answer; deleting the words each ranks first, and "
-               "comparing with deleting random words, shows which of them the model really relies on (Wu & Ong, "
-               "“On Explaining Your Explanations of BERT”; ERASER).")
+    st.caption("Six attribution methods explain the same answer, each ranked by its signed score (for the answer "
+               "first, against it last) and by its magnitude, where it has a sign; deleting the words each ranks "
+               "first, and comparing with deleting random words, shows which of them the model really relies on "
+               "(Wu & Ong, “On Explaining Your Explanations of BERT”; ERASER).")
     if (chosen_inputs := inputs.page_inputs()) is None:
         return
     qa_model, current, settings = chosen_inputs
