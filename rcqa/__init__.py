@@ -20,7 +20,7 @@ _EXPORTS = {  # name -> the module that defines it
     "lens": "rcqa.lens", "intervene": "rcqa.api", "analyze": "rcqa.api", "reproduce": "rcqa.api",
     "PRESETS": "rcqa.attribution.settings", "IGSettings": "rcqa.attribution.settings", "load_result": "rcqa.api",
     "Attribution": "rcqa.types", "ExplainedTarget": "rcqa.types", "Comparison": "rcqa.api", "AnswerLens": "rcqa.api",
-    "Interventions": "rcqa.api",
+    "Interventions": "rcqa.api", "sanity_checks": "rcqa.api", "SanityCheck": "rcqa.api",
     "Example": "rcqa.types", "gallery_example": "rcqa.gallery", "compare": "rcqa.analysis.pair",
     "SideBySide": "rcqa.analysis.pair",
 }

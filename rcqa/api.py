@@ -18,6 +18,8 @@ from rcqa.attribution.explanation import explain as explain_example
 from rcqa.attribution.methods import COMPARED
 from rcqa.attribution.settings import PRESETS, resolve
 from rcqa.faithfulness.compare import Comparison, Protocol, compare
+from rcqa.faithfulness.sanity import TOP_K, SanityCheck
+from rcqa.faithfulness.sanity import sanity_checks as check_sanity
 from rcqa.lens.interventions import Interventions
 from rcqa.lens.interventions import intervene as knock_out
 from rcqa.lens.readout import AnswerLens
@@ -25,8 +27,9 @@ from rcqa.model import QAModel, as_model
 from rcqa.qa import answer as answer_passage
 from rcqa.types import Answer, Attribution, Example, load_result
 
-__all__ = ["AnswerLens", "Comparison", "Interventions", "answer", "compare_methods", "explain", "intervene",
-           "load_result", "reproduce"]  # load_result: this module imports every result kind it may name
+__all__ = ["AnswerLens", "Comparison", "Interventions", "SanityCheck", "answer", "compare_methods", "explain",
+           "intervene", "load_result", "reproduce",
+           "sanity_checks"]  # load_result: this module imports every result kind it may name
 
 
 def answer(model_or_name: str | QAModel, passage: str, question: str, *, n_best: int = 20,
@@ -63,6 +66,17 @@ def compare_methods(model_or_name: str | QAModel, passage: str, question: str, m
     protocol = Protocol(k=k, draws=draws, seed=seed, operator=operator, spare_answer=spare_answer)
     chosen = resolve(preset, **settings)
     return compare(as_model(model_or_name, device), Example.of(passage, question, gold), methods, protocol, chosen)
+
+
+def sanity_checks(model_or_name: str | QAModel, passage: str, question: str, methods: Sequence[str] = COMPARED,
+                  preset: str = "default", *, k: int = TOP_K, seed: int = 0, gold: str | Sequence[str] = (),
+                  device: str | None = None, **settings) -> SanityCheck:
+    """Adebayo et al.'s sanity checks: each method's word scores on copies of the model with the QA head, then each
+    block from the top, then the embeddings re-initialised (cascading, and each alone), against its scores on the
+    trained model (Spearman's ρ, top-k overlap); `.verdict(entry)` says whether a method fails, `.to_dict()` gives
+    every number. Integrated Gradients costs the most: leave it out of `methods` for a quick check."""
+    chosen = resolve(preset, **settings)
+    return check_sanity(as_model(model_or_name, device), Example.of(passage, question, gold), methods, chosen, k, seed)
 
 
 def intervene(model_or_name: str | QAModel, passage: str | Attribution, question: str | None = None,

@@ -118,6 +118,11 @@ def add_faithfulness(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--naopc-beam", type=int, default=0, metavar="B",
                          help="also search AOPC's bounds over orderings with a beam of B (Edin et al.'s NAOPC) and "
                               "report normalised AOPC; costs about 2·B·words·K re-answers (default 0: not searched)")
+    command.add_argument("--sanity", action="store_true",
+                         help="also run Adebayo et al.'s sanity checks: each method's word scores again on copies with "
+                              "the QA head, then each block from the top, then the embeddings re-initialised (cascade, "
+                              "and each alone); adds their rank correlations with the trained model's (costs two runs "
+                              "of the methods per block; Integrated Gradients dominates)")
     add_ig(command)
     add_model(command)
     command.set_defaults(handler=_faithfulness, aggregation=None)
@@ -126,12 +131,15 @@ def add_faithfulness(commands: argparse._SubParsersAction) -> None:
 def _faithfulness(args: argparse.Namespace) -> int:
     from rcqa.faithfulness.compare import Protocol
     from rcqa.faithfulness.report import example_faithfulness
+    from rcqa.faithfulness.sanity import sanity_checks
     from rcqa.model import load_model
 
     protocol = Protocol(k=args.k, draws=args.draws, seed=args.seed, operator=args.operator,
                         spare_answer=args.spare_answer, naopc_beam=args.naopc_beam)
-    document = example_faithfulness(load_model(args.model, args.device), cli_example(args), args.methods, protocol,
-                                    preset_settings(args)[0])
+    qa_model, example, settings = load_model(args.model, args.device), cli_example(args), preset_settings(args)[0]
+    document = example_faithfulness(qa_model, example, args.methods, protocol, settings)
+    if args.sanity:
+        document["sanity"] = sanity_checks(qa_model, example, args.methods, settings, seed=args.seed).to_dict()
     Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
     random = document["random"]
     print(f"answer {document['original']['answer']!r} (p = {document['original']['span_probability']:.3f}); "
@@ -143,6 +151,8 @@ def _faithfulness(args: argparse.Namespace) -> int:
         print(f"{name:>31}: comprehensiveness {method['comprehensiveness']:.3f}, sufficiency "
               f"{method['sufficiency']:.3f}, AOPC {method['aopc']:.3f}{normalised}. "
               f"{method['versus_random']['reading']}", file=sys.stderr)
+    for method in document.get("sanity", {}).get("methods", {}).values():
+        print(method["verdict"], file=sys.stderr)
     print(f"-> {args.json}", file=sys.stderr)
     return 0
 

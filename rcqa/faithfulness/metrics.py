@@ -94,12 +94,19 @@ def rank_correlations(word_scores: dict[str, np.ndarray]) -> dict:
     matrices = {"spearman": np.eye(len(names)), "kendall": np.eye(len(names))}
     for (i, a), (j, b) in itertools.combinations(enumerate(names), 2):
         for kind, test in (("spearman", spearmanr), ("kendall", kendalltau)):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConstantInputWarning)  # its NaN is the None below
-                value = float(test(word_scores[a], word_scores[b]).statistic)
-            matrices[kind][i, j] = matrices[kind][j, i] = value
+            value = rank_correlation(word_scores[a], word_scores[b], test)
+            matrices[kind][i, j] = matrices[kind][j, i] = math.nan if value is None else value
     return {"methods": names, **{kind: [[None if math.isnan(v) else v for v in row] for row in matrix.tolist()]
                                   for kind, matrix in matrices.items()}}
+
+
+def rank_correlation(a: np.ndarray, b: np.ndarray, test: Callable = spearmanr) -> float | None:
+    """Spearman's ρ (or another scipy rank test's statistic) between two score vectors; None where either ranks
+    nothing (all its scores equal)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConstantInputWarning)  # its NaN is the None
+        value = float(test(a, b).statistic)
+    return None if math.isnan(value) else value
 
 
 def drop_ratio(original: float, method: float, random: float) -> float | None:

@@ -174,10 +174,15 @@ def expected_seconds(qa_model: QAModel, current: Example, settings: IGSettings) 
     if found is None:
         return None
     windows = found.n_windows if settings.windows == "all" else 1
-    tokens = qa_model.max_len
+    return explanation_cost(qa_model, settings, windows, window_tokens(qa_model, current, found)).seconds()
+
+
+def window_tokens(qa_model: QAModel, current: Example, found: Answer) -> int:
+    """The tokens of a window of the example: counted where it is the passage's only one (a longer passage's windows
+    are full)."""
     if found.n_windows == 1:
-        tokens = int(qa.encode(qa_model, current.question, current.passage).inputs["attention_mask"].sum())
-    return explanation_cost(qa_model, settings, windows, tokens).seconds()
+        return int(qa.encode(qa_model, current.question, current.passage).inputs["attention_mask"].sum())
+    return qa_model.max_len
 
 
 def affordable_seconds(qa_model: QAModel, current: Example, settings: IGSettings) -> float | None:
@@ -256,14 +261,15 @@ def ask_button(request: tuple, label: str, what_it_does: str) -> bool:
     return False
 
 
-def queued(request: tuple, qa_model: QAModel, function, *args, label: str) -> Any | None:
+def queued(request: tuple, qa_model: QAModel, function, *args, label: str, estimate: float = 0.0) -> Any | None:
     """function(qa_model, *args) computed through the queue for request (kept with this session's last few
-    results); None, with a message shown, when the queue is full or the work fails."""
+    results), expected to take `estimate` seconds; None, with a message shown, when the queue is full or the work
+    fails."""
     kept: dict = st.session_state.setdefault(_KEPT, {})
     if request in kept:
         return kept[request]
     slot, key = f"rcqa.ticket.{request[0]}", "-".join(map(str, request))
-    ticket = pending(slot, key) or submit(slot, key, heavy(qa_model, function, *args))
+    ticket = pending(slot, key) or submit(slot, key, heavy(qa_model, function, *args), estimate)
     if ticket is None:
         return None
     found = await_ticket(ticket, slot, label, f"{label} failed", lambda _: label.removesuffix("…"))

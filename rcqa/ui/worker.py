@@ -252,6 +252,14 @@ def comparison(qa_model, example, settings, protocol, report: Callable[[Any], No
     return compare(qa_model, example, protocol=protocol, settings=settings)
 
 
+def sanity(qa_model, example, settings, methods, report: Callable[[Any], None]):
+    """The sanity checks (rcqa.faithfulness.sanity); each randomised model done is a progress report, where a
+    stopped job ends."""
+    from rcqa.faithfulness.sanity import sanity_checks
+
+    return sanity_checks(qa_model, example, methods, settings, progress=report)
+
+
 def lens(qa_model, example, report: Callable[[Any], None]):
     """The answer lens (rcqa.lens) of the example."""
     from rcqa.lens import answer_lens

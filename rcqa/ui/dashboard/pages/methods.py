@@ -7,7 +7,7 @@ import streamlit as st
 from rcqa.faithfulness.compare import Protocol
 from rcqa.faithfulness.deletion import OPERATORS
 from rcqa.figures import methods
-from rcqa.ui import inputs, results, runs, show, view
+from rcqa.ui import inputs, results, runs, sanity, show, view
 
 chosen = view.view()
 
@@ -73,6 +73,7 @@ def main() -> None:
         comparison = results.compute_comparison(qa_model, current, settings, protocol)
     if comparison is not None:
         show_comparison(comparison)
+    sanity.sanity_section(qa_model, current, settings)
 
 
 show.guarded(main)()

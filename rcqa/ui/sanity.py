@@ -1,0 +1,49 @@
+"""The Methods page's sanity check (rcqa.faithfulness.sanity): which methods to check, its price on this server, its
+button, the job through the queue, then its chart and verdicts."""
+from __future__ import annotations
+
+import streamlit as st
+
+from rcqa.attribution.cost import in_words
+from rcqa.attribution.methods import COMPARED, METHODS
+from rcqa.attribution.settings import IGSettings
+from rcqa.faithfulness.sanity import model_parts, sanity_seconds
+from rcqa.figures.sanity import TITLE, sanity_curves, sanity_verdicts
+from rcqa.model import QAModel
+from rcqa.types import Example
+from rcqa.ui import show, worker
+from rcqa.ui.capacity import job_budget, minutes
+from rcqa.ui.results import answer, ask_button, queued, result_key, window_tokens
+
+
+def sanity_section(qa_model: QAModel, current: Example, settings: IGSettings) -> None:
+    """The section: the methods to check and what they cost, the button, then the cascade's chart, each part alone
+    in an expander, and every method's verdict."""
+    st.subheader(TITLE)
+    st.caption("Adebayo et al.'s sanity check: the QA head, then each block from the top, then the embeddings are "
+               "re-initialised, and every method explains the same span again. An explanation that hardly changes "
+               "when the model is destroyed does not show what the model learnt.")
+    methods = st.multiselect("Methods checked (random is always among them)", COMPARED, default=list(COMPARED),
+                             key="rcqa.sanity_methods", format_func=lambda name: METHODS[name].label)
+    if (found := answer(qa_model, current)) is None:
+        return
+    seconds = sanity_seconds(qa_model, settings, methods, window_tokens(qa_model, current, found))
+    if seconds > (budget := job_budget()):
+        st.warning(f"This check would take {in_words(seconds)} on this server, more than the {minutes(budget)} it "
+                   "allows one job: leave Integrated Gradients out.")
+        return
+    request = ("sanity", result_key(qa_model, current, settings), tuple(methods))
+    if not ask_button(request, "Run the sanity check",
+                      f"Explains the answer again on {2 * len(model_parts(qa_model))} randomised copies of the model "
+                      f"with every method chosen: {in_words(seconds)} on this server (Integrated Gradients costs "
+                      "the most)."):
+        return
+    checked = queued(request, qa_model, worker.sanity, current, settings, tuple(methods),
+                     label="Randomising the model's weights and explaining again…", estimate=seconds)
+    if checked is None:
+        return
+    show.chart(sanity_curves(checked, "cascade"))
+    with st.expander("Each part randomised alone"):
+        show.chart(sanity_curves(checked, "independent"))
+    for name, sentence in sanity_verdicts(checked):
+        st.markdown(f"**{show.plain(name)}**: {show.plain(sentence)}")
