@@ -104,8 +104,12 @@ def verdict(paired: Mapping[str, list[dict]], means: Mapping[str, float], label:
                 f"({means[best]:.3f})")
     if tied:
         sentence += f"; not told apart from {_listed([f'{label(t)} ({_difference(between, best, t)})' for t in tied])}"
-    if beaten:
-        sentence += f"; ahead of {_listed([f'{label(b)} ({_difference(between, best, b)})' for b in beaten])}"
+    if beaten:  # the closest one beaten is what the claim rests on; the rest are further behind
+        closest = min(beaten, key=lambda name: abs(between[frozenset((best, name))]["mean"]))
+        others = ("every other method" if len(beaten) == len(rivals) > 1 else f"{len(beaten)} others"
+                  if len(beaten) > 1 else label(closest))
+        sentence += (f"; ahead of {others}" + (f", the closest {label(closest)}," if len(beaten) > 1 else "")
+                     + f" by {_difference(between, best, closest)}")
     return f"{sentence}. {_against_random(between, compared, label)}" if RANDOM in means else f"{sentence}."
 
 

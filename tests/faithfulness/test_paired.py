@@ -58,12 +58,12 @@ def test_the_verdict_names_the_best_those_it_is_not_told_apart_from_and_random()
     best = max(("x", "y", "z"), key=means.get)
     other = "y" if best == "x" else "x"
     assert sentence.startswith(f"By AOPC over 30 questions, {label(best)} finds the most")
-    assert f"not told apart from {label(other)}" in sentence and "ahead of Z" in sentence
+    assert f"not told apart from {label(other)}" in sentence and "ahead of Z by" in sentence
     # every number the sentence quotes is the paired table's
     pair = next(p for p in paired["aopc"] if {p["a"], p["b"]} == {best, "z"})
     sign = 1 if pair["a"] == best else -1
     assert f"{sign * pair['mean']:+.3f}" in sentence
-    quoted = re.search(r"Z \(([+-][0-9.]+) \[([+-][0-9.]+), ([+-][0-9.]+)\]\)", sentence).groups()
+    quoted = re.search(r"Z by ([+-][0-9.]+) \[([+-][0-9.]+), ([+-][0-9.]+)\]", sentence).groups()
     assert sorted(float(q) for q in quoted[1:]) == pytest.approx(sorted([sign * pair["low"], sign * pair["high"]]),
                                                                  abs=5e-4)
     assert sentence.endswith("X, Y and Z find more than random deletion.")
@@ -73,3 +73,11 @@ def test_on_one_question_the_verdict_says_nothing_is_told_apart():
     found = values(x=[0.5], y=[0.1], random=[0.2])
     sentence = verdict(paired_differences(found), {"x": 0.5, "y": 0.1, "random": 0.2}, label)
     assert sentence.startswith("On 1 question no two methods are told apart") and "X has the highest AOPC (0.500)" in sentence
+
+
+def test_ahead_of_every_other_method_quotes_the_closest():
+    rng = np.random.default_rng(2)
+    base = rng.uniform(0.2, 0.4, 30)
+    found = values(x=base + 0.5, y=base + 0.3, z=base + 0.1)
+    sentence = verdict(paired_differences(found), {n: float(v["aopc"].mean()) for n, v in found.items()}, label)
+    assert "; ahead of every other method, the closest Y, by +0.200 [+0.200, +0.200]." in sentence
