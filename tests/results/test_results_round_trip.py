@@ -27,11 +27,13 @@ def same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-@pytest.mark.parametrize("suffix", [".json", ".npz"])
-def test_an_attribution_comes_back_as_it_was(tmp_path, suffix):
+@pytest.mark.parametrize("suffix, hidden_states", [(".json", True), (".json", False), (".npz", False)])
+def test_an_attribution_comes_back_as_it_was(tmp_path, suffix, hidden_states):
     result = contrast_result()
-    loaded = rcqa.load_result(result.save(tmp_path / f"result{suffix}"))
-    assert same(loaded, dataclasses.replace(result, hidden_tokens=None))
+    loaded = rcqa.load_result(result.save(tmp_path / f"result{suffix}", hidden_states=hidden_states))
+    kept = suffix == ".npz" or hidden_states  # the JSON leaves the layer outputs out unless asked; the .npz keeps them
+    assert same(loaded, dataclasses.replace(result, hidden_tokens=None,
+                                            hidden_states=result.hidden_states if kept else None))
     assert isinstance(loaded.targets[0], ExplainedTarget) and loaded.targets[0].foil.text == "250"
     assert loaded.settings.windows == "all" and loaded.windowing.windows_read == (0, 1)
     assert Attribution.load(tmp_path / f"result{suffix}").scores.dtype == np.float64
