@@ -126,7 +126,8 @@ class Attribution(ResultHeader):
     def to_npz(self, compact: bool = False) -> bytes:
         """The result cache's file: the fields as JSON, the scores and the layer outputs as arrays. Compact (what
         the cache stores) keeps COMPACT_AGGREGATIONS as float32 where they fit; otherwise every score is exact."""
-        meta = {**self.to_dict(), "stored_aggregations": list(COMPACT_AGGREGATIONS if compact else AGGREGATIONS)}
+        meta = {**self.to_dict(), **self._hidden_tokens(),
+                "stored_aggregations": list(COMPACT_AGGREGATIONS if compact else AGGREGATIONS)}
         del meta["scores"]
         arrays = {"scores": compact_scores(self.scores) if compact else self.scores}
         if self.hidden_states is not None:
@@ -157,9 +158,13 @@ class Attribution(ResultHeader):
         }
         if include_hidden and self.hidden_states is not None:
             data["hidden_states"] = self.hidden_states.tolist()
-        if self.hidden_states is not None and self.hidden_tokens is not None:
-            data["hidden_tokens"] = self.hidden_tokens
+            data.update(self._hidden_tokens())
         return data
+
+    def _hidden_tokens(self) -> dict:
+        """Which tokens the layer outputs hold, for a file that keeps the outputs (none: every token)."""
+        kept = self.hidden_states is not None and self.hidden_tokens is not None
+        return {"hidden_tokens": self.hidden_tokens} if kept else {}
 
     @classmethod
     def from_dict(cls, data: dict) -> Attribution:

@@ -77,3 +77,13 @@ def test_every_kind_reprs_in_one_line_naming_its_example_and_answer():
         assert "\n" not in said and len(said) < 400 and "array(" not in said, type(result).__name__
         assert said.startswith(f"<{type(result).__name__} of {result.example.id!r}: {result.example.question!r} → ")
         assert f"model {result.model} ({result.fingerprint})" in said
+
+
+def test_the_tokens_of_the_layer_outputs_travel_with_them_and_only_with_them(tmp_path):
+    result = contrast_result()
+    result = dataclasses.replace(result, hidden_states=result.hidden_states[:, :3], hidden_tokens=[4, 5, 6])
+    for name, options in (("with.json", {"hidden_states": True}), ("with.npz", {})):
+        loaded = rcqa.load_result(result.save(tmp_path / name, **options))
+        assert loaded.hidden_tokens == [4, 5, 6] and np.array_equal(loaded.hidden_states, result.hidden_states)
+    written = json.loads(result.save(tmp_path / "without.json").read_text(encoding="utf-8"))
+    assert "hidden_states" not in written and "hidden_tokens" not in written
