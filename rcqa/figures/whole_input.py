@@ -107,7 +107,8 @@ def start_end_reading(data: pd.DataFrame) -> str:
     since = {name: _since(index, labels) for name, index in (("start", start_since), ("end", end_since))}
     if start.position == end.position:
         reading = (f"At the last layer ({start.layer_label}) the start and the end logit both rest most on "
-                   f"“{start.word}” ({start.start_share_pct:.0f}% and {end.end_share_pct:.0f}% of their attribution). "
+                   f"“{start.word}” ({start.start_share_pct:.0f}% and {end.end_share_pct:.0f}% of their "
+                   "attribution). "
                    + (f"It is the top word of both {since['start']}." if start_since == end_since else
                       f"It is the start logit's top word {since['start']} and the end logit's {since['end']}."))
     else:
