@@ -39,12 +39,15 @@ def answer(model_or_name: str | QAModel, passage: str, question: str, *, n_best:
 
 
 def explain(model_or_name: str | QAModel, passage: str, question: str, preset: str = "default", *,
-            gold: str | Sequence[str] = (), cache: bool | str | Path = False, device: str | None = None,
+            gold: str | Sequence[str] = (), cache: bool | str | Path | None = False, device: str | None = None,
             **settings) -> Attribution:
     """Layer-wise Integrated Gradients of the answer: the preset's settings (rcqa.PRESETS), each keyword in
     `settings` (a field of rcqa.IGSettings) in its place. `gold`: the gold answer text(s), for span="gold" and the
-    scores. `cache`: True for the result cache's folder, or a folder of your own. contrast="runner-up" (or another
-    FOIL: rcqa.attribution.settings.FOILS) adds, first, the target log p(span) − log p(foil)."""
+    scores. `cache`: False or None (the default: False) computes afresh and keeps nothing; True reads and keeps
+    results in the result cache's folder (RCQA_RESULT_CACHE, else RCQA_CACHE_DIR/results, ~/.cache/rcqa/results);
+    a path, in that folder. A result the cache holds comes back in a fraction of the time, so leave it off to time
+    explain. contrast="runner-up" (or another FOIL: rcqa.attribution.settings.FOILS) adds, first, the target
+    log p(span) − log p(foil)."""
     chosen = resolve(preset, **settings)  # a bad setting is refused before a model loads
     qa_model, example = as_model(model_or_name, device), Example.of(passage, question, gold)
     if (kept := _result_cache(cache)) is None:
@@ -52,9 +55,12 @@ def explain(model_or_name: str | QAModel, passage: str, question: str, preset: s
     return cached_explain(qa_model, example, chosen, kept)[0]
 
 
-def _result_cache(cache: bool | str | Path) -> ResultCache | None:
-    """explain's `cache` argument as a ResultCache (None: keep nothing)."""
-    return None if cache is False else ResultCache(None if cache is True else cache)
+def _result_cache(cache: bool | str | Path | None) -> ResultCache | None:
+    """explain's `cache` argument as a ResultCache, or None to keep nothing (None reads as off, as in Python at large:
+    it once meant the default folder)."""
+    if cache is None or cache is False:
+        return None
+    return ResultCache(None if cache is True else cache)
 
 
 def compare_methods(model_or_name: str | QAModel, passage: str, question: str, methods: Sequence[str] = COMPARED,
@@ -99,8 +105,8 @@ def intervene(model_or_name: str | QAModel, passage: str | Attribution, question
 
 
 def analyze(name: str, model_or_name: str | QAModel, passage: str, question: str, preset: str = "default", *,
-            k: int = 5, aggregation: str | None = None, gold: str | Sequence[str] = (), cache: bool | str | Path = False,
-            device: str | None = None, **settings) -> AnalysisResult:
+            k: int = 5, aggregation: str | None = None, gold: str | Sequence[str] = (),
+            cache: bool | str | Path | None = False, device: str | None = None, **settings) -> AnalysisResult:
     """One registered analysis (rcqa.analysis.registered.ANALYSES: "roles", "pos", "similarity", "agreement") of the
     preset's explanation of the answer, as its typed result (`to_dict()`, `row()`). An analysis of two methods
     ("agreement") explains the question with the other method too; `cache` as in explain keeps both."""

@@ -27,7 +27,7 @@ class ModelLoadError(RuntimeError):
     """A model that cannot be loaded; the message says why and how to fix it."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class QAModel:
     """A loaded extractive-QA model with its tokenizer and the window settings it answers with."""
 
@@ -43,6 +43,12 @@ class QAModel:
     @property
     def config(self):
         return self.model.config
+
+    def __repr__(self) -> str:
+        """One line (the dataclass's repr printed the whole network and its card): name, family, blocks, device and
+        the fingerprint, which explanations and the result cache record."""
+        return (f"<QAModel {self.name!r}: {self.config.model_type} {self.architecture}, {self.num_layers} blocks, "
+                f"{self.device}, fingerprint {self.fingerprint}>")
 
     @property
     def trained_with_unanswerable(self) -> bool:

@@ -154,7 +154,7 @@ class MethodResult:
                    data.get("ranked_by", ""))
 
 
-@dataclass
+@dataclass(repr=False)
 class Comparison(ResultHeader):
     """Every method's faithfulness on one example, with what the figures and the JSON need of the example."""
 

@@ -98,28 +98,48 @@ def start_end(result: Attribution, aggregation: str = "l2", with_sum: bool = Tru
 
 
 def start_end_reading(data: pd.DataFrame) -> str:
-    """One sentence from start_end's data: the word each logit's attribution rests on most at the last layer, with
-    its share, and the layer from which that word stays on top (where the model settles on its start or end)."""
-    start, start_from = _settled(data, "start_share_pct")
-    end, end_from = _settled(data, "end_share_pct")
-    last = f"at the last layer ({start.layer_label})"
+    """Sentences from start_end's data: the word each logit's attribution rests on most at the last layer, with its
+    share, and the layers over which that word is on top (from the layer where the model settles on its start or
+    end); then why the last layer alone says little."""
+    start, start_since = _settled(data, "start_share_pct")
+    end, end_since = _settled(data, "end_share_pct")
+    labels = data.drop_duplicates("layer").sort_values("layer").layer_label.tolist()
+    since = {name: _since(index, labels) for name, index in (("start", start_since), ("end", end_since))}
     if start.position == end.position:
-        return (f"The start and the end logit both rest most on “{start.word}” {last}: {start.start_share_pct:.0f}% "
-                f"and {end.end_share_pct:.0f}% of their attribution, on top from {start_from} and from {end_from} "
-                f"on.")
-    return (f"The start logit rests most on “{start.word}” from {start_from} on ({start.start_share_pct:.0f}% of its "
-            f"attribution {last}), the end logit on “{end.word}” from {end_from} on ({end.end_share_pct:.0f}%).")
+        reading = (f"At the last layer ({start.layer_label}) the start and the end logit both rest most on "
+                   f"“{start.word}” ({start.start_share_pct:.0f}% and {end.end_share_pct:.0f}% of their "
+                   "attribution). "
+                   + (f"It is the top word of both {since['start']}." if start_since == end_since else
+                      f"It is the start logit's top word {since['start']} and the end logit's {since['end']}."))
+    else:
+        reading = (f"At the last layer ({start.layer_label}) the start logit rests most on “{start.word}” "
+                   f"({start.start_share_pct:.0f}% of its attribution), the end logit on “{end.word}” "
+                   f"({end.end_share_pct:.0f}%). “{start.word}” is the start logit's top word {since['start']}, "
+                   f"“{end.word}” the end logit's {since['end']}.")
+    return reading + " " + LAST_LAYER_CAVEAT
 
 
-def _settled(data: pd.DataFrame, column: str) -> tuple[pd.Series, str]:
-    """The last layer's top word for `column` (its row, the last layer's), and the label of the first layer from which
-    it stays the top."""
+# the QA head reads each token's last-layer state alone, so that layer's attribution of a logit lies on its own token
+LAST_LAYER_CAVEAT = ("At the last layer each logit rests on its own token by construction (the QA head reads each "
+                     "token apart); the layers before it show where the model settles.")
+
+
+def _since(index: int, labels: list[str]) -> str:
+    """The layers over which a word is on top, in words: from labels[index] to the last."""
+    if index == 0:
+        return "at every layer"
+    return "at the last layer only" if index == len(labels) - 1 else f"from {labels[index]} on"
+
+
+def _settled(data: pd.DataFrame, column: str) -> tuple[pd.Series, int]:
+    """The last layer's top word for `column` (its row, the last layer's), and the index (among the layers, in order)
+    of the first layer from which it stays the top."""
     tops = data.loc[data.groupby("layer")[column].idxmax()].sort_values("layer")
     top = tops.iloc[-1]
     since = len(tops) - 1
     while since > 0 and tops.position.iloc[since - 1] == top.position:
         since -= 1
-    return top, tops.layer_label.iloc[since]
+    return top, since
 
 
 def start_end_completeness(result: Attribution) -> dict[str, float] | None:

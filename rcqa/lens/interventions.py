@@ -88,7 +88,7 @@ class KnockoutSettings:
         return asdict(self)
 
 
-@dataclass
+@dataclass(repr=False)
 class Interventions(ResultHeader):
     """Every layer's interventions on one explained example (its header the explanation's), and the settings that
     produced them."""

@@ -59,7 +59,7 @@ class LayerReading:
                    data["final_answer_rank"], data["final_answer_probability"], data["em"], data["f1"])
 
 
-@dataclass
+@dataclass(repr=False)
 class AnswerLens(ResultHeader):
     """Per reader ("head", "probe") and layer, what the layer's states answer; the model's own answer beside (its
     window and that window's tokens are the header's: the lens itself reads every window)."""

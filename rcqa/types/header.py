@@ -71,6 +71,18 @@ class ResultHeader:
         """The Plotly figure of one of the result's views (its default when None), drawn by rcqa.figures."""
         return drawing.figure(self, view, **options)
 
+    def __repr__(self) -> str:
+        """One line: what the result is of and what the model answered; never its arrays (a result's fields run to
+        megabytes). Each subclass is a dataclass(repr=False), so that this stays its repr."""
+        question = self.example.question if len(self.example.question) <= 80 else self.example.question[:79] + "…"
+        said = repr(self.answer.text) if self.answer.text else "no answer"
+        return (f"<{type(self).__name__} of {self.example.id!r}: {question!r} → {said} · model {self.model} "
+                f"({self.fingerprint}){self._repr_details()}>")
+
+    def _repr_details(self) -> str:
+        """What a kind of result adds to its one-line repr, after " · "."""
+        return ""
+
     def _repr_html_(self) -> str:
         """Jupyter's view of the result, as escaped HTML, drawn by rcqa.figures."""
         return drawing.html(self)

@@ -49,11 +49,12 @@ def read_npz(file, bounded: Mapping[str, float] = {}) -> tuple[dict, dict[str, n
     return meta, arrays
 
 
-def save(result: Any, path: str | Path) -> Path:
-    """Write a result as .json (its kind and fields) or, for a result that has one, its .npz form."""
+def save(result: Any, path: str | Path, **options) -> Path:
+    """Write a result as .json (its kind and fields; `options` go to its stored_dict) or, for a result that has one,
+    its .npz form."""
     path = Path(path)
     if path.suffix == ".json":
-        path.write_text(stored_json(result), encoding="utf-8")
+        path.write_text(stored_json(result, **options), encoding="utf-8")
     elif path.suffix == ".npz" and hasattr(result, "to_npz"):
         path.write_bytes(result.to_npz())
     else:
@@ -62,9 +63,9 @@ def save(result: Any, path: str | Path) -> Path:
     return path
 
 
-def stored_json(result: Any) -> str:
+def stored_json(result: Any, **options) -> str:
     """The JSON save writes and the commands' --json write: the result's kind and what its from_dict reads."""
-    return json.dumps({"kind": result.kind, **result.stored_dict()}, ensure_ascii=False)
+    return json.dumps({"kind": result.kind, **result.stored_dict(**options)}, ensure_ascii=False)
 
 
 LOADABLE = ("a result's save, the result cache, or `rcqa explain --json`, `rcqa lens --json` or "

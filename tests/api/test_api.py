@@ -83,10 +83,49 @@ def assert_same_result(restored: Attribution, result: Attribution) -> None:
             assert mine == theirs, field.name
 
 
-@pytest.mark.parametrize("suffix", [".json", ".npz"])
-def test_a_saved_result_loads_back_exactly(comet, tmp_path, suffix):
+@pytest.mark.parametrize("suffix, options", [(".json", {"hidden_states": True}), (".npz", {})])
+def test_a_saved_result_loads_back_exactly(comet, tmp_path, suffix, options):
     assert comet.hidden_states is not None and comet.scores.dtype == np.float64
-    assert_same_result(rcqa.load_result(comet.save(tmp_path / f"comet{suffix}")), comet)
+    assert_same_result(rcqa.load_result(comet.save(tmp_path / f"comet{suffix}", **options)), comet)
+
+
+def test_a_json_leaves_the_layer_outputs_out_unless_asked(comet, tmp_path):
+    plain, whole = comet.save(tmp_path / "plain.json"), comet.save(tmp_path / "whole.json", hidden_states=True)
+    written = json.loads(plain.read_text(encoding="utf-8"))
+    assert "hidden_states" not in written and written["scores"] == comet.scores.tolist()
+    assert json.loads(whole.read_text(encoding="utf-8"))["hidden_states"] == comet.hidden_states.tolist()
+    states = comet.hidden_states.size * 4  # float32 bytes: as JSON text each takes more than its 4 bytes
+    assert whole.stat().st_size - plain.stat().st_size > states
+    assert_same_result(rcqa.load_result(plain), dataclasses.replace(comet, hidden_states=None))
+
+
+@pytest.mark.parametrize("off", [None, False])
+def test_cache_none_or_false_keeps_nothing_and_true_or_a_folder_keeps_the_result(tiny, tmp_path, monkeypatch, off):
+    default = tmp_path / "default-folder"
+    monkeypatch.setenv("RCQA_RESULT_CACHE", str(default))
+    example = gallery_example("comet-who")
+    rcqa.explain(tiny, example.passage, example.question, cache=off, **SHORT)
+    assert not default.exists()  # before: None opened the default folder and kept the result there
+    rcqa.explain(tiny, example.passage, example.question, cache=True, **SHORT)
+    assert len(list(default.glob("*.npz"))) == 1
+    mine = tmp_path / "mine"
+    stored = rcqa.explain(tiny, example.passage, example.question, cache=mine, **SHORT)
+    (kept,) = mine.glob("*.npz")
+    again = rcqa.explain(tiny, example.passage, example.question, cache=str(mine), **SHORT)
+    assert list(mine.glob("*.npz")) == [kept] and again.seconds == stored.seconds  # its time as stored: read back
+
+
+def test_a_model_and_a_result_repr_in_one_line_without_arrays(tiny, comet):
+    shown = repr(tiny)
+    assert "\n" not in shown and len(shown) < 200
+    assert shown == (f"<QAModel {tiny.name!r}: bert BertForQuestionAnswering, {tiny.config.num_hidden_layers} blocks, "
+                     f"cpu, fingerprint {tiny.fingerprint}>")
+    said = repr(comet)
+    assert "\n" not in said and len(said) < 400 and "array" not in said
+    assert said.startswith(f"<Attribution of 'python': {comet.example.question!r} → {comet.answer.text!r} · model ")
+    passage = [w for w in comet.words if w.segment == "passage" and any(c.isalnum() for c in w.text)]
+    assert said.endswith(f"integrated_gradients, span_log_prob · {tiny.config.num_hidden_layers + 1} layers × "
+                         f"{len(passage)} passage words>")
 
 
 def test_load_result_reads_explain_json_and_the_result_cache(comet, tmp_path):

@@ -1,4 +1,4 @@
-"""The package's pins are requirements.txt's: `pip install -r requirements.txt` (the README's set-up) and
+"""The package's pins are requirements.txt's: `pip install -r requirements.txt -e .` (the README's set-up) and
 `pip install rcqa` install the same versions."""
 import tomllib
 from pathlib import Path

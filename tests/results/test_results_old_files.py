@@ -36,6 +36,9 @@ def test_an_old_contrast_json_loads_with_typed_targets_and_settings(contrast_fil
     assert result.settings == IGSettings(targets=("span_logits",), contrast="runner-up", tolerance=None, steps=4)
     assert result.windowing == Windowing(max_len=raw["settings"]["max_len"], doc_stride=raw["settings"]["doc_stride"])
     assert not result.whole_passage
+    # every JSON once held the layer outputs (save leaves them out now unless asked): they still load
+    assert result.hidden_states.dtype == np.float32
+    np.testing.assert_array_equal(result.hidden_states, np.asarray(raw["hidden_states"], dtype=np.float32))
 
 
 def test_an_old_json_is_written_back_as_it_was_but_for_each_targets_window(contrast_file):

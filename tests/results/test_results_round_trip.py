@@ -27,11 +27,13 @@ def same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-@pytest.mark.parametrize("suffix", [".json", ".npz"])
-def test_an_attribution_comes_back_as_it_was(tmp_path, suffix):
+@pytest.mark.parametrize("suffix, hidden_states", [(".json", True), (".json", False), (".npz", False)])
+def test_an_attribution_comes_back_as_it_was(tmp_path, suffix, hidden_states):
     result = contrast_result()
-    loaded = rcqa.load_result(result.save(tmp_path / f"result{suffix}"))
-    assert same(loaded, dataclasses.replace(result, hidden_tokens=None))
+    loaded = rcqa.load_result(result.save(tmp_path / f"result{suffix}", hidden_states=hidden_states))
+    kept = suffix == ".npz" or hidden_states  # the JSON leaves the layer outputs out unless asked; the .npz keeps them
+    assert same(loaded, dataclasses.replace(result, hidden_tokens=None,
+                                            hidden_states=result.hidden_states if kept else None))
     assert isinstance(loaded.targets[0], ExplainedTarget) and loaded.targets[0].foil.text == "250"
     assert loaded.settings.windows == "all" and loaded.windowing.windows_read == (0, 1)
     assert Attribution.load(tmp_path / f"result{suffix}").scores.dtype == np.float64
@@ -67,3 +69,21 @@ def test_the_header_is_shared_and_written_alike_by_every_kind():
             "model": result.model, "fingerprint": result.fingerprint, "window": result.window, "tokens": result.tokens}
         assert document["example"]["passage"] == result.example.passage
         assert document["answer"]["answer"] == result.answer.text
+
+
+def test_every_kind_reprs_in_one_line_naming_its_example_and_answer():
+    for result in (contrast_result(), handmade_comparison(), hand_lens(), hand_interventions()):
+        said = repr(result)
+        assert "\n" not in said and len(said) < 400 and "array(" not in said, type(result).__name__
+        assert said.startswith(f"<{type(result).__name__} of {result.example.id!r}: {result.example.question!r} → ")
+        assert f"model {result.model} ({result.fingerprint})" in said
+
+
+def test_the_tokens_of_the_layer_outputs_travel_with_them_and_only_with_them(tmp_path):
+    result = contrast_result()
+    result = dataclasses.replace(result, hidden_states=result.hidden_states[:, :3], hidden_tokens=[4, 5, 6])
+    for name, options in (("with.json", {"hidden_states": True}), ("with.npz", {})):
+        loaded = rcqa.load_result(result.save(tmp_path / name, **options))
+        assert loaded.hidden_tokens == [4, 5, 6] and np.array_equal(loaded.hidden_states, result.hidden_states)
+    written = json.loads(result.save(tmp_path / "without.json").read_text(encoding="utf-8"))
+    assert "hidden_states" not in written and "hidden_tokens" not in written

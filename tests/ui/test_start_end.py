@@ -107,7 +107,7 @@ def test_completeness_holds_for_each_target_of_the_adaptive_apart_job(tiny, come
                      for name in ("start_logit", "end_logit")}
 
 
-def test_the_reading_names_each_logits_top_word_and_the_layer_it_stays_on_top_from(tiny, comet, tmp_path):
+def test_the_reading_names_each_logits_top_word_and_the_layers_it_is_on_top_over(tiny, comet, tmp_path):
     result = apart_job(tiny, comet, tmp_path, "span_log_prob", **FIXED)
     chart = start_end(result, with_sum=False)
     assert [trace.type for trace in chart.figure.data] == ["heatmap", "heatmap"]
@@ -116,25 +116,56 @@ def test_the_reading_names_each_logits_top_word_and_the_layer_it_stays_on_top_fr
     words = result.passage_words()  # punctuation is no word
     start_top = max(words, key=lambda w: start_scores[list(w.tokens)].sum()).text
     reading = start_end_reading(chart.data)
-    assert f"“{start_top}”" in reading and f"at the last layer ({last})" in reading
-    # made-up numbers: the sentence follows them
-    data = chart.data.copy()
+    assert f"“{start_top}”" in reading and reading.startswith(f"At the last layer ({last}) ")
+    # the caveat it ends on: the QA head reads each token apart, so at the last layer a logit's attribution is all
+    # on the word holding its own token
+    assert reading.endswith(" At the last layer each logit rests on its own token by construction (the QA head "
+                            "reads each token apart); the layers before it show where the model settles.")
+    at_last = chart.data[chart.data.layer == chart.data.layer.max()].set_index("position")
+    for target, column in ((result.targets[1], "start_share_pct"), (result.targets[2], "end_share_pct")):
+        (own,) = [i for i, w in enumerate(words) if target.tokens[0 if column == "start_share_pct" else 1] in w.tokens]
+        assert at_last[column].loc[own] == pytest.approx(100.0)
+
+
+def test_the_reading_follows_made_up_shares_in_every_case(tiny, comet, tmp_path):
+    data = start_end(apart_job(tiny, comet, tmp_path, "span_log_prob", **FIXED), with_sum=False).data.copy()
     data["start_share_pct"], data["end_share_pct"] = 0.0, 0.0
     layers = sorted(data.layer.unique())
+    assert len(layers) >= 3  # the embeddings, a middle layer, the last
     positions = sorted(data.position.unique())
     label = dict(zip(data.layer, data.layer_label))
-    at = lambda layer, position: data.index[(data.layer == layer) & (data.position == position)][0]  # noqa: E731
-    for layer in layers:  # the start logit's top: the first word, then the second from the third-last layer on
-        data.loc[at(layer, positions[0 if layer < layers[-3] else 1]), "start_share_pct"] = 70.0
-        data.loc[at(layer, positions[2]), "end_share_pct"] = 55.0  # the end logit's: the third word throughout
     word = dict(zip(data.position, data.word))
+    middle, last = label[layers[1]], label[layers[-1]]
+
+    def top(column: str, position_at: dict[int, int], share: float) -> None:
+        for layer in layers:  # position_at: from which layer on (key) which word is on top (value)
+            found = [position for since, position in sorted(position_at.items()) if layer >= layers[since]][-1]
+            data.loc[(data.layer == layer), column] = 0.0
+            data.loc[(data.layer == layer) & (data.position == positions[found]), column] = share
+
+    caveat = (" At the last layer each logit rests on its own token by construction (the QA head reads each token "
+              "apart); the layers before it show where the model settles.")
+    one, two, three = (f"“{word[positions[i]]}”" for i in range(3))
+    top("start_share_pct", {0: 0, 1: 1}, 70.0)  # the first word, then the second from the middle layer on
+    top("end_share_pct", {0: 2}, 55.0)  # the third word throughout
     assert start_end_reading(data) == (
-        f"The start logit rests most on “{word[positions[1]]}” from {label[layers[-3]]} on (70% of its attribution "
-        f"at the last layer ({last})), the end logit on “{word[positions[2]]}” from {label[layers[0]]} on (55%).")
-    data.loc[at(layers[-1], positions[1]), "end_share_pct"] = 90.0  # the end's top moves at the last layer only
+        f"At the last layer ({last}) the start logit rests most on {two} (70% of its attribution), the end logit on "
+        f"{three} (55%). {two} is the start logit's top word from {middle} on, {three} the end logit's at every "
+        f"layer." + caveat)
+    top("end_share_pct", {0: 2, len(layers) - 1: 1}, 90.0)  # the end's top moves to the second word at the last
     assert start_end_reading(data) == (
-        f"The start and the end logit both rest most on “{word[positions[1]]}” at the last layer ({last}): 70% and "
-        f"90% of their attribution, on top from {label[layers[-3]]} and from {label[layers[-1]]} on.")
+        f"At the last layer ({last}) the start and the end logit both rest most on {two} (70% and 90% of their "
+        f"attribution). It is the start logit's top word from {middle} on and the end logit's at the last layer "
+        f"only." + caveat)
+    top("end_share_pct", {0: 2, 1: 1}, 90.0)
+    assert start_end_reading(data).startswith(
+        f"At the last layer ({last}) the start and the end logit both rest most on {two} (70% and 90% of their "
+        f"attribution). It is the top word of both from {middle} on.")
+    top("start_share_pct", {0: 0}, 40.0)
+    top("end_share_pct", {0: 0}, 100.0)
+    assert start_end_reading(data) == (
+        f"At the last layer ({last}) the start and the end logit both rest most on {one} (40% and 100% of their "
+        f"attribution). It is the top word of both at every layer." + caveat)
 
 
 def test_a_layer_that_does_not_add_up_is_warned_of_once_whatever_the_targets(tiny, comet, tmp_path):

@@ -25,7 +25,7 @@ def test_a_link_with_apart_draws_the_start_and_end_charts(server, page):
     metrics = page.locator("[data-testid=stMetric]")
     assert metrics.count() == 2
     assert re.search(r"Start logit: completeness error.*\n?[0-9.]+%", metrics.nth(0).inner_text(), re.S)
-    page.get_by_text("The start logit rests most on", exact=False).first.wait_for()
+    page.get_by_text("each logit rests on its own token by construction", exact=False).first.wait_for()
     assert "ends=apart" in page.url
     metrics.first.scroll_into_view_if_needed()  # Streamlit scrolls inside its own container
     shoot(page, "start-end-02-apart")

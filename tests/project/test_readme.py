@@ -1,0 +1,127 @@
+"""The README as a researcher meets it: its install is what CI runs, its Python example runs as written from a folder
+outside the checkout, and the scores it (and the manual) quotes are the ones the shipped model cards hold."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rcqa.gallery import gallery_example
+
+ROOT = Path(__file__).parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+CARDS = {name: json.loads((ROOT / "rcqa" / folder / "rcqa_card.json").read_text(encoding="utf-8"))
+         for name, folder in (("default", "default_model"), ("default-squad2", "default_squad2_model"))}
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", README, re.S | re.M)
+
+
+def test_the_readme_install_installs_rcqa_and_is_what_ci_runs():
+    (install,) = [line for line in blocks("bash")[0].splitlines() if line.startswith("pip install")]
+    assert install.split()[-2:] == ["-e", "."]  # rcqa itself, so that `import rcqa` works outside the checkout
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert install.replace("pip install", "pip install --quiet") in ci.splitlines()
+
+
+@pytest.mark.slow  # a fresh interpreter loads torch and the default model, and explains a passage with it
+def test_the_readme_python_example_runs_as_written_outside_the_checkout(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the checkout is not on the path
+    env["RCQA_RESULT_CACHE"] = str(tmp_path / "cache")
+    found = subprocess.run([sys.executable, "-c", "import rcqa; print(rcqa.__file__)"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True)
+    if found.returncode:
+        pytest.skip("rcqa is not installed: the README's `pip install -r requirements.txt -e .` makes `import rcqa` "
+                    "work outside the checkout")
+    if Path(found.stdout.strip()).parent != ROOT / "rcqa":
+        pytest.skip(f"the rcqa installed here is not this checkout's ({found.stdout.strip()}): `pip install -e .`")
+    (example,) = blocks("python")[:1]
+    lighthouse = gallery_example("lighthouse-who")
+    (tmp_path / "passage.txt").write_text(lighthouse.passage, encoding="utf-8")
+    subprocess.run([sys.executable, "-c", example], cwd=tmp_path, env=env, check=True, timeout=600)
+    saved = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert saved["kind"] == "attribution" and saved["model"] == "default"
+    assert saved["answer"]["answer"] in lighthouse.passage and saved["answer"]["answer"]
+
+
+NUMBER = r"\**(−?[\d,]+\.\d+)\**"  # as the manual writes it: maybe bold, a minus sign (−), decimals
+
+
+def _at(card: dict, path: str) -> float:
+    for key in path.split("/"):
+        card = card[key]
+    return card
+
+
+def _perturbation_noans(card: dict) -> float:
+    """NoAns F1 over every perturbation negative of dev: the kinds' own, weighted by their counts."""
+    kinds = [v for k, v in card["squad_v2style_dev"]["by_kind"].items() if k not in ("in_context", "other_paragraph")]
+    return sum(k["NoAns_f1"] * k["NoAns_total"] for k in kinds) / sum(k["NoAns_total"] for k in kinds)
+
+
+V2 = "squad_v2style_dev"
+# (file, the claim with {} where each number stands, the card, what each number is on it: a path or a function)
+CLAIMS = [
+    ("README.md", "overall F1 {}, HasAns F1 {}, NoAns F1 {}; SQuAD v1.1 dev with answers forced F1 {}",
+     "default-squad2", [f"{V2}/f1", f"{V2}/HasAns_f1", f"{V2}/NoAns_f1", "squad_v1.1_dev/f1"]),
+    ("docs/abstention.md", "threshold {}; SQuAD v1.1 dev with answers forced F1 {}; on the v2-style dev set",
+     "default-squad2", [lambda c: c["no_answer"]["threshold"], "squad_v1.1_dev/f1"]),
+    ("docs/abstention.md", "overall F1 {}, HasAns F1 {}, NoAns F1 {}, and {} on its 1,762",
+     "default-squad2", [f"{V2}/f1", f"{V2}/HasAns_f1", f"{V2}/NoAns_f1", _perturbation_noans]),
+    ("docs/abstention.md", "negation {}, mutual exclusion {}, impossible condition {}, entity swap {}, antonym {}",
+     "default-squad2", [f"{V2}/by_kind/{kind}/NoAns_f1" for kind in
+                        ("negation", "mutual_exclusion", "impossible_condition", "entity_swap", "antonym")]),
+    ("docs/abstention.md", "`best_f1` {} at step 300, {} at 600, {} final", "default-squad2",
+     [f"checkpoint/held_out_best_f1/{step}" for step in ("step-300", "step-600", "final")]),
+    ("docs/abstention.md", "SQuAD v1.1 dev with answers forced: F1 {}", "default-squad2", ["squad_v1.1_dev/f1"]),
+    ("docs/abstention.md", "NoAns F1 on the perturbation negatives of dev: {}", "default-squad2",
+     [_perturbation_noans]),
+    ("docs/abstention.md", "Answerable F1 on the hand-written set: {}", "default-squad2", ["hand_written/HasAns_f1"]),
+    ("docs/abstention.md", "Overall v2-style F1: {}", "default-squad2", [f"{V2}/f1"]),
+    ("docs/model.md", "SQuAD v1.1 dev, all 10,570 questions: exact match {}, F1 {}", "default",
+     ["squad_v1.1_dev/exact_match", "squad_v1.1_dev/f1"]),
+    ("docs/model.md", "The first stage alone scored {} / {}", "default",
+     ["warm_start/squad_v1.1_dev/exact_match", "warm_start/squad_v1.1_dev/f1"]),
+    ("docs/model.md", "(10,570 questions, `--no-null`): exact match {}, F1 {} (the default model: {} / {}; the "
+                      "first stage {} / {})", "default-squad2",
+     ["squad_v1.1_dev/exact_match", "squad_v1.1_dev/f1", lambda c: CARDS["default"]["squad_v1.1_dev"]["exact_match"],
+      lambda c: CARDS["default"]["squad_v1.1_dev"]["f1"], "warm_start/squad_v1.1_dev/exact_match",
+      "warm_start/squad_v1.1_dev/f1"]),
+    ("docs/model.md", "| all (10,570 answerable + 5,285 unanswerable) | {} | {} |", "default-squad2",
+     [f"{V2}/f1", f"{V2}/NoAns_f1"]),
+    ("docs/model.md", "| answerable only (HasAns) | {} |", "default-squad2", [f"{V2}/HasAns_f1"]),
+    *[("docs/model.md", f"| answerable + the {row} | {{}} | {{}} |", "default-squad2",
+       [f"{V2}/by_kind/{kind}/f1", f"{V2}/by_kind/{kind}/NoAns_f1"])
+      for row, kind in (("1,762 in-context negatives", "in_context"), ("1,761 other-paragraph negatives",
+                        "other_paragraph"), ("971 entity swaps", "entity_swap"), ("431 negations", "negation"),
+                        ("193 antonyms", "antonym"), ("125 impossible conditions", "impossible_condition"),
+                        ("42 mutual exclusions", "mutual_exclusion"))],
+    ("docs/model.md", "perturbations among them) was {} at step 300, {} at step 600 and {} at the end",
+     "default-squad2",
+     [f"checkpoint/held_out_best_f1/{step}" for step in ("step-300", "step-600", "final")]),
+]
+
+
+def _pattern(claim: str) -> str:
+    """The claim as a regular expression: each {} a number, any run of spaces any whitespace (lines wrap)."""
+    def words(part: str) -> str:
+        around = [r"\s+" if edge.isspace() else "" for edge in (part[:1], part[-1:])]
+        return around[0] + r"\s+".join(map(re.escape, part.split())) + (around[1] if part.strip() else "")
+
+    return NUMBER.join(words(part) for part in claim.split("{}"))
+
+
+@pytest.mark.parametrize("document, claim, card, keys", CLAIMS, ids=[f"{c[0]}: {c[1][:40]}" for c in CLAIMS])
+def test_a_score_the_docs_quote_is_the_shipped_cards_to_the_digits_quoted(document, claim, card, keys):
+    found = re.search(_pattern(claim), (ROOT / document).read_text(encoding="utf-8"))
+    assert found, f"{document} no longer says “{claim}”: quote the card's numbers there again, or update this claim"
+    assert len(found.groups()) == len(keys)
+    for quoted, key in zip(found.groups(), keys):
+        value = key(CARDS[card]) if callable(key) else _at(CARDS[card], key)
+        decimals = len(quoted.split(".")[1])
+        assert float(quoted.replace("−", "-").replace(",", "")) == round(value, decimals), (
+            f"{document} quotes {quoted} where {card}'s card holds {value} ({key if isinstance(key, str) else ''})")
