@@ -119,9 +119,11 @@ def _against_random(between: Mapping[frozenset, dict], compared: list[str], labe
         pair = between[frozenset((name, RANDOM))]
         groups["level" if not pair["told_apart"] else "ahead" if pair["better"] == name else "behind"].append(name)
     parts = []
-    if groups["ahead"]:
-        parts.append(f"{_listed([label(n) for n in groups['ahead']])} find{'s' * (len(groups['ahead']) == 1)} more "
-                     "than random deletion")
+    if groups["ahead"]:  # named where few; counted where most are, the exceptions being named after
+        ahead = (_listed([label(n) for n in groups["ahead"]]) if len(groups["ahead"]) <= 3 else
+                 f"{'All' if len(groups['ahead']) == len(compared) else len(groups['ahead'])} of the "
+                 f"{len(compared)} methods")
+        parts.append(f"{ahead} find{'s' * (len(groups['ahead']) == 1)} more than random deletion")
     if groups["level"]:
         parts.append(f"{_listed([label(n) for n in groups['level']])} "
                      f"{'is' if len(groups['level']) == 1 else 'are'} not told apart from random")

@@ -17,6 +17,7 @@ from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, escape_
 from rcqa.figures.words import MARK
 from rcqa.types import overlaps
 
+AGAINST = "31, 119, 180"  # rgb of a word a signed score puts against the answer
 COLOURS = {"gradient": "#1f77b4", "gradient_x_input": "#17becf", "integrated_gradients": "#d62728",
            "attnlrp": "#2ca02c", "attention_tracing": "#9467bd", "attention_rollout": "#ff7f0e", "random": "#7f7f7f"}
 
@@ -78,7 +79,7 @@ def method_passages(comparison: Comparison, k: int = 5) -> Chart:
         f'#eee;">{_shaded_passage(comparison, part, k)}</td></tr>'
         for name, part in table.groupby("method", sort=False))
     legend = (f'<p style="font-size: 0.85em; color: #555;">Shading: the word\'s score over the method\'s top word\'s '
-              f"(darker = more important); numbers: the top-{k} ranks. Underlined: the explained span "
+              f"(darker = more important; blue: a signed score against the answer); numbers: the top-{k} ranks. Underlined: the explained span "
               f"({escape_text(comparison.target.span)}). Random shows its first draw.</p>")
     page = f'<div style="{FONT}"><table style="border-collapse: collapse;">{rows}</table>{legend}</div>'
     return Chart(f"methods-passages-{comparison.example.id}", table, html=page)
@@ -96,8 +97,9 @@ def _shaded_passage(comparison: Comparison, rows: pd.DataFrame, k: int) -> str:
         ranked = not pd.isna(rank)
         mark = f"<sup>{rank}</sup>" if ranked and rank <= k else ""
         title = f"rank {rank}" if ranked else "never deleted (the explained span)"
-        pieces.append(f'<mark title="{title} · {score:.2f} of the top word" style="background: rgba({MARK}, '
-                      f'{max(score, 0.0):.2f}); padding: 1px 2px; border-radius: 3px;">{text}{mark}</mark>')
+        colour = MARK if score >= 0 else AGAINST  # a signed score's words against the answer, in blue
+        pieces.append(f'<mark title="{title} · {score:.2f} of the top word" style="background: rgba({colour}, '
+                      f'{abs(score):.2f}); padding: 1px 2px; border-radius: 3px;">{text}{mark}</mark>')
         cursor = word.end_char
     pieces.append(" …" if comparison.words and cursor < len(passage.rstrip()) else "")
     return "".join(pieces)

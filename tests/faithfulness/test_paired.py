@@ -81,3 +81,12 @@ def test_ahead_of_every_other_method_quotes_the_closest():
     found = values(x=base + 0.5, y=base + 0.3, z=base + 0.1)
     sentence = verdict(paired_differences(found), {n: float(v["aopc"].mean()) for n, v in found.items()}, label)
     assert "; ahead of every other method, the closest Y, by +0.200 [+0.200, +0.200]." in sentence
+
+
+def test_against_random_many_ahead_are_counted_and_the_exceptions_named():
+    rng = np.random.default_rng(4)
+    base = rng.uniform(0.2, 0.4, 30)
+    found = values(a=base + 0.5, b=base + 0.4, c=base + 0.3, d=base + 0.2, e=base + rng.normal(0, 0.05, 30),
+                   random=base)
+    sentence = verdict(paired_differences(found), {n: float(v["aopc"].mean()) for n, v in found.items()}, label)
+    assert sentence.endswith("4 of the 5 methods find more than random deletion; E is not told apart from random.")
