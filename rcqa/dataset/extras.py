@@ -1,6 +1,7 @@
 """Analyses a run may add to every example beside the layer-wise IG (`reproduce --faithfulness --lens
---interventions --sanity`, and each optional registered analysis, rcqa.analysis.registered: `--agreement`). Each fills its
-column of the row (JSON) with the numbers its own CLI verb reports, trimmed to what the dataset aggregates read."""
+--interventions --sanity`, and each optional registered analysis, rcqa.analysis.registered: `--agreement`). Each
+fills its column of the row (JSON) with the numbers its own CLI verb reports, trimmed to what the dataset aggregates
+read."""
 from __future__ import annotations
 
 import json

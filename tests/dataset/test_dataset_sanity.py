@@ -3,6 +3,7 @@ the checks, and a run's cells equal to sanity_checks run directly on each exampl
 import json
 
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import torch
@@ -23,12 +24,11 @@ PARTS = ["QA head", "block 1", "block 0", "embeddings"]  # a two-block model: th
 
 
 def cell(rho: list, overlap: list, independent: float = 0.0) -> str:
-    """One question's cell: entry "gradient:magnitude" with these cascade ρ and overlaps; its independent series flat."""
+    """One question's cell: the gradient's magnitude with these cascade ρ and overlaps; its independent series flat."""
+    series = {"cascade": {"spearman": rho, "top_k_overlap": overlap},
+              "independent": {"spearman": [independent] * 4, "top_k_overlap": [1.0] * 4}}
     return json.dumps({"k": 5, "fail_at": 0.5, "seed": 0, "seconds": 1.0, "methods": ["gradient"], "parts": PARTS,
-                       "verdict_step": 2,
-                       "entries": {"gradient:magnitude": {"cascade": {"spearman": rho, "top_k_overlap": overlap},
-                                           "independent": {"spearman": [independent] * 4,
-                                                           "top_k_overlap": [1.0] * 4}}}})
+                       "verdict_step": 2, "entries": {"gradient:magnitude": series}})
 
 
 def hand_run(tmp_path, cells):
@@ -73,6 +73,25 @@ def test_the_verdict_reads_the_interval_at_the_verdict_step(tmp_path, rhos, outc
     assert ("not clear" in entry["verdict"]) == (outcome == "not clear")
 
 
+def test_the_report_shows_the_checks(tmp_path):
+    from rcqa.dataset.report import write
+
+    rows = [{**row, "sanity": cell([0.0, 0.0, rho, 0.0], [0.0, 0.0, 0.5, 0.0])}
+            for row, rho in zip(HAND_ROWS, (0.1, 0.2, 0.3))]
+    out = tmp_path / "report"
+    write([write_run(tmp_path / "run", rows)], out, images=False)
+    table = pd.read_csv(out / "tables" / "sanity.csv")
+    assert len(table) == 2 * 4  # one entry, two series, four steps
+    verdict_step = table[(table.series == "cascade") & (table.step == 2)].iloc[0]
+    assert verdict_step.mean_spearman == pytest.approx(0.2) and verdict_step.mean_top_k_overlap == 0.5
+    assert verdict_step.randomised == "… block 0" and verdict_step.questions == 3
+    chart = pd.read_csv(out / "tables" / "dataset-sanity.csv")
+    assert set(chart.series) == {"cascade"} and len(chart) == 4
+    page = (out / "report.html").read_text()
+    assert "Does the explanation notice when the model is destroyed?" in page
+    assert f"{METHODS['gradient'].label}, magnitude passes the sanity check over 3 questions" in page
+
+
 def test_a_run_without_the_checks_still_summarizes(tmp_path):
     run = load_run(write_run(tmp_path / "run", HAND_ROWS))
     assert summarize(run)["sanity"] is None
@@ -90,7 +109,7 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
-@pytest.mark.slow  # a cluster and 2 × 11 models explained by every method, twice: about 45 s
+@pytest.mark.slow  # a cluster, and 2 × 11 models explained by every method twice: about 45 s
 def test_a_runs_cells_equal_the_checks_run_directly(tmp_path, tiny_model_dirs, one_torch_thread):
     from rcqa.model import load_model
 
