@@ -94,5 +94,5 @@ def _sentence(name: str, outcome: str, at_step: dict, failing: float, n: int, fa
     told = {"fails": f"at least {fail_at}", "passes": f"under {fail_at}",
             "not clear": f"which does not tell whether it is under {fail_at}"}[outcome]
     return (f"{head} over {n} questions: with the QA head and every block randomised, {reading}, {told}; it fails on "
-            f"{failing:.0f} % of the questions, and {100 * at_step['top_k_overlap']:.0f} % of its top-{k} words stay in its "
-            f"top {k} on average.")
+            f"{failing:.0f} % of the questions, and {100 * at_step['top_k_overlap']:.0f} % of its top-{k} words stay "
+            f"in its top {k} on average.")
