@@ -1,6 +1,7 @@
 """Analyses a run may add to every example beside the layer-wise IG (`reproduce --faithfulness --lens
---interventions`, and each optional registered analysis, rcqa.analysis.registered: `--agreement`). Each fills its
-column of the row (JSON) with the numbers its own CLI verb reports, trimmed to what the dataset aggregates read."""
+--interventions --sanity`, and each optional registered analysis, rcqa.analysis.registered: `--agreement`). Each
+fills its column of the row (JSON) with the numbers its own CLI verb reports, trimmed to what the dataset aggregates
+read."""
 from __future__ import annotations
 
 import json
@@ -19,10 +20,13 @@ EXTRAS = {
     "lens": "the answer read out of every layer by the QA head and the probes (see `python -m rcqa lens`)",
     "interventions": "each layer's top-k, bottom-k and random words knocked out, and each block skipped "
                      "(see `python -m rcqa intervene`)",
+    "sanity": "Adebayo et al.'s sanity checks of every compared method, the model randomised part by part from the "
+              "top (see `python -m rcqa faithfulness --sanity`; about 2 × (blocks + 2) + 1 explanations by every "
+              "method per example)",
     **{name: f"{ANALYSES[name].summary} (see `python -m rcqa analyze {name}`)" for name in OPTIONAL},
 }
 # the analyses that read the explanation's window, which a whole-passage run (--windows all) has not one of
-ONE_WINDOW = ("faithfulness", "interventions", *(name for name in OPTIONAL if ANALYSES[name].companion))
+ONE_WINDOW = ("faithfulness", "interventions", "sanity", *(name for name in OPTIONAL if ANALYSES[name].companion))
 
 
 def _faithfulness(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
@@ -54,8 +58,16 @@ def _interventions(qa_model: QAModel, example: Example, result: Attribution, job
                                                  aggregation=job.aggregation, outside_span=job.spare_answer)))
 
 
+def _sanity(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
+    from rcqa.dataset.sanity import record
+    from rcqa.faithfulness.sanity import sanity_checks
+
+    # the run's settings name the explanation's target and span, so every method explains what the row explains
+    return record(sanity_checks(qa_model, example, settings=job.settings))
+
+
 COMPUTE: dict[str, Callable[..., str]] = {"faithfulness": _faithfulness, "lens": _lens,
-                                          "interventions": _interventions}
+                                          "interventions": _interventions, "sanity": _sanity}
 
 
 def extra_cells(qa_model: QAModel, example: Example, result: Attribution, job) -> dict[str, str | None]:

@@ -17,7 +17,9 @@ from rcqa.dataset import published
 from rcqa.dataset.layers import DECIDED as DECIDED_SHARE
 from rcqa.faithfulness.compare import entry_label
 from rcqa.figures.common import Chart, apply_layout, largest
+from rcqa.figures.methods import COLOURS as METHOD_COLOURS
 from rcqa.figures.roles import POS_COLOURS, ROLE_COLOURS
+from rcqa.figures.sanity import step_labels
 
 DASHES = ("solid", "dash", "dot", "dashdot")
 DEPTH_AXIS = "Relative depth (0 = embeddings, 1 = last block)"
@@ -236,10 +238,11 @@ def faithfulness_table(summary: dict) -> pd.DataFrame | None:
     normalised = any(m.get("naopc", {}).get("mean") is not None for m in found["methods"].values())
     return pd.DataFrame([{"method": entry_label(name),
                           **{f"{s}": m[s]["mean"] for s in ("comprehensiveness", "sufficiency", "aopc")},
-                          "aopc 95 % interval": _interval(m["aopc"]), "AOPC beats random (% of examples)":
+                          "aopc 95 % interval": interval_text(m["aopc"]), "AOPC beats random (% of examples)":
                           m["beats_random"],
                           **({"normalised aopc": m["naopc"]["mean"], "normalised aopc 95 % interval":
-                              _interval(m["naopc"])} if normalised else {})} for name, m in found["methods"].items()])
+                              interval_text(m["naopc"])} if normalised else {})}
+                         for name, m in found["methods"].items()])
 
 
 def paired_table(summary: dict, measure: str = "aopc") -> pd.DataFrame | None:
@@ -249,12 +252,13 @@ def paired_table(summary: dict, measure: str = "aopc") -> pd.DataFrame | None:
     if not found:
         return None
     return pd.DataFrame([{"A": entry_label(p["a"]), "B": entry_label(p["b"]), f"{measure} A − B": p["mean"],
-                          "95 % paired interval": _interval(p), "questions": p["n"], "A ahead": p["a_ahead"],
+                          "95 % paired interval": interval_text(p), "questions": p["n"], "A ahead": p["a_ahead"],
                           "B ahead": p["b_ahead"], "sign test p": p["sign_test_p"],
                           "told apart": "yes" if p["told_apart"] else "no"} for p in found[measure]])
 
 
-def _interval(found: dict) -> str:
+def interval_text(found: dict) -> str:
+    """A mean's interval for a table cell; a dash where there is none (fewer than two values)."""
     return "–" if found["low"] is None else f"{found['low']:.3f} – {found['high']:.3f}"
 
 
@@ -342,3 +346,46 @@ def contrast_by_layer(summary: dict) -> Chart | None:
     # the legend under the chart: at the right it would cover the margin's axis
     figure.update_layout(legend={"orientation": "h", "y": -0.22, "x": 0}, margin={"t": figure.layout.margin.t + 20, "b": 150})
     return Chart("dataset-contrast", data, figure)
+
+
+def sanity_table(summary: dict) -> pd.DataFrame | None:
+    """Per entry, series and step: the mean ρ with its interval, the mean top-k overlap and the share (%) of
+    questions at or above FAIL_AT; None when the run has no sanity checks."""
+    found = summary.get("sanity")
+    if not found:
+        return None
+    return pd.DataFrame([
+        {"method": entry["label"], "entry": name, "series": series, "step": index, "randomised": label,
+         "mean_spearman": step["spearman"]["mean"], "ci_low": step["spearman"]["low"],
+         "ci_high": step["spearman"]["high"], "questions": step["spearman"]["n"],
+         "mean_top_k_overlap": step["top_k_overlap"], "at_or_above_fail_pct": step["at_or_above"]}
+        for name, entry in found["entries"].items() for series in ("cascade", "independent")
+        for index, (label, step) in enumerate(zip(step_labels(found["parts"], series), entry[series]))])
+
+
+def sanity_by_step(summary: dict) -> Chart | None:
+    """Per entry, the mean ρ with the trained model's word scores after each cascade step, its 95 % interval as
+    error bars, and the line at which an entry fails; None when the run has no sanity checks."""
+    table = sanity_table(summary)
+    if table is None:
+        return None
+    found, data = summary["sanity"], table[table.series == "cascade"]
+    figure = go.Figure()
+    for name, rows in data.groupby("entry", sort=False):
+        method, _, ranking = name.partition(":")
+        label = rows.method.iloc[0]
+        figure.add_scatter(x=rows.randomised, y=rows.mean_spearman, mode="lines+markers", name=label,
+                           error_y={"type": "data", "symmetric": False, "array": rows.ci_high - rows.mean_spearman,
+                                    "arrayminus": rows.mean_spearman - rows.ci_low},
+                           line={"color": METHOD_COLOURS.get(method),
+                                 "dash": "dot" if ranking == "magnitude" else "solid"},
+                           hovertemplate=f"{label}, %{{x}}: mean ρ = %{{y:.2f}}<extra></extra>")
+    read_at = found["parts"][found["verdict_step"]]
+    figure.add_hline(y=found["fail_at"], line={"dash": "dash", "color": "#d62728"},
+                     annotation_text=f"fails at ρ ≥ {found['fail_at']} (read after {read_at})")
+    apply_layout(figure, f"Sanity check over {found['n']} questions: the model randomised from the top down",
+                 "mean Spearman ρ of each method's word scores with the trained model's, 95 % bootstrap interval over "
+                 "questions · a method whose line stays high does not depend on what the model learnt",
+                 "Parts of the model re-initialised", "Mean Spearman's ρ with the trained model", height=460)
+    figure.update_yaxes(range=[-1.05, 1.05])
+    return Chart("dataset-sanity", data, figure)

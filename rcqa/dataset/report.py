@@ -47,7 +47,7 @@ def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
               figures.pos_by_layer(subject), figures.scores_by_type(subject), figures.completeness_by_layer(summaries)]
     extras = (figures.faithfulness_curves(subject), figures.lens_by_layer(subject), figures.interventions_by_layer(subject),
-              figures.contrast_by_layer(subject))
+              figures.contrast_by_layer(subject), figures.sanity_by_step(subject))
     charts += [chart for chart in extras if chart is not None]
     return summary, charts
 
@@ -67,6 +67,8 @@ def write(folders: list[str | Path], out: str | Path, images: bool = True) -> di
     if (methods := figures.faithfulness_table(summary)) is not None:
         methods.to_csv(out / "tables" / "faithfulness.csv", index=False)
         figures.paired_table(summary).to_csv(out / "tables" / "faithfulness_paired.csv", index=False)
+    if (sanity := figures.sanity_table(summary)) is not None:
+        sanity.to_csv(out / "tables" / "sanity.csv", index=False)
     svgs = _export_images(charts, out / "figures") if images and image_export_available() else None
     (out / "report.html").write_text(_html(summary, charts, svgs))
     return summary
@@ -129,6 +131,29 @@ def _paired(summary: dict) -> str:
 <p>A − B over the questions both define, with a 95 % percentile-bootstrap interval over questions (the pairing
 kept) and a two-sided sign test; "told apart" where the interval excludes 0, the one rule the verdict above reads.</p>
 {_table(table)}"""
+
+
+def _sanity_section(summary: dict) -> str:
+    """A run with the sanity checks: the rule, each entry's verdict sentence and its numbers at the verdict step
+    (the chart of every step is among the figures)."""
+    found = summary.get("sanity")
+    if not found:
+        return ""
+    step = found["verdict_step"]
+    rows = pd.DataFrame([{"method": entry["label"], "mean ρ": entry["cascade"][step]["spearman"]["mean"],
+                          "95 % interval": figures.interval_text(entry["cascade"][step]["spearman"]),
+                          "fails on (% of questions)": entry["failing"], "verdict": entry["outcome"]}
+                         for entry in found["entries"].values()])
+    sentences = "".join(f"<li>{html.escape(entry['verdict'])}</li>" for entry in found["entries"].values())
+    return f"""<h2>Does the explanation notice when the model is destroyed?</h2>
+<p>Adebayo et al.'s sanity check on {found['n']} questions: the QA head, then each block from the last, then the
+embeddings re-initialised, and each method's word scores compared with the trained model's (Spearman's ρ;
+top-{found['k']} overlap). A method fails on a question when ρ is at least {found['fail_at']} with the QA head and
+every block randomised ({html.escape(found['parts'][step])} reached, the embeddings as trained). Over the dataset it
+fails where the 95 % interval of its mean ρ there lies at or above {found['fail_at']}, passes where it lies under,
+and is not clear otherwise. The random baseline never reads the model: it fails by design.</p>
+<ul>{sentences}</ul>
+{_table(rows)}"""
 
 
 def _contrast_section(summary: dict) -> str:
@@ -215,6 +240,7 @@ Early and late layers are the first and last third of the layers.</p>
 depth (0 = embeddings, 1 = last block), never by index. Protocols differ as the source column says.</p>
 {_table(published.comparison(summary))}
 {_faithfulness_section(summary)}
+{_sanity_section(summary)}
 {_contrast_section(summary)}
 <h2>Scores per question type</h2>
 {_table(_type_table(summary))}

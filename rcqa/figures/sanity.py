@@ -14,9 +14,9 @@ TITLE = "Sanity check: does the explanation change when the model is destroyed?"
 _SERIES = {"cascade": "the model randomised from the top down", "independent": "one part randomised at a time"}
 
 
-def step_labels(found: SanityCheck, series: str) -> list[str]:
-    """Each step as the x axis names it: the cascade's the part it has reached ("… block 3"), else the part."""
-    labels = [part.label for part in found.parts]
+def step_labels(labels: list[str], series: str) -> list[str]:
+    """Each step as the x axis names it, from the parts' labels: the cascade's the part it has reached ("… block
+    3"), else the part."""
     return labels if series == "independent" else [labels[0], *(f"… {label}" for label in labels[1:])]
 
 
@@ -27,8 +27,8 @@ def sanity_table(found: SanityCheck, series: str = "cascade") -> pd.DataFrame:
         {"method": entry_label(name), "entry": name, "series": series, "step": index, "randomised": label,
          "spearman": float("nan") if rho is None else rho, "top_k_overlap": overlap}
         for name, entry in found.entries.items()
-        for index, (label, rho, overlap) in enumerate(zip(step_labels(found, series), entry.spearman[series],
-                                                           entry.top_k_overlap[series]))])
+        for index, (label, rho, overlap) in enumerate(zip(step_labels([p.label for p in found.parts], series),
+                                                           entry.spearman[series], entry.top_k_overlap[series]))])
 
 
 def sanity_curves(found: SanityCheck, series: str = "cascade") -> Chart:
