@@ -12,7 +12,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from rcqa.analysis.registry import Analysis, Inputs
-from rcqa.analysis.words import passage_distribution, top_k
+from rcqa.analysis.words import top_k, word_scores
 from rcqa.types import Attribution
 
 
@@ -25,11 +25,12 @@ class LayerAgreement:
 
 def layer_agreement(first: Attribution, second: Attribution, aggregation: str = "l2",
                     k: int = 5) -> list[LayerAgreement]:
-    """Per layer, the agreement of two explanations of the same window (each word's score under `aggregation`)."""
+    """Per layer, the agreement of two explanations of the same window (each word's score under `aggregation`:
+    under "sum" signed, so that words are ranked by how much they support the target, not by its size alone)."""
     if first.words != second.words or first.layers != second.layers:
         raise ValueError("the two explanations read different words or layers; explain the same question in the "
                          "same window with both methods")
-    ours, theirs = passage_distribution(first, aggregation), passage_distribution(second, aggregation)
+    ours, theirs = (word_scores(result, aggregation)[:, result.passage_indices()] for result in (first, second))
     our_top, their_top = top_k(ours, k), top_k(theirs, k)
     return [LayerAgreement(label, _spearman(ours[layer], theirs[layer]),
                            len(set(our_top[layer]) & set(their_top[layer])) / k)

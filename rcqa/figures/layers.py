@@ -66,14 +66,15 @@ def conservation(result: Attribution, threshold: float = CONSERVATION_THRESHOLD)
                                       "<br>Σ relevance = %{customdata[1]:.4f}<br>F = %{customdata[2]:.4f}"
                                       "<extra></extra>"))
     _threshold_line(figure, data, threshold, f"threshold: {100 * threshold:g}% of the entering relevance")
-    entering = ("the relevance entering at the target, logits ⊙ ∂F/∂logits (F for a sum of logits; for a "
-                "log-probability z − E_p[z], F − it = −H(p))" if "entering" in data else
-                "F (this result was saved before the entering relevance was kept: explain it again for the ledger)")
+    measured = ("Relative error |Σ relevance − entering| / |entering|, entering = logits ⊙ ∂F/∂logits, the relevance "
+                "the target hands the rules (F for a sum of logits; z − E_p[z] for a log-probability, whose F is that "
+                "− H(p))" if "entering" in data else
+                "Relative error |Σ relevance − F| / |F|: this result was saved before the entering relevance was kept "
+                "(explain it again for the ledger)")
     apply_layout(figure, "AttnLRP's conservation per layer: does the relevance add up to what entered?",
-                 f"Relative error |Σ relevance − entering| / |entering|, against {entering} · red above "
-                 f"{100 * threshold:g}%: the rules absorbed more than that above the layer (the ledger below says "
-                 "which) · docs: AttnLRP", "Layer (output of)", "Relative conservation error (%, log scale)",
-                 height=400)
+                 f"{measured} · red above {100 * threshold:g}% of it: the rules absorbed more than that above the layer "
+                 "(the ledger below says which) · docs: AttnLRP", "Layer (output of)",
+                 "Relative conservation error (%, log scale)", height=400)
     figure.update_layout(legend={"orientation": "h", "y": -0.25, "x": 1, "xanchor": "right"})
     return Chart(f"conservation-{result.example.id}", data, figure)
 
