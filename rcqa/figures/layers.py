@@ -134,7 +134,8 @@ def conservation_ledger(result: Attribution, target: int = 0,
                  f"function itself keeps F − entering = {f - entering:+.4g}) · absorbed between the logits and the "
                  "layer: entering − Σ absorbed = Σ relevance · red above "
                  f"{100 * threshold:g}% of the entering relevance, green under it", "", "",
-                 height=120 + 28 * len(data))
+                 height=150 + 24 * len(data))  # a three-line header, then a row per layer
+    figure.update_layout(margin={"b": 10})  # no axes below a table
     return Chart(f"conservation-ledger-{name}-{result.example.id}", data, figure)
 
 
