@@ -4,8 +4,9 @@
 
 For each question of the run whose IG explanation the run kept (its results/ folder, keyed as the result cache),
 AttnLRP explains the same question with the run's settings, and rcqa.analysis.agreement compares the two per layer
-(Spearman's ρ of the passage words' scores, top-5 words in common; the run's token score). Reported as JSON: per
-layer, the mean of each over the questions with a 95 % bootstrap interval (scipy), and the seconds AttnLRP took."""
+(Spearman's ρ of the passage words' scores, top-5 words in common), under the run's token score and, always,
+signed against signed (sum) and L2 against L2. Reported as JSON: per token score and layer, the mean of each over
+the questions with a 95 % bootstrap interval (scipy), and the seconds AttnLRP took."""
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import bootstrap
 
-from rcqa.analysis.agreement import layer_agreement
+from rcqa.analysis.agreement import COMPARED_SCORES, layer_agreement
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
@@ -48,22 +49,24 @@ def main() -> None:
     qa_model = load_model(manifest["model"]["name"])
     kept = store.results(args.run, read_only=True)
     examples = load_examples(manifest["data"]["path"])[:manifest["data"]["limit"]][:args.limit]
-    rows, seconds, started = [], [], time.perf_counter()
+    scores = list(dict.fromkeys((analysis["aggregation"], *COMPARED_SCORES)))
+    rows, seconds, started = {score: [] for score in scores}, [], time.perf_counter()
     for example in examples:
         ig = kept.get(ResultCache.key(qa_model.fingerprint, example, settings))
         if ig is None:
             continue
         lrp = explain(qa_model, example, replace(settings, method="attnlrp"))
         seconds.append(lrp.seconds)
-        rows.append(layer_agreement(ig, lrp, analysis["aggregation"], analysis["top_k"]))
-    layers = [row.layer for row in rows[0]]
+        for score in scores:
+            rows[score].append(layer_agreement(ig, lrp, score, analysis["top_k"]))
+    layers = [row.layer for row in rows[scores[0]][0]]
     print(json.dumps({
-        "run": str(args.run), "questions": len(rows), "aggregation": analysis["aggregation"], "k": analysis["top_k"],
+        "run": str(args.run), "questions": len(seconds), "aggregation": analysis["aggregation"], "k": analysis["top_k"],
         "load_average": os.getloadavg(), "attnlrp_seconds_median": float(np.median(seconds)),
         "wall_seconds": time.perf_counter() - started,
-        "layers": {label: {"spearman": interval([r[i].spearman for r in rows]),
-                           "top_k_overlap": interval([r[i].top_k_overlap for r in rows])}
-                   for i, label in enumerate(layers)},
+        "by_score": {score: {label: {"spearman": interval([r[i].spearman for r in rows[score]]),
+                                     "top_k_overlap": interval([r[i].top_k_overlap for r in rows[score]])}
+                             for i, label in enumerate(layers)} for score in scores},
     }, indent=2))
 
 

@@ -1,17 +1,18 @@
 """How far two explanations of one question agree, layer by layer (AttnLRP's layer roles against IG's): the rank
-correlation of their passage-word scores and the overlap of their top-k words. Registered as the `agreement`
-analysis, computed on request (`analyze agreement`, `reproduce --agreement`, a button on Compare layers)."""
+correlation of their passage-word scores and the overlap of their top-k words, under the chosen token score and,
+always, signed against signed (the sum over hidden dims) and L2 against L2. Registered as the `agreement` analysis,
+computed on request (`analyze agreement`, `reproduce --agreement`, a button on Compare layers)."""
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import spearmanr
 
 from rcqa.analysis.registry import Analysis, Inputs
-from rcqa.analysis.words import passage_distribution, top_k
+from rcqa.analysis.words import top_k, word_scores
 from rcqa.types import Attribution
 
 
@@ -24,11 +25,12 @@ class LayerAgreement:
 
 def layer_agreement(first: Attribution, second: Attribution, aggregation: str = "l2",
                     k: int = 5) -> list[LayerAgreement]:
-    """Per layer, the agreement of two explanations of the same window (each word's score under `aggregation`)."""
+    """Per layer, the agreement of two explanations of the same window (each word's score under `aggregation`:
+    under "sum" signed, so that words are ranked by how much they support the target, not by its size alone)."""
     if first.words != second.words or first.layers != second.layers:
         raise ValueError("the two explanations read different words or layers; explain the same question in the "
                          "same window with both methods")
-    ours, theirs = passage_distribution(first, aggregation), passage_distribution(second, aggregation)
+    ours, theirs = (word_scores(result, aggregation)[:, result.passage_indices()] for result in (first, second))
     our_top, their_top = top_k(ours, k), top_k(theirs, k)
     return [LayerAgreement(label, _spearman(ours[layer], theirs[layer]),
                            len(set(our_top[layer]) & set(their_top[layer])) / k)
@@ -41,45 +43,71 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(spearmanr(x, y).statistic)
 
 
+# the token scores the two methods are always compared by, whatever the chosen one: a signed score against a
+# signed one (a relevance's sign says whether a word supports the target) and a magnitude against a magnitude
+COMPARED_SCORES = ("sum", "l2")
+
+
 @dataclass(frozen=True)
 class MethodAgreement:
     """The agreement analysis: Integrated Gradients' explanation against AttnLRP's, per layer (first IG, then AttnLRP,
-    whichever of the two the question was explained with first)."""
+    whichever of the two the question was explained with first), under the chosen token score (`layers`) and under
+    each of COMPARED_SCORES it is not (`by_score`; empty in documents written before)."""
 
     methods: tuple[str, str]
     aggregation: str
     k: int
     layers: list[LayerAgreement]
+    by_score: dict[str, list[LayerAgreement]] = field(default_factory=dict)
+
+    def comparisons(self) -> dict[str, list[LayerAgreement]]:
+        """Every token score compared, the chosen one first."""
+        return {self.aggregation: self.layers, **self.by_score}
 
     def to_dict(self) -> dict:
-        return {"methods": list(self.methods), "aggregation": self.aggregation, "k": self.k,
-                "layers": [{"layer": row.layer, "spearman": None if math.isnan(row.spearman) else row.spearman,
-                            "top_k_overlap": row.top_k_overlap} for row in self.layers]}
+        document = {"methods": list(self.methods), "aggregation": self.aggregation, "k": self.k,
+                    "layers": _rows_dict(self.layers)}
+        if self.by_score:
+            document["by_score"] = {score: _rows_dict(rows) for score, rows in self.by_score.items()}
+        return document
 
     @classmethod
     def from_dict(cls, document: dict) -> MethodAgreement:
-        return cls(tuple(document["methods"]), document["aggregation"], document["k"],
-                   [LayerAgreement(row["layer"], math.nan if row["spearman"] is None else row["spearman"],
-                                   row["top_k_overlap"]) for row in document["layers"]])
+        return cls(tuple(document["methods"]), document["aggregation"], document["k"], _rows(document["layers"]),
+                   {score: _rows(rows) for score, rows in document.get("by_score", {}).items()})
 
     def row(self) -> dict:
         return {"agreement": json.dumps(self.to_dict())}
+
+
+def _rows_dict(rows: list[LayerAgreement]) -> list[dict]:
+    return [{"layer": row.layer, "spearman": None if math.isnan(row.spearman) else row.spearman,
+             "top_k_overlap": row.top_k_overlap} for row in rows]
+
+
+def _rows(rows: list[dict]) -> list[LayerAgreement]:
+    return [LayerAgreement(row["layer"], math.nan if row["spearman"] is None else row["spearman"],
+                           row["top_k_overlap"]) for row in rows]
 
 
 _IG_FIRST = ("integrated_gradients", "attnlrp")
 
 
 def method_agreement(inputs: Inputs) -> MethodAgreement:
-    """IG's and AttnLRP's explanations of the question compared per layer (layer_agreement)."""
+    """IG's and AttnLRP's explanations of the question compared per layer (layer_agreement), under the chosen token
+    score and under each of COMPARED_SCORES."""
     pair = ((inputs.result, inputs.companion) if inputs.method == _IG_FIRST[0] else
             (inputs.companion, inputs.result))
     return MethodAgreement(_IG_FIRST, inputs.aggregation, inputs.k,
-                           layer_agreement(*pair, inputs.aggregation, inputs.k))
+                           layer_agreement(*pair, inputs.aggregation, inputs.k),
+                           {score: layer_agreement(*pair, score, inputs.k) for score in COMPARED_SCORES
+                            if score != inputs.aggregation})
 
 
 AGREEMENT = Analysis(
     "agreement", "Integrated Gradients and AttnLRP on this question",
     "how far AttnLRP's word ranking agrees with Integrated Gradients' at each layer: Spearman's rank correlation over "
-    "the passage words and the share of top-k words in common (AttnLRP explains the question too)",
+    "the passage words and the share of top-k words in common, under the chosen token score, signed against signed "
+    "and L2 against L2 (AttnLRP explains the question too)",
     method_agreement, MethodAgreement, {"agreement": "json"}, optional=True,
     companion=dict(zip(_IG_FIRST, reversed(_IG_FIRST))))

@@ -18,7 +18,7 @@ from rcqa.types.settings import (
     SpanSpec,
 )
 
-__all__ = ["BASELINES", "FOILS", "MAX_FOIL_TEXT", "METHODS", "PRESETS", "SPANS", "WINDOWS", "FoilSpec", "IGSettings",
+__all__ = ["ATTNLRP_TARGETS", "BASELINES", "FOILS", "MAX_FOIL_TEXT", "METHODS", "PRESETS", "SPANS", "WINDOWS", "FoilSpec", "IGSettings",
            "Preset", "SpanSpec", "resolve"]
 
 
@@ -39,10 +39,20 @@ PRESETS = {
 }
 
 
+# AttnLRP's target where none is asked for: what its rules propagate and what LXT and the paper explain. A
+# log-probability hands its rules z − E_p[z], not log p (docs/attnlrp.md), so IG's default is not AttnLRP's.
+ATTNLRP_TARGETS = ("span_logits",)
+
+
 def resolve(preset: str = "default", **overrides) -> IGSettings:
     """The one way from a user's choices to IGSettings: the preset's (PRESETS) with each override, a field of
-    IGSettings as its to_dict writes it, in its place. ValueError, in one sentence, for an unknown preset or setting
+    IGSettings as its to_dict writes it, in its place; AttnLRP without targets asked for, under a preset whose
+    targets are the defaults, explains ATTNLRP_TARGETS. ValueError, in one sentence, for an unknown preset or setting
     or a bad value (a span or foil is parsed here, once)."""
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {str(preset)[:40]!r}; choose one of {', '.join(PRESETS)}")
-    return IGSettings.from_dict({**PRESETS[preset].settings.to_dict(), **overrides})
+    chosen = {**PRESETS[preset].settings.to_dict(), **overrides}
+    if (chosen.get("method") == "attnlrp" and "targets" not in overrides
+            and PRESETS[preset].settings.targets == IGSettings().targets):
+        chosen["targets"] = ATTNLRP_TARGETS
+    return IGSettings.from_dict(chosen)

@@ -20,6 +20,16 @@ TARGETS = {
                 "every window's spans (> 0: the span wins); a foil in another window is a constant here",
 }
 
+# The targets that hand AttnLRP's rules (rcqa.attribution.lrp) at the logits something other than F: the
+# relevance they enter, logits ⊙ ∂F/∂logits, which the layers' scores are conserved against (z: a softmax's logits,
+# p its probabilities, H(p) its entropy). Every other target is a sum of logits and enters as F (a contrast's foil in
+# another window is a constant: it does not enter).
+ENTERING = {
+    "span_log_prob": "(z_s − E_p[z]) + (z_e − E_p[z]), log p's first-order term: F = that − H(p_start) − H(p_end)",
+    "paper_confidence": "p_max (z_max − E_p[z]) of each softmax, not the probabilities themselves",
+    "null": "(z_[CLS] − E_p[z]) of the start and of the end: F = that − H(p_start) − H(p_end)",
+}
+
 
 def log_prob(start_logits: torch.Tensor, end_logits: torch.Tensor, start: int, end: int) -> torch.Tensor:
     """log p(start) + log p(end), each softmax over the window's tokens; per row of a batch."""

@@ -9,19 +9,20 @@ import torch
 
 from rcqa.attribution.explanation import explain, explained_targets
 from rcqa.attribution.lrp import layer_relevance
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import resolve
 from rcqa.attribution.targets import Target
 from rcqa.bench.against_captum import example_of_length, fastest
 from rcqa.model import QAModel
 
-ATTNLRP = IGSettings(method="attnlrp")
+ATTNLRP = resolve(method="attnlrp")  # its default target (span_logits)
 CHECKED_TARGETS = ("span_log_prob", "span_logits")  # conservation and absorption are reported for both
 
 
 def run(qa_model: QAModel, tokens: int = 256, repeats: int = 1) -> dict:
     """Seconds of IG (defaults) and of AttnLRP for the default target at every layer of a `tokens`-token window,
     each the fastest of `repeats`; AttnLRP's relevance pass alone; for CHECKED_TARGETS, its conservation error per
-    layer and the relevance its rules absorbed, by kind, as fractions of F."""
+    layer against the relevance entering at the logits, what its rules absorbed, by kind, and the target function's
+    own gap (F − entering), as fractions of the entering relevance."""
     example = example_of_length(qa_model, tokens)
     explain(qa_model, example, ATTNLRP)  # warm-up: first-call allocations
     integrated, relevance = fastest(repeats, lambda: explain(qa_model, example),
@@ -47,10 +48,12 @@ def run(qa_model: QAModel, tokens: int = 256, repeats: int = 1) -> dict:
         "questions_per_hour": 3600 / relevance.seconds,
         "integrated_gradients_completeness_error": max(c.relative_error for c in integrated.completeness),
         "f": dict(zip(CHECKED_TARGETS, found.values)),
+        "entering": dict(zip(CHECKED_TARGETS, found.entering)),
+        "target_gap_share": {name: found.target_gap(t) / found.entering[t] for t, name in enumerate(CHECKED_TARGETS)},
         "conservation_error": {name: [float(abs(r.double().sum() - value) / abs(value)) for r in relevance]
-                               for name, value, relevance in zip(CHECKED_TARGETS, found.values, found.relevance)},
-        "absorbed_share": {name: {kind: amount / value for kind, amount in absorbed.items()}
-                           for name, value, absorbed in zip(CHECKED_TARGETS, found.values, found.absorbed)},
+                               for name, value, relevance in zip(CHECKED_TARGETS, found.entering, found.relevance)},
+        "absorbed_share": {name: {kind: amount / found.entering[t] for kind, amount in found.absorbed(t).items()}
+                           for t, name in enumerate(CHECKED_TARGETS)},
     }
 
 
@@ -65,6 +68,7 @@ def format_table(report: dict) -> str:
              f"  AttnLRP (the pass)   {report['attnlrp_pass_seconds']:7.2f} s"]
     for name, errors in report["conservation_error"].items():
         absorbed = ", ".join(f"{kind} {share:+.1%}" for kind, share in report["absorbed_share"][name].items())
-        lines += [f"  {name} (F = {report['f'][name]:.3f}): conservation error per layer "
-                  + ", ".join(f"{e:.1%}" for e in errors), f"    absorbed, as shares of F: {absorbed}"]
+        lines += [f"  {name} (F = {report['f'][name]:.3f}, entering {report['entering'][name]:.3f}, F − entering "
+                  f"{report['target_gap_share'][name]:+.1%} of it): conservation error per layer "
+                  + ", ".join(f"{e:.1%}" for e in errors), f"    absorbed, as shares of the entering relevance: {absorbed}"]
     return "\n".join(lines)

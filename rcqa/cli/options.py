@@ -98,7 +98,8 @@ def add_ig(command: argparse.ArgumentParser) -> None:
     command.add_argument("--method", choices=METHODS,
                          help="; ".join(f"{name}: {text}" for name, text in METHODS.items()) + " (default: IG)")
     command.add_argument("--target", action="append", choices=[name for name in TARGETS if name != "contrast"],
-                         help="what to explain (repeat to share one forward pass); default span_log_prob")
+                         help="what to explain (repeat to share one forward pass); default span_log_prob, with "
+                              "--method attnlrp span_logits (what its rules propagate: docs/attnlrp.md)")
     command.add_argument("--span", help="predicted (default), gold, or nbest:K")
     command.add_argument("--contrast", metavar="FOIL",
                          help="also explain, first, log p(span) − log p(FOIL): why the span and not the foil. "

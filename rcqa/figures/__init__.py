@@ -22,11 +22,14 @@ from rcqa.figures.answer import (
 from rcqa.figures.common import (
                                 AGGREGATION_NAMES,
                                 COMPLETENESS_WARNING,
+                                CONSERVATION_THRESHOLD,
                                 Chart,
                                 image_export_available,
 )
 from rcqa.figures.layers import (
                                 completeness,
+                                conservation,
+                                conservation_ledger,
                                 incomplete_layers,
                                 jsd,
                                 layer_pair,
@@ -67,9 +70,9 @@ from rcqa.figures.words import (
                                 word_table,
 )
 
-__all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "INTERVENTION_VIEWS", "LENS_VIEWS", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
+__all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "CONSERVATION_THRESHOLD", "INTERVENTION_VIEWS", "LENS_VIEWS", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
            "answer_passage",
-           "answer_summary", "answer_word", "card_scores", "completeness", "example_heading", "heatmap",
+           "answer_summary", "answer_word", "card_scores", "completeness", "conservation", "conservation_ledger", "example_heading", "heatmap",
            "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
            "layer_answers_table", "layer_pair", "model_facts", "nbest_html", "nbest_table", "pos_mix",
            "projection", "projection_map", "quantifiers", "role_readings", "roles", "topk_grid", "topk_passage", "topk_table",

@@ -15,6 +15,9 @@ from rcqa.text import without_bidi_controls
 from rcqa.types import NULL_TARGETS, Answer, Attribution
 
 COMPLETENESS_WARNING = 0.05  # relative error above which a layer's attributions do not add up
+# AttnLRP's: the share of the relevance entering at the target above which a layer is judged not to conserve it
+# (the rules absorbed that much above it), and above which the ledger leaves too much unaccounted for
+CONSERVATION_THRESHOLD = 0.01
 AGGREGATION_NAMES = {"l2": "L2 norm over hidden dims (the paper's code)", "sum": "signed sum over hidden dims",
                      "abs_sum": "sum of |values| over hidden dims",
                      "l2_squared": "squared L2 norm over hidden dims (the paper's text)"}

@@ -12,6 +12,7 @@ from rcqa.analysis.similarity import LayerSimilarity, describe, jsd_matrix
 from rcqa.analysis.words import passage_distribution
 from rcqa.figures.common import (
     COMPLETENESS_WARNING,
+    CONSERVATION_THRESHOLD,
     Chart,
     apply_layout,
     escape_label,
@@ -27,42 +28,119 @@ _SMALLEST_ERROR_PCT = 1e-6  # floor of the log-scale completeness chart (an exac
 
 def completeness(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> Chart:
     """IG's check per layer: do the attributions add up to F(input) − F(baseline)? On a log scale, since good
-    errors are tiny. For AttnLRP, its conservation per layer: does the relevance add up to F (no warning: its
-    rules absorb part of F by design)?"""
-    if conserving := any(c.kind == "conservation" for c in result.completeness):
-        threshold = float("inf")
-    data = pd.DataFrame([{"layer": c.layer, "layer_label": result.layers[c.layer], **c.to_dict(),
-                          "relative_error_pct": 100 * c.relative_error} for c in result.completeness])
+    errors are tiny. For AttnLRP, its conservation per layer (conservation)."""
+    if any(c.kind == "conservation" for c in result.completeness):
+        return conservation(result)
+    data = _checks(result, threshold)
     figure = go.Figure()
     for name, part in data.groupby("target", sort=False):
         figure.add_bar(x=part.layer_label, y=part.relative_error_pct.clip(lower=_SMALLEST_ERROR_PCT), name=name,
                        text=[f"{error:.2g}% · {steps} step{'s' * (steps != 1)}"
                              for error, steps in zip(part.relative_error_pct, part.steps)],
-                       textposition="outside", showlegend=len(result.targets) > 1,
-                       marker_color=["#d62728" if e > threshold else "#2ca02c" for e in part.relative_error],
+                       textposition="outside", showlegend=len(result.targets) > 1, marker_color=part.colour,
                        customdata=np.stack([part.delta, part.attribution_sum], axis=-1),
                        hovertemplate=("%{x}: %{text}<br>F(input) − F(baseline) = %{customdata[0]:.4f}"
                                       "<br>Σ attributions = %{customdata[1]:.4f}<extra></extra>"))
-    if not conserving:
-        figure.add_hline(y=100 * threshold, line_dash="dash", line_color="#d62728")
-        figure.add_scatter(x=[None], y=[None], mode="lines", line={"dash": "dash", "color": "#d62728"},
-                           name=f"warning above {100 * threshold:g}%")  # names the line in the legend
+    _threshold_line(figure, data, threshold, f"warning above {100 * threshold:g}%")
+    apply_layout(figure, "Completeness per layer: do the attributions add up?",
+                 "Relative error |Σ attributions − ΔF| / |ΔF| with ΔF = F(input) − F(baseline); red bars: raise the "
+                 "steps or set an adaptive tolerance", "Layer (output of)",
+                 "Relative completeness error (%, log scale)", height=400)
+    figure.update_layout(legend={"orientation": "h", "y": -0.25, "x": 1, "xanchor": "right"})
+    return Chart(f"completeness-{result.example.id}", data, figure)
+
+
+def conservation(result: Attribution, threshold: float = CONSERVATION_THRESHOLD) -> Chart:
+    """AttnLRP's conservation per layer: does the relevance add up to what entered at the target (logits ⊙
+    ∂F/∂logits)? Red above `threshold` of it: the rules absorbed more than that above the layer (the ledger,
+    conservation_ledger, says which). A result written before the entering relevance was kept is checked against
+    F, and says so."""
+    data = _checks(result, threshold)
+    figure = go.Figure()
+    for name, part in data.groupby("target", sort=False):
+        figure.add_bar(x=part.layer_label, y=part.relative_error_pct.clip(lower=_SMALLEST_ERROR_PCT), name=name,
+                       text=[f"{error:.2g}%" for error in part.relative_error_pct], textposition="outside",
+                       showlegend=len(result.targets) > 1, marker_color=part.colour,
+                       customdata=np.stack([part.expected, part.attribution_sum, part.f_input], axis=-1),
+                       hovertemplate=("%{x}: %{text}<br>entering relevance = %{customdata[0]:.4f}"
+                                      "<br>Σ relevance = %{customdata[1]:.4f}<br>F = %{customdata[2]:.4f}"
+                                      "<extra></extra>"))
+    _threshold_line(figure, data, threshold, f"threshold: {100 * threshold:g}% of the entering relevance")
+    measured = ("Relative error |Σ relevance − entering| / |entering|, entering = logits ⊙ ∂F/∂logits, the relevance "
+                "the target hands the rules (F for a sum of logits; z − E_p[z] for a log-probability, whose F is that "
+                "− H(p))" if "entering" in data else
+                "Relative error |Σ relevance − F| / |F|: this result was saved before the entering relevance was kept "
+                "(explain it again for the ledger)")
+    apply_layout(figure, "AttnLRP's conservation per layer: does the relevance add up to what entered?",
+                 f"{measured} · red above {100 * threshold:g}% of it: the rules absorbed more than that above the layer "
+                 "(the ledger below says which) · docs: AttnLRP", "Layer (output of)",
+                 "Relative conservation error (%, log scale)", height=400)
+    figure.update_layout(legend={"orientation": "h", "y": -0.25, "x": 1, "xanchor": "right"})
+    return Chart(f"conservation-{result.example.id}", data, figure)
+
+
+def _checks(result: Attribution, threshold: float) -> pd.DataFrame:
+    """One row per check: its fields, its error in %, and its bar's colour (red above the threshold)."""
+    return pd.DataFrame([{"layer": c.layer, "layer_label": result.layers[c.layer], **c.to_dict(),
+                          "expected": c.expected, "relative_error_pct": 100 * c.relative_error,
+                          "colour": _FAIL if c.relative_error > threshold else _PASS} for c in result.completeness])
+
+
+def _threshold_line(figure: go.Figure, data: pd.DataFrame, threshold: float, name: str) -> None:
+    """The threshold as a dashed line named in the legend, and the log-scale axis that shows it and every bar."""
+    figure.add_hline(y=100 * threshold, line_dash="dash", line_color=_FAIL)
+    figure.add_scatter(x=[None], y=[None], mode="lines", line={"dash": "dash", "color": _FAIL}, name=name)
     top = int(np.ceil(np.log10(max(float(data.relative_error_pct.max()), 100 * min(threshold, 1.0))))) + 1
     powers = [10.0 ** p for p in range(int(np.log10(_SMALLEST_ERROR_PCT)), top + 1, 2)]
     figure.update_yaxes(type="log", range=[np.log10(_SMALLEST_ERROR_PCT), top], tickvals=powers,
                         ticktext=[f"{np.format_float_positional(p, trim='-')}%" for p in powers])
-    if conserving:
-        apply_layout(figure, "AttnLRP's conservation per layer: does the relevance add up to F?",
-                     "Relative error |Σ relevance − F| / |F|: the biases, the softmax and the target function absorb "
-                     "part of F by the rules' design (docs: AttnLRP)", "Layer (output of)",
-                     "Relative conservation error (%, log scale)", height=400)
-    else:
-        apply_layout(figure, "Completeness per layer: do the attributions add up?",
-                     "Relative error |Σ attributions − ΔF| / |ΔF| with ΔF = F(input) − F(baseline); red bars: raise the "
-                     "steps or set an adaptive tolerance", "Layer (output of)",
-                     "Relative completeness error (%, log scale)", height=400)
-    figure.update_layout(legend={"orientation": "h", "y": -0.25, "x": 1, "xanchor": "right"})
-    return Chart(f"completeness-{result.example.id}", data, figure)
+
+
+# the ledger's columns: what each absorbing rule of rcqa.attribution.lrp.rules took, in words
+ABSORBING_RULES = {"softmax": "softmax rule", "layer_norm": "LayerNorm biases", "linear": "linear biases",
+                   "attention_bias": "masks and position biases"}
+
+
+def conservation_ledger(result: Attribution, target: int = 0,
+                        threshold: float = CONSERVATION_THRESHOLD) -> Chart | None:
+    """AttnLRP's ledger of one target, per layer, as shares of the relevance entering at the target (signed): Σ
+    relevance there, the conservation error, what each absorbing rule took between the logits and the layer, and
+    what the ledger leaves unaccounted for (entering − Σ absorbed − Σ relevance); the error and the unaccounted
+    cells red above `threshold`, green under it. None where the result keeps no ledger (IG's, or saved before)."""
+    name = result.targets[target].name
+    checks = [c for c in result.completeness if c.target == name and c.absorbed is not None]
+    if not checks:
+        return None
+    entering, f = checks[0].entering, checks[0].f_input
+    data = pd.DataFrame([{"layer": c.layer, "layer_label": result.layers[c.layer],
+                          "relevance_pct": 100 * c.attribution_sum / entering,
+                          "conservation_error_pct": 100 * c.relative_error,
+                          **{f"{kind}_pct": 100 * c.absorbed.get(kind, 0.0) / entering for kind in ABSORBING_RULES},
+                          "unaccounted_pct": 100 * c.unaccounted / entering} for c in checks])
+    judged = {"conservation_error_pct", "unaccounted_pct"}
+    columns = ["relevance_pct", "conservation_error_pct", *(f"{kind}_pct" for kind in ABSORBING_RULES),
+               "unaccounted_pct"]
+    fills = [["white"] * len(data)] + [
+        [_PASS_CELL if abs(v) <= 100 * threshold else _FAIL_CELL for v in data[column]] if column in judged
+        else ["white"] * len(data) for column in columns]
+    headers = ["Layer (output of)", "Σ relevance", "conservation error",
+               *(f"absorbed: {words}" for words in ABSORBING_RULES.values()), "unaccounted"]
+    figure = go.Figure(go.Table(
+        header={"values": headers, "align": "left"},
+        cells={"values": [data.layer_label] + [[f"{v:+.2f}%" for v in data[column]] for column in columns],
+               "fill_color": fills, "align": ["left"] + ["right"] * len(columns)}))
+    apply_layout(figure, f"The ledger of {name}: where the entering relevance went, layer by layer",
+                 f"Shares of the relevance entering at the target ({entering:.4g}; F = {f:.4g}, so the target "
+                 f"function itself keeps F − entering = {f - entering:+.4g}) · absorbed between the logits and the "
+                 "layer: entering − Σ absorbed = Σ relevance · red above "
+                 f"{100 * threshold:g}% of the entering relevance, green under it", "", "",
+                 height=150 + 24 * len(data))  # a three-line header, then a row per layer
+    figure.update_layout(margin={"b": 10})  # no axes below a table
+    return Chart(f"conservation-ledger-{name}-{result.example.id}", data, figure)
+
+
+_PASS, _FAIL = "#2ca02c", "#d62728"
+_PASS_CELL, _FAIL_CELL = "#dff0d8", "#f8d7da"
 
 
 def incomplete_layers(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> list[str]:

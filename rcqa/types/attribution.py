@@ -27,7 +27,10 @@ VIEWS = ("heatmap", "top-k", "roles", "jsd")  # what Attribution.show draws
 @dataclass(frozen=True)
 class Completeness:
     """IG's completeness check at one layer: Σ attributions should equal F(input) − F(baseline); or (kind
-    "conservation") AttnLRP's: Σ relevance should equal F, with f_baseline 0."""
+    "conservation") AttnLRP's: Σ relevance against the relevance entering at the target (`entering`, logits ⊙
+    ∂F/∂logits; F itself in files written before it was kept), with F as f_input and f_baseline 0, and the ledger
+    (`absorbed`: what each absorbing rule took between the logits and this layer, by kind), so that entering −
+    Σ absorbed = Σ relevance."""
 
     layer: int
     target: str
@@ -37,19 +40,36 @@ class Completeness:
     attribution_sum: float
     window_sums: tuple[float, ...] = ()  # a whole-passage explanation: Σ attributions of each window's tokens
     kind: str = "completeness"  # or "conservation"
+    entering: float | None = None
+    absorbed: dict[str, float] | None = None
 
     @property
     def delta(self) -> float:
         return self.f_input - self.f_baseline
 
     @property
+    def expected(self) -> float:
+        """What Σ attributions should equal: ΔF, or for AttnLRP the relevance that entered at the target."""
+        return self.delta if self.entering is None else self.entering
+
+    @property
     def relative_error(self) -> float:
-        return abs(self.attribution_sum - self.delta) / max(abs(self.delta), 1e-9)
+        return abs(self.attribution_sum - self.expected) / max(abs(self.expected), 1e-9)
+
+    @property
+    def unaccounted(self) -> float | None:
+        """AttnLRP's: entering − Σ absorbed − Σ relevance, which the ledger leaves unexplained (None without one)."""
+        if self.entering is None or self.absorbed is None:
+            return None
+        return self.entering - sum(self.absorbed.values()) - self.attribution_sum
 
     def to_dict(self) -> dict:
         data = {**asdict(self), "delta": self.delta, "relative_error": self.relative_error}
         if not self.window_sums:
             del data["window_sums"]
+        for optional in ("entering", "absorbed"):  # IG's, as results were written before AttnLRP kept them
+            if data[optional] is None:
+                del data[optional]
         if self.kind == "completeness":  # as results were written before AttnLRP
             del data["kind"]
         return data
@@ -178,7 +198,8 @@ class Attribution(ResultHeader):
             completeness=[Completeness(**{k: c[k] for k in ("layer", "target", "steps", "f_input", "f_baseline",
                                                              "attribution_sum")},
                                        window_sums=tuple(c.get("window_sums", ())),
-                                       kind=c.get("kind", "completeness")) for c in data["completeness"]],
+                                       kind=c.get("kind", "completeness"), entering=c.get("entering"),
+                                       absorbed=c.get("absorbed")) for c in data["completeness"]],
             settings=settings, windowing=windowing, seconds=data["seconds"],
             hidden_states=np.asarray(data["hidden_states"], dtype=np.float32) if "hidden_states" in data else None,
             hidden_tokens=data.get("hidden_tokens") if "hidden_states" in data else None,

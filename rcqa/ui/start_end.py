@@ -10,7 +10,8 @@ from rcqa.ui.show import chart, plain
 
 TARGET_NAMES = {"start_logit": "Start logit", "end_logit": "End logit"}
 CHECKS = {"completeness": "|Σ attributions − (F(input) − F(baseline))| / |F(input) − F(baseline)|",
-          "conservation": "|Σ relevance − F| / |F| (AttnLRP's rules absorb part of F by design)"}
+          "conservation": "|Σ relevance − entering| / |entering|, entering the relevance the target hands AttnLRP's "
+                          "rules (they absorb part of it by design)"}
 
 
 def show_apart(result: Attribution, aggregation: str) -> None:

@@ -15,7 +15,7 @@ from rcqa.analysis.registered import ANALYSES, OPTIONAL, analysis
 from rcqa.analysis.registry import Inputs, figure_of
 from rcqa.analysis.roles import RoleShares
 from rcqa.analysis.similarity import VARIANTS, LayerSimilarity
-from rcqa.analysis.words import passage_distribution
+from rcqa.analysis.words import passage_distribution, word_scores
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
@@ -93,6 +93,14 @@ def test_agreement_against_scipy_and_top_k_counted_by_hand(explained):
         top_ig = set(np.argsort(-ours[layer], kind="stable")[:3])
         top_lrp = set(np.argsort(-theirs[layer], kind="stable")[:3])
         assert row.top_k_overlap == pytest.approx(len(top_ig & top_lrp) / 3)
+    # signed against signed as well: the signed word scores' ranks, and the k words that support the target most
+    words = ig.passage_indices()
+    signed_ig, signed_lrp = word_scores(ig, "sum")[:, words], word_scores(lrp, "sum")[:, words]
+    for layer, row in enumerate(found.by_score["sum"]):
+        assert row.spearman == pytest.approx(spearmanr(signed_ig[layer], signed_lrp[layer]).statistic)
+        top_ig = {i for i in np.argsort(-signed_ig[layer], kind="stable")[:3] if signed_ig[layer, i] > 0}
+        top_lrp = {i for i in np.argsort(-signed_lrp[layer], kind="stable")[:3] if signed_lrp[layer, i] > 0}
+        assert row.top_k_overlap == pytest.approx(len(top_ig & top_lrp) / 3)
 
 
 def test_agreement_is_the_same_whichever_method_explained_first(tiny_bert, explained):
@@ -111,9 +119,13 @@ def test_agreement_figure_draws_the_analysis(explained):
     for name in ANALYSES:
         assert callable(figure_of(name))
     chart = figure_of("agreement")(found, Inputs(ig, "l2", 3))
-    correlation, overlap = (trace.y for trace in chart.figure.data)
-    assert np.allclose(np.array(correlation, dtype=float), [row.spearman for row in found.layers], equal_nan=True)
-    assert list(overlap) == [row.top_k_overlap for row in found.layers]
+    # the chosen score (L2 against L2) first, then signed against signed: each its ρ and its top-k overlap
+    assert list(found.by_score) == ["sum"]
+    traces = chart.figure.data
+    for (correlation, overlap), rows in zip((traces[:2], traces[2:]), (found.layers, found.by_score["sum"])):
+        assert np.allclose(np.array(correlation.y, dtype=float), [row.spearman for row in rows], equal_nan=True)
+        assert list(overlap.y) == [row.top_k_overlap for row in rows]
+    assert [trace.name.split(", ")[-1] for trace in traces] == ["L2 vs L2"] * 2 + ["signed vs signed"] * 2
     assert chart.figure.layout.title.text.startswith("How far AttnLRP agrees with Integrated Gradients")
 
 

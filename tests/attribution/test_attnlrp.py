@@ -12,7 +12,7 @@ from transformers import (BertConfig, BertForQuestionAnswering, DebertaV2Config,
 
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.lrp import layer_relevance
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import IGSettings, resolve
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
@@ -49,8 +49,9 @@ def tiny_mpnet() -> torch.nn.Module:
 
 @pytest.mark.parametrize("family", [*ARCHITECTURES, "mpnet"])
 def test_every_family_loses_only_what_the_absorbing_rules_account_for(tiny_model_dirs, family):
-    """Σ relevance at the embeddings + what each rule absorbed = F: no operation escaped the rules (a non-linearity
-    left to its ordinary gradient would break it), and the forward is the model's own."""
+    """At every layer, the relevance entering at the logits − what the ledger says the rules absorbed above the layer
+    = Σ relevance there: no operation escaped the rules (a non-linearity left to its ordinary gradient would break
+    it), and each absorption is booked to the block it happened in. The forward is the model's own."""
     model = tiny_mpnet() if family == "mpnet" else load_model(tiny_model_dirs[family]).model
     model = randomised(model)
     given = inputs()
@@ -59,10 +60,36 @@ def test_every_family_loses_only_what_the_absorbing_rules_account_for(tiny_model
     target = Target("span_log_prob", 2, 5)
     found = layer_relevance(model, given, [target])
     assert found.values[0] == pytest.approx(float(target(output.start_logits, output.end_logits)), rel=1e-5)
-    absorbed = found.absorbed[0]
+    layers = found.relevance.shape[1]
+    assert set(found.ledgers[0]) <= set(range(1, layers + 1))  # the blocks 1 … L and the QA head, L + 1
+    absorbed = found.absorbed(0)
     assert absorbed["linear"] != 0 and absorbed["layer_norm"] != 0
-    embeddings = float(found.relevance[0, 0].double().sum())
-    assert embeddings + sum(absorbed.values()) == pytest.approx(found.values[0], rel=1e-3, abs=1e-4)
+    scale = abs(found.entering[0])
+    for layer in range(layers):
+        kept = float(found.relevance[0, layer].double().sum())
+        assert found.entering[0] - sum(found.absorbed(0, layer).values()) == pytest.approx(kept, abs=1e-4 * scale)
+
+
+def test_the_ledger_and_the_target_gap_worked_out_by_hand():
+    """Above the last block stands only the QA head, one linear layer whose output is the logits: with the relevance
+    of a sum of logits R_j = y_j, the ε-rule leaves its bias b_j (y_j + ε sign y_j)... exactly b_j + ε sign y_j,
+    so the head absorbs b_start + b_end. A log-softmax hands its rules z_s − E_p[z]: F − entering = −H(p) per
+    softmax (scipy's entropy)."""
+    from scipy.stats import entropy
+
+    torch.manual_seed(0)
+    model = randomised(BertForQuestionAnswering(BertConfig(**SMALL))).double()
+    given = inputs()
+    found = layer_relevance(model, given, [Target("span_logits", 2, 5), Target("span_log_prob", 2, 5)])
+    last = found.relevance.shape[1] - 1
+    bias = model.qa_outputs.bias.detach()
+    assert found.ledgers[0][last + 1] == {"linear": pytest.approx(float(bias[0] + bias[1]), abs=1e-5)}
+    assert found.entering[0] == pytest.approx(found.values[0], rel=1e-12)
+    with torch.no_grad():
+        output = model(**given)
+    entropies = sum(entropy(torch.softmax(logits[0], -1).numpy()) for logits in (output.start_logits,
+                                                                                  output.end_logits))
+    assert found.target_gap(1) == pytest.approx(-entropies, rel=1e-9)
 
 
 def test_other_families_are_refused_in_one_sentence():
@@ -144,11 +171,14 @@ def test_the_command_line_the_api_and_the_methods_comparison_give_the_same_relev
     document = json.loads(out.read_text())
     assert {c["kind"] for c in document["completeness"]} == {"conservation"}
     assert document["settings"]["method"] == "attnlrp" and "analyses" in document
+    assert document["settings"]["targets"] == ["span_logits"]  # AttnLRP's own default, not IG's
     by_api = rcqa.explain(tiny_bert, example.passage, example.question, method="attnlrp")
+    assert by_api.settings.targets == ("span_logits",)
     assert np.allclose(np.asarray(document["scores"]), by_api.scores, rtol=1e-6)
     ig = rcqa.explain(tiny_bert, example.passage, example.question, steps=4, tolerance=None)
+    assert ig.settings.targets == ("span_log_prob",)
     assert ig.scores.shape == by_api.scores.shape and not np.allclose(ig.scores, by_api.scores)
-    case = Case.of(tiny_bert, Example("python", example.passage, example.question))
+    case = Case.of(tiny_bert, Example("python", example.passage, example.question), target="span_logits")
     found = make_method("attnlrp").attribute(case)
     assert np.allclose(found["signed"], by_api.layer_scores("sum")[0], rtol=1e-5)
     assert np.allclose(found["magnitude"], by_api.layer_scores("l2_squared")[0], rtol=1e-5)
@@ -221,7 +251,7 @@ def test_reproduce_explains_a_dataset_with_attnlrp(tmp_path, tiny_model_dirs, ti
                  "--method", "attnlrp"]) == 0
     run = json.loads((out / "manifest.json").read_text())
     assert run["analysis"]["settings"]["method"] == "attnlrp" and run["counts"]["done"] == 2
-    settings = IGSettings(method="attnlrp")
+    settings = resolve(method="attnlrp")  # AttnLRP's default target, as the command line's
     for example in chosen:
         stored = store.results(out).get(ResultCache.key(tiny_bert.fingerprint, example, settings))
         direct = explain(tiny_bert, example, settings)

@@ -43,7 +43,7 @@ def test_epsilon_rule_gives_each_input_its_share_and_the_bias_absorbs_the_formul
     # what it absorbs: Σ_j R_j (b_j + ε sign y_j) / (y_j + ε sign y_j)
     absorbed = (out * (bias + EPSILON * sign(y)) / stabilised).sum()
     assert torch.isclose(out.sum() - into.sum(), absorbed, atol=1e-10)
-    assert ledger.take()["linear"] == pytest.approx(float(absorbed), abs=1e-10)
+    assert ledger.take()[0]["linear"] == pytest.approx(float(absorbed), abs=1e-10)
 
 
 @pytest.mark.parametrize("function", [torch.nn.functional.gelu, torch.tanh, torch.nn.functional.silu])
@@ -69,7 +69,7 @@ def test_layer_norm_is_linear_in_x_with_sigma_fixed_and_its_bias_absorbs_b_times
     expected = x * ((upstream * weight) @ centring) / sigma
     assert torch.allclose(into, expected, atol=1e-10)
     assert torch.isclose(out.sum() - into.sum(), (bias * upstream).sum(), atol=1e-10)
-    assert ledger.take()["layer_norm"] == pytest.approx(float((bias * upstream).sum()), abs=1e-10)
+    assert ledger.take()[0]["layer_norm"] == pytest.approx(float((bias * upstream).sum()), abs=1e-10)
 
 
 def test_uniform_rule_splits_a_product_equally_between_its_factors():
@@ -89,7 +89,7 @@ def test_softmax_first_order_rule_and_what_it_absorbs():
     # the paper's softmax rule: R_i^{l-1} = x_i (R_i − s_i Σ_j R_j)
     expected = x * (out - s * out.sum(-1, keepdim=True))
     assert torch.allclose(into, expected, atol=1e-10)
-    assert ledger.take()["softmax"] == pytest.approx(float(out.sum() - expected.sum()), abs=1e-10)
+    assert ledger.take()[0]["softmax"] == pytest.approx(float(out.sum() - expected.sum()), abs=1e-10)
 
 
 @pytest.mark.parametrize("masked", [torch.finfo(DOUBLE).min, float("-inf")])
@@ -100,7 +100,7 @@ def test_a_masked_score_gets_no_gradient_and_changes_nothing_the_rule_absorbs(ma
         ledger = Ledger()
         x = x.clone().requires_grad_(True)
         (gradient,) = torch.autograd.grad(FirstOrderSoftmax.apply(x, ledger), x, gradient_out)
-        return gradient, ledger.take()["softmax"]
+        return gradient, ledger.take()[0]["softmax"]
 
     gradient, with_mask = absorbed(torch.cat([kept, torch.full((2, 1), masked, dtype=DOUBLE)], 1), upstream)
     assert (gradient[:, -1] == 0).all() and torch.isfinite(gradient).all()

@@ -20,8 +20,9 @@ def explain_layers(qa_model: QAModel, inputs: dict[str, torch.Tensor], targets: 
                    started: float) -> tuple[list[LayerResult], np.ndarray]:
     """Every layer of the window of `inputs` given the AttnLRP relevance of each target (the baseline and path
     settings do not apply), and the layer outputs the pass saw. The completeness entries are per layer and target
-    conservation checks (kind 'conservation': Σ relevance against F); the pass's time since `started` is shared
-    among the layers."""
+    conservation checks (kind 'conservation': Σ relevance against the relevance entering at the target, with the
+    ledger of what the rules absorbed above the layer); the pass's time since `started` is shared among the
+    layers."""
     found = layer_relevance(qa_model.model, on_device(inputs, qa_model.device), targets)
     return layer_results(found, targets, time.perf_counter() - started), found.hidden.cpu().numpy()
 
@@ -37,5 +38,6 @@ def layer_results(found: Relevance, targets: list[Target], seconds: float) -> li
 
 def conservation(found: Relevance, targets: list[Target], layer: int) -> list[Completeness]:
     return [Completeness(layer=layer, target=target.name, steps=1, f_input=found.values[t], f_baseline=0.0,
-                         attribution_sum=float(found.relevance[t, layer].double().sum()), kind="conservation")
+                         attribution_sum=float(found.relevance[t, layer].double().sum()), kind="conservation",
+                         entering=found.entering[t], absorbed=found.absorbed(t, layer))
             for t, target in enumerate(targets)]

@@ -15,31 +15,48 @@ from rcqa.attribution.targets import Target
 @dataclass
 class Relevance:
     """hidden: layers × tokens × dim (H_0 … H_L of the one input); relevance: targets × layers × tokens × dim, the
-    states times the rule-modified gradient of each target there; values: each target's F; absorbed: per target,
-    what the absorbing rules took, by kind (rules.Ledger), and what
-    the target function itself does not pass on to the logits ('target')."""
+    states times the rule-modified gradient of each target there; values: each target's F; entering: the relevance
+    each target hands the logits (logits ⊙ ∂F/∂logits), what the rules then propagate; ledgers: per target, what
+    the absorbing rules took in each block (1 … L, and L + 1 the QA head), by kind (rules.Ledger)."""
 
     hidden: torch.Tensor
     relevance: torch.Tensor
     values: list[float]
-    absorbed: list[dict[str, float]]
+    entering: list[float]
+    ledgers: list[dict[int, dict[str, float]]]
+
+    def absorbed(self, target: int, layer: int = 0) -> dict[str, float]:
+        """What the rules absorbed between the logits and `layer`'s output, by kind: the blocks above the layer
+        and the QA head. entering − Σ of it = Σ relevance at the layer, up to the identity rule's ε."""
+        total: dict[str, float] = {}
+        for block, kinds in self.ledgers[target].items():
+            for kind, amount in kinds.items() if block > layer else ():
+                total[kind] = total.get(kind, 0.0) + amount
+        return total
+
+    def target_gap(self, target: int) -> float:
+        """F − the relevance entering at the logits: what the target function itself does not pass on (−H(p) for
+        each log-softmax, a foil in another window, 0 for a sum of logits)."""
+        return self.values[target] - self.entering[target]
 
 
 class _Relay(StandIn):
     """Stands in for one block of the private copy: keeps the state each call receives (the first one cut from the
     embeddings' graph, so that the backward stops there) and the last call's output."""
 
-    def __init__(self, block: torch.nn.Module, states: list[torch.Tensor]):
+    def __init__(self, block: torch.nn.Module, states: list[torch.Tensor], ledger: Ledger):
         super().__init__(block)
-        self.states = states
+        self.states, self.ledger = states, ledger
 
     def forward(self, *args, **kwargs):
         hidden = args[0] if args else kwargs.pop("hidden_states")
         if not self.states:
             hidden = hidden.detach().requires_grad_(True)
         self.states[-1:] = [hidden]  # the previous call's output is this call's input
+        self.ledger.block = len(self.states)  # this block's output is that layer
         output = self.module(hidden, *args[1:], **kwargs)
         self.states.append(output[0] if isinstance(output, tuple) else output)
+        self.ledger.block = len(self.states)  # the next block's, or after the last, the QA head's
         return output
 
 
@@ -50,10 +67,10 @@ def layer_relevance(model: torch.nn.Module, inputs: dict[str, torch.Tensor], tar
     states: list[torch.Tensor] = []
     for _, blocks in block_lists(private):  # the copy's own lists: the shared model keeps its blocks
         for index, block in enumerate(list(blocks)):
-            blocks[index] = _Relay(block, states)
+            blocks[index] = _Relay(block, states, ledger)
     with torch.enable_grad():
         output = private(**inputs)
-        values, relevance, absorbed = [], [], []
+        values, entering, relevance, ledgers = [], [], [], []
         for index, target in enumerate(targets):
             value = target(output.start_logits, output.end_logits).sum()
             logits = (output.start_logits, output.end_logits)
@@ -62,7 +79,8 @@ def layer_relevance(model: torch.nn.Module, inputs: dict[str, torch.Tensor], tar
                 value, [*states, *logits], retain_graph=index < len(targets) - 1, materialize_grads=True)
             relevance.append(torch.stack([(s * g)[0].detach() for s, g in zip(states, gradients)]))
             values.append(float(value.detach()))
-            # the target's own function: F against the relevance it hands the logits (logits ⊙ ∂F/∂logits)
-            at_logits = float(sum((z.detach() * g).sum() for z, g in zip(logits, (start_gradient, end_gradient))))
-            absorbed.append({"target": values[-1] - at_logits, **ledger.take()})
-    return Relevance(torch.stack([s[0].detach() for s in states]), torch.stack(relevance), values, absorbed)
+            # what enters the rules: logits ⊙ ∂F/∂logits (the first-order rule at the target function itself)
+            at_logits = sum((z.detach() * g).sum() for z, g in zip(logits, (start_gradient, end_gradient)))
+            entering.append(float(at_logits))
+            ledgers.append(ledger.take())
+    return Relevance(torch.stack([s[0].detach() for s in states]), torch.stack(relevance), values, entering, ledgers)

@@ -10,8 +10,8 @@ at every tensor x, one backward pass propagates the rule's relevance (LXT's "eff
 - softmax by its first-order rule: R_in = x ⊙ (R_out − s Σ R_out), which is gradient × input.
 
 A constant added to the attention scores (a mask, a position bias) absorbs its share too. Each absorbing rule adds
-what it absorbs (Σ R_out − Σ R_in) to a per-call Ledger, so that the docs and the tests can
-say where the relevance that is not conserved went.
+what it absorbs (Σ R_out − Σ R_in) to a per-call Ledger, under the block it ran in, so that the docs, the
+Completeness tab and the tests can say, layer by layer, where the relevance that is not conserved went.
 """
 from __future__ import annotations
 
@@ -26,20 +26,42 @@ def stabilised(x: torch.Tensor, epsilon: float = EPSILON) -> torch.Tensor:
 
 
 class Ledger:
-    """What the absorbing rules absorbed during one backward pass, by kind ('linear', 'layer_norm', 'softmax',
-    'attention_bias')."""
+    """What the absorbing rules absorbed during one backward pass, by the block whose forward ran the rule and by
+    kind ('linear', 'layer_norm', 'softmax', 'attention_bias'). Whoever runs the blocks sets `block` as the forward
+    goes: 0 before the first block, l while block l (whose output is layer l) runs, L + 1 after the last (the QA
+    head); each rule keeps the block it ran in (account) and books its absorption there in the backward pass."""
 
     def __init__(self):
-        self._absorbed: dict[str, list[torch.Tensor]] = {}
+        self.block = 0
+        self._absorbed: dict[tuple[int, str], list[torch.Tensor]] = {}
 
-    def add(self, kind: str, relevance_out: torch.Tensor, relevance_in: torch.Tensor) -> None:
-        self._absorbed.setdefault(kind, []).append(relevance_out.detach().sum() - relevance_in.detach().sum())
+    def account(self) -> Account:
+        return Account(self, self.block)
 
-    def take(self) -> dict[str, float]:
-        """The sums since the last take, then empty."""
-        taken = {kind: float(torch.stack(values).sum()) for kind, values in self._absorbed.items()}
+    def add(self, block: int, kind: str, relevance_out: torch.Tensor, relevance_in: torch.Tensor) -> None:
+        self._absorbed.setdefault((block, kind), []).append(relevance_out.detach().sum() - relevance_in.detach().sum())
+
+    def take(self) -> dict[int, dict[str, float]]:
+        """The sums since the last take, per block and kind, then empty."""
+        taken: dict[int, dict[str, float]] = {}
+        for (block, kind), values in sorted(self._absorbed.items()):
+            taken.setdefault(block, {})[kind] = float(torch.stack(values).sum())
         self._absorbed = {}
         return taken
+
+
+class Account:
+    """One rule's place in a ledger: the block its forward ran in."""
+
+    def __init__(self, ledger: Ledger, block: int):
+        self.ledger, self.block = ledger, block
+
+    def add(self, kind: str, relevance_out: torch.Tensor, relevance_in: torch.Tensor) -> None:
+        self.ledger.add(self.block, kind, relevance_out, relevance_in)
+
+
+def account(ledger: Ledger | None) -> Account | None:
+    return None if ledger is None else ledger.account()
 
 
 class EpsilonLinear(torch.autograd.Function):
@@ -47,7 +69,7 @@ class EpsilonLinear(torch.autograd.Function):
     def forward(ctx, x, weight, bias, ledger):
         y = torch.nn.functional.linear(x, weight, bias)
         ctx.save_for_backward(x, weight, y)
-        ctx.ledger = ledger
+        ctx.ledger = account(ledger)
         return y
 
     @staticmethod
@@ -85,7 +107,7 @@ class ConstantStdLayerNorm(torch.autograd.Function):
         y = y * weight if weight is not None else y
         y = y + bias if bias is not None else y
         ctx.save_for_backward(x, y, weight, std)
-        ctx.ledger = ledger
+        ctx.ledger = account(ledger)
         return y
 
     @staticmethod
@@ -122,7 +144,7 @@ class FirstOrderSoftmax(torch.autograd.Function):
     def forward(ctx, x, ledger):
         s = torch.softmax(x, dim=-1)
         ctx.save_for_backward(torch.where(s > 0, x, torch.zeros_like(x)), s)
-        ctx.ledger = ledger
+        ctx.ledger = account(ledger)
         return s
 
     @staticmethod
@@ -141,7 +163,7 @@ class ConstantAdded(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, constant, ledger):
         ctx.save_for_backward(constant)
-        ctx.ledger = ledger
+        ctx.ledger = account(ledger)
         return x + constant
 
     @staticmethod

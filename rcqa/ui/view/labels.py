@@ -2,6 +2,7 @@
 (a span's or foil's string form, as the widgets offer it)."""
 from __future__ import annotations
 
+from rcqa.attribution.targets import ENTERING, TARGETS
 from rcqa.catalog import shown_name
 from rcqa.text import without_bidi_controls
 from rcqa.ui.view.state import NAMED_FOILS, SPANS
@@ -11,6 +12,12 @@ RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
 VERSUS_KINDS = {"gold": "the gold span", "model": "another model", "foil": "another foil"}
+
+
+def target_label(name: str, method: str) -> str:
+    """A target as the Target F choice names it; under AttnLRP with what enters its rules, where that is not F."""
+    entering = f" (AttnLRP's rules receive {ENTERING[name]})" if method == "attnlrp" and name in ENTERING else ""
+    return f"{name}: {TARGETS[name]}{entering}"
 
 
 def foil_label(foil: str | None) -> str:

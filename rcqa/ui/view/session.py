@@ -13,7 +13,7 @@ from rcqa.attribution.settings import FoilSpec, SpanSpec
 from rcqa.spans import N_BEST
 from rcqa.types import Answer
 from rcqa.ui.errors import callback, plain
-from rcqa.ui.view.state import ABSTENTION_TARGET, DEFAULT_SETTINGS, PRESET_VIEWS, View
+from rcqa.ui.view.state import ABSTENTION_TARGET, DEFAULT_SETTINGS, PRESET_VIEWS, View, default_target
 from rcqa.ui.view.url import from_query, to_query
 
 _VIEW, _URL_PROBLEMS = "rcqa.view", "rcqa.url_problems"
@@ -83,16 +83,11 @@ def target_chosen(current: View | None = None) -> None:
 
 
 def fit_target(answer: Answer) -> None:
-    """Explain an abstention by default: while no target was picked, the default target becomes answer_vs_null
-    when the model abstains, and goes back to the default when it answers."""
-    current = view()
-    if st.session_state.get(_TARGET_CHOSEN):
-        return
-    default = DEFAULT_SETTINGS.targets[0]
-    if answer.abstained and current.target == default:
-        current.target = ABSTENTION_TARGET
-    elif not answer.abstained and current.target == ABSTENTION_TARGET:
-        current.target = default
+    """While no target was picked, the default one: answer_vs_null when the model abstains, else the method's own
+    (span_log_prob for IG, span_logits for AttnLRP), so that switching the method switches it too."""
+    if not st.session_state.get(_TARGET_CHOSEN):
+        current = view()
+        current.target = ABSTENTION_TARGET if answer.abstained else default_target(current.method)
 
 
 def example_changed(current: View) -> None:

@@ -34,6 +34,11 @@ def default_model() -> str:
 DEFAULT_SETTINGS = resolve("default")  # a new view's IG settings: the default preset's, typed in one place
 
 
+def default_target(method: str) -> str:
+    """The target a view explains under this method while none was picked (an answer's: rcqa.attribution.settings)."""
+    return resolve("default", method=method).targets[0]
+
+
 @dataclass
 class View:
     """Everything that decides what the pages show; one link holds all of it (except long pasted text)."""

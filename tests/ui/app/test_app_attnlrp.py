@@ -28,6 +28,13 @@ def test_attnlrp_is_chosen_explained_and_linked():
     conservation = spec_titled(app, "AttnLRP's conservation per layer")
     assert len(values(conservation["data"][0]["y"])) == 4
     assert not app.warning  # no completeness warning: conservation is not completeness
+    # AttnLRP explains the span logits unless a target was picked; the ledger of that target stands beside it
+    assert app.selectbox(key="rcqa.widget.target").value == "span_logits" and "target" not in app.query_params
+    ledger = spec_titled(app, "The ledger of span_logits")
+    assert ledger["data"][0]["header"]["values"][1:3] == ["Σ relevance", "conservation error"]
+    assert "threshold: 1% of the entering relevance" in [trace.get("name") for trace in conservation["data"]]
+    app.radio(key="rcqa.widget.method").set_value("integrated_gradients").run()
+    assert app.selectbox(key="rcqa.widget.target").value == "span_log_prob"  # IG's own default again
     assert "Windows explained" not in html_of(app)
 
 
@@ -45,7 +52,7 @@ def test_compare_layers_explains_the_other_method_on_a_click_and_draws_their_agr
     app.button(key="rcqa.ask.analysis.agreement").click().run()
     assert not app.exception, [e.value for e in app.exception]
     chart = spec_titled(app, "How far AttnLRP agrees with Integrated Gradients")
-    correlation, overlap = (values(trace["y"]) for trace in chart["data"])
+    correlation, overlap = (values(trace["y"]) for trace in chart["data"][:2])  # the chosen score's (L2)
     # the page's numbers are those of the library on the two explanations
     tiny = load_model(os.environ["RCQA_MODEL"])
     example = gallery_example("orchard-how-many")

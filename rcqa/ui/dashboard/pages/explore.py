@@ -5,7 +5,6 @@ from rcqa import figures
 from rcqa.figures import whole_input
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS, FoilSpec, SpanSpec
-from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
 from rcqa.lens.contrast import margin_reading
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
@@ -75,7 +74,7 @@ def choose_settings(answer) -> None:
         wide, narrow = st.columns([3, 2])
         with wide:
             view.bind(st.selectbox, "target", "Target F", options=list(view.PICKABLE_TARGETS),
-                      format_func=lambda name: f"{name}: {TARGETS[name]}", then=view.target_chosen)
+                      format_func=lambda name: view.target_label(name, chosen.method), then=view.target_chosen)
             view.bind(st.selectbox, "baseline", "Baseline", options=list(BASELINES),
                       format_func=lambda name: f"{name}: {BASELINES[name]}")
             view.bind(st.selectbox, "rule", "Integration rule", options=list(RULES), format_func=view.RULE_NAMES.get,
@@ -235,6 +234,9 @@ def show_result(result, qa_model, key: str) -> None:
         show.chart(figures.word_across_layers(result, word_index, aggregation))
     with check:
         show.chart(figures.completeness(result))
+        for target in range(len(result.targets)):  # AttnLRP's ledger of each target, beside its conservation
+            if (ledger := figures.conservation_ledger(result, target)) is not None:
+                show.chart(ledger)
     for tab, section in ((lens, show_lens), (knockouts, show_knockouts)):
         with tab:
             if result.whole_passage:
