@@ -1,5 +1,6 @@
 """What a contrast adds to the analyses: the foil's words as a category (on a result built by hand), and the lens's
 margin of the span over the foil per layer (against the model's own hidden states, read by transformers)."""
+import copy
 from dataclasses import replace
 
 import numpy as np
@@ -100,9 +101,10 @@ def test_the_lens_margin_is_the_heads_reading_of_the_models_own_hidden_states(ti
     assert foil.window == result.window
     windows = encode(tiny_bert, example.question, example.passage)
     length = int(windows.inputs["attention_mask"][result.window].sum())
+    reference = copy.deepcopy(tiny_bert.model)  # output_hidden_states leaves transformers' capture hooks installed
     with torch.no_grad():
-        hidden = tiny_bert.model(**{k: v[result.window:result.window + 1, :length] for k, v in windows.inputs.items()},
-                                 output_hidden_states=True).hidden_states
+        hidden = reference(**{k: v[result.window:result.window + 1, :length] for k, v in windows.inputs.items()},
+                           output_hidden_states=True).hidden_states
         logits = [tiny_bert.model.qa_outputs(h)[0] for h in hidden]  # tokens × (start, end)
     expected = [float(x[chosen.start_token, 0] + x[chosen.end_token, 1] - x[foil.start_token, 0]
                       - x[foil.end_token, 1]) for x in logits]
