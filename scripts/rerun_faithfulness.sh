@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fair rerun of the 200-question spared-answer comparison (docs/findings.md): every method ranked both ways,
-# one run per deletion operator, NAOPC on the first 100 (beam 1, pad) and the sanity check on the first 20. Each
+# one run per deletion operator, NAOPC on the first 100 (beam 1, pad) and the sanity check on the first 10. Each
 # run folder starts from the committed spared run's kept IG explanations, so IG is not computed again. Run the
 # runs one after the other (they share the cores) under nice; each resumes if stopped (rerun into the same folder).
 set -euo pipefail
@@ -15,7 +15,7 @@ done
 seed_results "$runs/squad-dev-100-naopc-pad"
 nice -n 10 python -m rcqa reproduce --data squad-dev --limit 100 --workers 2 --faithfulness --naopc-beam 1 \
     --out "$runs/squad-dev-100-naopc-pad"
-seed_results "$runs/squad-dev-20-sanity"
-nice -n 10 python -m rcqa reproduce --data squad-dev --limit 20 --workers 2 --sanity --out "$runs/squad-dev-20-sanity"
+seed_results "$runs/squad-dev-10-sanity"
+nice -n 10 python -m rcqa reproduce --data squad-dev --limit 10 --workers 2 --sanity --out "$runs/squad-dev-10-sanity"
 python -m rcqa report "$runs/squad-dev-200-rankings-pad" "$runs/squad-dev-200-rankings-remove" \
-    "$runs/squad-dev-100-naopc-pad" "$runs/squad-dev-20-sanity" --out reports/squad-dev-200-rankings --no-images
+    "$runs/squad-dev-100-naopc-pad" "$runs/squad-dev-10-sanity" --out reports/squad-dev-200-rankings --no-images
