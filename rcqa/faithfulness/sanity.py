@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from rcqa.attribution.cost import MULTIPLY_ADDS_PER_TOKEN_BLOCK, expected_points, model_width, server_speed
 from rcqa.attribution.methods import COMPARED, METHODS, Case, make_method, normalised, word_scores
 from rcqa.attribution.methods.random_baseline import RandomBaseline
 from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import entry_label, entry_name
+from rcqa.faithfulness.cost import pass_seconds, scoring_passes
 from rcqa.faithfulness.metrics import rank_correlation
 from rcqa.model import QAModel
 from rcqa.types import Example, Word
@@ -45,11 +45,6 @@ from rcqa.types import Example, Word
 TOP_K = 5  # the words whose overlap is counted
 FAIL_AT = 0.5  # ρ with the trained model's word scores, the head and every block random, at which a method fails
 SERIES = ("cascade", "independent")
-# block passes (forward and backward, as one IG path point) each method spends on one model; methods that share a
-# pass (the embeddings' gradient; the attention maps, a forward only) count it once, under the first of them
-_SHARED = {"gradient": "gradient", "gradient_x_input": "gradient", "attention_tracing": "attention",
-           "attention_rollout": "attention"}
-_PASSES = {"gradient": 1.0, "attention": 1 / 3, "attnlrp": 1.0, "random": 0.0}
 
 
 @dataclass(frozen=True)
@@ -212,10 +207,5 @@ def sanity_seconds(qa_model: QAModel, settings: IGSettings, methods: Sequence[st
     12 h² multiply-adds per token forward and twice that backward, plus the forward that records the layer outputs.
     IG is the costly one: its expected path points (the adaptive rule refines further on a randomised model, up to
     max_steps: then this is low)."""
-    passes = {"integrated_gradients": expected_points(settings), **_PASSES}
-    shared = {_SHARED.get(name, name) for name in (*methods, RandomBaseline.name)}
-    per_model = 1 / 3 + sum(passes[name] for name in shared)
     models = 1 + len(SERIES) * len(model_parts(qa_model))
-    multiply_adds = (models * per_model * qa_model.num_layers * tokens * MULTIPLY_ADDS_PER_TOKEN_BLOCK
-                     * model_width(qa_model) ** 2)
-    return multiply_adds * server_speed()
+    return pass_seconds(qa_model, models * scoring_passes(settings, methods), tokens)

@@ -16,7 +16,9 @@ from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.settings import IGSettings
 from rcqa.catalog import shown_name
+from rcqa.attribution.methods import COMPARED
 from rcqa.faithfulness.compare import Comparison, Protocol
+from rcqa.faithfulness.cost import comparison_seconds
 from rcqa.figures import Chart, projection_map
 from rcqa.lens import AnswerLens
 from rcqa.lens.interventions import Interventions
@@ -222,14 +224,22 @@ def pending_comparison(qa_model: QAModel, current: Example, settings: IGSettings
     return pending(_COMPARISON_TICKET, comparison_key(qa_model, current, settings, protocol)) is not None
 
 
+def comparison_price(qa_model: QAModel, current: Example, settings: IGSettings, protocol: Protocol) -> float | None:
+    """The comparison's expected seconds on this server (rcqa.faithfulness.cost), None where the answer is not known
+    yet (it is then being computed, with its own message)."""
+    if (found := answer(qa_model, current)) is None:
+        return None
+    return comparison_seconds(qa_model, settings, COMPARED, protocol, window_tokens(qa_model, current, found))
+
+
 def compute_comparison(qa_model: QAModel, current: Example, settings: IGSettings,
-                       protocol: Protocol) -> Comparison | None:
-    """Compare the attribution methods through the queue (it is as heavy as an explanation), showing the
-    request's place in line with a Cancel button, or resuming this session's request; None, with a message
-    shown, when the queue is full, the request was cancelled or the comparison fails."""
+                       protocol: Protocol, estimate: float) -> Comparison | None:
+    """Compare the attribution methods through the queue, priced at `estimate` seconds, showing the request's place
+    in line with a Cancel button, or resuming this session's request; None, with a message shown, when the queue is
+    full, the request was cancelled or the comparison fails."""
     key = comparison_key(qa_model, current, settings, protocol)
     ticket = pending(_COMPARISON_TICKET, key) or submit(
-        _COMPARISON_TICKET, key, heavy(qa_model, worker.comparison, current, settings, protocol))
+        _COMPARISON_TICKET, key, heavy(qa_model, worker.comparison, current, settings, protocol), estimate)
     if ticket is None:
         return None
     comparison = await_ticket(

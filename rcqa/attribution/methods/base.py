@@ -95,6 +95,13 @@ class AttributionMethod(ABC):
     label: ClassVar[str]  # as a page names it
     description: ClassVar[str]
     rankings: ClassVar[tuple[str, ...]] = ("magnitude",)
+    # its cost, in passes through every block (a forward and a backward: one IG path point), and the pass it may share
+    # with other methods of the same Case (the embeddings' gradient; the attention maps), counted once
+    passes: ClassVar[float] = 1.0
+    shared_pass: ClassVar[str | None] = None
+
+    def block_passes(self) -> float:
+        return self.passes
 
     @abstractmethod
     def attribute(self, case: Case) -> dict[str, np.ndarray]:

@@ -10,6 +10,7 @@ class GradientSensitivity(AttributionMethod):
     name = "gradient"
     label = "Gradient sensitivity"
     description = "gradient sensitivity: squared L2 norm of ∂F/∂E at the embeddings' output (Wu & Ong)"
+    shared_pass = "embedding_gradient"
 
     def attribute(self, case: Case) -> dict[str, np.ndarray]:
         # a gradient has no sign of its own per token (summed over dims it says nothing): magnitude only

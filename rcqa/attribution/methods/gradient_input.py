@@ -11,6 +11,7 @@ class GradientTimesInput(AttributionMethod):
     label = "Gradient × input"
     description = "gradient × input: ∂F/∂E ⊙ E at the embeddings' output, over the hidden dims (Wu & Ong)"
     rankings = ("signed", "magnitude")
+    shared_pass = "embedding_gradient"
 
     def attribute(self, case: Case) -> dict[str, np.ndarray]:
         embeddings, gradient = case.embedding_gradient

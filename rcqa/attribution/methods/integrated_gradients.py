@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from rcqa.attribution.cost import expected_points
 from rcqa.attribution.engine import WindowScope, iter_layers
 from rcqa.attribution.methods.base import AttributionMethod, Case
 from rcqa.attribution.settings import IGSettings
@@ -23,6 +24,9 @@ class IntegratedGradients(AttributionMethod):
 
     def __init__(self, settings: IGSettings | None = None):
         self.settings = settings or IGSettings()
+
+    def block_passes(self) -> float:
+        return expected_points(self.settings)  # its path points, each a pass through the blocks above the embeddings
 
     def attribute(self, case: Case) -> dict[str, np.ndarray]:
         # the case fixes the target and its span; the settings give the baseline and the integration rule

@@ -11,6 +11,7 @@ class RandomBaseline(AttributionMethod):
     label = "Random"
     description = "random: one uniform draw per word, shared by its word-pieces (seeded)"
     rankings = ("random",)
+    passes = 0.0
 
     def __init__(self, seed: int = 0):
         self.seed = seed

@@ -27,6 +27,8 @@ class AttentionRollout(AttributionMethod):
     label = "Attention rollout"
     description = ("attention rollout (Abnar & Zuidema): 0.5·I + 0.5·(the heads' mean attention), rows "
                    "normalised, multiplied through the layers; the rows of the span's start and end tokens")
+    passes = 1 / 3  # one forward that records the attention maps
+    shared_pass = "attentions"
 
     def attribute(self, case: Case) -> dict[str, np.ndarray]:
         return {"magnitude": rollout_scores(case.attentions, case.target_positions)}  # attention mass: never < 0

@@ -19,6 +19,8 @@ class AttentionTracing(AttributionMethod):
     label = "Attention tracing"
     description = ("attention tracing (Wu & Ong): a one-hot at the span's start and end tokens rolled down through "
                    "each layer's attention, summed over heads")
+    passes = 1 / 3  # one forward that records the attention maps
+    shared_pass = "attentions"
 
     def attribute(self, case: Case) -> dict[str, np.ndarray]:
         return {"magnitude": tracing_scores(case.attentions, case.target_positions)}  # attention mass: never < 0

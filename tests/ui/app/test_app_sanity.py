@@ -30,6 +30,8 @@ def test_the_sanity_check_is_queued_priced_and_drawn(monkeypatch):
 
     (estimate,) = [seconds for key, seconds in estimates.items() if key.startswith("sanity")]
     assert estimate > 0
+    (compared,) = [seconds for key, seconds in estimates.items() if key.startswith("methods")]
+    assert compared > 0  # the comparison is priced too: a job at 0 would count as short and jump the queue
     curves = spec_titled(app, "Sanity check: each method's word scores against the trained model's, the model "
                              "randomised from the top down")
     names = [trace["name"] for trace in curves["data"]]

@@ -1,0 +1,51 @@
+"""What the methods' comparison and sanity checks cost before they run (rcqa.attribution.cost's model of the work),
+so that the queue can price them and a server can refuse what is over its budget.
+
+Scoring one window: each method's passes through the L blocks (a forward and a backward, 36 h² multiply-adds per
+token and block; IG's expected path points), a pass shared by several methods (the embeddings' gradient, the
+attention maps) counted once, plus the forward that records the layer outputs. Re-answering: one forward (a third
+of a pass) per variant of the window with words deleted.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rcqa.attribution.cost import MULTIPLY_ADDS_PER_TOKEN_BLOCK, model_width, server_speed
+from rcqa.attribution.methods import METHODS, make_method
+from rcqa.attribution.methods.random_baseline import RandomBaseline
+from rcqa.attribution.settings import IGSettings
+from rcqa.model import QAModel
+
+FORWARD = 1 / 3  # of a pass: the forward alone
+
+
+def scoring_passes(settings: IGSettings, methods: Sequence[str]) -> float:
+    """Passes through every block to score one window with every method (and random), the recording forward in."""
+    found: dict[str, float] = {}
+    for name in (*methods, RandomBaseline.name):
+        method = make_method(name, settings)
+        found[method.shared_pass or name] = method.block_passes()
+    return FORWARD + sum(found.values())
+
+
+def deletion_variants(methods: Sequence[str], draws: int, k: int, fractions: int, bins: int, naopc_beam: int,
+                      words: int) -> int:
+    """At most how many variants the deletion test answers: every ranking's curve (k + 1 counts), fractions and
+    ERASER's bins deleted and kept (no set being shared), and the NAOPC search's 2 · beam · words · k."""
+    rankings = sum(len(METHODS[name].rankings) for name in methods if name != RandomBaseline.name) + draws
+    return rankings * (k + 1 + fractions + 2 * bins) + 2 * naopc_beam * words * k
+
+
+def pass_seconds(qa_model: QAModel, passes: float, tokens: int) -> float:
+    """`passes` passes through every block of a window of `tokens` tokens, on this server."""
+    return (passes * qa_model.num_layers * tokens * MULTIPLY_ADDS_PER_TOKEN_BLOCK * model_width(qa_model) ** 2
+            * server_speed())
+
+
+def comparison_seconds(qa_model: QAModel, settings: IGSettings, methods: Sequence[str], protocol,
+                       tokens: int) -> float:
+    """The expected seconds of one comparison (rcqa.faithfulness.compare.compare) on a window of `tokens` tokens;
+    the deletable words are counted as the tokens (an upper bound)."""
+    variants = deletion_variants(methods, protocol.draws, protocol.k, len(protocol.fractions), len(protocol.bins),
+                                 protocol.naopc_beam, tokens)
+    return pass_seconds(qa_model, scoring_passes(settings, methods) + FORWARD * variants, tokens)
