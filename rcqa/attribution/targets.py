@@ -61,7 +61,11 @@ class Target:
         return TARGETS[self.name]
 
     def __call__(self, start_logits: torch.Tensor, end_logits: torch.Tensor) -> torch.Tensor:
-        """One value per row of a batch of logits (batch × tokens)."""
+        """One value per row of a batch of logits (batch × tokens), in float64 (the gradient reaching the logits
+        keeps their dtype). F is a log-probability near −10, whose float32 spacing (about 1e-6) is as large as
+        all that some layers change it by (an encoder layer of a model whose decoder hardly reads it moves F by
+        1e-5): F(input) − F(baseline) would then be rounding, and no refinement of the path could meet it."""
+        start_logits, end_logits = start_logits.double(), end_logits.double()
         s, e = self.start_token, self.end_token
         if self.name == "span_logits":
             return start_logits[:, s] + end_logits[:, e]

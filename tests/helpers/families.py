@@ -1,7 +1,8 @@
 """Tiny random checkpoints of every `*ForQuestionAnswering` family of transformers that rcqa is asked to explain,
 built offline and saved as real ones are (issue 30): 2 layers, hidden 32; random gain and bias on every norm, so
 that a norm the layer stack skipped shows in completeness; the embedded model's BERT vocabulary for the WordPiece
-families, a small BPE or Unigram tokenizer trained here with `tokenizers` for the rest."""
+families, a small BPE tokenizer trained here with `tokenizers` or the Unigram one trained once and kept
+(UNIGRAM) for the rest."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -105,24 +106,25 @@ def _corpus() -> list[str]:
     return [text for example in GALLERY for text in (example.passage, example.question)]
 
 
+UNIGRAM = Path(__file__).with_name("unigram-tokenizer.json")
+
+
 @cache
 def _trained(kind: str):
-    """A small BPE (byte-level) or Unigram (Metaspace) tokenizer trained on the gallery's passages."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    """A small BPE (byte-level) tokenizer trained on the gallery's passages, or the Unigram (Metaspace) one trained
+    on them once and kept in UNIGRAM (tokenizers' UnigramTrainer, vocab_size 600, NFKC): the trainer ranks the
+    pieces of equal score, and the characters it adds last, in a hash map's order, so that every run gave the same
+    pieces other ids, and so other embeddings (mBART's worst completeness read 0.10 % in one run of the table and
+    0.39 % in the next)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    specials = list(_SPECIALS["other"])
-    if kind == "bpe":
-        tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
-        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
-        tokenizer.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=specials,
-                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    else:
-        tokenizer = Tokenizer(models.Unigram())
-        tokenizer.normalizer = normalizers.NFKC()
-        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
-        tokenizer.decoder = decoders.Metaspace()
-        trainer = trainers.UnigramTrainer(vocab_size=600, special_tokens=specials, unk_token="<unk>")
+    if kind == "unigram":
+        return Tokenizer.from_file(str(UNIGRAM))
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=list(_SPECIALS["other"]),
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tokenizer.train_from_iterator(_corpus(), trainer)
     return tokenizer
 

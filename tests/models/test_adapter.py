@@ -1,6 +1,7 @@
 """Every `*ForQuestionAnswering` family explains correctly through its adapter (issue 30): tiny random checkpoints
 of each, built offline (tests/helpers/families.py), answered, explained one window and the whole passage, with the right
 layers and completeness ≤ 1 % at every layer; the fast stack equal to the general path where it is used."""
+import dataclasses
 import json
 import os
 import re
@@ -76,6 +77,19 @@ def test_every_family_explains(family_dir, name):
                                     "seconds": round(time.perf_counter() - started, 1),
                                     "null": qa_model.null_token is not None}) + "\n")
 
+
+
+@pytest.mark.parametrize("name", ["BART", "mBART"])
+def test_an_encoder_the_decoder_hardly_reads_still_explains_within_the_tolerance(tmp_path, name):
+    """At BART's own initialisation (init_std 0.02, not the table's 0.2) a random decoder all but ignores the
+    encoder: the encoder's layers move F (near −10) by about 1e-5, a few of float32's spacings there. Completeness
+    still holds to 1 % at every layer (issue 40, item 9: in float32 F was 8.8 % off on BART, 1.1 % on mBART)."""
+    family = BY_NAME[name]
+    folder = build_family(dataclasses.replace(family, config={**family.config, "init_std": 0.02}), tmp_path)
+    result = explain(load_model(str(folder)), gallery_example("comet-who"), IGSettings())
+    encoder = [c for c in result.completeness if c.layer <= family.layers - family.decoder]
+    assert max(abs(c.delta) for c in encoder) < 1e-4  # the case in point: F hardly depends on the encoder
+    assert max(c.relative_error for c in result.completeness) <= TOLERANCE
 
 FAST = [f.name for f in FAMILIES if f.model_type in
         {"bert", "roberta", "xlm-roberta", "deberta-v2", "electra", "distilbert", "albert", "mpnet", "modernbert"}]
