@@ -32,7 +32,7 @@ def test_apart_shows_two_heatmaps_a_reading_and_two_completeness_figures():
     # the joined view is the target as chosen, as before (same path points, adaptive refinement aside)
     np.testing.assert_allclose(values(spec_titled(app, "Where each layer's attribution goes")["data"][0]["z"]),
                                joined, atol=1.0)
-    assert "at the last layer (block 2)" in texts(app.markdown).replace("\\", "")  # as shown
+    assert "At the last layer (block 2)" in texts(app.markdown).replace("\\", "")  # as shown
     metrics = {metric.label: metric.value for metric in app.metric}
     assert set(metrics) == {"Start logit: completeness error (worst layer)",
                             "End logit: completeness error (worst layer)"}
