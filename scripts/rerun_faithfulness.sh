@@ -17,5 +17,6 @@ nice -n 10 python -m rcqa reproduce --data squad-dev --limit 100 --workers 2 --f
     --out "$runs/squad-dev-100-naopc-pad"
 seed_results "$runs/squad-dev-10-sanity"
 nice -n 10 python -m rcqa reproduce --data squad-dev --limit 10 --workers 2 --sanity --out "$runs/squad-dev-10-sanity"
-python -m rcqa report "$runs/squad-dev-200-rankings-pad" "$runs/squad-dev-200-rankings-remove" \
-    "$runs/squad-dev-100-naopc-pad" "$runs/squad-dev-10-sanity" --out reports/squad-dev-200-rankings --no-images
+for run in squad-dev-200-rankings-pad squad-dev-200-rankings-remove squad-dev-100-naopc-pad squad-dev-10-sanity; do
+  python -m rcqa report "$runs/$run" --out "reports/squad-dev-200-rankings/$run" --no-images
+done
