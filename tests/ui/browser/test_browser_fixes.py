@@ -15,7 +15,8 @@ from tests.helpers.browser import ROOT, serve, settle, shoot
 
 CRASH = "This app has encountered an error"
 ARROW_FAILURE = "Serialization of dataframe to Arrow table was unsuccessful"  # Streamlit's log, then cells as text
-RUN = ROOT / "reports" / "runs" / "squad-dev-1000-default"
+# the run the Dataset page opens on: the first committed run folder by name (store.run_folders' order)
+RUN = next(folder for folder in sorted((ROOT / "reports" / "runs").glob("*")) if (folder / "manifest.json").is_file())
 PAGES = ("Explore a question", "Compare layers", "Which explanation to trust", "Dataset", "Model")
 
 
@@ -114,7 +115,7 @@ def test_a_committed_run_opens_in_explore_without_squad_and_reloads(server, page
     assert_no_error_page(page)
     assert page.get_by_text("not on this machine").count() == 0
     page.get_by_text("Where each layer's attribution goes").first.wait_for(timeout=60_000)  # the run's explanation
-    assert f"ex={first}" in page.url and "run=squad-dev-1000-default" in page.url
+    assert f"ex={first}" in page.url and f"run={RUN.name}" in page.url
     shoot(page, "fixes-04-run-in-explore")
     page.reload()
     page.get_by_text("The model's answer", exact=True).wait_for(timeout=300_000)
