@@ -43,3 +43,14 @@ def app_env(tiny_model_dirs, tmp_path_factory):
         patch.setenv("RCQA_RESULT_CACHE", str(tmp_path_factory.mktemp("results")))
         patch.setenv("HF_HUB_OFFLINE", "1")
         yield tiny_model_dirs
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Tiny forwards on shared cores run many times faster on one torch thread than on two."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -50,9 +50,7 @@ def faithfulness_document(comparison: Comparison) -> dict:
     methods = {result.name: {**_single(result, found[result.name]),
                              "versus_random": versus_random(comparison, found[result.name], random)}
                for result in comparison.compared()}
-    paired = paired_differences({name: {m: np.atleast_1d(np.mean(values[m])) for m in MEASURES}
-                                 for name, values in found.items()})
-    means = {name: float(np.mean(values["aopc"])) for name, values in found.items()}
+    paired, sentence = one_question_verdict(found)
     return {
         **comparison.header_dict(), "token_segments": comparison.token_segments, "target": comparison.target_dict(),
         "passage_words": [w.text for w in words], "passage_word_tokens": [list(w.tokens) for w in words],
@@ -67,9 +65,18 @@ def faithfulness_document(comparison: Comparison) -> dict:
         "random": _spread(comparison.random, random),
         "aopc_bounds": None if bounds is None else {"lower": bounds[0], "upper": bounds[1]},
         "rank_correlation": rank_correlations({r.name: r.word_scores[0] for r in comparison.compared()}),
-        "paired": paired, "verdict": verdict(paired, means, entry_label),
+        "paired": paired, "verdict": sentence,
         "seconds": comparison.seconds,
     }
+
+
+def one_question_verdict(found: Mapping[str, dict]) -> tuple[dict, str]:
+    """Every pair's paired differences over this one question (random: the mean of its draws) and the verdict they
+    allow (rcqa.faithfulness.paired); `found`: each entry's measures."""
+    paired = paired_differences({name: {m: np.atleast_1d(np.mean(values[m])) for m in MEASURES}
+                                 for name, values in found.items()})
+    return paired, verdict(paired, {name: float(np.mean(values["aopc"])) for name, values in found.items()},
+                           entry_label)
 
 
 def measures(comparison: Comparison, result: MethodResult) -> dict:

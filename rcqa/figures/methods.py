@@ -11,8 +11,7 @@ from rcqa.attribution.methods import METHODS
 from rcqa.faithfulness.compare import Comparison, MethodResult, entry_label
 from rcqa.faithfulness.metrics import rank_correlations
 from rcqa.figures.answer import percent
-from rcqa.faithfulness.paired import MEASURES, paired_differences, verdict
-from rcqa.faithfulness.report import measures, readings
+from rcqa.faithfulness.report import measures, one_question_verdict, readings
 from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, escape_text, word_ticks
 from rcqa.figures.words import MARK
 from rcqa.types import overlaps
@@ -137,9 +136,7 @@ def deletion_curves(comparison: Comparison) -> Chart:
 def verdict_sentence(comparison: Comparison) -> str:
     """The paired verdict over this comparison's one question, from the numbers faithfulness_table shows: one
     question tells no two methods apart, and the sentence says so before naming the highest AOPC."""
-    found = {r.name: measures(comparison, r) for r in comparison.methods.values()}
-    paired = paired_differences({name: {m: np.atleast_1d(np.mean(v[m])) for m in MEASURES} for name, v in found.items()})
-    return verdict(paired, {name: float(np.mean(v["aopc"])) for name, v in found.items()}, method_name)
+    return one_question_verdict({r.name: measures(comparison, r) for r in comparison.methods.values()})[1]
 
 
 def method_readings(comparison: Comparison) -> list[tuple[str, str]]:

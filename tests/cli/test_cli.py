@@ -4,7 +4,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from rcqa.attribution.settings import IGSettings
 from rcqa.cli import build_parser, main
@@ -135,16 +134,8 @@ BENCH_FIELDS = {  # as docs/cli.md lists them
     "reduced_precision"}
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny forwards on shared cores run many times faster on one torch thread than on two."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
-
-def test_bench_json_has_the_promised_fields(capsys, tiny_model_dirs, one_thread):
+def test_bench_json_has_the_promised_fields(capsys, tiny_model_dirs, one_torch_thread):
     status, out, _ = run(capsys, "bench", "--model", tiny_model_dirs["bert"], "--tokens", "60", "--json")
     report = json.loads(out)
     assert status == 0
@@ -160,7 +151,7 @@ def test_bench_json_has_the_promised_fields(capsys, tiny_model_dirs, one_thread)
     assert report["cache_hit_seconds"] > 0 and report["fixed_steps"] == 50 and report["fixed_steps_seconds"] > 0
 
 
-def test_bench_of_a_small_random_bert_on_the_cpu_reports_every_field_within_the_tolerance(capsys, one_thread):
+def test_bench_of_a_small_random_bert_on_the_cpu_reports_every_field_within_the_tolerance(capsys, one_torch_thread):
     status, out, _ = run(capsys, "bench", "--device", "cpu", "--random-config", "layers=2,hidden=64,heads=2",
                          "--tokens", "64", "--json")
     report = json.loads(out)

@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-import torch
 
 from rcqa.attribution.methods import METHODS
 from rcqa.attribution.settings import IGSettings
@@ -100,13 +99,6 @@ def test_a_run_without_the_checks_still_summarizes(tmp_path):
         pq.write_table(pq.read_table(shard).drop_columns(["sanity"]), shard)
     assert summarize_sanity(load_run(old).rows) is None and summarize(load_run(old))["n"] == 3
 
-
-@pytest.fixture
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.slow  # a cluster, and 2 × 11 models explained by every method twice: about 45 s
