@@ -2,7 +2,8 @@
 answerable question by changing a word or two of it, its passage unchanged, so that the question stays fluent and
 close to the passage while the passage no longer answers it. One generator per category:
 
-- antonym: a word replaced by its antonym from a small hand-made list ("first" → "last");
+- antonym: a word the passage states replaced by its WordNet antonym, inflected as the word was ("When was the
+  museum opened?" → "... closed?", where the passage says it opened and never closed);
 - entity_swap: a named entity, number or date of the question (spaCy) replaced by another of the same label from
   the same article, sharing no word with it; where the question names none to swap, a common noun of it that the
   passage uses replaced by another of the article's nouns ("Who discovered the comet?" → "... the asteroid?");
@@ -23,18 +24,12 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from rcqa.evaluate import normalize_answer
+from rcqa.negatives.antonyms import TAG_POS, antonyms, forms, lemma
 from rcqa.negatives.kinds import PERTURBATIONS, as_negative
 from rcqa.negatives.paragraphs import sentences
 from rcqa.text import NamedEntity, WrittenWord, named_entities, written_words
 from rcqa.types import Example
 
-_ANTONYM_PAIRS = (("first", "last"), ("opened", "closed"), ("largest", "smallest"), ("before", "after"),
-                  ("north", "south"), ("east", "west"), ("northern", "southern"), ("eastern", "western"),
-                  ("won", "lost"), ("increased", "decreased"), ("highest", "lowest"), ("most", "least"),
-                  ("earliest", "latest"), ("oldest", "youngest"), ("longest", "shortest"), ("began", "ended"),
-                  ("bought", "sold"), ("above", "below"), ("maximum", "minimum"), ("upper", "lower"),
-                  ("best", "worst"), ("more", "less"), ("rose", "fell"), ("arrived", "departed"))
-ANTONYMS = {word: other for pair in _ANTONYM_PAIRS for word, other in (pair, pair[::-1])}
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 _NUMERALS = ("1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th", "9th", "10th")
 # the verb tags that may follow each auxiliary, where "not" goes ("did the Romans not control", "was it not built")
@@ -65,13 +60,34 @@ def occurs(phrase: str, text: str) -> bool:
     return bool(needle) and f" {needle} " in f" {normalize_answer(text)} "
 
 
-def antonym_negative(example: Example) -> Example | None:
-    """The first word of the question with an antonym on the list that the passage never uses, replaced by it."""
-    for match in _WORD.finditer(example.question):
-        antonym = ANTONYMS.get(match.group().lower())
-        if antonym and not occurs(antonym, example.passage):
-            return _swapped(example, "antonym", match.start(), match.end(), _cased(antonym, match.group()))
+def antonym_negative(example: Example,
+                     tagged: Callable[[str], Sequence[WrittenWord]] = written_words) -> Example | None:
+    """The first word of the question whose lemma the passage states as the same kind of word (_stated_as: "opened"
+    where the passage says the museum opens; not "light" misread as an adjective where the passage says a lamp was
+    lit) and
+    that has an antonym (rcqa.negatives.antonyms, WordNet's; not an ordinal) the passage never uses in any form,
+    replaced by that antonym inflected as the word was (tagged: words with their Penn Treebank tags, spaCy's by
+    default, read for the question and, once it has a candidate, for the passage)."""
+    stated = None
+    for word in tagged(example.question):
+        candidates = [a for a in antonyms(word.text, word.tag) if a.lower() not in ORDINALS]  # first → second: a
+        if not word.text.isalpha() or not candidates:                                          # mutual exclusion
+            continue
+        if stated is None:
+            stated = {_stated_as(w) for w in tagged(example.passage)}
+        if _stated_as(word) not in stated:
+            continue
+        for antonym in candidates:
+            if not any(occurs(form, example.passage) for form in forms(lemma(antonym, word.tag)) | {antonym}):
+                return _swapped(example, "antonym", word.start_char, word.end_char, _cased(antonym, word.text))
     return None
+
+
+def _stated_as(word: WrittenWord) -> tuple[str, str]:
+    """A word's lemma and its kind: a verb, a modifier (adjectives and adverbs alike: "the first keeper", "first
+    lit") or any other tag as it is."""
+    pos = TAG_POS.get(word.tag, (word.tag,))[0]
+    return lemma(word.text, word.tag), "modifier" if pos in ("adj", "adv") else pos
 
 
 def entity_swap_negative(example: Example, question_entities: Sequence[NamedEntity],

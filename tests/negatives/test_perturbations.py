@@ -7,7 +7,7 @@ import pytest
 from rcqa.negatives import (KINDS, PERTURBATIONS, antonym_negative, entity_swap_negative,
                             impossible_condition_negative, mutual_exclusion_negative, negation_negative,
                             negative_kind, noun_swap_negative, perturbed_negative, with_negatives)
-from rcqa.negatives.perturbations import ANTONYMS, occurs
+from rcqa.negatives.perturbations import occurs
 from rcqa.text import NamedEntity, WrittenWord
 from rcqa.types import Example, GoldAnswer
 
@@ -26,26 +26,44 @@ def perturbed(negative):
     return negative_kind(negative.id), negative.question
 
 
-def test_an_antonym_replaces_the_first_word_on_the_list_whose_antonym_the_passage_never_uses():
+def test_an_antonym_replaces_the_first_word_the_passage_states_whose_antonym_it_never_uses():
     first = example("Who was the first keeper of the light?", "John Avery")
     negative = antonym_negative(first)
     assert perturbed(negative) == ("antonym", "Who was the last keeper of the light?")
     assert negative.id == "q-neg-antonym" and negative.passage == LIGHT and not negative.answers
-    # "Before": its antonym "after" is in this passage, so the next listed word, "first", is the one replaced
+    # "Before" (a preposition: the hand-listed antonyms) is not in the passage, so "first" is the one replaced
     passage = LIGHT + " After that it was painted."
     assert antonym_negative(example("Before 1900, who was the first keeper?", "John Avery", passage)).question == \
         "Before 1900, who was the last keeper?"
     # a capital stays a capital; a word merely holding the antonym ("blast") does not block it
-    assert antonym_negative(example("First, who kept it?", "John Avery", LIGHT + " A blast.")).question == \
-        "Last, who kept it?"
-    assert antonym_negative(example("Who was the FIRST keeper?", "John Avery")).question == "Who was the LAST keeper?"
+    assert antonym_negative(example("First keeper of the light: who was he?", "John Avery",
+                                    LIGHT + " A blast.")).question == "Last keeper of the light: who was he?"
     assert antonym_negative(example("Who kept it?", "John Avery")) is None
     assert antonym_negative(example("Who was the first keeper?", "John Avery", LIGHT + " The last one left.")) is None
 
 
-def test_the_antonym_list_is_symmetric():
-    assert all(ANTONYMS[ANTONYMS[word]] == word for word in ANTONYMS)
-    assert (ANTONYMS["first"], ANTONYMS["won"], ANTONYMS["increased"]) == ("last", "lost", "decreased")
+MUSEUM = ("The Halden museum opened in 1901 in the old customs house. Its largest room holds the lens of the Corran "
+          "light. The town won the lighthouse's lens from Oban in a lottery, and its visitors rose to 4,000 a year.")
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    # WordNet's antonym of the lemma, inflected as the question's word was (VBN, JJS, VBD, VBD)
+    ("When was the museum opened?", "When was the museum closed?"),
+    ("What does the largest room hold?", "What does the smallest room hold?"),
+    ("Who won the lens from Oban?", "Who lost the lens from Oban?"),
+    ("How far did its visitors rise?", "How far did its visitors fall?"),
+])
+def test_an_antonym_from_wordnet_replaces_a_word_the_passage_states_inflected_as_it_was(question, expected):
+    assert antonym_negative(example(question, "1901" if "When" in question else "4,000", MUSEUM)).question \
+        == expected
+
+
+def test_no_antonym_where_the_passage_does_not_state_the_word_or_already_uses_its_antonym():
+    # "founded": the passage never says the museum was founded, so "When was it abolished?" would contradict nothing
+    assert antonym_negative(example("When was the museum founded?", "1901", MUSEUM)) is None
+    # the passage uses "closed" too (any form of "close"): it may say when it closed
+    closed = MUSEUM + " It closes in winter."
+    assert antonym_negative(example("When was the museum opened?", "1901", closed)) is None
 
 
 QUESTION_ENTITIES = (NamedEntity("first", "ORDINAL", 21, 26), NamedEntity("Margaret Ellison", "PERSON", 4, 20))
