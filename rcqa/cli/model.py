@@ -211,12 +211,14 @@ def add_train(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--recipe", choices=RECIPES, help="a named recipe: squad2 (the abstaining model: warm start "
                                                            "from the default model, a third unanswerable questions, "
                                                            "a quarter epoch), squad2-hard (its second stage, a fifth "
-                                                           "of an epoch more from --base-model); options given beside "
-                                                           "it override it")
+                                                           "of an epoch more from --base-model), squad2-lexicon (a "
+                                                           "third stage from the embedded default-squad2, half the "
+                                                           "negatives perturbations); options given beside it "
+                                                           "override it")
     command.add_argument("--output-dir", help="default: runs/default (the recipe's own with --recipe)")
     command.add_argument("--data", help="SQuAD-format training file (default: SQuAD v1.1 train)")
     command.add_argument("--base-model", help="encoder folder (default: packaged all-MiniLM-L6-v2; the default "
-                                              "model with --recipe squad2)")
+                                              "model with --recipe squad2, default-squad2 with squad2-lexicon)")
     for option, kind, text in (
             ("--max-len", int, "default 256"), ("--doc-stride", int, "default 128"), ("--batch-size", int, "default 32"),
             ("--learning-rate", float, "default 1e-4"), ("--epochs", float, "default 1.0"),
@@ -239,8 +241,8 @@ def _train(args: argparse.Namespace) -> int:
     from dataclasses import fields
 
     from rcqa.data import load_examples
-    from rcqa.resources import DEFAULT_MODEL_DIR, encoder_path, squad_file
-    from rcqa.train import NEEDS_BASE, RECIPES, TrainConfig, train
+    from rcqa.resources import EMBEDDED_MODEL_DIRS, encoder_path, squad_file
+    from rcqa.train import NEEDS_BASE, RECIPE_BASES, RECIPES, TrainConfig, train
 
     if args.recipe in NEEDS_BASE and not args.base_model:
         raise CliError(f"--recipe {args.recipe} continues {NEEDS_BASE[args.recipe]}: give it with --base-model.")
@@ -249,7 +251,8 @@ def _train(args: argparse.Namespace) -> int:
              if getattr(args, f.name, None) is not None}
     config = TrainConfig(**{**recipe, **given})
     examples = load_examples(args.data or squad_file("train"))
-    base = args.base_model or (DEFAULT_MODEL_DIR if args.recipe == "squad2" else encoder_path())
+    base = args.base_model or (EMBEDDED_MODEL_DIRS[RECIPE_BASES[args.recipe]] if args.recipe in RECIPE_BASES
+                               else encoder_path())
     final = train(config, examples, base)
     print(f"model saved to {final}")
     return 0

@@ -19,11 +19,12 @@ from rcqa.negatives.mix import SQUAD2_SHARE, split_by_article, squad_v2_document
 from rcqa.negatives.paragraphs import (MIN_WORDS_LEFT, Article, holds_answer, in_context_negative,
                                        other_paragraph_negative, sentences)
 from rcqa.negatives.perturbations import (antonym_negative, entity_swap_negative, impossible_condition_negative,
-                                          mutual_exclusion_negative, negation_negative, noun_swap_negative,
-                                          perturbed_negative)
+                                          mutual_exclusion_negative, name_word_swap_negative, negation_negative,
+                                          noun_swap_negative, perturbed_negative)
 
 __all__ = ["KINDS", "MIN_WORDS_LEFT", "PERTURBATIONS", "SQUAD2_SHARE", "Article", "antonym_negative",
            "as_negative", "entity_swap_negative", "holds_answer", "impossible_condition_negative",
-           "in_context_negative", "mutual_exclusion_negative", "negation_negative", "negative_kind",
+           "in_context_negative", "mutual_exclusion_negative", "name_word_swap_negative", "negation_negative",
+           "negative_kind",
            "noun_swap_negative", "other_paragraph_negative", "perturbed_negative", "sentences", "split_by_article", "squad_v2_document",
            "with_negatives"]

@@ -5,8 +5,10 @@ close to the passage while the passage no longer answers it. One generator per c
 - antonym: a word the passage states replaced by its WordNet antonym, inflected as the word was ("When was the
   museum opened?" → "... closed?", where the passage says it opened and never closed);
 - entity_swap: a named entity, number or date of the question (spaCy) replaced by another of the same label from
-  the same article, sharing no word with it; where the question names none to swap, a common noun of it that the
-  passage uses replaced by another of the article's nouns ("Who discovered the comet?" → "... the asteroid?");
+  the same article, sharing no word with it; or, as people write them, one end of a name changed to that end of
+  another name of the article ("Jared Allen" → "Jared Olsen"), each first half the time; where the question names
+  none to swap, a common noun of it that the passage uses replaced by another of the article's nouns ("Who
+  discovered the comet?" → "... the asteroid?");
 - negation: "not" inserted before the verb that follows the question's auxiliary ("What did the Romans control?" →
   "What did the Romans not control?"), or the question's "not" / "never" removed;
 - mutual_exclusion: an ordinal moved on ("the first" → "the second");
@@ -22,6 +24,8 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Iterable, Sequence
+
+from spacy.lang.en.stop_words import STOP_WORDS
 
 from rcqa.evaluate import normalize_answer
 from rcqa.negatives.antonyms import TAG_POS, antonyms, forms, lemma
@@ -43,10 +47,13 @@ _ORDINAL = re.compile(r"\bthe (" + "|".join(ORDINALS[:-1]) + r")\b", re.IGNORECA
 _YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})\b")
 YEAR_GAP = (10, 40)  # a year moved outside the passage's events lands this many years (drawn) beyond them
 _WORD = re.compile(r"[A-Za-z]+")
+_ROMAN = re.compile(r"[IVXLCDM]+")
 # spaCy's labels of names, numbers and dates; not ordinals (mutual_exclusion moves them), nor times, quantities,
 # money or percentages ("850 AM" for "30-second" reads as no question at all)
 SWAPPED_LABELS = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
                             "LANGUAGE", "DATE", "CARDINAL"})
+# the labels of names whose words a name-word swap changes (not numbers and dates: the entity swap moves those)
+NAME_LABELS = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW"})
 NOUN_TAGS = frozenset({"NN", "NNS"})
 # nouns that frame a question rather than name what it asks about ("what type of", "in which year", "how much time")
 FRAME_NOUNS = frozenset({"type", "types", "kind", "kinds", "sort", "name", "names", "year", "years", "number", "part",
@@ -71,7 +78,7 @@ def antonym_negative(example: Example,
     stated = None
     for word in tagged(example.question):
         candidates = [a for a in antonyms(word.text, word.tag) if a.lower() not in ORDINALS]  # first → second: a
-        if not word.text.isalpha() or not candidates:                                          # mutual exclusion
+        if not word.text.isalpha() or not candidates or _in_compound(example.question, word):  # mutual exclusion
             continue
         if stated is None:
             stated = {_stated_as(w) for w in tagged(example.passage)}
@@ -81,6 +88,11 @@ def antonym_negative(example: Example,
             if not any(occurs(form, example.passage) for form in forms(lemma(antonym, word.tag)) | {antonym}):
                 return _swapped(example, "antonym", word.start_char, word.end_char, _cased(antonym, word.text))
     return None
+
+
+def _in_compound(text: str, word: WrittenWord) -> bool:
+    """Whether the word is part of a hyphenated one ("germ-free": "germ-unfree" is no word)."""
+    return text[word.start_char - 1:word.start_char] == "-" or text[word.end_char:word.end_char + 1] == "-"
 
 
 def _stated_as(word: WrittenWord) -> tuple[str, str]:
@@ -107,6 +119,46 @@ def entity_swap_negative(example: Example, question_entities: Sequence[NamedEnti
         if candidates:
             return _swapped(example, "entity_swap", entity.start_char, entity.end_char, rng.choice(candidates))
     return None
+
+
+def name_word_swap_negative(example: Example, question_entities: Sequence[NamedEntity],
+                            article_entities: Iterable[NamedEntity], rng: random.Random) -> Example | None:
+    """The entity swap people write: one capitalised word of a name of two words or more that the question and the
+    passage share replaced by the word in the same place (first or last) of another name of the article, so that
+    the question asks about a name the passage never gives ("Jared Allen" → "Jared Olsen", where the article names
+    Olsen; "the Duchy of Normandy" → "the Duchy of England"). The word comes from names of the same label where the
+    article has any, else from any of NAME_LABELS; the word replaced and the one put in are drawn with rng."""
+    article_entities = list(article_entities)
+    for entity in question_entities:
+        words = _WORD.findall(entity.text)
+        if entity.label not in NAME_LABELS or len(words) < 2 or not occurs(entity.text, example.passage):
+            continue
+        ends = [place for place in (0, -1) if _name_word(words[place])]
+        if not ends:
+            continue
+        place = rng.choice(ends)
+        used = set(words) | _capitalised(example.question)
+        same = _words_at(place, (e for e in article_entities if e.label == entity.label)) - used
+        pool = sorted(same or _words_at(place, (e for e in article_entities if e.label in NAME_LABELS)) - used)
+        replaced = list(_WORD.finditer(entity.text))[place]
+        for word in rng.sample(pool, len(pool)):
+            name = entity.text[:replaced.start()] + word + entity.text[replaced.end():]
+            if not occurs(name, example.passage):
+                start = entity.start_char + replaced.start()
+                return _swapped(example, "entity_swap", start, start + len(replaced.group()), word)
+    return None
+
+
+def _name_word(word: str) -> bool:
+    """A word that names (capitalised, three letters or more), not a function word ("of", "The", "Most") nor a
+    Roman numeral ("Super Bowl XLVII")."""
+    return word[0].isupper() and len(word) > 2 and word.lower() not in STOP_WORDS and not _ROMAN.fullmatch(word)
+
+
+def _words_at(place: int, entities: Iterable[NamedEntity]) -> set[str]:
+    """The word at place (0: first, -1: last) of each name of two words or more, where it is a _name_word."""
+    return {words[place] for entity in entities if len(words := _WORD.findall(entity.text)) > 1
+            and _name_word(words[place])}
 
 
 def noun_swap_negative(example: Example, question_words: Sequence[WrittenWord],
@@ -179,13 +231,12 @@ def perturbed_negative(example: Example, kinds: Iterable[str], rng: random.Rando
                        article_nouns: Callable[[], Iterable[WrittenWord]]) -> Example | None:
     """The first of the kinds (PERTURBATIONS' names) whose generator can perturb the question; None if none can.
     spaCy reads the question (and article_entities / article_nouns the article) only for the kinds that need it; an
-    entity swap falls back to a noun swap where the question names no entity to swap."""
+    entity swap (_entity_swap) changes a whole name or one word of it, else a noun."""
     for kind in kinds:
         if kind == "antonym":
             built = antonym_negative(example)
         elif kind == "entity_swap":
-            built = (entity_swap_negative(example, named_entities([example.question])[0], article_entities(), rng)
-                     or noun_swap_negative(example, written_words(example.question), article_nouns(), rng))
+            built = _entity_swap(example, rng, article_entities, article_nouns)
         elif kind == "negation":
             built = negation_negative(example)
         elif kind == "mutual_exclusion":
@@ -197,6 +248,19 @@ def perturbed_negative(example: Example, kinds: Iterable[str], rng: random.Rando
         if built is not None:
             return built
     return None
+
+
+def _entity_swap(example: Example, rng: random.Random, article_entities: Callable[[], Iterable[NamedEntity]],
+                 article_nouns: Callable[[], Iterable[WrittenWord]]) -> Example | None:
+    """An entity swap: a whole name swapped or one word of it, half the time each first (drawn with rng); where the
+    question has no name to swap, a noun swap."""
+    question_entities = named_entities([example.question])[0]
+    swaps = [entity_swap_negative, name_word_swap_negative]
+    if rng.random() < 0.5:
+        swaps.reverse()
+    return (swaps[0](example, question_entities, article_entities(), rng)
+            or swaps[1](example, question_entities, article_entities(), rng)
+            or noun_swap_negative(example, written_words(example.question), article_nouns(), rng))
 
 
 def _answer_sentences(example: Example) -> list[tuple[int, int]]:

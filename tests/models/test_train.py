@@ -173,6 +173,12 @@ def test_train_with_negatives_smoke_and_the_recipe_on_the_command_line(tmp_path,
     assert (base, config.recipe, config.epochs, config.keep_every) == ("stage1", "squad2-hard", 0.2, 300)
     assert (config.negatives, config.in_context, config.perturbed, config.held_out_articles, config.seed) == (
         1 / 3, 1 / 3, 1 / 3, 20, 0)  # the first stage's mix and held-out articles: no held-out question trained on
+    # the third stage starts from the embedded default-squad2, on a mix half perturbations, the same held-out articles
+    assert main(["train", "--recipe", "squad2-lexicon", "--data", str(squad)]) == 0
+    config, base = calls[-1]
+    assert str(base).endswith("default_squad2_model") and config.output_dir == "runs/squad2-lexicon"
+    assert (config.negatives, config.in_context, config.perturbed, config.held_out_articles, config.seed,
+            config.learning_rate) == (1 / 3, 1 / 4, 1 / 2, 20, 0, 3e-5)
     monkeypatch.undo()
     # a few real steps on a mixed set: the loop trains on [CLS] labels too, and the held-out file is written
     config = TrainConfig(output_dir=str(tmp_path / "run"), max_len=64, doc_stride=16, batch_size=4, epochs=1.0,
