@@ -22,7 +22,7 @@ _EXPORTS = {  # name -> the module that defines it
     "Attribution": "rcqa.types", "ExplainedTarget": "rcqa.types", "Comparison": "rcqa.api", "AnswerLens": "rcqa.api",
     "Interventions": "rcqa.api", "sanity_checks": "rcqa.api", "SanityCheck": "rcqa.api",
     "Example": "rcqa.types", "gallery_example": "rcqa.gallery", "compare": "rcqa.analysis.pair",
-    "SideBySide": "rcqa.analysis.pair",
+    "SideBySide": "rcqa.analysis.pair", "heads": "rcqa.api", "HeadScores": "rcqa.api",
 }
 __all__ = [*_EXPORTS, "__version__"]
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rcqa.analysis.registry import AnalysisResult
+from rcqa.attention_heads import HeadScores, score_heads
 from rcqa.attribution.cache import ResultCache, cached_explain
 from rcqa.attribution.explanation import explain as explain_example
 from rcqa.attribution.methods import COMPARED
@@ -27,9 +28,8 @@ from rcqa.model import QAModel, as_model
 from rcqa.qa import answer as answer_passage
 from rcqa.types import Answer, Attribution, Example, load_result
 
-__all__ = ["AnswerLens", "Comparison", "Interventions", "SanityCheck", "answer", "compare_methods", "explain",
-           "intervene", "load_result", "reproduce",
-           "sanity_checks"]  # load_result: this module imports every result kind it may name
+__all__ = ["AnswerLens", "Comparison", "HeadScores", "Interventions", "SanityCheck", "answer", "compare_methods",
+           "explain", "heads", "intervene", "load_result", "reproduce", "sanity_checks"]  # load_result: this module imports every result kind it may name
 
 
 def answer(model_or_name: str | QAModel, passage: str, question: str, *, n_best: int = 20,
@@ -102,6 +102,14 @@ def intervene(model_or_name: str | QAModel, passage: str | Attribution, question
         result = explain(qa_model, passage, question, preset, **settings)
     return knock_out(qa_model, result, k=k, draws=draws, baseline=baseline,
                      aggregation=aggregation or PRESETS[preset].aggregation, seed=seed)
+
+
+def heads(model_or_name: str | QAModel, passage: str, question: str, *, fill: str = "zero", gold: str | Sequence[str] = (),
+          device: str | None = None) -> HeadScores:
+    """Which attention heads carry the answer: every head of every block knocked out alone (its context replaced
+    by `fill`: "zero", or "mean", its mean over the passage) and its gradient importance, in the window of the
+    model's answer; result.agreement() says how well each score predicts the knock-outs."""
+    return score_heads(as_model(model_or_name, device), Example.of(passage, question, gold), fill)
 
 
 def analyze(name: str, model_or_name: str | QAModel, passage: str, question: str, preset: str = "default", *,

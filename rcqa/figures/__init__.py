@@ -8,7 +8,8 @@ common: the Chart and the layout · words: heatmap, top-k views, one word across
 parts of speech, quantifiers · layers: completeness, JSD, layer pairs, token maps · answer: the answer and its
 n-best · model: the model's facts and card · lens: what each layer would answer, and knock-outs of its words ·
 whole_input: a long passage's overview, start and end apart · pair: two explanations side by side ·
-agreement: two methods' explanations of one question, layer by layer · views: what each result's show draws,
+agreement: two methods' explanations of one question, layer by layer · heads: a layer × head grid of the heads'
+knock-outs or scores, and its reading · views: what each result's show draws,
 registered with rcqa.drawing when this package is imported.
 """
 from rcqa.figures.agreement import agreement
@@ -26,6 +27,7 @@ from rcqa.figures.common import (
                                 Chart,
                                 image_export_available,
 )
+from rcqa.figures.heads import HEAD_VIEWS, agreement_table, head_grid, heads_reading, heads_table
 from rcqa.figures.layers import (
                                 completeness,
                                 conservation,
@@ -70,10 +72,11 @@ from rcqa.figures.words import (
                                 word_table,
 )
 
-__all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "CONSERVATION_THRESHOLD", "INTERVENTION_VIEWS", "LENS_VIEWS", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
+__all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "CONSERVATION_THRESHOLD", "HEAD_VIEWS",
+           "INTERVENTION_VIEWS", "LENS_VIEWS", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
            "answer_passage",
            "answer_summary", "answer_word", "card_scores", "completeness", "conservation", "conservation_ledger", "example_heading", "heatmap",
-           "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
+           "agreement_table", "head_grid", "heads_reading", "heads_table", "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
            "layer_answers_table", "layer_pair", "model_facts", "nbest_html", "nbest_table", "pos_mix",
            "projection", "projection_map", "quantifiers", "role_readings", "roles", "topk_grid", "topk_passage", "topk_table",
            "word_across_layers", "word_categories_of", "word_choices", "word_table"]

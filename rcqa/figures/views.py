@@ -1,13 +1,15 @@
 """Each result's own views, registered with rcqa.drawing when the figures are imported: what a result's show and
-Jupyter display draw (Attribution, Comparison, AnswerLens, Interventions, and a SideBySide pair), with the
+Jupyter display draw (Attribution, Comparison, AnswerLens, Interventions, HeadScores, and a SideBySide pair), with the
 builders beside this module. The results never import the figures; the figures register here."""
 from __future__ import annotations
 
 from rcqa import drawing
 from rcqa.analysis.pair import SideBySide
+from rcqa.attention_heads import HeadScores
 from rcqa.faithfulness.compare import Comparison
 from rcqa.figures.answer import answer_summary
 from rcqa.figures.common import Chart
+from rcqa.figures.heads import head_grid
 from rcqa.figures.layers import jsd
 from rcqa.figures.lens import knockouts, layer_answers
 from rcqa.figures.methods import deletion_curves, method_heatmap, method_passages, rank_correlation
@@ -94,3 +96,4 @@ drawing.register(Comparison, _figure_of(comparison_chart), comparison_html)
 drawing.register(AnswerLens, _figure_of(lens_chart), _answer_and(lens_chart))
 drawing.register(Interventions, _figure_of(interventions_chart), _answer_and(interventions_chart))
 drawing.register(SideBySide, _figure_of(pair_chart), pair_html)
+drawing.register(HeadScores, _figure_of(head_grid), _answer_and(head_grid))

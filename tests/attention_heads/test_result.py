@@ -1,0 +1,63 @@
+"""HeadScores, the heads of one question scored: its agreement against scipy's Spearman on hand-made grids, its
+JSON round trip, the reading of its grid, the CLI verb's documented JSON and the Python API."""
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+import rcqa
+from rcqa.attention_heads import HeadKnockouts, HeadScores
+from rcqa.figures.heads import head_grid, heads_reading
+from rcqa.gallery import GALLERY
+from rcqa.types import Answer, Example, load_result
+
+EXAMPLE = GALLERY[0]
+
+
+def hand_made(deltas, gradient, flips=None):
+    deltas = np.array(deltas, dtype=float)
+    flips = np.zeros(deltas.shape, dtype=bool) if flips is None else np.array(flips)
+    answers = tuple(tuple("x" for _ in row) for row in deltas)
+    return HeadScores(example=Example.of("a b c", "q?"), model="m", fingerprint="f", answer=Answer((), None, 1),
+                      window=0, tokens=["a"], layers=[f"block {i}" for i in range(len(deltas))],
+                      heads=deltas.shape[1], explained_span="b", fill="zero",
+                      knockout=HeadKnockouts(-0.5, deltas, flips, answers), scores={"gradient": np.array(gradient)})
+
+
+def test_agreement_is_spearman_of_each_score_with_the_knockouts_size_layer_by_layer():
+    found = hand_made([[-0.3, 0.0, 0.1], [0.2, 0.2, 0.2]], [[0.25, 0.01, 0.2], [0.1, 0.2, 0.3]])
+    # layer 0: |Δ| = 0.3, 0, 0.1 ranks as the score does (0.25, 0.01, 0.2): ρ = 1; layer 1: |Δ| constant: no ρ
+    assert found.agreement() == {"gradient": [pytest.approx(1.0), None]}
+    other = hand_made([[-0.3, 0.0, 0.1, 0.05]], [[0.0, 0.3, 0.2, 0.1]])
+    assert other.agreement()["gradient"][0] == pytest.approx(spearmanr([0, .3, .2, .1], [.3, 0, .1, .05]).statistic)
+
+
+def test_the_reading_names_the_head_whose_knockout_lowers_the_span_most_from_the_grids_data():
+    found = hand_made([[-0.05, -0.3, 0.1], [-0.2, 0.01, -0.15]], [[0] * 3, [0] * 3],
+                      flips=[[False, True, False], [False, False, False]])
+    chart = head_grid(found)
+    assert heads_reading(chart.data) == ("Knocking out block 0, head 1 lowers log p(span) most (-0.300); 3 of 6 "
+                                         "heads lower it by more than 0.1, and 1 change the answer.")
+    assert chart.figure.data[0].z.tolist() == [[-0.05, -0.3, 0.1], [-0.2, 0.01, -0.15]]
+    assert heads_reading(head_grid(hand_made([[0.1, 0.0]], [[0, 0]])).data).startswith("No head's knock-out")
+
+
+def test_the_cli_writes_the_documented_json_that_load_result_reads(tiny_model_dirs, tmp_path):
+    from rcqa.cli import main
+
+    passage = tmp_path / "passage.txt"
+    passage.write_text(EXAMPLE.passage)
+    out = tmp_path / "heads.json"
+    assert main(["heads", "--passage-file", str(passage), "--question", EXAMPLE.question, "--model",
+                 tiny_model_dirs["bert"], "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["layers"] == ["block 0", "block 1", "block 2"] and data["heads"] == 2
+    assert np.array(data["scores"]["gradient"]).shape == (3, 2)
+    assert np.array(data["knockout"]["delta_log_prob"]).shape == (3, 2)
+    assert np.array(data["knockout"]["flips"]).dtype == bool
+    loaded = load_result(out)
+    assert isinstance(loaded, HeadScores) and loaded.to_dict() == HeadScores.from_dict(data).to_dict()
+    # the API gives the same scores as the CLI wrote
+    again = rcqa.heads(tiny_model_dirs["bert"], EXAMPLE.passage, EXAMPLE.question)
+    np.testing.assert_allclose(again.knockout.delta_log_likelihood, data["knockout"]["delta_log_prob"], atol=1e-9)
