@@ -10,7 +10,11 @@ from scipy.stats import spearmanr
 from rcqa.attention_heads.scores import HeadKnockouts
 from rcqa.types import ResultHeader
 
-SCORES = {"gradient": "gradient importance |∂F/∂g| (Michel et al. 2019)"}
+# each score, and how it is read against the knock-outs: a signed score (+: the head raises F) against the drop in F
+# (−Δ), a magnitude against |Δ|
+SCORES = {"attnlrp": "AttnLRP relevance at the head's context",
+          "gradient": "gradient importance |∂F/∂g| (Michel et al. 2019)"}
+SIGNED = frozenset({"attnlrp"})
 
 
 @dataclass(repr=False)
@@ -23,15 +27,17 @@ class HeadScores(ResultHeader):
     fill: str  # what replaced a knocked-out head (rcqa.attention_heads.FILLS)
     knockout: HeadKnockouts
     scores: dict[str, np.ndarray]
+    conservation: dict[str, list[float]]  # per layer: AttnLRP's entering relevance, bias share and gap (relevance.py)
 
     kind = "heads"
 
     def agreement(self) -> dict[str, list[float | None]]:
-        """Per score, per layer: Spearman's ρ between the score and the knock-out's |change in F| over the layer's
-        heads (None where either is constant): how well the score finds the heads whose loss matters."""
-        effect = np.abs(self.knockout.delta_log_likelihood)
-        return {name: [_rho(score[layer], effect[layer]) for layer in range(len(self.layers))]
-                for name, score in self.scores.items()}
+        """Per score, per layer: Spearman's ρ over the layer's heads between the score and what the knock-outs
+        measured (None where either is constant): a signed score (SIGNED) against the drop in F, −Δ, so that a head
+        the score says helps the span is one whose loss lowers it; a magnitude against |Δ|."""
+        delta = self.knockout.delta_log_likelihood
+        return {name: [_rho(score[layer], -delta[layer] if name in SIGNED else np.abs(delta[layer]))
+                       for layer in range(len(self.layers))] for name, score in self.scores.items()}
 
     def to_dict(self) -> dict:
         return {**self.header_dict(), "layers": self.layers, "heads": self.heads,
@@ -41,7 +47,7 @@ class HeadScores(ResultHeader):
                 "knockout": {"delta_log_prob": self.knockout.delta_log_likelihood.tolist(),
                              "flips": self.knockout.flips.tolist(),
                              "answers": [list(row) for row in self.knockout.answers]},
-                "agreement": self.agreement()}
+                "conservation": self.conservation, "agreement": self.agreement()}
 
     @classmethod
     def from_dict(cls, data: dict) -> HeadScores:
@@ -51,7 +57,8 @@ class HeadScores(ResultHeader):
                    knockout=HeadKnockouts(data["unchanged_log_prob"], np.array(knockout["delta_log_prob"]),
                                           np.array(knockout["flips"], dtype=bool),
                                           tuple(tuple(row) for row in knockout["answers"])),
-                   scores={name: np.array(score) for name, score in data["scores"].items()})
+                   scores={name: np.array(score) for name, score in data["scores"].items()},
+                   conservation=data["conservation"])
 
 
 def _rho(score: np.ndarray, effect: np.ndarray) -> float | None:

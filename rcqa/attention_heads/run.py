@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from rcqa.adapter import adapter_of
+from rcqa.attention_heads.relevance import head_relevance
 from rcqa.attention_heads.result import HeadScores
 from rcqa.attention_heads.scores import gradient_importance, head_case, knock_out_heads, layout_of
 from rcqa.model import QAModel
@@ -13,7 +14,10 @@ def score_heads(qa_model: QAModel, example: Example, fill: str = "zero") -> Head
     case = head_case(qa_model, example.passage, example.question)
     layout = layout_of(qa_model, case)
     labels = list(adapter_of(qa_model.model, case.inputs).labels[1:])  # the blocks; the embeddings have no heads
+    relevance = head_relevance(qa_model, case)
     return HeadScores(example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=case.answer,
                       window=case.window_index, tokens=case.tokens, layers=labels, heads=layout.heads,
                       explained_span=case.span.text, fill=fill, knockout=knock_out_heads(qa_model, case, fill),
-                      scores={"gradient": gradient_importance(qa_model, case)})
+                      scores={"attnlrp": relevance.heads, "gradient": gradient_importance(qa_model, case)},
+                      conservation={"entering": relevance.entering.tolist(), "absorbed": relevance.absorbed.tolist(),
+                                    "gap": relevance.conservation_gap.tolist()})

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rcqa.attention_heads import SCORES, HeadScores
+from rcqa.attention_heads import SCORES, SIGNED, HeadScores
 from rcqa.figures.common import Chart, apply_layout, escape_label
 
 HEAD_VIEWS = ("knockout", *SCORES)  # what HeadScores.show draws
@@ -39,15 +39,17 @@ def heads_reading(data: pd.DataFrame) -> str:
 
 
 def head_grid(found: HeadScores, view: str = "knockout") -> Chart:
-    """The layer × head grid of the knock-outs' change in log p(span) (red: the span loses), or of a score."""
+    """The layer × head grid of the knock-outs' change in log p(span) (red: the span loses), or of a score (a
+    signed one on the same red-blue scale)."""
     if view not in HEAD_VIEWS:
         raise ValueError(f"unknown view {view!r}; choose one of {', '.join(HEAD_VIEWS)}")
     data = heads_table(found)
     column = "delta_log_prob" if view == "knockout" else view
     grid = data.pivot(index="layer", columns="head", values=column).to_numpy()
+    signed = view == "knockout" or view in SIGNED
     figure = go.Figure(go.Heatmap(
         z=grid, x=[f"head {h}" for h in range(found.heads)], y=found.layers,
-        colorscale="RdBu" if view == "knockout" else "Viridis", zmid=0 if view == "knockout" else None,
+        colorscale="RdBu" if signed else "Viridis", zmid=0 if signed else None,
         hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>"))
     title = ("Each head knocked out: change in log p(span)" if view == "knockout"
              else f"Each head's {SCORES[view]}")

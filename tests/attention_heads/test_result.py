@@ -22,13 +22,19 @@ def hand_made(deltas, gradient, flips=None):
     return HeadScores(example=Example.of("a b c", "q?"), model="m", fingerprint="f", answer=Answer((), None, 1),
                       window=0, tokens=["a"], layers=[f"block {i}" for i in range(len(deltas))],
                       heads=deltas.shape[1], explained_span="b", fill="zero",
-                      knockout=HeadKnockouts(-0.5, deltas, flips, answers), scores={"gradient": np.array(gradient)})
+                      knockout=HeadKnockouts(-0.5, deltas, flips, answers), scores={"gradient": np.array(gradient)},
+                      conservation={"entering": [0.0] * len(deltas), "absorbed": [0.0] * len(deltas),
+                                    "gap": [0.0] * len(deltas)})
 
 
 def test_agreement_is_spearman_of_each_score_with_the_knockouts_size_layer_by_layer():
     found = hand_made([[-0.3, 0.0, 0.1], [0.2, 0.2, 0.2]], [[0.25, 0.01, 0.2], [0.1, 0.2, 0.3]])
     # layer 0: |Δ| = 0.3, 0, 0.1 ranks as the score does (0.25, 0.01, 0.2): ρ = 1; layer 1: |Δ| constant: no ρ
     assert found.agreement() == {"gradient": [pytest.approx(1.0), None]}
+    # a signed score is read against the drop −Δ = 0.3, 0, −0.1: relevance 0.2, 0.1, −0.3 ranks as it does
+    signed = hand_made([[-0.3, 0.0, 0.1]], [[0, 0, 0]])
+    signed.scores["attnlrp"] = np.array([[0.2, 0.1, -0.3]])
+    assert signed.agreement()["attnlrp"] == [pytest.approx(1.0)]
     other = hand_made([[-0.3, 0.0, 0.1, 0.05]], [[0.0, 0.3, 0.2, 0.1]])
     assert other.agreement()["gradient"][0] == pytest.approx(spearmanr([0, .3, .2, .1], [.3, 0, .1, .05]).statistic)
 
@@ -53,7 +59,8 @@ def test_the_cli_writes_the_documented_json_that_load_result_reads(tiny_model_di
                  tiny_model_dirs["bert"], "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["layers"] == ["block 0", "block 1", "block 2"] and data["heads"] == 2
-    assert np.array(data["scores"]["gradient"]).shape == (3, 2)
+    assert np.array(data["scores"]["gradient"]).shape == np.array(data["scores"]["attnlrp"]).shape == (3, 2)
+    assert max(data["conservation"]["gap"]) < 1e-4
     assert np.array(data["knockout"]["delta_log_prob"]).shape == (3, 2)
     assert np.array(data["knockout"]["flips"]).dtype == bool
     loaded = load_result(out)
