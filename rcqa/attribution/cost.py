@@ -85,9 +85,6 @@ class Price:
     def most(self) -> float:
         return self.seconds if self.worst is None else self.worst
 
-    def __add__(self, other: Price) -> Price:
-        return Price(self.seconds + other.seconds, self.most + other.most)
-
     def in_words(self) -> str:
         """"about 10 seconds", or, where the worst case reads otherwise, "about 10 seconds, about 2 minutes at
         worst"."""
