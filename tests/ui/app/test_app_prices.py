@@ -70,3 +70,15 @@ def test_the_lens_and_the_knockouts_are_queued_priced(monkeypatch):
     assert lens == pytest.approx(2 * block_pass_seconds(tiny_window_tokens("comet-who")))
     (knockouts,) = [seconds for key, (seconds, _) in prices.items() if key.startswith("knockouts")]
     assert knockouts > lens
+
+
+def test_explore_says_what_an_explanation_costs_as_expected_and_at_worst(monkeypatch):
+    monkeypatch.setenv(SPEED_ENV, "1e-7")
+    app = open_app(query={"ex": "orchard-how-many"})
+    # by hand, at the default settings: 12 points expected a layer, 128 at worst, through 3 + 2 + 1 block passes,
+    # and the answer's forward (one pass over the 3 blocks), at 36 × 32² multiply-adds a token, 1e-7 s each
+    tokens = tiny_window_tokens("orchard-how-many")
+    expected, worst = ((6 * points + 1) * tokens * 36 * 32 ** 2 * 1e-7 for points in (12, 128))
+    assert in_words(expected) != in_words(worst)
+    (caption,) = [c.value for c in app.caption if "on this server" in c.value]
+    assert caption.endswith(f": {in_words(expected)}, {in_words(worst)} at worst on this server.")
