@@ -18,13 +18,20 @@ def run_analysis(name: str, qa_model: QAModel, result: Attribution, settings: IG
             k: int = 5, target: int = 0, cache: ResultCache | None = None, **options) -> AnalysisResult:
     """The analysis `name` of `result` (explained with `settings`); its companion explanation, if it needs one, is
     read from or written to `cache` (default: none kept)."""
-    chosen = analysis(name)
     companion = None
-    if (method := chosen.companion_of(settings.method)) is not None:
-        if settings.windows == "all":
-            raise ValueError(f"the {name} analysis compares two methods in the answer's window; explain that window "
-                             "only (windows='answer')")
-        other = replace(settings, method=method)
+    if (other := companion_settings(name, settings)) is not None:
         companion = (explain(qa_model, result.example, other) if cache is None else
                      cached_explain(qa_model, result.example, other, cache)[0])
-    return chosen.run(Inputs(result, aggregation, k, target, settings.method, companion), **options)
+    return analysis(name).run(Inputs(result, aggregation, k, target, settings.method, companion), **options)
+
+
+def companion_settings(name: str, settings: IGSettings) -> IGSettings | None:
+    """The settings of the second explanation the analysis `name` compares one explained with `settings` with (the
+    same settings, the companion's method); None for an analysis of one method. What running it costs is that
+    explanation's price: the analysis itself reads arrays already computed."""
+    if (method := analysis(name).companion_of(settings.method)) is None:
+        return None
+    if settings.windows == "all":
+        raise ValueError(f"the {name} analysis compares two methods in the answer's window; explain that window "
+                         "only (windows='answer')")
+    return replace(settings, method=method)

@@ -12,24 +12,34 @@ in multiply-adds (attention's tokens² terms and the QA head left out: under a t
 seconds are work × a server's seconds per multiply-add, measured once on that server by `python -m
 rcqa.attribution.cost` (docs/serving.md: Cost of a job).
 
+Every explanation first answers the question (rcqa.qa: one forward through every block of every window of the
+passage, 12 h² multiply-adds per token and block), so a long paste's explanation of one window also pays for
+reading the whole passage.
+
 Expected points: a fixed rule takes its steps. The adaptive rule (Gauss–Legendre with a tolerance) starts from
-its steps and refines the panels that miss the tolerance, up to max_steps: ADAPTIVE_GROWTH is what it spent on
-the gallery with the default model, weighted as the work is (the lower layers, which run the most blocks, take
-the most points).
+its steps and refines the panels that miss the tolerance, up to max_steps: on the gallery with the default model
+it spent about ADAPTIVE_POINTS a layer whatever it started from (1 or 8 steps), and about ADAPTIVE_GROWTH times its
+start from more steps, weighted as the work is (the lower layers, which run the most blocks, take the most
+points). Its worst case is max_steps a layer (worst_case): what a tolerance the path cannot meet spends.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rcqa.attribution.quadrature import adaptive
 from rcqa.attribution.settings import IGSettings
 from rcqa.model import QAModel
+from rcqa.qa import MAX_QUESTION_CHARS
 
 ADAPTIVE_GROWTH = 1.5  # the adaptive rule's points per layer, over its starting `steps` (module docstring)
+ADAPTIVE_POINTS = 12  # the adaptive rule's points per layer, at least, whatever its start (module docstring)
 MULTIPLY_ADDS_PER_TOKEN_BLOCK = 36  # × h²: 12 h² forward, twice that backward
+FORWARD = 1 / 3  # of a pass through a block: the forward alone
+CHARS_PER_TOKEN = 4  # English through a WordPiece or BPE vocabulary: 4.8 on the gallery's canal-long
 SPEED_ENV = "RCQA_SECONDS_PER_MULTIPLY_ADD"
 # seconds per multiply-add on this project's 2 shared CPU cores (python -m rcqa.attribution.cost, docs/serving.md)
 SECONDS_PER_MULTIPLY_ADD = 5.0e-11
@@ -45,6 +55,7 @@ class Cost:
     points: float  # expected per layer
     targets: int
     width: int  # h
+    read_windows: int = 0  # the passage's windows, each read forward once to answer the question
 
     @property
     def block_passes(self) -> int:
@@ -53,12 +64,32 @@ class Cost:
 
     @property
     def multiply_adds(self) -> float:
-        return (self.windows * self.tokens * self.block_passes * self.points * self.targets
-                * MULTIPLY_ADDS_PER_TOKEN_BLOCK * self.width ** 2)
+        explained = self.windows * self.block_passes * self.points * self.targets
+        read = self.read_windows * self.blocks * FORWARD
+        return (explained + read) * self.tokens * MULTIPLY_ADDS_PER_TOKEN_BLOCK * self.width ** 2
 
     def seconds(self, seconds_per_multiply_add: float | None = None) -> float:
         """The expected seconds, at seconds_per_multiply_add (this server's, server_speed(), by default)."""
         return self.multiply_adds * (server_speed() if seconds_per_multiply_add is None else seconds_per_multiply_add)
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a job costs on this server: the seconds it is expected to take, and at most (worst: the adaptive rule
+    refined up to max_steps at every layer; None: as expected). Every job the dashboard queues has one."""
+
+    seconds: float
+    worst: float | None = None
+
+    @property
+    def most(self) -> float:
+        return self.seconds if self.worst is None else self.worst
+
+    def in_words(self) -> str:
+        """"about 10 seconds", or, where the worst case reads otherwise, "about 10 seconds, about 2 minutes at
+        worst"."""
+        expected, most = in_words(self.seconds), in_words(self.most)
+        return expected if most == expected else f"{expected}, {most} at worst"
 
 
 def server_speed() -> float:
@@ -69,10 +100,19 @@ def server_speed() -> float:
 
 def expected_points(settings: IGSettings) -> float:
     """Path points a layer the settings are expected to spend: a fixed rule's steps, or the adaptive rule's
-    starting steps grown as measured (ADAPTIVE_GROWTH), never past max_steps."""
+    starting steps grown as measured (ADAPTIVE_GROWTH, at least ADAPTIVE_POINTS), never past max_steps."""
     if settings.tolerance is not None and adaptive(settings.rule):
-        return min(settings.max_steps, settings.steps * ADAPTIVE_GROWTH)
+        return min(settings.max_steps, max(settings.steps * ADAPTIVE_GROWTH, ADAPTIVE_POINTS))
     return settings.steps
+
+
+def worst_case(settings: IGSettings) -> IGSettings:
+    """Settings that cost what these cost at most: the adaptive rule refines until its tolerance is met or max_steps
+    gradients are spent (rcqa.attribution.path), so at most it is the fixed rule at max_steps points a layer. Any
+    price of the settings (an explanation's, a comparison's) priced on worst_case(settings) is its worst case."""
+    if settings.tolerance is not None and adaptive(settings.rule):
+        return replace(settings, steps=settings.max_steps, tolerance=None)
+    return settings
 
 
 def model_width(qa_model: QAModel) -> int:
@@ -81,17 +121,49 @@ def model_width(qa_model: QAModel) -> int:
     return int(getattr(config, "hidden_size", None) or getattr(config, "dim"))
 
 
-def explanation_cost(qa_model: QAModel, settings: IGSettings, windows: int, tokens: int) -> Cost:
+def explanation_cost(qa_model: QAModel, settings: IGSettings, windows: int, tokens: int,
+                     passage_windows: int | None = None) -> Cost:
     """The cost of explaining `windows` windows of `tokens` tokens each (the whole passage's, or the one window's)
-    with these settings. Every window counts as read: the default target's softmax reads them all (the logit
-    targets read one or two, so for them this is an upper bound). AttnLRP is one forward and one backward pass
-    through every block, as one path point of the embeddings' layer is (L block passes: points 2 / (L + 1) over
-    L (L + 1) / 2)."""
+    with these settings, after answering the question over the passage's `passage_windows` (default: `windows`).
+    Every explained window counts as read: the default target's softmax reads them all (the logit targets read one
+    or two, so for them this is an upper bound). AttnLRP is one forward and one backward pass through every block,
+    as one path point of the embeddings' layer is (L block passes: points 2 / (L + 1) over L (L + 1) / 2)."""
     targets = len(settings.targets) + bool(settings.contrast)
     blocks = qa_model.num_layers
     points = 2 / (blocks + 1) if settings.method == "attnlrp" else expected_points(settings)
     return Cost(windows=windows, tokens=tokens, blocks=blocks, points=points, targets=targets,
-                width=model_width(qa_model))
+                width=model_width(qa_model), read_windows=windows if passage_windows is None else passage_windows)
+
+
+def explanation_price(qa_model: QAModel, settings: IGSettings, windows: int, tokens: int,
+                      passage_windows: int | None = None) -> Price:
+    """The explanation's price (explanation_cost's seconds), and at worst (priced on worst_case(settings))."""
+    def seconds(chosen: IGSettings) -> float:
+        return explanation_cost(qa_model, chosen, windows, tokens, passage_windows).seconds()
+
+    return Price(seconds(settings), seconds(worst_case(settings)))
+
+
+def block_seconds(qa_model: QAModel, block_passes: float, tokens: int) -> float:
+    """`block_passes` passes (forward and backward) through one block of the model over `tokens` tokens, on this
+    server; a forward alone is FORWARD of a pass."""
+    return block_passes * tokens * MULTIPLY_ADDS_PER_TOKEN_BLOCK * model_width(qa_model) ** 2 * server_speed()
+
+
+def reading_seconds(qa_model: QAModel, windows: int, tokens: int) -> float:
+    """Answering over `windows` windows of `tokens` tokens: a forward through every block of each."""
+    return block_seconds(qa_model, windows * qa_model.num_layers * FORWARD, tokens)
+
+
+def windows_of_text(qa_model: QAModel, characters: int, question: str) -> int:
+    """About how many windows a passage of `characters` characters is read in with the question, without
+    tokenising the passage (a long paste is answered through the queue, not in the page): CHARS_PER_TOKEN
+    characters a token, windows cut as rcqa.qa.encode cuts them (each holds the question, and overlaps the one
+    before by the stride)."""
+    passage_tokens = math.ceil(characters / CHARS_PER_TOKEN)
+    budget = qa_model.max_len - len(qa_model.tokenizer.tokenize(question[:MAX_QUESTION_CHARS])) - 4
+    step = max(1, budget - min(qa_model.doc_stride, budget // 2))
+    return 1 + math.ceil(max(0, passage_tokens - budget) / step)
 
 
 def in_words(seconds: float) -> str:

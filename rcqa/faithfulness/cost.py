@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rcqa.attribution.cost import MULTIPLY_ADDS_PER_TOKEN_BLOCK, model_width, server_speed
+from rcqa.attribution.cost import FORWARD, block_seconds
 from rcqa.attribution.methods import METHODS, make_method
 from rcqa.attribution.methods.random_baseline import RandomBaseline
 from rcqa.attribution.settings import IGSettings
 from rcqa.model import QAModel
-
-FORWARD = 1 / 3  # of a pass: the forward alone
 
 
 def scoring_passes(settings: IGSettings, methods: Sequence[str]) -> float:
@@ -38,8 +36,7 @@ def deletion_variants(methods: Sequence[str], draws: int, k: int, fractions: int
 
 def pass_seconds(qa_model: QAModel, passes: float, tokens: int) -> float:
     """`passes` passes through every block of a window of `tokens` tokens, on this server."""
-    return (passes * qa_model.num_layers * tokens * MULTIPLY_ADDS_PER_TOKEN_BLOCK * model_width(qa_model) ** 2
-            * server_speed())
+    return block_seconds(qa_model, passes * qa_model.num_layers, tokens)
 
 
 def comparison_seconds(qa_model: QAModel, settings: IGSettings, methods: Sequence[str], protocol,

@@ -37,6 +37,7 @@ from rcqa.attribution.methods import COMPARED, METHODS, Case, make_method, norma
 from rcqa.attribution.methods.random_baseline import RandomBaseline
 from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import entry_label, entry_name
+from rcqa.attribution.cost import Price, worst_case
 from rcqa.faithfulness.cost import pass_seconds, scoring_passes
 from rcqa.faithfulness.metrics import rank_correlation
 from rcqa.model import QAModel
@@ -206,6 +207,11 @@ def sanity_seconds(qa_model: QAModel, settings: IGSettings, methods: Sequence[st
     work): per model (the trained one and two per part), each method's block passes through all L blocks, each
     12 h² multiply-adds per token forward and twice that backward, plus the forward that records the layer outputs.
     IG is the costly one: its expected path points (the adaptive rule refines further on a randomised model, up to
-    max_steps: then this is low)."""
+    max_steps: sanity_price's worst case)."""
     models = 1 + len(SERIES) * len(model_parts(qa_model))
     return pass_seconds(qa_model, models * scoring_passes(settings, methods), tokens)
+
+
+def sanity_price(qa_model: QAModel, settings: IGSettings, methods: Sequence[str], tokens: int) -> Price:
+    """sanity_seconds, and at worst (IG refined up to max_steps on every model)."""
+    return Price(*(sanity_seconds(qa_model, chosen, methods, tokens) for chosen in (settings, worst_case(settings))))

@@ -24,6 +24,11 @@ AGGREGATION_NAMES = {"l2": "L2 norm over hidden dims (the paper's code)", "sum":
 FONT = "line-height: 1.9;"
 
 
+# drawing a figure as PNG or SVG through kaleido starts a Chromium each time: 1.7–6.5 s measured on this project's 2
+# shared cores (docs/serving.md: Cost of a job)
+IMAGE_SECONDS = 5.0
+
+
 @dataclass(frozen=True)
 class Chart:
     """One view of a result: what it draws (data) and how (a Plotly figure, or escaped HTML)."""

@@ -6,12 +6,17 @@ import streamlit as st
 
 from rcqa.analysis.registered import ANALYSES, OPTIONAL
 from rcqa.analysis.registry import Inputs, figure_of
+from rcqa.analysis_run import companion_settings
+from rcqa.attribution.cost import Price
 from rcqa.attribution.settings import IGSettings
 from rcqa.figures import Chart
 from rcqa.model import QAModel
 from rcqa.types import Attribution, Example
 from rcqa.ui import show, worker
-from rcqa.ui.results import ask_button, queued, result_cache, result_key
+from rcqa.ui.results import (ask_button, explanation_change, explanation_price_of, queued, result_cache, result_key,
+                              within_budget)
+
+ANALYSIS_SECONDS = 1.0  # an analysis of one method reads the arrays of the explanation it is given: well under this
 
 
 def optional_charts(qa_model: QAModel, current: Example, settings: IGSettings, result: Attribution,
@@ -23,6 +28,17 @@ def optional_charts(qa_model: QAModel, current: Example, settings: IGSettings, r
             show.chart(chart)
 
 
+def analysis_price(qa_model: QAModel, current: Example, settings: IGSettings, name: str) -> Price | None:
+    """What the analysis costs: its companion explanation's price (rcqa.analysis_run.companion_settings), or, for an
+    analysis of one method, ANALYSIS_SECONDS; None, with the reason shown, where that explanation is over the
+    server's budget (with what to change) or the model cannot read the example."""
+    if (companion := companion_settings(name, settings)) is None:
+        return Price(ANALYSIS_SECONDS)
+    if (price := explanation_price_of(qa_model, current, companion)) is None:
+        return None
+    return price if within_budget("analysis", price, explanation_change(companion)) else None
+
+
 def optional_chart(qa_model: QAModel, current: Example, settings: IGSettings, result: Attribution, name: str,
                    aggregation: str, k: int) -> Chart | None:
     """The analysis' figure once asked for and computed; None (with its button, or why not) before."""
@@ -31,11 +47,14 @@ def optional_chart(qa_model: QAModel, current: Example, settings: IGSettings, re
         st.caption(f"This compares two methods in the answer's window only: choose that window on Explore to see "
                    f"{chosen.title.lower()}.")
         return None
+    if (price := analysis_price(qa_model, current, settings, name)) is None:
+        return None
     request = (f"analysis.{name}", result_key(qa_model, current, settings), aggregation, k)
-    if not ask_button(request, f"Compute: {chosen.title}", chosen.summary[0].upper() + chosen.summary[1:] + "."):
+    if not ask_button(request, f"Compute: {chosen.title}",
+                      f"{chosen.summary[0].upper()}{chosen.summary[1:]}: {price.in_words()} on this server."):
         return None
     found = queued(request, qa_model, worker.analysis, name, result, settings, aggregation, k, result_cache(),
-                   label=f"{chosen.title}…")
+                   label=f"{chosen.title}…", estimate=price)
     if found is None:
         return None
     return figure_of(name)(found, Inputs(result, aggregation, k, method=settings.method))

@@ -8,6 +8,7 @@ import threading
 
 import torch
 
+from rcqa.attribution.cost import in_words
 from rcqa.model import pick_device
 
 WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
@@ -16,9 +17,10 @@ SHORT_JOB_ENV, SHORT_WORKERS_ENV = "RCQA_SHORT_JOB_S", "RCQA_SHORT_WORKERS"
 JOB_NICENESS = 10  # heavy work yields the cores to page scripts: a new visitor's page is drawn first
 JOB_BUDGET_SECONDS = 300  # a job estimated to take longer is refused before it is queued (docs/serving.md)
 JOB_TIME_LIMIT_SECONDS = 600  # a running job is stopped after this: twice the budget, for estimates that run long
-# a job expected to take less is short: the short lane runs it at once, beside (or inside) a long one. One window
-# of 384 tokens at the default settings is about 26 s with the default model; a whole passage of 3 windows, 75 s
-SHORT_JOB_SECONDS = 60
+# a job whose worst case is under this is short: the short lane runs it at once, beside (or inside) a long one. With
+# the default model and settings the gallery's one-window examples are expected to take 5-7 s, 51-77 s at worst (the
+# adaptive rule refined to max_steps at every layer); one window of 384 tokens 26 s, 274 s at worst, so it is long
+SHORT_JOB_SECONDS = 90
 SHORT_WORKERS = 1  # the short lane's workers: each runs one short job at a time
 
 
@@ -42,7 +44,7 @@ def job_time_limit() -> float:
 
 
 def short_job_seconds() -> float:
-    """The expected seconds below which a job is short: $RCQA_SHORT_JOB_S, else SHORT_JOB_SECONDS (0: none is)."""
+    """The worst-case seconds below which a job is short: $RCQA_SHORT_JOB_S, else SHORT_JOB_SECONDS (0: none is)."""
     return float(os.environ.get(SHORT_JOB_ENV) or SHORT_JOB_SECONDS)
 
 
@@ -54,6 +56,13 @@ def short_workers() -> int:
 def minutes(seconds: float) -> str:
     """A limit in words: "90 seconds", "10 minutes"."""
     return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
+
+
+def over_budget(job: str, seconds: float, budget: float, change: str) -> str:
+    """The one sentence refusing a job (an "explanation", a "comparison", …) expected to take `seconds`, over the
+    server's `budget`, naming what to change."""
+    return (f"This {job} would take {in_words(seconds)} on this server, more than the {minutes(budget)} it allows "
+            f"one job: {change}.")
 
 
 def job_gpus() -> list[str]:

@@ -1,11 +1,13 @@
 """One bounded queue per process for heavy work (explanations), shared by every session of the app.
 
-Jobs wait in order of when they are due: when they arrived plus the seconds they are expected to take (Job; in
-arrival order where none is given). Two lanes take them: the main lane's `workers` take any job (what the device
-holds), the short lane's `short_workers` only jobs expected to take less than `short_below` seconds, so that a short
-job never waits behind a long one (the short lane runs it beside the long one, or, in one worker process, inside it
-between its chunks: rcqa.ui.worker). A long job never runs in the short lane, even an idle one: that lane would
-then be the long job's, and the next short job would wait for it.
+Every job comes with its price: the seconds it is expected to take and, at most, its worst case (an adaptive
+explanation refined up to its max_steps); a job without one (missing, zero, negative, not a number) is refused with
+Unpriced. Jobs wait in order of when they are due: when they arrived plus their expected seconds (Job). Two lanes
+take them: the main lane's `workers` take any job (what the device holds), the short lane's `short_workers` only
+jobs whose worst case is under `short_below` seconds, so that a short job never waits behind a long one (the short
+lane runs it beside the long one, or, in one worker process, inside it between its chunks: rcqa.ui.worker). A long
+job never runs in the short lane, even an idle one: that lane would then be the long job's, and the next short job
+would wait for it.
 
 Identical requests (the same key: the result cache's) are one job, computed once and handed to everyone who asked.
 A session has at most one job waiting: asking for another withdraws it from the first. A job nobody waits for any
@@ -85,6 +87,11 @@ class ClientBusy(Busy):
         self.waiting = waiting
 
 
+class Unpriced(ValueError):
+    """A job submitted without its price: its expected seconds must be a positive number, its worst case at least
+    that. The server's own error (every page prices its jobs), never a visitor's."""
+
+
 class Cancelled(RuntimeError):
     """The ticket was cancelled (or replaced by a newer request of its session) before its job ran."""
 
@@ -94,13 +101,14 @@ class Stopped(RuntimeError):
 
 
 class Job:
-    """Work for one key, expected to take `estimate` seconds, due at `due`: when it arrived plus that. Jobs run in
-    order of due, so a long job lets the short ones that arrive while it waits go first, but none that arrives after
-    it is due: no job waits for ever. The times it arrived, started (began computing) and ended are kept, from
-    time.monotonic()."""
+    """Work for one key, expected to take `estimate` seconds and `worst` at most, due at `due`: when it arrived plus
+    its estimate. Jobs run in order of due, so a long job lets the short ones that arrive while it waits go first,
+    but none that arrives after it is due: no job waits for ever. The times it arrived, started (began computing) and
+    ended are kept, from time.monotonic()."""
 
-    def __init__(self, key: str, work: Work, estimate: float = 0.0):
+    def __init__(self, key: str, work: Work, estimate: float, worst: float | None = None):
         self.key, self.work, self.estimate = key, work, estimate
+        self.worst = estimate if worst is None else worst
         self.arrived = time.monotonic()
         self.due = self.arrived + estimate
         self.lane = ""  # the lane that runs it: "main" or "short"
@@ -160,9 +168,17 @@ class Ticket:
         self._queue.withdraw(self.job, self.session)
 
 
+def check_price(key: str, estimate: float, worst: float | None) -> None:
+    """Unpriced unless `estimate` is a positive number of seconds and `worst`, where given, at least that."""
+    priced = isinstance(estimate, (int, float)) and math.isfinite(estimate) and estimate > 0
+    if not priced or (worst is not None and not worst >= estimate):
+        raise Unpriced(f"the job {key[:80]!r} has no price (expected {estimate!r} s, worst {worst!r} s): every job "
+                       "is submitted with the positive seconds it is expected to take")
+
+
 class JobQueue:
     """Jobs in order of due, run by `workers` threads that take any job and `short_workers` threads that take only
-    those expected to take less than `short_below` seconds (the short lane; none by default), started on the first
+    those whose worst case is under `short_below` seconds (the short lane; none by default), started on the first
     submit, and watched by one more thread, which stops the running jobs nobody waits for or that ran past
     `time_limit` seconds (job_time_limit() by default)."""
 
@@ -178,10 +194,12 @@ class JobQueue:
         self._threads: list[threading.Thread] = []
 
     def submit(self, key: str, session: str, work: Work, alive: Callable[[], bool] = lambda: True,
-               client: str | None = None, estimate: float = 0.0) -> Ticket:
+               client: str | None = None, *, estimate: float, worst: float | None = None) -> Ticket:
         """Claim the job for key (joining one waiting or running, else queueing `work`, expected to take `estimate`
-        seconds) for session, of client (its address, None where unknown); any other job the session has waiting
-        loses its claim. Busy if a new job would pass the limit, ClientBusy if the client's own."""
+        seconds and `worst` at most, default `estimate`) for session, of client (its address, None where unknown);
+        any other job the session has waiting loses its claim. Unpriced without a price; Busy if a new job would
+        pass the limit, ClientBusy if the client's own."""
+        check_price(key, estimate, worst)
         with self._changed:
             self._prune()
             job = self._jobs.get(key)
@@ -190,7 +208,7 @@ class JobQueue:
                     raise Busy(len(self._waiting))
                 if client is not None and (mine := self._client_waiting(client, session)) >= self.per_client:
                     raise ClientBusy(mine)
-                job = self._jobs[key] = Job(key, work, estimate)
+                job = self._jobs[key] = Job(key, work, estimate, worst)
                 bisect.insort(self._waiting, job, key=lambda waiting: waiting.due)
             for other in [j for j in self._waiting if j is not job and session in j.askers]:
                 self._withdraw(other, session)
@@ -286,7 +304,7 @@ class JobQueue:
             self._run(self._next(lane))
 
     def _takes(self, lane: str, job: Job) -> bool:
-        return lane == "main" or job.estimate < self.short_below
+        return lane == "main" or job.worst < self.short_below
 
     def _next(self, lane: str) -> Job:
         """The first job due that the lane takes, once there is one."""

@@ -10,12 +10,13 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from rcqa.attribution.cost import Price
 from rcqa.attribution.memory import checkpoints
 from rcqa.model import QAModel
 from rcqa.ui import worker
-from rcqa.ui.capacity import (default_workers, job_gpus, limit_torch_threads, short_job_seconds, short_workers,
-                              torch_threads)
-from rcqa.ui.jobs import Busy, ClientBusy, JobQueue, Running, Ticket, Work
+from rcqa.ui.capacity import (default_workers, job_budget, job_gpus, limit_torch_threads, over_budget,
+                              short_job_seconds, short_workers, torch_threads)
+from rcqa.ui.jobs import Busy, ClientBusy, JobQueue, Running, Ticket, Unpriced, Work, check_price
 from rcqa.ui.errors import callback, failure, report
 from rcqa.ui.view import default_model
 from rcqa.ui.visitors import client_address
@@ -81,14 +82,22 @@ def pending(slot: str, key: str) -> Ticket | None:
     return ticket if ticket and ticket.key == key and ticket.state != "cancelled" else None
 
 
-def submit(slot: str, key: str, work: Work, estimate: float = 0.0) -> Ticket | None:
-    """Queue the work, expected to take `estimate` seconds (or join an identical request), and keep its ticket in
-    session slot `slot`; None, with a message, when the queue is full."""
+def submit(slot: str, key: str, work: Work, estimate: Price) -> Ticket | None:
+    """Queue the work at its price `estimate` (or join an identical request), and keep its ticket in session slot
+    `slot`; None, with a message, when the queue is full or the job is over the server's budget (a page says so, with
+    what to change, before it offers the job: this is the last word). A job without a price is refused
+    (rcqa.ui.jobs.Unpriced): a page that forgot one fails loudly."""
+    if not isinstance(estimate, Price):
+        raise Unpriced(f"the job {key[:80]!r} has no price: {estimate!r} is no rcqa.attribution.cost.Price")
+    check_price(key, estimate.seconds, estimate.worst)
+    if estimate.seconds > (budget := job_budget()):
+        st.warning(over_budget("job", estimate.seconds, budget, "ask for less"))
+        return None
     session, alive = _session()
     try:
         ticket = job_queue().submit(key, session, work, alive,
                                     client=client_address(st.context.ip_address, st.context.headers),
-                                    estimate=estimate)
+                                    estimate=estimate.seconds, worst=estimate.worst)
     except ClientBusy as busy:
         st.warning(f"You already have {busy.waiting} explanations or comparisons waiting, the most this server "
                    "queues for one visitor: wait for them, or cancel one.")

@@ -11,7 +11,7 @@ import streamlit as st
 
 from rcqa import qa
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.cost import explanation_cost, in_words
+from rcqa.attribution.cost import Price, explanation_price, reading_seconds, windows_of_text, worst_case
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.settings import IGSettings
@@ -19,14 +19,16 @@ from rcqa.catalog import shown_name
 from rcqa.attribution.methods import COMPARED
 from rcqa.faithfulness.compare import Comparison, Protocol
 from rcqa.faithfulness.cost import comparison_seconds
+from rcqa.analysis.projection import projection_seconds
 from rcqa.figures import Chart, projection_map
 from rcqa.lens import AnswerLens
+from rcqa.lens.cost import interventions_seconds, lens_seconds, margins_seconds
 from rcqa.lens.interventions import Interventions
 from rcqa.model import QAModel
 from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example
 from rcqa.ui import worker
-from rcqa.ui.capacity import job_budget, minutes
+from rcqa.ui.capacity import job_budget, over_budget
 from rcqa.ui.queue import await_ticket, heavy, pending, submit
 from rcqa.ui.show import callback, report
 
@@ -57,8 +59,10 @@ def answer(qa_model: QAModel, current: Example) -> Answer | None:
         report(error)
         return None
     text = hashlib.sha256(f"{current.question}\0{current.passage}".encode()).hexdigest()
+    windows = windows_of_text(qa_model, len(current.passage), current.question)
+    reading = reading_seconds(qa_model, windows, qa_model.max_len)
     return queued(("answer", qa_model.fingerprint, text), qa_model, worker.answer, current.passage,
-                  current.question, label="Reading the passage…")
+                  current.question, label="Reading the passage…", estimate=Price(reading))
 
 
 def answer_ahead(qa_model: QAModel, examples: list[Example]) -> None:
@@ -118,10 +122,10 @@ def compute_result(qa_model: QAModel, current: Example, settings: IGSettings, si
     key, slot = result_key(qa_model, current, settings), _TICKET + side
     ticket = pending(slot, key)
     if ticket is None:
-        if (seconds := affordable_seconds(qa_model, current, settings)) is None:
+        if (price := affordable_price(qa_model, current, settings)) is None:
             return None
         ticket = submit(slot, key, heavy(qa_model, worker.explanation, current, settings, result_cache()),
-                        estimate=seconds)
+                        estimate=price)
     if ticket is None:
         return None
     total, name = qa_model.num_layers + 1, shown_name(qa_model.name)
@@ -157,26 +161,27 @@ def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
     if (result := stored_result(qa_model, current, settings)) is not None:
         return result
     if pending_request(qa_model, current, settings) is None:
-        if (seconds := affordable_seconds(qa_model, current, settings)) is None:
+        if (price := affordable_price(qa_model, current, settings)) is None:
             return None
         slot = st.empty()
         if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
             st.caption(f"Attributes {explained} at the output of all {qa_model.num_layers + 1} layers of "
-                       f"{shown_name(qa_model.name)}: {in_words(seconds)} on this server.")
+                       f"{shown_name(qa_model.name)}: {price.in_words()} on this server.")
             return None
         slot.empty()
     return compute_result(qa_model, current, settings)
 
 
-def expected_seconds(qa_model: QAModel, current: Example, settings: IGSettings) -> float | None:
-    """How long explaining the example with these settings is expected to take on this server (rcqa.attribution.cost):
-    every window of the passage, or the answer's, whose tokens are counted where it is the only one (a longer
-    passage's windows are full). None, with the reason shown, where the model cannot read the example."""
+def explanation_price_of(qa_model: QAModel, current: Example, settings: IGSettings) -> Price | None:
+    """What explaining the example with these settings costs on this server (rcqa.attribution.cost): every window of
+    the passage, or the answer's, whose tokens are counted where it is the only one (a longer passage's windows are
+    full), after reading every window to answer. None, with the reason shown, where the model cannot read the
+    example."""
     found = answer(qa_model, current)
     if found is None:
         return None
     windows = found.n_windows if settings.windows == "all" else 1
-    return explanation_cost(qa_model, settings, windows, window_tokens(qa_model, current, found)).seconds()
+    return explanation_price(qa_model, settings, windows, window_tokens(qa_model, current, found), found.n_windows)
 
 
 def window_tokens(qa_model: QAModel, current: Example, found: Answer) -> int:
@@ -187,23 +192,27 @@ def window_tokens(qa_model: QAModel, current: Example, found: Answer) -> int:
     return qa_model.max_len
 
 
-def affordable_seconds(qa_model: QAModel, current: Example, settings: IGSettings) -> float | None:
-    """The explanation's expected seconds if it is within the server's budget (rcqa.ui.capacity.job_budget); None,
-    with the reason shown (over the budget: what to change), otherwise."""
-    if (seconds := expected_seconds(qa_model, current, settings)) is None:
+def affordable_price(qa_model: QAModel, current: Example, settings: IGSettings) -> Price | None:
+    """The explanation's price if its expected seconds are within the server's budget
+    (rcqa.ui.capacity.job_budget); None, with the reason shown (over the budget: what to change), otherwise."""
+    if (price := explanation_price_of(qa_model, current, settings)) is None:
         return None
-    if seconds > (budget := job_budget()):
-        st.warning(over_budget(seconds, budget, settings))
-        return None
-    return seconds
+    return price if within_budget("explanation", price, explanation_change(settings)) else None
 
 
-def over_budget(seconds: float, budget: float, settings: IGSettings) -> str:
-    """The one sentence refusing an explanation expected to take `seconds`, saying what to change."""
-    change = ("explain the answer's window only (Windows explained)" if settings.windows == "all" else
-              "choose fewer steps, or a preset with fewer")
-    return (f"This explanation would take {in_words(seconds)} on this server, more than the {minutes(budget)} it "
-            f"allows one job: {change}.")
+def explanation_change(settings: IGSettings) -> str:
+    """What to change to make an explanation cheaper."""
+    return ("explain the answer's window only (Windows explained)" if settings.windows == "all" else
+            "choose fewer steps, or a preset with fewer")
+
+
+def within_budget(job: str, price: Price, change: str) -> bool:
+    """Whether the job's expected seconds are within the server's budget; else the one sentence refusing it, naming
+    what to change, is shown (rcqa.ui.capacity.over_budget)."""
+    if price.seconds > (budget := job_budget()):
+        st.warning(over_budget(job, price.seconds, budget, change))
+        return False
+    return True
 
 
 # --- the methods' comparison ---------------------------------------------------------------------------------
@@ -224,17 +233,19 @@ def pending_comparison(qa_model: QAModel, current: Example, settings: IGSettings
     return pending(_COMPARISON_TICKET, comparison_key(qa_model, current, settings, protocol)) is not None
 
 
-def comparison_price(qa_model: QAModel, current: Example, settings: IGSettings, protocol: Protocol) -> float | None:
-    """The comparison's expected seconds on this server (rcqa.faithfulness.cost), None where the answer is not known
-    yet (it is then being computed, with its own message)."""
+def comparison_price(qa_model: QAModel, current: Example, settings: IGSettings, protocol: Protocol) -> Price | None:
+    """The comparison's price on this server (rcqa.faithfulness.cost), at worst with IG refined to max_steps; None
+    where the answer is not known yet (it is then being computed, with its own message)."""
     if (found := answer(qa_model, current)) is None:
         return None
-    return comparison_seconds(qa_model, settings, COMPARED, protocol, window_tokens(qa_model, current, found))
+    tokens = window_tokens(qa_model, current, found)
+    return Price(*(comparison_seconds(qa_model, chosen, COMPARED, protocol, tokens)
+                   for chosen in (settings, worst_case(settings))))
 
 
 def compute_comparison(qa_model: QAModel, current: Example, settings: IGSettings,
-                       protocol: Protocol, estimate: float) -> Comparison | None:
-    """Compare the attribution methods through the queue, priced at `estimate` seconds, showing the request's place
+                       protocol: Protocol, estimate: Price) -> Comparison | None:
+    """Compare the attribution methods through the queue, priced at `estimate`, showing the request's place
     in line with a Cancel button, or resuming this session's request; None, with a message shown, when the queue is
     full, the request was cancelled or the comparison fails."""
     key = comparison_key(qa_model, current, settings, protocol)
@@ -271,9 +282,9 @@ def ask_button(request: tuple, label: str, what_it_does: str) -> bool:
     return False
 
 
-def queued(request: tuple, qa_model: QAModel, function, *args, label: str, estimate: float = 0.0) -> Any | None:
+def queued(request: tuple, qa_model: QAModel, function, *args, label: str, estimate: Price) -> Any | None:
     """function(qa_model, *args) computed through the queue for request (kept with this session's last few
-    results), expected to take `estimate` seconds; None, with a message shown, when the queue is full or the work
+    results), priced at `estimate`; None, with a message shown, when the queue is full or the work
     fails."""
     kept: dict = st.session_state.setdefault(_KEPT, {})
     if request in kept:
@@ -290,6 +301,11 @@ def queued(request: tuple, qa_model: QAModel, function, *args, label: str, estim
     return found
 
 
+def result_window_tokens(qa_model: QAModel, result: Attribution) -> int:
+    """The tokens of a window of the result's example (window_tokens)."""
+    return window_tokens(qa_model, result.example, result.answer)
+
+
 def lens(qa_model: QAModel, result: Attribution, key: str) -> AnswerLens | None:
     """The answer lens of the result's example, once asked for: one forward pass, through the queue."""
     request = ("lens", key)
@@ -297,23 +313,28 @@ def lens(qa_model: QAModel, result: Attribution, key: str) -> AnswerLens | None:
                       "Runs the QA head (and any probes trained for this model) on every layer's output: one "
                       "forward pass."):
         return None
-    return queued(request, qa_model, worker.lens, result.example, label="Reading the answer out of every layer…")
+    price = Price(lens_seconds(qa_model, result.answer.n_windows, result_window_tokens(qa_model, result)))
+    return queued(request, qa_model, worker.lens, result.example, label="Reading the answer out of every layer…",
+                  estimate=price)
 
 
 def contrast_margins(qa_model: QAModel, result: Attribution, key: str):
     """A contrast's lens margin per layer (a forward pass of one or two windows, through the queue); None for a
     result without a contrast."""
-    if result.targets[0].foil is None:
+    if (foil := result.targets[0].foil) is None:
         return None
+    windows = len({result.window, foil.window})
+    price = Price(margins_seconds(qa_model, windows, result_window_tokens(qa_model, result)))
     return queued(("contrast", key), qa_model, worker.contrast_margins, result,
-                  label="Reading the answer's margin over the foil at every layer…")
+                  label="Reading the answer's margin over the foil at every layer…", estimate=price)
 
 
 def knockouts(qa_model: QAModel, result: Attribution, request: tuple) -> Interventions | None:
     """The interventions of request ("knockouts", result key, k, baseline, aggregation), once asked for."""
     _, _, k, baseline, aggregation = request
+    price = Price(interventions_seconds(qa_model, result_window_tokens(qa_model, result), KNOCKOUT_DRAWS, baseline))
     return queued(request, qa_model, worker.knockouts, result, k, KNOCKOUT_DRAWS, baseline, aggregation,
-                  label="Knocking out each layer's words…")
+                  label="Knocking out each layer's words…", estimate=price)
 
 
 def projection_chart(qa_model: QAModel, key: str, layer: int, method: str, result: Attribution) -> Chart | None:
@@ -325,6 +346,7 @@ def projection_chart(qa_model: QAModel, key: str, layer: int, method: str, resul
     if result.hidden_states is None:
         report(ValueError("this result holds no layer outputs (hidden states); explain it again to project them"))
         return None
-    projected = queued(request, qa_model, worker.projection, result.hidden_states[layer], method,
-                       label="Projecting the token vectors…")
+    vectors = result.hidden_states[layer]
+    projected = queued(request, qa_model, worker.projection, vectors, method, label="Projecting the token vectors…",
+                       estimate=Price(projection_seconds(method, len(vectors))))
     return None if projected is None else projection_map(result, layer, projected)

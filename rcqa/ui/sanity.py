@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rcqa.attribution.cost import in_words
 from rcqa.attribution.methods import COMPARED, METHODS
 from rcqa.attribution.settings import IGSettings
-from rcqa.faithfulness.sanity import model_parts, sanity_seconds
+from rcqa.faithfulness.sanity import model_parts, sanity_price
 from rcqa.figures.sanity import TITLE, sanity_curves, sanity_verdicts
 from rcqa.model import QAModel
 from rcqa.types import Example
 from rcqa.ui import show, worker
-from rcqa.ui.capacity import job_budget, minutes
-from rcqa.ui.results import answer, ask_button, queued, result_key, window_tokens
+from rcqa.ui.results import answer, ask_button, queued, result_key, window_tokens, within_budget
 
 
 def sanity_section(qa_model: QAModel, current: Example, settings: IGSettings) -> None:
@@ -27,19 +25,17 @@ def sanity_section(qa_model: QAModel, current: Example, settings: IGSettings) ->
                              key="rcqa.sanity_methods", format_func=lambda name: METHODS[name].label)
     if (found := answer(qa_model, current)) is None:
         return
-    seconds = sanity_seconds(qa_model, settings, methods, window_tokens(qa_model, current, found))
-    if seconds > (budget := job_budget()):
-        st.warning(f"This check would take {in_words(seconds)} on this server, more than the {minutes(budget)} it "
-                   "allows one job: leave Integrated Gradients out.")
+    price = sanity_price(qa_model, settings, methods, window_tokens(qa_model, current, found))
+    if not within_budget("check", price, "leave Integrated Gradients out"):
         return
     request = ("sanity", result_key(qa_model, current, settings), tuple(methods))
     if not ask_button(request, "Run the sanity check",
                       f"Explains the answer again on {2 * len(model_parts(qa_model))} randomised copies of the model "
-                      f"with every method chosen: {in_words(seconds)} on this server (Integrated Gradients costs "
+                      f"with every method chosen: {price.in_words()} on this server (Integrated Gradients costs "
                       "the most)."):
         return
     checked = queued(request, qa_model, worker.sanity, current, settings, tuple(methods),
-                     label="Randomising the model's weights and explaining again…", estimate=seconds)
+                     label="Randomising the model's weights and explaining again…", estimate=price)
     if checked is None:
         return
     show.chart(sanity_curves(checked, "cascade"))

@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from rcqa.attribution.cost import Price
 from rcqa.figures import Chart, image_export_available
+from rcqa.figures.common import IMAGE_SECONDS
 from rcqa.text import without_bidi_controls
 from rcqa.ui.errors import (  # noqa: F401 (the pages' show.callback, show.plain, show.report)
     callback, failure, plain, report, show_callback_failure)
@@ -149,7 +151,7 @@ def _image(chart: Chart, kind: str, digest: str) -> bytes | None:
     if (key := f"image-{kind}-{digest}") in kept:
         return kept[key]
     slot = f"rcqa.ticket.image.{chart.name}.{kind}"
-    ticket = pending(slot, key) or submit(slot, key, lambda report: chart.image(kind))
+    ticket = pending(slot, key) or submit(slot, key, lambda report: chart.image(kind), Price(IMAGE_SECONDS))
     if ticket is None:
         return None
     image = await_ticket(ticket, slot, f"Drawing {chart.name}.{kind}…", f"Drawing {chart.name}.{kind} failed",

@@ -24,6 +24,22 @@ def open_app(page: str | None = None, query: dict[str, str] | None = None) -> Ap
     return app
 
 
+def recorded_prices(monkeypatch) -> dict[str, tuple[float, float | None]]:
+    """Record every job submitted to the queue from now on: its key → (expected seconds, worst), as the page
+    priced it."""
+    from rcqa.ui.jobs import JobQueue
+
+    prices: dict[str, tuple[float, float | None]] = {}
+    submit = JobQueue.submit
+
+    def recorded(queue, key, *args, **kwargs):
+        prices[key] = (kwargs["estimate"], kwargs.get("worst"))
+        return submit(queue, key, *args, **kwargs)
+
+    monkeypatch.setattr(JobQueue, "submit", recorded)
+    return prices
+
+
 def plotly_specs(app: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in app.get("plotly_chart")]
 

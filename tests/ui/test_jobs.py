@@ -49,9 +49,9 @@ def gates_of(kind, order, *names):
 def test_jobs_run_in_order_one_at_a_time_and_each_knows_how_many_are_ahead(order):
     queue = JobQueue(workers=1)
     a, b, c = gates(order, "a", "b", "c")
-    first = queue.submit("a", "s1", a)
+    first = queue.submit("a", "s1", a, estimate=1)
     assert a.started.wait(WAIT)
-    second, third = queue.submit("b", "s2", b), queue.submit("c", "s3", c)
+    second, third = queue.submit("b", "s2", b, estimate=1), queue.submit("c", "s3", c, estimate=1)
     assert (first.state, second.state, third.state) == ("running", "waiting", "waiting")
     assert [first.ahead(), second.ahead(), third.ahead()] == [0, 1, 2]
     assert first.progress == "a half way" and second.progress is None
@@ -66,7 +66,7 @@ def test_jobs_run_in_order_one_at_a_time_and_each_knows_how_many_are_ahead(order
 def test_two_workers_run_two_jobs_at_once(order):
     queue = JobQueue(workers=2)
     a, b, c = gates(order, "a", "b", "c")
-    tickets = [queue.submit(g.name, g.name, g) for g in (a, b, c)]
+    tickets = [queue.submit(g.name, g.name, g, estimate=1) for g in (a, b, c)]
     assert a.started.wait(WAIT) and b.started.wait(WAIT)
     assert queue.running == 2 and tickets[2].ahead() == 2 and not c.started.is_set()
     for gate, ticket in zip((a, b, c), tickets):
@@ -76,9 +76,10 @@ def test_two_workers_run_two_jobs_at_once(order):
 def test_identical_requests_are_computed_once_and_served_to_everyone(order):
     queue = JobQueue(workers=1)
     blocker, shared = gates(order, "blocker", "shared")
-    first = queue.submit("blocker", "s0", blocker)
+    first = queue.submit("blocker", "s0", blocker, estimate=1)
     assert blocker.started.wait(WAIT)
-    mine, yours = queue.submit("shared", "s1", shared), queue.submit("shared", "s2", Gate("copy", order))
+    mine = queue.submit("shared", "s1", shared, estimate=1)
+    yours = queue.submit("shared", "s2", Gate("copy", order), estimate=1)
     assert queue.waiting == 1 and mine.ahead() == yours.ahead() == 1
     blocker.finish(first)
     assert shared.finish(mine) == yours.result() == "result of shared"
@@ -88,9 +89,9 @@ def test_identical_requests_are_computed_once_and_served_to_everyone(order):
 def test_a_cancelled_request_never_runs_and_the_ones_behind_move_up(order):
     queue = JobQueue(workers=1)
     a, b, c = gates(order, "a", "b", "c")
-    first = queue.submit("a", "s1", a)
+    first = queue.submit("a", "s1", a, estimate=1)
     assert a.started.wait(WAIT)
-    second, third = queue.submit("b", "s2", b), queue.submit("c", "s3", c)
+    second, third = queue.submit("b", "s2", b, estimate=1), queue.submit("c", "s3", c, estimate=1)
     second.cancel()
     assert second.state == "cancelled" and third.ahead() == 1 and queue.waiting == 1
     with pytest.raises(Cancelled):
@@ -103,9 +104,9 @@ def test_a_cancelled_request_never_runs_and_the_ones_behind_move_up(order):
 def test_a_shared_job_runs_while_anyone_still_wants_it(order):
     queue = JobQueue(workers=1)
     blocker, shared = gates(order, "blocker", "shared")
-    first = queue.submit("blocker", "s0", blocker)
+    first = queue.submit("blocker", "s0", blocker, estimate=1)
     assert blocker.started.wait(WAIT)
-    mine, yours = queue.submit("shared", "s1", shared), queue.submit("shared", "s2", shared)
+    mine, yours = queue.submit("shared", "s1", shared, estimate=1), queue.submit("shared", "s2", shared, estimate=1)
     mine.cancel()
     assert mine.state == "cancelled" and yours.state == "waiting"
     blocker.finish(first)
@@ -115,10 +116,10 @@ def test_a_shared_job_runs_while_anyone_still_wants_it(order):
 def test_a_session_has_one_request_waiting_its_newest(order):
     queue = JobQueue(workers=1)
     blocker, old, new = gates(order, "blocker", "old", "new")
-    first = queue.submit("blocker", "s0", blocker)
+    first = queue.submit("blocker", "s0", blocker, estimate=1)
     assert blocker.started.wait(WAIT)
-    replaced = queue.submit("old", "s1", old)
-    newest = queue.submit("new", "s1", new)
+    replaced = queue.submit("old", "s1", old, estimate=1)
+    newest = queue.submit("new", "s1", new, estimate=1)
     assert replaced.state == "cancelled" and newest.ahead() == 1 and queue.waiting == 1
     blocker.finish(first)
     new.finish(newest)
@@ -128,11 +129,11 @@ def test_a_session_has_one_request_waiting_its_newest(order):
 def test_the_jobs_of_sessions_that_left_are_dropped_before_they_start(order):
     queue = JobQueue(workers=1)
     blocker, orphan, kept = gates(order, "blocker", "orphan", "kept")
-    first = queue.submit("blocker", "s0", blocker)
+    first = queue.submit("blocker", "s0", blocker, estimate=1)
     assert blocker.started.wait(WAIT)
     connected = {"s1": True}
-    queue.submit("orphan", "s1", orphan, alive=lambda: connected["s1"])
-    last = queue.submit("kept", "s2", kept)
+    queue.submit("orphan", "s1", orphan, alive=lambda: connected["s1"], estimate=1)
+    last = queue.submit("kept", "s2", kept, estimate=1)
     assert last.ahead() == 2
     connected["s1"] = False  # the tab was closed
     assert last.ahead() == 1 and queue.waiting == 1
@@ -144,13 +145,13 @@ def test_the_jobs_of_sessions_that_left_are_dropped_before_they_start(order):
 def test_past_the_limit_new_requests_are_refused_but_identical_ones_still_join(order):
     queue = JobQueue(workers=1, limit=2)
     blocker, b, c, d = gates(order, "blocker", "b", "c", "d")
-    first = queue.submit("blocker", "s0", blocker)
+    first = queue.submit("blocker", "s0", blocker, estimate=1)
     assert blocker.started.wait(WAIT)
-    waiting = [queue.submit("b", "s1", b), queue.submit("c", "s2", c)]
+    waiting = [queue.submit("b", "s1", b, estimate=1), queue.submit("c", "s2", c, estimate=1)]
     with pytest.raises(Busy) as refused:
-        queue.submit("d", "s3", d)
+        queue.submit("d", "s3", d, estimate=1)
     assert refused.value.waiting == 2 and "2 explanations are waiting" in str(refused.value)
-    joined = queue.submit("c", "s3", d)
+    joined = queue.submit("c", "s3", d, estimate=1)
     assert joined.ahead() == 2 and queue.waiting == 2
     blocker.finish(first)
     b.finish(waiting[0])
@@ -164,13 +165,13 @@ def test_a_failing_job_hands_its_error_to_every_asker_and_the_queue_goes_on(orde
     def fails(report):
         raise ValueError("bad input")
 
-    tickets = [queue.submit("bad", "s1", fails), queue.submit("bad", "s2", fails)]
+    tickets = [queue.submit("bad", "s1", fails, estimate=1), queue.submit("bad", "s2", fails, estimate=1)]
     for ticket in tickets:
         assert ticket.wait(WAIT) and ticket.state == "failed"
         with pytest.raises(ValueError, match="bad input"):
             ticket.result()
     (after,) = gates(order, "after")
-    assert after.finish(queue.submit("after", "s1", after)) == "result of after"
+    assert after.finish(queue.submit("after", "s1", after, estimate=1)) == "result of after"
 
 
 def test_jobs_run_at_a_lower_priority_than_the_page_scripts(monkeypatch):
@@ -180,29 +181,30 @@ def test_jobs_run_at_a_lower_priority_than_the_page_scripts(monkeypatch):
         return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
     base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    ticket = JobQueue(1).submit("nice", "s", own_niceness)
+    ticket = JobQueue(1).submit("nice", "s", own_niceness, estimate=1)
     assert ticket.wait(WAIT) and ticket.result() == max(base, 10)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base  # the caller's thread keeps its own
     monkeypatch.setenv("RCQA_JOB_NICE", "15")
-    ticket = JobQueue(1).submit("nicer", "s", own_niceness)
+    ticket = JobQueue(1).submit("nicer", "s", own_niceness, estimate=1)
     assert ticket.wait(WAIT) and ticket.result() == max(base, 15)
 
 
 def test_one_address_has_at_most_its_share_waiting_however_many_sessions_it_opens(order):
     queue = JobQueue(workers=1, per_client=2)
     blocker, *jobs, anonymous = gates(order, "blocker", "a", "b", "c", "other", "d")
-    running = queue.submit("blocker", "s0", blocker)
+    running = queue.submit("blocker", "s0", blocker, estimate=1)
     assert blocker.started.wait(WAIT)
-    first = queue.submit("a", "s1", jobs[0], client="10.0.0.9")
-    second = queue.submit("b", "s2", jobs[1], client="10.0.0.9")
+    first = queue.submit("a", "s1", jobs[0], client="10.0.0.9", estimate=1)
+    second = queue.submit("b", "s2", jobs[1], client="10.0.0.9", estimate=1)
     with pytest.raises(ClientBusy) as refused:
-        queue.submit("c", "s3", jobs[2], client="10.0.0.9")  # a third session of the same address
+        queue.submit("c", "s3", jobs[2], client="10.0.0.9", estimate=1)  # a third session of the same address
     assert refused.value.waiting == 2 and isinstance(refused.value, Busy)
-    replaced = queue.submit("c", "s2", jobs[2], client="10.0.0.9")  # a session replacing its own request may
+    # a session replacing its own request may
+    replaced = queue.submit("c", "s2", jobs[2], client="10.0.0.9", estimate=1)
     assert second.state == "cancelled" and replaced.state == "waiting"
-    joined = queue.submit("a", "s4", jobs[0], client="10.0.0.9")  # joining a waiting job adds no work
-    elsewhere = queue.submit("other", "s5", jobs[3], client="10.0.0.7")
-    unknown = queue.submit("d", "s6", anonymous)  # no address: the session's own limit only
+    joined = queue.submit("a", "s4", jobs[0], client="10.0.0.9", estimate=1)  # joining a waiting job adds no work
+    elsewhere = queue.submit("other", "s5", jobs[3], client="10.0.0.7", estimate=1)
+    unknown = queue.submit("d", "s6", anonymous, estimate=1)  # no address: the session's own limit only
     assert queue.waiting == 4 and joined.job is first.job
     blocker.finish(running)
     for gate, ticket in zip((jobs[0], jobs[2], jobs[3], anonymous), (first, replaced, elsewhere, unknown)):
@@ -226,9 +228,9 @@ class Stoppable(Gate):
 def test_a_running_job_cancelled_by_its_only_asker_stops_and_the_next_one_runs(order):
     queue = JobQueue(workers=1)
     (long,), (after,) = gates_of(Stoppable, order, "long"), gates(order, "after")
-    running = queue.submit("long", "s1", long)
+    running = queue.submit("long", "s1", long, estimate=1)
     assert long.started.wait(WAIT)
-    waiting = queue.submit("after", "s2", after)
+    waiting = queue.submit("after", "s2", after, estimate=1)
     running.cancel()
     assert running.state == "cancelled"  # this session's claim; the job itself is being stopped
     assert after.started.wait(WAIT) and running.job.state == "failed"
@@ -240,9 +242,9 @@ def test_a_running_job_cancelled_by_its_only_asker_stops_and_the_next_one_runs(o
 def test_a_running_job_shared_with_another_session_runs_on_when_one_cancels(order):
     queue = JobQueue(workers=1)
     (shared,) = gates(order, "shared")
-    mine = queue.submit("shared", "s1", shared)
+    mine = queue.submit("shared", "s1", shared, estimate=1)
     assert shared.started.wait(WAIT)
-    yours = queue.submit("shared", "s2", shared)
+    yours = queue.submit("shared", "s2", shared, estimate=1)
     mine.cancel()
     assert not mine.job.stop.is_set() and yours.state == "running"
     assert shared.finish(yours) == "result of shared"
@@ -252,18 +254,18 @@ def test_a_running_job_whose_askers_all_left_is_stopped_without_any_page_asking(
     queue = JobQueue(workers=1)
     (long,), (after,) = gates_of(Stoppable, order, "long"), gates(order, "after")
     connected = {"s1": True}
-    running = queue.submit("long", "s1", long, alive=lambda: connected["s1"])
+    running = queue.submit("long", "s1", long, alive=lambda: connected["s1"], estimate=1)
     assert long.started.wait(WAIT)
     connected["s1"] = False  # the tab was closed: nothing polls the queue from now on
     assert running.job.finished.wait(WAIT) and running.job.state == "failed"
     assert "left" in str(running.job.error)
-    assert after.finish(queue.submit("after", "s2", after)) == "result of after"
+    assert after.finish(queue.submit("after", "s2", after, estimate=1)) == "result of after"
 
 
 def test_a_job_past_its_time_limit_is_stopped_with_a_sentence_saying_what_to_change(order):
     queue = JobQueue(workers=1, time_limit=0.5)
     (long,) = gates_of(Stoppable, order, "long")
-    ticket = queue.submit("long", "s1", long)
+    ticket = queue.submit("long", "s1", long, estimate=1)
     started = time.monotonic()
     assert ticket.wait(WAIT) and ticket.state == "failed"
     assert 0.5 <= time.monotonic() - started < 0.5 + 3 * WATCH_SECONDS + 1
@@ -289,7 +291,7 @@ def test_a_long_job_lets_short_ones_that_arrive_while_it_waits_go_first_but_not_
     monkeypatch.setattr(time, "monotonic", lambda: clock[0])
     queue = JobQueue(workers=1, time_limit=math.inf)
     blocker, long, short, late = gates(order, "blocker", "long", "short", "late")
-    first = queue.submit("blocker", "s0", blocker)
+    first = queue.submit("blocker", "s0", blocker, estimate=1)
     assert blocker.started.wait(WAIT)
     waiting_long = queue.submit("long", "s1", long, estimate=600)  # due at 1600
     clock[0] += 60

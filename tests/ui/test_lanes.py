@@ -115,7 +115,8 @@ def test_the_time_a_job_was_held_does_not_count_against_its_time_limit():
             return "finished"
         return work
 
-    held, not_held = queue.submit("held", "s1", held_for(60)), queue.submit("not held", "s2", held_for(0))
+    held = queue.submit("held", "s1", held_for(60), estimate=1)
+    not_held = queue.submit("not held", "s2", held_for(0), estimate=1)
     assert held.wait(WAIT) and held.result() == "finished"  # 1.5 s of work, 60 s of it held: within 1 s
     assert not_held.wait(WAIT) and not_held.state == "failed"
 

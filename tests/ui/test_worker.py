@@ -270,7 +270,7 @@ def test_a_long_job_cancelled_while_it_runs_stops_within_seconds_and_the_next_on
                                                                                             same_worker):
     processes, queue = worker.WorkerProcesses(1, threads=1), JobQueue(workers=1)
     first_pid, *_ = processes.run(task(tiny_bert, where_and_how), lambda _: None)
-    long = queue.submit("long", "s1", queued_on(processes, tiny_bert, long_job))
+    long = queue.submit("long", "s1", queued_on(processes, tiny_bert, long_job), estimate=1)
     if long_job is silent_for_a_minute:
         while long.state != "running":
             time.sleep(0.05)
@@ -278,7 +278,7 @@ def test_a_long_job_cancelled_while_it_runs_stops_within_seconds_and_the_next_on
         cancelled = time.monotonic()
     else:
         cancelled = started(long)
-    after = queue.submit("after", "s2", queued_on(processes, tiny_bert, where_and_how))
+    after = queue.submit("after", "s2", queued_on(processes, tiny_bert, where_and_how), estimate=1)
     long.cancel()
     assert long.job.finished.wait(STOPS_WITHIN) and isinstance(long.job.error, Stopped)
     assert time.monotonic() - cancelled < STOPS_WITHIN
@@ -291,13 +291,13 @@ def test_a_long_job_cancelled_while_it_runs_stops_within_seconds_and_the_next_on
 def test_a_job_past_its_time_limit_in_a_worker_is_stopped_and_says_so(tiny_bert):
     processes, queue = worker.WorkerProcesses(1, threads=1), JobQueue(workers=1, time_limit=2)
     processes.run(task(tiny_bert, counts_to_three), lambda _: None)  # the worker is up
-    long = queue.submit("long", "s1", queued_on(processes, tiny_bert, reports_for_a_minute))
+    long = queue.submit("long", "s1", queued_on(processes, tiny_bert, reports_for_a_minute), estimate=1)
     began = started(long)
     assert long.wait(2 + STOPS_WITHIN) and long.state == "failed"
     assert time.monotonic() - began < 2 + STOPS_WITHIN
     with pytest.raises(Stopped, match="ran longer than 2 seconds"):
         long.result()
-    after = queue.submit("after", "s2", queued_on(processes, tiny_bert, counts_to_three))
+    after = queue.submit("after", "s2", queued_on(processes, tiny_bert, counts_to_three), estimate=1)
     assert after.wait(60) and after.result() == "counted"
 
 

@@ -2,8 +2,7 @@
 cascade's ρ per method with verdicts that say what the drawn numbers say."""
 import pytest
 
-from rcqa.ui.jobs import JobQueue
-from tests.helpers.app_harness import open_app, spec_titled, texts, values
+from tests.helpers.app_harness import open_app, recorded_prices, spec_titled, texts, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/methods.py"
@@ -11,14 +10,7 @@ PAGE = "pages/methods.py"
 
 @pytest.mark.slow  # the comparison, then the check, through the app: 17-29 s (measured)
 def test_the_sanity_check_is_queued_priced_and_drawn(monkeypatch):
-    estimates = {}
-    submit = JobQueue.submit
-
-    def recorded(queue, key, *args, **kwargs):
-        estimates[key] = kwargs.get("estimate", 0.0)
-        return submit(queue, key, *args, **kwargs)
-
-    monkeypatch.setattr(JobQueue, "submit", recorded)
+    estimates = recorded_prices(monkeypatch)
     app = open_app()
     app.selectbox(key="rcqa.widget.example_id").set_value("comet-who").run()
     app.switch_page(PAGE).run()
@@ -28,9 +20,9 @@ def test_the_sanity_check_is_queued_priced_and_drawn(monkeypatch):
     app.button(key="rcqa.ask.sanity").click().run()
     assert not app.exception, [e.value for e in app.exception]
 
-    (estimate,) = [seconds for key, seconds in estimates.items() if key.startswith("sanity")]
+    (estimate,) = [seconds for key, (seconds, _) in estimates.items() if key.startswith("sanity")]
     assert estimate > 0
-    (compared,) = [seconds for key, seconds in estimates.items() if key.startswith("methods")]
+    (compared,) = [seconds for key, (seconds, _) in estimates.items() if key.startswith("methods")]
     assert compared > 0  # the comparison is priced too: a job at 0 would count as short and jump the queue
     curves = spec_titled(app, "Sanity check: each method's word scores against the trained model's, the model "
                              "randomised from the top down")

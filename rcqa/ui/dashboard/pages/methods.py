@@ -4,12 +4,10 @@ import dataclasses
 
 import streamlit as st
 
-from rcqa.attribution.cost import in_words
 from rcqa.faithfulness.compare import Protocol
 from rcqa.faithfulness.deletion import OPERATORS
 from rcqa.figures import methods
 from rcqa.ui import inputs, results, runs, sanity, show, view
-from rcqa.ui.capacity import job_budget, minutes
 
 chosen = view.view()
 
@@ -67,19 +65,17 @@ def main() -> None:
     protocol = Protocol(operator=operator, spare_answer=spare)
     comparison = results.stored_comparison(qa_model, current, settings, protocol)
     if comparison is None:
-        if (seconds := results.comparison_price(qa_model, current, settings, protocol)) is None:
+        if (price := results.comparison_price(qa_model, current, settings, protocol)) is None:
             return
-        if seconds > (budget := job_budget()):
-            st.warning(f"Comparing the methods here would take {in_words(seconds)} on this server, more than the "
-                       f"{minutes(budget)} it allows one job: a shorter passage, or fewer IG steps.")
+        if not results.within_budget("comparison", price, "a shorter passage, or fewer IG steps"):
             return
         asked = results.pending_comparison(qa_model, current, settings, protocol)  # then: its place in line, or result
         if not asked and not st.button("Compare the methods", type="primary", key="rcqa.compare_methods"):
             st.caption(f"Scores the words with every method, then answers again {protocol.k} times and more per "
                        f"method with words deleted, and as often for {protocol.draws} random draws: "
-                       f"{in_words(seconds)} on this server.")
+                       f"{price.in_words()} on this server.")
             return
-        comparison = results.compute_comparison(qa_model, current, settings, protocol, seconds)
+        comparison = results.compute_comparison(qa_model, current, settings, protocol, price)
     if comparison is not None:
         show_comparison(comparison)
     sanity.sanity_section(qa_model, current, settings)

@@ -1,0 +1,88 @@
+"""Every job priced (issue 42): the queue refuses a job without a positive price, the short lane takes only jobs
+whose worst case is short, and every place in the dashboard that submits a job to the queue hands it a price."""
+import ast
+import inspect
+import math
+import pathlib
+import time
+
+import pytest
+
+import rcqa.ui
+from rcqa.ui import queue as ui_queue
+from rcqa.ui import results
+from rcqa.ui.jobs import JobQueue, Unpriced
+from tests.ui.test_lanes import LONG, SHORT, WAIT, Gate, lanes
+
+UI = pathlib.Path(rcqa.ui.__file__).parent
+# the functions that queue a job, and how many positional arguments hold its price: (slot, key, work, estimate)
+SUBMITTERS = {"submit": 4, "queued": None, "compute_comparison": 5}
+
+
+@pytest.mark.parametrize("estimate, worst", [(0, None), (0.0, None), (-3, None), (math.nan, None), (math.inf, None),
+                                             (None, None), ("10", None), (10, 5), (10, math.nan)])
+def test_the_queue_refuses_a_job_without_a_price(estimate, worst):
+    queue = JobQueue(workers=1)
+    with pytest.raises(Unpriced, match="has no price"):
+        queue.submit("unpriced", "s1", Gate(), estimate=estimate, worst=worst)
+    assert queue.waiting == 0 and queue.running == 0
+
+
+def test_a_price_is_required_on_every_submit_path():
+    with pytest.raises(TypeError, match="estimate"):
+        JobQueue(workers=1).submit("unpriced", "s1", Gate())
+    for function in (JobQueue.submit, ui_queue.submit, results.queued):
+        assert inspect.signature(function).parameters["estimate"].default is inspect.Parameter.empty
+
+
+def test_the_short_lane_takes_only_a_job_whose_worst_case_is_short():
+    queue = lanes()
+    long, risky, short = Gate(), Gate(), Gate()
+    running = queue.submit("long", "s1", long, estimate=LONG)
+    assert long.started.wait(WAIT)
+    # expected to be short, but its refinement may run to max_steps: it waits for the main lane
+    waiting = queue.submit("risky", "s2", risky, estimate=SHORT, worst=LONG)
+    beside = queue.submit("short", "s3", short, estimate=SHORT, worst=SHORT)
+    assert short.started.wait(WAIT) and beside.job.lane == "short"
+    time.sleep(0.2)
+    assert waiting.state == "waiting" and risky.runs == 0
+    short.release.set()
+    long.release.set()
+    assert risky.started.wait(WAIT) and waiting.job.lane == "main"
+    risky.release.set()
+    assert running.wait(WAIT) and waiting.wait(WAIT) and beside.wait(WAIT)
+
+
+def submit_calls() -> list[tuple[str, int, ast.Call]]:
+    """Every call in rcqa/ui of a function that queues a job: (file, line, call)."""
+    found = []
+    for path in sorted(UI.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "attr", getattr(node.func, "id", None))
+                if name in SUBMITTERS:
+                    found.append((str(path.relative_to(UI)), node.lineno, node))
+    return found
+
+
+def price_argument(name: str, call: ast.Call) -> ast.expr | None:
+    keyword = next((k.value for k in call.keywords if k.arg == "estimate"), None)
+    position = SUBMITTERS[name]
+    if keyword is None and position is not None and len(call.args) >= position:
+        return call.args[position - 1]
+    return keyword
+
+
+def test_every_place_that_queues_a_job_hands_it_a_computed_price():
+    calls = submit_calls()
+    places = {(path, getattr(call.func, "attr", getattr(call.func, "id", None))) for path, _, call in calls}
+    # the explanations, the answer, the comparison, the lens, the margins, the knock-outs, the projection, the
+    # analyses, the sanity check, the images: in these files
+    assert {path for path, _ in places} >= {"results.py", "analyses.py", "sanity.py", "show.py", "queue.py",
+                                            "dashboard/pages/methods.py"}
+    assert len(calls) >= 12
+    for path, line, call in calls:
+        name = getattr(call.func, "attr", getattr(call.func, "id", None))
+        price = price_argument(name, call)
+        assert price is not None, f"{path}:{line}: {name}(…) queues a job without its price"
+        assert not isinstance(price, ast.Constant), f"{path}:{line}: a constant price, not one computed"
