@@ -13,8 +13,9 @@ from rcqa.types import ResultHeader
 # each score, and how it is read against the knock-outs: a signed score (+: the head raises F) against the drop in F
 # (−Δ), a magnitude against |Δ|
 SCORES = {"attnlrp": "AttnLRP relevance at the head's context",
+          "attention_attribution": "attention attribution, IG over its attention probabilities (Hao et al. 2021)",
           "gradient": "gradient importance |∂F/∂g| (Michel et al. 2019)"}
-SIGNED = frozenset({"attnlrp"})
+SIGNED = frozenset({"attnlrp", "attention_attribution"})
 
 
 @dataclass(repr=False)
@@ -27,7 +28,8 @@ class HeadScores(ResultHeader):
     fill: str  # what replaced a knocked-out head (rcqa.attention_heads.FILLS)
     knockout: HeadKnockouts
     scores: dict[str, np.ndarray]
-    conservation: dict[str, list[float]]  # per layer: AttnLRP's entering relevance, bias share and gap (relevance.py)
+    conservation: dict[str, list[float]]  # per layer: AttnLRP's entering relevance, absorbed share, gap (relevance.py)
+    completeness: dict[str, list[float]]  # per layer: attention attribution's F(A) − F(0), Σ attribution, gap
 
     kind = "heads"
 
@@ -47,7 +49,7 @@ class HeadScores(ResultHeader):
                 "knockout": {"delta_log_prob": self.knockout.delta_log_likelihood.tolist(),
                              "flips": self.knockout.flips.tolist(),
                              "answers": [list(row) for row in self.knockout.answers]},
-                "conservation": self.conservation, "agreement": self.agreement()}
+                "conservation": self.conservation, "completeness": self.completeness, "agreement": self.agreement()}
 
     @classmethod
     def from_dict(cls, data: dict) -> HeadScores:
@@ -58,7 +60,7 @@ class HeadScores(ResultHeader):
                                           np.array(knockout["flips"], dtype=bool),
                                           tuple(tuple(row) for row in knockout["answers"])),
                    scores={name: np.array(score) for name, score in data["scores"].items()},
-                   conservation=data["conservation"])
+                   conservation=data["conservation"], completeness=data["completeness"])
 
 
 def _rho(score: np.ndarray, effect: np.ndarray) -> float | None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from rcqa.adapter import adapter_of
+from rcqa.attention_heads.attention_attribution import attention_attribution
 from rcqa.attention_heads.relevance import head_relevance
 from rcqa.attention_heads.result import HeadScores
 from rcqa.attention_heads.scores import gradient_importance, head_case, knock_out_heads, layout_of
@@ -14,10 +15,14 @@ def score_heads(qa_model: QAModel, example: Example, fill: str = "zero") -> Head
     case = head_case(qa_model, example.passage, example.question)
     layout = layout_of(qa_model, case)
     labels = list(adapter_of(qa_model.model, case.inputs).labels[1:])  # the blocks; the embeddings have no heads
-    relevance = head_relevance(qa_model, case)
+    relevance, attributed = head_relevance(qa_model, case), attention_attribution(qa_model, case)
     return HeadScores(example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=case.answer,
                       window=case.window_index, tokens=case.tokens, layers=labels, heads=layout.heads,
                       explained_span=case.span.text, fill=fill, knockout=knock_out_heads(qa_model, case, fill),
-                      scores={"attnlrp": relevance.heads, "gradient": gradient_importance(qa_model, case)},
+                      scores={"attnlrp": relevance.heads, "attention_attribution": attributed.heads,
+                              "gradient": gradient_importance(qa_model, case)},
                       conservation={"entering": relevance.entering.tolist(), "absorbed": relevance.absorbed.tolist(),
-                                    "gap": relevance.conservation_gap.tolist()})
+                                    "gap": relevance.conservation_gap.tolist()},
+                      completeness={"f_difference": attributed.f_difference.tolist(),
+                                    "attribution_sum": attributed.attribution_sum.tolist(),
+                                    "gap": attributed.completeness_gap.tolist()})

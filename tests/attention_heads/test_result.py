@@ -24,6 +24,8 @@ def hand_made(deltas, gradient, flips=None):
                       heads=deltas.shape[1], explained_span="b", fill="zero",
                       knockout=HeadKnockouts(-0.5, deltas, flips, answers), scores={"gradient": np.array(gradient)},
                       conservation={"entering": [0.0] * len(deltas), "absorbed": [0.0] * len(deltas),
+                                    "gap": [0.0] * len(deltas)},
+                      completeness={"f_difference": [0.0] * len(deltas), "attribution_sum": [0.0] * len(deltas),
                                     "gap": [0.0] * len(deltas)})
 
 
@@ -61,6 +63,9 @@ def test_the_cli_writes_the_documented_json_that_load_result_reads(tiny_model_di
     assert data["layers"] == ["block 0", "block 1", "block 2"] and data["heads"] == 2
     assert np.array(data["scores"]["gradient"]).shape == np.array(data["scores"]["attnlrp"]).shape == (3, 2)
     assert max(data["conservation"]["gap"]) < 1e-4
+    assert np.array(data["scores"]["attention_attribution"]).shape == (3, 2)
+    np.testing.assert_allclose(data["completeness"]["attribution_sum"], data["completeness"]["f_difference"],
+                               rtol=1e-2, atol=1e-7)
     assert np.array(data["knockout"]["delta_log_prob"]).shape == (3, 2)
     assert np.array(data["knockout"]["flips"]).dtype == bool
     loaded = load_result(out)

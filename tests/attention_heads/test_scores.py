@@ -5,17 +5,17 @@ has no head_mask left to compare with): a head knocked out is its columns of the
 passage mean. The projections are named by hand here, not found by rcqa's search."""
 import copy
 import itertools
-import shutil
 import threading
 
 import numpy as np
 import pytest
 import torch
 
-from rcqa.gallery import GALLERY
 from rcqa.attention_heads import gradient_importance, head_case, knock_out_heads, span_log_likelihood
 from rcqa.attention_heads.scores import layout_of
+from rcqa.gallery import GALLERY
 from rcqa.model import load_model
+from tests.helpers.scaled_models import scaled_copy
 
 FAMILIES = ("bert", "distilbert", "electra", "roberta", "albert")
 EXAMPLE = GALLERY[0]
@@ -67,15 +67,8 @@ def _weights_zeroed_log_likelihood(qa_model, case, layer, head):
 
 @pytest.fixture(scope="module", params=FAMILIES)
 def family(request, tiny_model_dirs, tmp_path_factory):
-    """A private copy of the tiny model of the family with its weight matrices scaled up: at their init (std 0.02)
-    attention is near uniform and a head moves F by 1e-6, too little to tell a wrong head or fill from the right."""
-    folder = tmp_path_factory.mktemp("heads") / request.param
-    shutil.copytree(tiny_model_dirs[request.param], folder)
-    qa_model = load_model(str(folder))
-    with torch.no_grad():
-        for name, parameter in qa_model.model.named_parameters():
-            if parameter.dim() == 2 and "embeddings" not in name:
-                parameter.mul_(15)
+    """The tiny model of the family with its weight matrices scaled up (tests.helpers.scaled_models)."""
+    qa_model = scaled_copy(tiny_model_dirs[request.param], tmp_path_factory.mktemp("heads") / request.param)
     return qa_model, head_case(qa_model, EXAMPLE.passage, EXAMPLE.question)
 
 

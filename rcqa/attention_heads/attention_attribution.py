@@ -1,0 +1,115 @@
+"""Attention attribution (Hao et al., AAAI 2021): Integrated Gradients over one layer's attention probabilities,
+scaled from 0 to A, the rest of the model run as it is: Attr_h = A_h ⊙ ∫₀¹ ∂F(αA)/∂A_h dα, a tokens × tokens
+matrix per head whose total is the head's score.
+
+F is the span's log-likelihood, as the knock-outs read it. The integral is a Gauss–Legendre rule of `steps` nodes
+(rcqa.attribution.quadrature), all nodes of a layer in one batched forward and backward of a private copy of the
+model whose attention runs through `scaled_attention` (registered with transformers under its own name, so no
+existing implementation changes, and the copy's config is its own). Completeness per layer: Σ Attr = F(A) − F(0),
+F(0) being F with that layer's attention zeroed (its heads' contexts zero), which the same copy computes.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from transformers.modeling_utils import AttentionInterface
+
+from rcqa.attention_heads.scores import HeadCase, layout_of, span_log_likelihood
+from rcqa.attribution.lrp.model import additive_mask
+from rcqa.attribution.quadrature import nodes_and_weights
+from rcqa.model import QAModel
+
+ATTENTION = "rcqa_scaled_attention"  # the name the private copy's config dispatches attention by
+FAMILIES = ("bert", "roberta", "xlm-roberta", "electra", "distilbert", "albert")  # their attention is dispatched so
+STEPS = 8  # Gauss–Legendre nodes a layer
+
+
+class _Scaling:
+    """Shared by every attention module of one private copy for one forward: the attention calls counted as they
+    come (call k is block k's: one self-attention a block, ALBERT's shared block included), and at `layer` the
+    probabilities scaled row by row of the batch by `alphas`, kept with their gradient."""
+
+    def __init__(self, layer: int, alphas: torch.Tensor):
+        self.layer, self.alphas, self.calls = layer, alphas, itertools.count()
+        self.attention: torch.Tensor | None = None  # A, batch row 0's (every row has the same below the layer)
+        self.scaled: torch.Tensor | None = None  # α A, batch × heads × queries × keys
+
+    def __call__(self, probabilities: torch.Tensor) -> torch.Tensor:
+        if next(self.calls) != self.layer:
+            return probabilities
+        self.attention = probabilities[0].detach()
+        self.scaled = (self.alphas.to(probabilities.dtype)[:, None, None, None] * probabilities.detach()
+                       ).requires_grad_(True)
+        return self.scaled
+
+
+def scaled_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                     attention_mask: torch.Tensor | None, scaling: float | None = None, dropout: float = 0.0,
+                     **kwargs) -> tuple[torch.Tensor, None]:
+    """transformers' attention-function interface: eager attention (eval mode), its probabilities handed to the
+    module's _Scaling where the private copy set one."""
+    scaling = query.size(-1) ** -0.5 if scaling is None else scaling
+    scores = torch.matmul(query, key.transpose(2, 3)) * scaling
+    mask = additive_mask(attention_mask, scores.dtype)
+    probabilities = torch.softmax(scores if mask is None else scores + mask, dim=-1)
+    state = getattr(module, "rcqa_scaling", None)
+    if state is not None:
+        probabilities = state(probabilities)
+    return torch.matmul(probabilities, value).transpose(1, 2).contiguous(), None
+
+
+AttentionInterface.register(ATTENTION, scaled_attention)  # a new name only: no existing implementation changes
+
+
+@dataclass(frozen=True)
+class AttentionAttribution:
+    """Per layer and head, the attribution's total (layers × heads); per layer, F(A) − F(0) and Σ attribution (their
+    gap is the rule's error)."""
+
+    heads: np.ndarray
+    f_difference: np.ndarray
+    attribution_sum: np.ndarray
+
+    @property
+    def completeness_gap(self) -> np.ndarray:
+        """Per layer, |Σ attribution − (F(A) − F(0))| / |F(A) − F(0)|."""
+        return np.abs(self.attribution_sum - self.f_difference) / np.maximum(np.abs(self.f_difference), 1e-12)
+
+
+def _private_copy(model: torch.nn.Module, state: _Scaling) -> torch.nn.Module:
+    weights = {id(tensor): tensor for tensor in itertools.chain(model.parameters(), model.buffers())}
+    private = copy.deepcopy(model, memo=weights).eval()
+    private.config._attn_implementation = ATTENTION
+    for module in private.modules():
+        module.rcqa_scaling = state
+    return private
+
+
+def attention_attribution(qa_model: QAModel, case: HeadCase, steps: int = STEPS) -> AttentionAttribution:
+    """Hao et al.'s attention attribution of the case's span log-likelihood at every head of every layer."""
+    family = qa_model.config.model_type
+    if family not in FAMILIES:
+        raise ValueError(f"rcqa attributes attention for {', '.join(FAMILIES)} models, not {family}: its attention "
+                         "is not computed where rcqa can scale it")
+    layout = layout_of(qa_model, case)
+    nodes, weights = nodes_and_weights("gausslegendre", steps)
+    alphas = torch.tensor([*nodes, 0.0, 1.0], dtype=torch.float32)  # the rule's nodes, then F(0) and F(A)
+    inputs = {key: value.to(qa_model.device).repeat(len(alphas), 1) for key, value in case.inputs.items()}
+    heads, differences, sums = [], [], []
+    for layer in range(layout.layers):
+        state = _Scaling(layer, alphas.to(qa_model.device))
+        with torch.enable_grad():
+            output = _private_copy(qa_model.model, state)(**inputs)
+            f = span_log_likelihood(output.start_logits, output.end_logits, case.span)
+            (gradient,) = torch.autograd.grad(f[:steps].sum(), state.scaled)
+        integral = (torch.as_tensor(weights, dtype=gradient.dtype, device=gradient.device)[:, None, None, None]
+                    * gradient[:steps]).sum(dim=0)
+        attribution = (state.attention * integral).double()  # heads × queries × keys
+        heads.append(attribution.sum(dim=(1, 2)))
+        differences.append(float((f[-1] - f[-2]).detach()))
+        sums.append(float(attribution.sum()))
+    return AttentionAttribution(torch.stack(heads).cpu().numpy(), np.array(differences), np.array(sums))
