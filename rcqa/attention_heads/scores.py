@@ -15,12 +15,12 @@ import numpy as np
 import torch
 
 from rcqa.adapter import adapter_of
-from rcqa.attribution.window import window_inputs
 from rcqa.attention_heads.gates import HeadLayout, gated_model, head_layout, knock_out_each
+from rcqa.attribution.window import window_inputs
 from rcqa.model import QAModel
-from rcqa.qa import answer_with_windows
+from rcqa.qa import answer_with_windows, encode
 from rcqa.spans import Windows, decode
-from rcqa.types import Answer, Span
+from rcqa.types import Answer, Example, Span
 
 ROWS_PER_FORWARD = 32  # knocked-out copies of the window per batched forward
 
@@ -71,7 +71,16 @@ def head_case(qa_model: QAModel, passage: str, question: str, span: Span | None 
 
 
 def layout_of(qa_model: QAModel, case: HeadCase) -> HeadLayout:
-    adapter = adapter_of(qa_model.model, case.inputs)
+    return layout_for_inputs(qa_model, case.inputs)
+
+
+def layout_for(qa_model: QAModel, example: Example) -> HeadLayout:
+    """The model's heads, found on the first window of an example (any input of the model's own serves)."""
+    return layout_for_inputs(qa_model, window_inputs(encode(qa_model, example.question, example.passage), 0))
+
+
+def layout_for_inputs(qa_model: QAModel, inputs: dict[str, torch.Tensor]) -> HeadLayout:
+    adapter = adapter_of(qa_model.model, inputs)
     blocks = [block for block_list in adapter.blocks for block in block_list]
     return head_layout(qa_model.model, blocks, adapter.num_layers)
 

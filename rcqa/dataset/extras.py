@@ -1,5 +1,5 @@
 """Analyses a run may add to every example beside the layer-wise IG (`reproduce --faithfulness --lens
---interventions --sanity`, and each optional registered analysis, rcqa.analysis.registered: `--agreement`). Each
+--interventions --sanity --heads`, and each optional registered analysis, rcqa.analysis.registered: `--agreement`). Each
 fills its column of the row (JSON) with the numbers its own CLI verb reports, trimmed to what the dataset aggregates
 read."""
 from __future__ import annotations
@@ -23,6 +23,9 @@ EXTRAS = {
     "sanity": "Adebayo et al.'s sanity checks of every compared method, the model randomised part by part from the "
               "top (see `python -m rcqa faithfulness --sanity`; about 2 × (blocks + 2) + 1 explanations by every "
               "method per example)",
+    "heads": "every attention head knocked out, and its AttnLRP relevance, attention attribution and gradient "
+             "importance, in the answer's window (see `python -m rcqa heads`; about 10 passes of the window per "
+             "layer)",
     **{name: f"{ANALYSES[name].summary} (see `python -m rcqa analyze {name}`)" for name in OPTIONAL},
 }
 # the analyses that read the explanation's window, which a whole-passage run (--windows all) has not one of
@@ -66,8 +69,15 @@ def _sanity(qa_model: QAModel, example: Example, result: Attribution, job) -> st
     return record(sanity_checks(qa_model, example, settings=job.settings))
 
 
+def _heads(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
+    from rcqa.attention_heads import score_heads
+    from rcqa.dataset.heads import record
+
+    return record(score_heads(qa_model, example))
+
+
 COMPUTE: dict[str, Callable[..., str]] = {"faithfulness": _faithfulness, "lens": _lens,
-                                          "interventions": _interventions, "sanity": _sanity}
+                                          "interventions": _interventions, "sanity": _sanity, "heads": _heads}
 
 
 def extra_cells(qa_model: QAModel, example: Example, result: Attribution, job) -> dict[str, str | None]:

@@ -53,6 +53,7 @@ SCHEMA = pa.schema([
     ("completeness", _PER_LAYER), ("steps", pa.list_(pa.int32())), ("seconds", _NUMBER),
     # JSON of the analyses a run may add (rcqa.dataset.extras); null where the run did not add them
     ("faithfulness", pa.string()), ("lens", pa.string()), ("interventions", pa.string()), ("sanity", pa.string()),
+    ("heads", pa.string()),
     *((column, _arrow(kind)) for name in OPTIONAL for column, kind in ANALYSES[name].columns.items()),
     # JSON of a contrast run's foil, its words' share of the top-k and the lens margin (rcqa.dataset.extras)
     ("contrast", pa.string()),
