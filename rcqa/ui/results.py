@@ -27,7 +27,7 @@ from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example
 from rcqa.ui import worker
 from rcqa.ui.capacity import job_budget, minutes
-from rcqa.ui.queue import await_ticket, heavy, pending, submit
+from rcqa.ui.queue import await_ticket, heavy, pending, submit, was_cancelled
 from rcqa.ui.show import callback, report
 
 _RESULT, _TICKET = "rcqa.result", "rcqa.ticket"
@@ -159,6 +159,8 @@ def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
     if pending_request(qa_model, current, settings) is None:
         if (seconds := affordable_seconds(qa_model, current, settings)) is None:
             return None
+        if was_cancelled(_TICKET):
+            st.info("Cancelled.")  # where the result would have been
         slot = st.empty()
         if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
             st.caption(f"Attributes {explained} at the output of all {qa_model.num_layers + 1} layers of "
@@ -198,10 +200,17 @@ def affordable_seconds(qa_model: QAModel, current: Example, settings: IGSettings
     return seconds
 
 
+# how a passage too long for one job is explained all the same: by the CLI on one's own machine, or by a dataset run
+WHOLE_PASSAGE_OFFLINE = ("`python -m rcqa explain --passage-file PASSAGE.txt --question QUESTION --windows all "
+                         "--json OUT.json` explains it on your own machine, and a dataset run (`python -m rcqa "
+                         "reproduce --data FILE.json --out RUN --windows all`) explains every question of a file")
+
+
 def over_budget(seconds: float, budget: float, settings: IGSettings) -> str:
-    """The one sentence refusing an explanation expected to take `seconds`, saying what to change."""
-    change = ("explain the answer's window only (Windows explained)" if settings.windows == "all" else
-              "choose fewer steps, or a preset with fewer")
+    """The one sentence refusing an explanation expected to take `seconds`, saying what to change (and, for a whole
+    passage, where it can be explained instead)."""
+    change = (f"explain the answer's window only (Windows explained); {WHOLE_PASSAGE_OFFLINE}"
+              if settings.windows == "all" else "choose fewer steps, or a preset with fewer")
     return (f"This explanation would take {in_words(seconds)} on this server, more than the {minutes(budget)} it "
             f"allows one job: {change}.")
 

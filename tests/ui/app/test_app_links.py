@@ -4,7 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rcqa.ui.view import default_model, session
-from tests.helpers.app_harness import APP, TIMEOUT, texts
+from tests.helpers.app_harness import APP, TIMEOUT, explain, open_app, spec_titled, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -42,3 +42,25 @@ def test_a_link_the_view_fails_to_read_is_one_sentence_not_the_error_page(monkey
     app = opened_on("pages/compare_layers.py", {"model": "x"})
     assert not app.exception, [e.value for e in app.exception]
     assert texts(app.warning) == "This link could not be read, so the default view is shown."
+
+
+def test_the_heatmaps_toggles_travel_in_the_link_and_a_reopened_link_restores_them():
+    app = explain(open_app())
+    assert not {"qwords", "special"} & set(app.query_params)  # off, as by default: the link leaves them out
+    app.toggle(key="rcqa.widget.question_words").set_value(True).run()
+    app.toggle(key="rcqa.widget.special_tokens").set_value(True).run()
+    assert (app.query_params["qwords"], app.query_params["special"]) == ("on", "on")
+    reopened = explain(open_app(query=dict(app.query_params)))
+    assert reopened.toggle(key="rcqa.widget.question_words").value is True
+    assert reopened.toggle(key="rcqa.widget.special_tokens").value is True
+    columns = spec_titled(reopened, "Where each layer")["layout"]["xaxis"]["ticktext"]
+    question = reopened.session_state["rcqa.view"].question.split()
+    assert columns[0] == "[CLS]" and "[SEP]" in columns  # the heatmap drawn as the link's sender saw it
+    assert columns[1] == question[0]  # the question's words first, after [CLS]
+    assert not reopened.warning
+
+
+def test_a_toggle_in_a_link_is_on_or_off_and_anything_else_is_one_sentence():
+    app = open_app(query={"qwords": "yes"})
+    assert texts(app.warning) == "Ignored qwords='yes' from the link: choose one of on, off."
+    assert app.session_state["rcqa.view"].question_words is False
