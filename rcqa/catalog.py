@@ -10,6 +10,7 @@ when RCQA_HUB=1 opts in; otherwise a hub id loads from the local cache alone. Na
 from __future__ import annotations
 
 import os
+import posixpath
 from pathlib import Path
 
 from rcqa.resources import EMBEDDED_MODEL_DIRS
@@ -44,7 +45,10 @@ def canonical(name: str) -> str:
         raise ValueError(f"a model name has at most {MAX_NAME:,} characters; this one has {len(name):,}")
     if name in EMBEDDED_MODELS:
         return name
-    path = Path(name).expanduser()
+    try:
+        path = Path(name).expanduser()
+    except RuntimeError:  # "~user" of a user this machine does not have
+        raise ValueError(f"{name.split('/')[0]} names the home folder of a user this machine does not have") from None
     if name.startswith((".", "/", "~")) or path_exists(path):
         return str(path.resolve())
     return "/".join(part for part in name.split("/") if part)
@@ -73,16 +77,18 @@ def catalog() -> list[str]:
 
 
 def offered(name: str) -> str | None:
-    """The catalog's name of the model a visitor named (by any spelling of it, or, in public mode, as shown_name
-    shows it); None where the catalog has no such model (a name too long to be one included)."""
-    entries = catalog()
-    try:
-        found = canonical(name)
-    except ValueError:
+    """The catalog's name of the model a visitor (or a link) named: its canonical name, a hub id with stray slashes,
+    an absolute path with a trailing one, or, in public mode, the name shown_name shows; None where the catalog has
+    no such model. The name is read as text only: a link names one of the catalog's models, it never makes the
+    server expand a "~", resolve a relative path or look at its folders."""
+    name = (name or "").strip()
+    if len(name) > MAX_NAME:
         return None
-    if found in entries:
-        return found
-    return next((entry for entry in entries if shown_name(entry) == name.strip()), None) if public_mode() else None
+    entries = catalog()
+    spelled = posixpath.normpath(name) if name.startswith("/") else "/".join(p for p in name.split("/") if p)
+    if spelled in entries:
+        return spelled
+    return next((entry for entry in entries if shown_name(entry) == name), None) if public_mode() else None
 
 
 def in_catalog(name: str) -> bool:

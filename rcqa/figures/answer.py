@@ -9,6 +9,8 @@ from rcqa.evaluate import score
 from rcqa.figures.common import FONT, escape_text, null_decision
 from rcqa.types import Answer, Example
 
+LONG_PASSAGE_WORDS = 300  # a passage longer than this is shown in a box of its own height, which scrolls
+PASSAGE_BOX = "max-height: 24em; overflow-y: auto; border: 1px solid #ddd; border-radius: 4px; padding: 0.5em;"
 
 def answer_passage(example: Example, answer: Answer) -> str:
     """The passage as escaped HTML with the predicted answer highlighted and the gold answer underlined."""
@@ -27,9 +29,22 @@ def answer_passage(example: Example, answer: Answer) -> str:
             text = f'<mark style="background: rgba(214, 39, 40, 0.25); padding: 1px 0;">{text}</mark>'
         pieces.append(text)
     marked = "the best span, which the model rejected for “no answer”" if answer.abstained else "the model\'s answer"
-    legend = (f'<p style="font-size: 0.85em; color: #555;">Highlighted: {marked}'
+    long = _long_passage(example.passage, answer)
+    legend = (f'<p style="font-size: 0.85em; color: #555;">{long}Highlighted: {marked}'
               + (". Underlined in green: the gold answer." if example.answers else ".") + "</p>")
-    return f'<div style="{FONT} white-space: pre-wrap;">{"".join(pieces)}</div>{legend}'
+    box = PASSAGE_BOX if long else ""
+    return f'<div style="{FONT} white-space: pre-wrap; {box}">{"".join(pieces)}</div>{legend}'
+
+
+def _long_passage(passage: str, answer: Answer) -> str:
+    """For a passage over LONG_PASSAGE_WORDS words, shown in a scrolling box so that the controls below stay in
+    view: how long it is and where in it the highlighted span starts; "" for a shorter one."""
+    words = len(passage.split())
+    if words <= LONG_PASSAGE_WORDS:
+        return ""
+    where = (f", the highlighted span at word {len(passage[:answer.best.start_char].split()) + 1:,}"
+             if answer.best else "")
+    return f"A long passage ({words:,} words{where}): scroll in its box to read it. "
 
 
 def answer_summary(example: Example, answer: Answer) -> str:

@@ -110,9 +110,18 @@ def submit(slot: str, key: str, work: Work, estimate: Price) -> Ticket | None:
     return ticket
 
 
+_CANCELLED = ".cancelled"  # after a slot's name: its request was cancelled, which the page has not said yet
+
+
 def cancel_request(slot: str) -> None:
     if ticket := st.session_state.pop(slot, None):
         ticket.cancel()
+        st.session_state[slot + _CANCELLED] = True
+
+
+def was_cancelled(slot: str) -> bool:
+    """Whether the request in session slot `slot` was cancelled since this was last asked (so it is said once)."""
+    return st.session_state.pop(slot + _CANCELLED, False)
 
 
 def await_ticket(ticket: Ticket, slot: str, label: str, failed: str, finished: Callable[[Any], str],

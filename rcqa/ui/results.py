@@ -29,7 +29,7 @@ from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example
 from rcqa.ui import worker
 from rcqa.ui.capacity import job_budget, over_budget
-from rcqa.ui.queue import await_ticket, heavy, pending, submit
+from rcqa.ui.queue import await_ticket, heavy, pending, submit, was_cancelled
 from rcqa.ui.show import callback, report
 
 _RESULT, _TICKET = "rcqa.result", "rcqa.ticket"
@@ -163,6 +163,8 @@ def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
     if pending_request(qa_model, current, settings) is None:
         if (price := affordable_price(qa_model, current, settings)) is None:
             return None
+        if was_cancelled(_TICKET):
+            st.info("Cancelled.")  # where the result would have been
         slot = st.empty()
         if not slot.button("Explain every layer", type="primary", key="rcqa.explain"):
             st.caption(f"Attributes {explained} at the output of all {qa_model.num_layers + 1} layers of "
@@ -200,10 +202,17 @@ def affordable_price(qa_model: QAModel, current: Example, settings: IGSettings) 
     return price if within_budget("explanation", price, explanation_change(settings)) else None
 
 
+# how a passage too long for one job is explained all the same: by the CLI on one's own machine, or by a dataset run
+WHOLE_PASSAGE_OFFLINE = ("`python -m rcqa explain --passage-file PASSAGE.txt --question QUESTION --windows all "
+                         "--json OUT.json` explains it on your own machine, and a dataset run (`python -m rcqa "
+                         "reproduce --data FILE.json --out RUN --windows all`) explains every question of a file")
+
+
 def explanation_change(settings: IGSettings) -> str:
-    """What to change to make an explanation cheaper."""
-    return ("explain the answer's window only (Windows explained)" if settings.windows == "all" else
-            "choose fewer steps, or a preset with fewer")
+    """What to change to make an explanation cheaper (and, for a whole passage, where it can be explained
+    instead)."""
+    return (f"explain the answer's window only (Windows explained); {WHOLE_PASSAGE_OFFLINE}"
+            if settings.windows == "all" else "choose fewer steps, or a preset with fewer")
 
 
 def within_budget(job: str, price: Price, change: str) -> bool:

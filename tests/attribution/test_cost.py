@@ -1,11 +1,23 @@
 """The cost model of an explanation (rcqa.attribution.cost), and the dashboard refusing what is over its budget."""
+import re
+
 import pytest
 
 from rcqa.attribution.cost import (Cost, expected_points, explanation_cost, in_words, model_width, server_speed)
 from rcqa.attribution.settings import PRESETS, IGSettings
+from rcqa.cli import build_parser
 from rcqa.model import load_model
 from rcqa.ui.capacity import JOB_BUDGET_SECONDS, job_budget
 from tests.helpers.app_harness import open_app
+
+
+def assert_the_whole_passage_is_explained_offline(refusal: str) -> None:
+    """The refusal names the CLI's explain and a dataset run, each over every window, as commands the CLI takes."""
+    commands = re.findall(r"`python -m rcqa ([^`]+)`", refusal)
+    assert [command.split()[0] for command in commands] == ["explain", "reproduce"]
+    for command in commands:
+        parsed = build_parser().parse_args(command.split())
+        assert parsed.windows == "all"
 
 
 def test_the_work_is_windows_tokens_block_passes_points_targets_and_the_widths_square():
@@ -60,8 +72,9 @@ def test_explore_says_how_long_an_explanation_takes_and_refuses_one_over_the_bud
     app.run()
     assert not [b for b in app.button if b.key == "rcqa.explain"]
     (refusal,) = [w.value for w in app.warning if "on this server" in w.value]
-    assert refusal.startswith("This explanation would take about ") and refusal.endswith(
-        "more than the 2 minutes it allows one job: explain the answer's window only (Windows explained).")
+    assert refusal.startswith("This explanation would take about ") and (
+        "more than the 2 minutes it allows one job: explain the answer's window only (Windows explained); " in refusal)
+    assert_the_whole_passage_is_explained_offline(refusal)
     app.query_params["win"] = "answer"
     app.radio(key="rcqa.widget.windows").set_value("answer").run()
     (refusal,) = [w.value for w in app.warning if "on this server" in w.value]

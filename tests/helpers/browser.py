@@ -65,6 +65,20 @@ def shoot(page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
+def paste(page, passage: str, question: str) -> None:
+    """On Explore: paste a passage, then ask a question about it."""
+    page.get_by_text("Paste a passage").click()
+    settle(page)
+    box = page.get_by_label("Passage", exact=True)
+    box.fill(passage)
+    box.press("Control+Enter")
+    settle(page)
+    asked = page.get_by_label("Question", exact=True)
+    asked.fill(question)
+    asked.press("Enter")
+    settle(page)
+
+
 def wait_for_chart(page, title: str) -> None:
     page.locator("[data-testid=stPlotlyChart] .main-svg").first.wait_for(timeout=60_000)
     page.get_by_text(title).first.wait_for(timeout=30_000)

@@ -89,3 +89,12 @@ def test_public_mode_names_a_folder_by_its_last_parts_never_its_path(tiny_model_
     assert (shown_name(roberta), shown_name("default"), shown_name("/elsewhere/x")) == ("roberta", "default", "x")
     assert (offered("roberta"), offered("mirror/bert"), offered(f"{bert}/")) == (roberta, twin, bert)
     assert offered("bert") is None  # two folders are named so: neither is shown by it alone
+
+
+def test_a_home_folder_of_no_user_is_one_sentence_and_a_links_name_is_never_expanded(monkeypatch):
+    monkeypatch.setattr(Path, "expanduser", lambda self: pytest.fail(f"{self} was expanded"))
+    assert offered("~nosuchuser") is None and offered("model:~x") is None and offered("./default") is None
+    monkeypatch.undo()
+    with pytest.raises(ModelLoadError, match="^~nosuchuser names the home folder of a user this machine does not "
+                                              "have$"):
+        load_model("~nosuchuser/model")  # before: RuntimeError, Could not determine home directory

@@ -49,3 +49,12 @@ def test_a_view_holds_the_specs_and_its_settings_read_back_into_the_same_view():
     assert (view.span, view.contrast) == (SpanSpec("nbest", 2), FoilSpec("gold"))
     assert isinstance(View().span, SpanSpec) and View().contrast is None
     assert View(**view_fields(view.settings())) == view
+
+
+@pytest.mark.parametrize("question_words, special_tokens", [(False, False), (True, False), (False, True), (True, True)])
+def test_the_heatmaps_toggles_come_back_out_of_a_link_and_only_those_on_are_in_it(question_words, special_tokens):
+    query = to_query(View(question_words=question_words, special_tokens=special_tokens))
+    switched_on = {name for name, on in (("qwords", question_words), ("special", special_tokens)) if on}
+    assert {name for name in ("qwords", "special") if name in query} == switched_on
+    view, problems = from_query(query)
+    assert (view.question_words, view.special_tokens, problems) == (question_words, special_tokens, [])

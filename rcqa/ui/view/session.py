@@ -12,7 +12,7 @@ from rcqa.attribution.quadrature import PAPER_STEPS
 from rcqa.attribution.settings import FoilSpec, SpanSpec
 from rcqa.spans import N_BEST
 from rcqa.types import Answer
-from rcqa.ui.errors import callback, plain
+from rcqa.ui.errors import callback, log_failure, plain
 from rcqa.ui.view.state import ABSTENTION_TARGET, DEFAULT_SETTINGS, PRESET_VIEWS, View, default_target
 from rcqa.ui.view.url import from_query, to_query
 
@@ -24,9 +24,19 @@ def view() -> View:
     """The session's view: read from the URL on the session's first run, then kept in the session."""
     if _VIEW not in st.session_state:
         query = st.query_params.to_dict()
-        st.session_state[_VIEW], st.session_state[_URL_PROBLEMS] = from_query(query)
+        st.session_state[_VIEW], st.session_state[_URL_PROBLEMS] = read_link(query)
         st.session_state[_TARGET_CHOSEN] = "target" in query
     return st.session_state[_VIEW]
+
+
+def read_link(query: dict[str, str]) -> tuple[View, list[str]]:
+    """from_query, which never shows Streamlit's error page: the pages read the view as they load, before their
+    guard (show.guarded) runs, so a link it fails on gives the default view and one sentence."""
+    try:
+        return from_query(query)
+    except Exception as error:  # the link's last line of defence, as show.guarded is the page's
+        log_failure(error, "Reading the page's link")
+        return View(), ["This link could not be read, so the default view is shown."]
 
 
 def publish() -> None:

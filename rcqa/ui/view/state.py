@@ -68,6 +68,8 @@ class View:
     versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)
     method: str = DEFAULT_SETTINGS.method  # or "attnlrp" (one window: the whole passage is IG's)
     ends: str = "joined"  # "apart": the start and end logits too, in the same job (rcqa.ui.start_end)
+    question_words: bool = False  # the heatmap's display toggles: the question's words, [CLS] and [SEP] beside the
+    special_tokens: bool = False  # passage's
     run: str = ""  # the dataset run whose questions source "upload" offers (rcqa.ui.runs), by its folder's name
 
     def settings(self) -> IGSettings:

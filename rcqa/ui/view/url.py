@@ -42,6 +42,10 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "ends": ("ends", tuple(ENDS)),
 }
 
+# URL parameter → a View field that is on or off; the link names it only when it is on
+_URL_SWITCHES = {"qwords": "question_words", "special": "special_tokens"}
+_SWITCH_VALUES = ("on", "off")
+
 
 def passage_hash(passage: str) -> str:
     return hashlib.sha256(passage.encode()).hexdigest()[:12]
@@ -69,6 +73,7 @@ def to_query(view: View, target_chosen: bool = True) -> dict[str, str]:
             continue
         value = getattr(view, attribute)  # a spec's str is its string form
         query[name] = "off" if value is None else shown_versus(value) if attribute == "versus" else str(value)
+    query.update({name: "on" for name, attribute in _URL_SWITCHES.items() if getattr(view, attribute)})
     return query
 
 
@@ -100,12 +105,15 @@ def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
                             "uploaded it. Upload the file again to see this question.")
     gallery = GALLERY_BY_ID.get(view.example_id)
     view.question = query.get("q", gallery.question if view.source == "gallery" and gallery else "")
-    for name, (attribute, allowed) in _URL_FIELDS.items():
+    fields = {**_URL_FIELDS, **{name: (attribute, _SWITCH_VALUES) for name, attribute in _URL_SWITCHES.items()}}
+    for name, (attribute, allowed) in fields.items():
         if name in query:
             try:
-                setattr(view, attribute, _parse(query[name], allowed))
+                value = _parse(query[name], allowed)
             except ValueError as error:
                 problems.append(f"Ignored {name}={quoted(query[name])} from the link: {error}.")
+                continue
+            setattr(view, attribute, value == "on" if name in _URL_SWITCHES else value)
     return view, problems
 
 

@@ -46,7 +46,7 @@ def test_a_gallery_example_is_answered_then_explained_layer_by_layer():
 def test_the_heatmap_can_include_the_question_and_the_top_k_view_follows_the_layer_slider():
     app = explain(open_app())
     passage_only = len(values(spec_titled(app, "Where each layer")["data"][0]["x"]))
-    app.toggle(key="rcqa.include_question").set_value(True).run()
+    app.toggle(key="rcqa.widget.question_words").set_value(True).run()
     heatmap = spec_titled(app, "Where each layer")
     assert len(values(heatmap["data"][0]["x"])) > passage_only
     assert "question words, then passage words" in heatmap["layout"]["xaxis"]["title"]["text"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rcqa.attribution.settings import IGSettings
-from tests.helpers.browser import settle, shoot, wait_for_chart
+from tests.helpers.browser import paste, settle, shoot, wait_for_chart
 
 HOSTILE = "The tower <script>window.__pwned=1</script> was built by <b>Margaret Ellison</b> in 1872."
 
@@ -50,16 +50,7 @@ def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page)
 def test_a_pasted_script_is_shown_as_text_and_never_runs(server, page):
     page.goto(server)
     settle(page, after_action=False)
-    page.get_by_text("Paste a passage").click()
-    settle(page)
-    passage = page.get_by_label("Passage", exact=True)
-    passage.fill(HOSTILE)
-    passage.press("Control+Enter")
-    settle(page)
-    question = page.get_by_label("Question", exact=True)
-    question.fill("Who built the tower?")
-    question.press("Enter")
-    settle(page)
+    paste(page, HOSTILE, "Who built the tower?")
     shown = page.locator("[data-testid=stMarkdown]").filter(has_text="window.__pwned").first
     shown.wait_for()
     assert HOSTILE in shown.inner_text().replace("\n", "")

@@ -193,10 +193,11 @@ def show_knockouts(qa_model, result, key: str) -> None:
 def show_heatmap(result, aggregation: str) -> None:
     """The heatmap, optionally over the whole input, after an overview of a long passage; the start and end logits
     apart where the result holds both."""
-    include = st.toggle("Include the question's words", key="rcqa.include_question")
-    special = st.toggle("Include [CLS] and [SEP]", key="rcqa.include_special",
-                        help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there.")
-    chart = figures.heatmap(result, aggregation, include_question=include, include_special=special)
+    view.bind(st.toggle, "question_words", "Include the question's words")
+    view.bind(st.toggle, "special_tokens", "Include [CLS] and [SEP]",
+              help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there.")
+    chart = figures.heatmap(result, aggregation, include_question=chosen.question_words,
+                            include_special=chosen.special_tokens)
     if chart.data.position.max() >= figures.PAGE_WORDS:
         show.chart(whole_input.passage_overview(result, aggregation=aggregation))
     show.chart(chart)
@@ -299,4 +300,4 @@ def main() -> None:
 
 
 show.guarded(main)()
-view.publish()
+show.guarded(view.publish)()  # a link it cannot write is one sentence too

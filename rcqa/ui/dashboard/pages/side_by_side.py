@@ -88,4 +88,4 @@ def main() -> None:
 
 
 show.guarded(main)()
-view.publish()
+show.guarded(view.publish)()  # a link it cannot write is one sentence too
