@@ -44,7 +44,8 @@ def add_prune_heads(commands: argparse._SubParsersAction) -> None:
                             "order; JSON: counts, f1 {order: per count}, spared {order: heads removed within 1 F1 "
                             "point}, n")
     command.add_argument("run", help="a run folder written by `reproduce --heads`")
-    command.add_argument("--json", required=True, metavar="OUT", help="where to write the curve")
+    command.add_argument("--json", metavar="OUT", help="where to write the curve (default: RUN/pruning.json, which "
+                                                       "`report` draws)")
     command.add_argument("--questions", type=int, help="the first N of the run's questions (default: all)")
     command.add_argument("--step", type=int, default=6, help="heads removed between two points of the curve")
     command.add_argument("--seed", type=int, default=0, help="seed of the random order")
@@ -58,7 +59,7 @@ def _prune_heads(args: argparse.Namespace) -> int:
     from rcqa.attention_heads import heads_spared, layout_for, pruning_curve
     from rcqa.cli.options import CliError
     from rcqa.dataset.aggregate import load_run, run_examples
-    from rcqa.dataset.heads import cells_of, importance
+    from rcqa.dataset.heads import PRUNING, cells_of, importance
     from rcqa.model import load_model
 
     run = load_run(args.run)
@@ -75,7 +76,7 @@ def _prune_heads(args: argparse.Namespace) -> int:
     found = {"counts": counts, "f1": curves, "spared": {name: heads_spared(curve, counts) for name, curve in
                                                          curves.items()}, "n": len(examples),
              "model": qa_model.name, "fingerprint": qa_model.fingerprint, "seed": args.seed}
-    Path(args.json).write_text(json.dumps(found, indent=1))
+    Path(args.json or Path(args.run) / PRUNING).write_text(json.dumps(found, indent=1))
     print("; ".join(f"{name}: {spared} heads within 1 F1 point" for name, spared in found["spared"].items()),
           file=sys.stderr)
     return 0

@@ -24,7 +24,7 @@ from rcqa.dataset.extras import EXTRAS
 from rcqa.dataset.faithfulness import summarize_faithfulness
 from rcqa.intervals import defined_means, mean_with_interval, nullable
 from rcqa.dataset.layers import summarize_interventions, summarize_lens
-from rcqa.dataset.heads import summarize_heads
+from rcqa.dataset.heads import pruning_of, summarize_heads
 from rcqa.dataset.sanity import summarize_sanity
 from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.types import Example, GoldAnswer
@@ -198,6 +198,7 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
         "interventions": summarize_interventions(rows),
         "sanity": summarize_sanity(rows, seed),
         "heads": summarize_heads(rows, seed),
+        "pruning": pruning_of(run.folder),
         "contrast": summarize_contrast(rows, seed),
         "n_skipped": len(run.manifest.get("skipped", [])),
         "settings": run.manifest.get("analysis", {}),

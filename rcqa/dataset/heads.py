@@ -4,6 +4,7 @@ with its 95 % bootstrap interval, and per score and layer the mean agreement wit
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,6 +16,7 @@ if TYPE_CHECKING:  # the head scores load torch models; the aggregates that read
     from rcqa.attention_heads import HeadScores
 
 KNOCKOUT = "knockout_drop"  # the knock-out's drop in log p(span), −Δ, stored beside the scores
+PRUNING = "pruning.json"  # where prune-heads writes a run's pruning curve by default
 
 
 def record(found: HeadScores) -> str:
@@ -38,6 +40,12 @@ def cells_of(rows: pa.Table) -> list[dict]:
     if "heads" not in rows.column_names:
         return []
     return [json.loads(cell) for cell in rows["heads"].to_pylist() if cell]
+
+
+def pruning_of(folder) -> dict | None:
+    """The run's pruning curve (`prune-heads` writes it as PRUNING in the run folder), or None."""
+    path = Path(folder) / PRUNING
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def summarize_heads(rows: pa.Table, seed: int = 0) -> dict | None:

@@ -47,7 +47,8 @@ def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
               figures.pos_by_layer(subject), figures.scores_by_type(subject), figures.completeness_by_layer(summaries)]
     extras = (figures.faithfulness_curves(subject), figures.lens_by_layer(subject), figures.interventions_by_layer(subject),
-              figures.contrast_by_layer(subject), figures.sanity_by_step(subject))
+              figures.contrast_by_layer(subject), figures.sanity_by_step(subject), figures.heads_importance(subject),
+              figures.pruning_curves(subject))
     charts += [chart for chart in extras if chart is not None]
     return summary, charts
 
@@ -156,6 +157,26 @@ and is not clear otherwise. The random baseline never reads the model: it fails 
 {_table(rows)}"""
 
 
+def _heads_section(summary: dict) -> str:
+    """A run with head scores: how well each score predicts the knock-outs, layer by layer, and, where prune-heads
+    ran, how many heads each order removes within 1 F1 point (the grid and the curves are among the figures)."""
+    found = summary.get("heads")
+    if not found:
+        return ""
+    rows = pd.DataFrame([{"score": name, **{label: figures.number_text(rho, 2) if rho is not None else "–"
+                                            for label, rho in zip(found["layers"], rhos)}}
+                         for name, rhos in found["agreement"].items()])
+    pruning = summary.get("pruning")
+    spared = ("" if not pruning else "<p>Heads removed with F1 within 1 point of the unpruned "
+              f"{figures.number_text(pruning['f1']['random'][0], 1)} ({pruning['n']} questions): "
+              + ", ".join(f"{html.escape(order)} {count}" for order, count in pruning["spared"].items()) + ".</p>")
+    return f"""<h2>Which attention heads carry the answer?</h2>
+<p>Every head of the answer's window knocked out on {found['n']} questions; each score's mean Spearman ρ with the
+knock-outs, per layer (signed scores against the drop in log p(span), magnitudes against its size).</p>
+{_table(rows)}
+{spared}"""
+
+
 def _contrast_section(summary: dict) -> str:
     """A contrast run's section: where the margin over the foil is won, per layer, and the quantifier claim."""
     found = summary.get("contrast")
@@ -241,6 +262,7 @@ depth (0 = embeddings, 1 = last block), never by index. Protocols differ as the 
 {_table(published.comparison(summary))}
 {_faithfulness_section(summary)}
 {_sanity_section(summary)}
+{_heads_section(summary)}
 {_contrast_section(summary)}
 <h2>Scores per question type</h2>
 {_table(_type_table(summary))}

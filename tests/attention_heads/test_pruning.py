@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -82,10 +83,17 @@ def test_reproduce_heads_stores_each_questions_scores_and_prune_heads_writes_its
     for name, means in importance(cells).items():
         np.testing.assert_allclose(summary["scores"][name]["mean"], means)
         np.testing.assert_allclose(means, np.mean([c["scores"][name] for c in cells], axis=0))
-    curve = tmp_path / "curve.json"
-    assert main(["prune-heads", str(out), "--json", str(curve), "--step", "3"]) == 0
-    found = json.loads(curve.read_text())
+    assert main(["prune-heads", str(out), "--step", "3"]) == 0  # into the run: the report draws it
+    found = json.loads((out / "pruning.json").read_text())
     assert found["counts"] == [0, 3, 6] and found["n"] == 3
     assert set(found["f1"]) == {"attnlrp", "attention_attribution", "gradient", "knockout_drop", RANDOM}
     assert len({curve[0] for curve in found["f1"].values()}) == 1
     assert all(found["spared"][name] in found["counts"] for name in found["f1"])
+
+    # the report reads the curve and the scores: its sentence names each order's spared count, its grid the means
+    assert main(["report", str(out), "--out", str(tmp_path / "report"), "--no-images"]) == 0
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert "Which attention heads carry the answer?" in page
+    assert ", ".join(f"{order} {count}" for order, count in found["spared"].items()) + ".</p>" in page
+    grid = pd.read_csv(tmp_path / "report" / "tables" / "dataset-heads.csv")
+    np.testing.assert_allclose(grid.mean_drop.to_numpy().reshape(3, 2), summary["scores"]["knockout_drop"]["mean"])
