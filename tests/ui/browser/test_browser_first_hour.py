@@ -32,15 +32,10 @@ def selected_tab(page) -> list[str]:
     return page.locator("[role=tab][aria-selected=true]").all_inner_texts()
 
 
-def test_the_orchard_explained_then_its_answer_lens_read_on_its_own_tab(server, page):
-    opened(page, f"{server}/?ex=orchard-how-many")
-    assert page.evaluate(CUT, "table td") == []  # the n-best answers, "1,450 are apple trees" among them, whole
-    explain_every_layer(page, "first-hour-01-orchard-explained")
-    assert page.get_by_text("The whole passage at a glance").count() == 0  # 69 words: no two-page overview
-    ticks = page.evaluate(SHOWN_TICKS, "Where each layer's attribution goes")
-    assert ticks[:3] == ["The", "Hollins", "family"] and len(ticks) == 60  # it opens on the first word
-    assert page.get_by_text("60 of its 69 words at a time").count() >= 1
-    # just after an explanation (its status box above the tabs goes on the next run): the lens stays on its tab
+def test_the_answer_lens_read_just_after_an_explanation_stays_on_its_tab(server, page):
+    opened(page, f"{server}/?ex=orchard-how-much")
+    explain_every_layer(page, "first-hour-01-explained")
+    # the first click after an explanation (its status box above the tabs is gone on the next run)
     page.get_by_role("tab", name="Answer lens").click()
     settle(page)
     page.get_by_role("button", name="Read the answer out of every layer").click()
@@ -52,11 +47,23 @@ def test_the_orchard_explained_then_its_answer_lens_read_on_its_own_tab(server, 
     assert page.get_by_text("What each layer would answer").first.is_visible()
 
 
+def test_the_orchard_heatmap_opens_on_its_first_word_under_whole_nbest_answers(server, page):
+    opened(page, f"{server}/?ex=orchard-how-many")
+    page.get_by_role("cell", name="1,450 are apple trees, 600", exact=True).wait_for()  # the n-best answers, drawn
+    assert page.evaluate(CUT, "table td") == []  # and each whole
+    explain_every_layer(page, "first-hour-03-orchard-heatmap")
+    assert page.get_by_text("The whole passage at a glance").count() == 0  # 69 words: no two-page overview
+    ticks = page.evaluate(SHOWN_TICKS, "Where each layer's attribution goes")
+    assert ticks[:3] == ["The", "Hollins", "family"] and len(ticks) == 60  # it opens on the first word
+    assert page.get_by_text("60 of its 69 words at a time").count() >= 1
+
+
 def test_side_by_side_pages_the_orchard_and_refuses_to_set_the_answer_against_itself(server, page):
     page.goto(f"{server}/side_by_side?ex=orchard-how-many&vs=gold")  # the default model answers 600, the gold span
     page.get_by_text("A and B would be the same explanation").wait_for(timeout=300_000)  # said without a click
+    page.get_by_role("radiogroup").first.wait_for()  # what B is, still to choose
     settle(page, after_action=False)
-    shoot(page, "first-hour-03-side-by-side-same")
+    shoot(page, "first-hour-04-side-by-side-same")
     assert page.get_by_text("A and B would be the same explanation").count() == 1
     assert page.get_by_role("button", name="Explain both").count() == 0
     page.goto(f"{server}/side_by_side?ex=orchard-how-many&vs=foil:runner-up")
@@ -65,7 +72,7 @@ def test_side_by_side_pages_the_orchard_and_refuses_to_set_the_answer_against_it
     settle(page)
     wait_for_chart(page, "How differently the two explanations spread")
     page.wait_for_timeout(1500)
-    shoot(page, "first-hour-04-side-by-side-paged")
+    shoot(page, "first-hour-05-side-by-side-paged")
     assert page.get_by_text("60 of its 69 words at a time: drag the slider below to scroll").count() == 1
     assert page.locator("[data-testid=stPlotlyChart] .rangeslider-container").count() >= 1
 
@@ -75,7 +82,7 @@ def test_the_models_facts_show_whole(server, page):
     page.get_by_text("The model in use", exact=True).wait_for(timeout=300_000)
     page.get_by_text("layer adapter", exact=True).wait_for(timeout=120_000)  # a static table: its cells are text
     settle(page, after_action=False)
-    shoot(page, "first-hour-05-model")
+    shoot(page, "first-hour-06-model")
     adapter = page.locator("table tr").filter(has_text="layer adapter")
     assert adapter.count() == 1 and "blocks" in adapter.inner_text()  # its description is on the page, as text
     assert page.evaluate(CUT, "table td, table th") == []
