@@ -37,9 +37,9 @@ HELP = {  # the longer help texts of the page's widgets
 def method_caption(method: str) -> str:
     """The line under the page's title: the method the explanations below are made with."""
     if method == "attnlrp":
-        return ("AttnLRP relevance at the output of every layer, one forward and one backward pass (Achtibat et al., "
-                "“AttnLRP: Attention-Aware Layer-Wise Relevance Propagation for Transformers”, ICML 2024), read as in "
-                "Ramnath et al. (EMNLP 2020).")
+        return ("AttnLRP relevance at the output of every layer, one forward and one backward pass (Achtibat et "
+                "al., “AttnLRP: Attention-Aware Layer-Wise Relevance Propagation for Transformers”, ICML 2024), read "
+                "as in Ramnath et al. (EMNLP 2020).")
     return ("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting BERT for "
             "Reading Comprehension Based QA” (EMNLP 2020).")
 
