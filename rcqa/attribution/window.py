@@ -10,7 +10,7 @@ import torch
 from rcqa.attribution.settings import SpanSpec
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
-from rcqa.qa import InputError, answer_with_logits, char_span_to_tokens
+from rcqa.qa import InputError, answer_with_logits, char_span_to_tokens, encode
 from rcqa.spans import Windows
 from rcqa.text import word_at, written_words
 from rcqa.types import Answer, Example, Word
@@ -61,11 +61,23 @@ def explained_window(qa_model: QAModel, example: Example, span: SpanSpec | str =
     (rcqa.attribution.settings.SpanSpec). 'predicted' is the best span, also when the model rejected it for "no
     answer"."""
     answer, windows, logits = answer_with_logits(qa_model, example.passage, example.question, allow_null=allow_null)
-    window, start_token, end_token = _span_tokens(SpanSpec.parse(span), example, answer, windows)
+    window, start_token, end_token = span_tokens(SpanSpec.parse(span), example, answer, windows)
     return ExplainedWindow(answer, windows, window, start_token, end_token, window_inputs(windows, window), logits)
 
 
-def _span_tokens(span: SpanSpec, example: Example, answer: Answer, windows: Windows) -> tuple[int, int, int]:
+def same_span(qa_model: QAModel, example: Example, answer: Answer, a: SpanSpec | str, b: SpanSpec | str) -> bool:
+    """Whether the spans a and b (as explained_window reads them) are the same tokens of the same window, so that
+    their explanations, everything else alike, are one; False where either does not exist (no gold answer, an
+    n-best rank past the list). Tokenising the passage only: no forward pass."""
+    windows = encode(qa_model, example.question, example.passage)
+    try:
+        return (span_tokens(SpanSpec.parse(a), example, answer, windows)
+                == span_tokens(SpanSpec.parse(b), example, answer, windows))
+    except InputError:
+        return False
+
+
+def span_tokens(span: SpanSpec, example: Example, answer: Answer, windows: Windows) -> tuple[int, int, int]:
     """(window, start token, end token) of the span the targets are taken at."""
     if span.kind != "gold":  # "predicted" and "nbest:0" are the best span, also when the model rejected it
         if span.rank >= max(1, len(answer.nbest)):

@@ -7,17 +7,23 @@ import pandas as pd
 
 from rcqa.evaluate import score
 from rcqa.figures.common import FONT, escape_text, null_decision
-from rcqa.types import Answer, Example
+from rcqa.types import Answer, Example, Foil
 
 LONG_PASSAGE_WORDS = 300  # a passage longer than this is shown in a box of its own height, which scrolls
 PASSAGE_BOX = "max-height: 24em; overflow-y: auto; border: 1px solid #ddd; border-radius: 4px; padding: 0.5em;"
 
-def answer_passage(example: Example, answer: Answer) -> str:
-    """The passage as escaped HTML with the predicted answer highlighted and the gold answer underlined."""
+FOIL_MARK = "outline: 2px dashed #1f77b4; outline-offset: 1px;"  # the contrast's foil, in every passage drawn
+
+
+def answer_passage(example: Example, answer: Answer, foil: Foil | None = None) -> str:
+    """The passage as escaped HTML with the predicted answer highlighted, the gold answer underlined and, for a
+    contrast, its foil (as the explanation placed it) outlined."""
     marks: list[tuple[int, int, str]] = []
     if answer.best:
         marks.append((answer.best.start_char, answer.best.end_char, "predicted"))
     marks += [(g.start_char, g.start_char + len(g.text), "gold") for g in example.answers if g.start_char >= 0]
+    if foil is not None and foil.start_char is not None:
+        marks.append((foil.start_char, foil.end_char, "foil"))
     boundaries = sorted({0, len(example.passage), *(p for s, e, _ in marks for p in (s, e))})
     pieces = []
     for start, end in itertools.pairwise(boundaries):
@@ -27,11 +33,15 @@ def answer_passage(example: Example, answer: Answer) -> str:
             text = f'<span style="border-bottom: 3px solid #2ca02c;">{text}</span>'
         if "predicted" in kinds:
             text = f'<mark style="background: rgba(214, 39, 40, 0.25); padding: 1px 0;">{text}</mark>'
+        if "foil" in kinds:
+            text = f'<span style="{FOIL_MARK}">{text}</span>'
         pieces.append(text)
     marked = "the best span, which the model rejected for “no answer”" if answer.abstained else "the model\'s answer"
     long = _long_passage(example.passage, answer)
     legend = (f'<p style="font-size: 0.85em; color: #555;">{long}Highlighted: {marked}'
-              + (". Underlined in green: the gold answer." if example.answers else ".") + "</p>")
+              + (". Underlined in green: the gold answer" if example.answers else "")
+              + (f". Outlined in blue: the contrast's foil “{escape_text(foil.text)}”"
+                 if foil is not None and foil.start_char is not None else "") + ".</p>")
     box = PASSAGE_BOX if long else ""
     return f'<div style="{FONT} white-space: pre-wrap; {box}">{"".join(pieces)}</div>{legend}'
 
@@ -93,14 +103,14 @@ def _abstention(example: Example, answer: Answer) -> str:
 
 def nbest_html(answer: Answer, height_px: int = 250) -> str:
     """The n-best table (nbest_table) as an escaped HTML table that scrolls past height_px. It fits the narrow column
-    beside the passage: each answer stays on one line, cut with an ellipsis, and the whole of it, with its
-    characters in the passage, shows on hover."""
+    beside the passage: every answer shows whole, wrapped over lines where it is long (the numbers stay on one
+    line), with its characters in the passage on hover."""
     table = nbest_table(answer)
     table.insert(3, "start / end logit", [_logit(start) + (f" / {_logit(end)}" if start is not None else "")
                                           for start, end in zip(table["start logit"], table["end logit"])])
-    cell = "padding: 2px 4px; border: none; border-bottom: 1px solid #e6e6e6; white-space: nowrap; "
-    style = {name: cell + ("text-align: right;" if name != "answer" else
-                           "text-align: left; max-width: 8em; overflow: hidden; text-overflow: ellipsis;")
+    cell = "padding: 2px 4px; border: none; border-bottom: 1px solid #e6e6e6; vertical-align: top; "
+    style = {name: cell + ("white-space: nowrap; text-align: right;" if name != "answer" else
+                           "text-align: left; min-width: 6em; overflow-wrap: anywhere;")
              for name in table.columns if name not in ("characters", "start logit", "end logit")}
     shown = {"probability": percent}
     header = "".join(f'<th style="{style[name]}">{escape_text(name)}</th>' for name in style)

@@ -8,11 +8,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rcqa.analysis.pair import PAIR_VIEWS, SideBySide
-from rcqa.figures.common import Chart, apply_layout, escape_label, escape_text, word_ticks
+from rcqa.figures.common import Chart, apply_layout, escape_label, escape_text
 from rcqa.figures.roles import ROLE_COLOURS
-from rcqa.figures.words import PAGE_WORDS
+from rcqa.figures.words import RANGE_SLIDER_HEIGHT, page_axis
 
 SIDE_COLOURS = ("#1f77b4", "#ff7f0e")
+SAME_POINTS = 0.005  # a difference under it shows as +0.00 points: none
 
 
 def pair_table(pair: SideBySide) -> pd.DataFrame:
@@ -34,8 +35,12 @@ def pair_heatmaps(pair: SideBySide) -> Chart:
     words = [escape_label(text) for _, _, text in pair.words]
     hover = np.array([words] * shape[0])
     label_a, label_b = (escape_label(label) for label in pair.labels)
+    difference = data.difference_pct.to_numpy().reshape(shape)
+    extent = float(np.abs(np.nan_to_num(difference)).max(initial=0))
+    alike = extent < SAME_POINTS  # float noise: a scale of ±1e-7 points would read as a difference
     figure = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                           subplot_titles=(f"A: {label_a}", f"B: {label_b}", "B − A (percentage points)"))
+                           subplot_titles=(f"A: {label_a}", f"B: {label_b}", "B − A (percentage points)" if not alike
+                                           else f"B − A: none (under {SAME_POINTS} points at every word and layer)"))
     top = float(np.nanmax([np.nanmax(data.share_pct_a, initial=0), np.nanmax(data.share_pct_b, initial=0)]))
     for row, (column, name) in enumerate((("share_pct_a", "A"), ("share_pct_b", "B")), 1):
         figure.add_heatmap(z=data[column].to_numpy().reshape(shape), x=list(range(shape[1])), y=pair.layers,
@@ -43,25 +48,19 @@ def pair_heatmaps(pair: SideBySide) -> Chart:
                            colorbar={"title": {"text": "Share of<br>layer (%)"}, "len": 0.6, "y": 0.75},
                            hovertemplate=f"<b>%{{customdata}}</b> at %{{y}}<br>{name}: %{{z:.2f}}%<extra></extra>",
                            row=row, col=1)
-    difference = data.difference_pct.to_numpy().reshape(shape)
-    extent = float(np.abs(difference).max(initial=0)) or 1.0
+    scale = 1.0 if alike else extent
     figure.add_heatmap(z=difference, x=list(range(shape[1])), y=pair.layers, customdata=hover, colorscale="RdBu",
-                       reversescale=True, zmid=0, zmin=-extent, zmax=extent,
+                       reversescale=True, zmid=0, zmin=-scale, zmax=scale, showscale=not alike,
                        colorbar={"title": {"text": "B − A<br>(points)"}, "len": 0.3, "y": 0.15},
                        hovertemplate="<b>%{customdata}</b> at %{y}<br>B − A: %{z:+.2f} points<extra></extra>",
                        row=3, col=1)
     figure.update_yaxes(autorange="reversed", type="category")
-    if len(words) > PAGE_WORDS:  # a page of words at a time; drag to pan over the rest
-        figure.update_xaxes(tickmode="array", tickvals=list(range(len(words))), ticktext=words, tickangle=-90,
-                            tickfont={"size": 11}, range=[-0.5, PAGE_WORDS - 0.5], row=3, col=1)
-        figure.update_layout(dragmode="pan")
-    else:
-        word_ticks(figure, words, row=3, col=1)
+    paged = page_axis(figure, words, 0, row=3, col=1)
     only = _only_one_side(pair)
     apply_layout(figure, "Two explanations side by side: each layer's share per passage word, and the difference",
                  f"Each side's passage distribution (its layer's |attribution| over its window's words){only}",
-                 "", "", height=3 * max(200, 22 * len(pair.layers) + 60) + 200)
-    figure.update_xaxes(title_text="Passage words (in text order)", row=3, col=1)
+                 "", "", height=3 * max(200, 22 * len(pair.layers) + 60) + 200 + (RANGE_SLIDER_HEIGHT if paged else 0))
+    figure.update_xaxes(title_text=f"Passage words (in text order{paged})", row=3, col=1)
     figure.update_layout(margin_t=130)
     return Chart(f"side-by-side-{pair.a.example.id}", data, figure)
 

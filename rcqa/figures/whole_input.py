@@ -12,6 +12,15 @@ from rcqa.figures.words import PAGE_WORDS, word_table
 from rcqa.types import Attribution
 
 
+OVERVIEW_PAGES = 3  # a passage of one or two pages reads whole in the heatmap's slider: no overview above it
+
+
+def needs_overview(words: int) -> bool:
+    """Whether a heatmap of this many words gets the whole-passage overview above it: from OVERVIEW_PAGES pages of
+    PAGE_WORDS words on."""
+    return words > (OVERVIEW_PAGES - 1) * PAGE_WORDS
+
+
 def overview_table(result: Attribution, k: int = 3, aggregation: str = "l2", target: int = 0,
                    page_words: int = PAGE_WORDS) -> pd.DataFrame:
     """One row per layer and block of page_words passage words (in text order; a block is as wide as the heatmap's

@@ -95,10 +95,7 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
     figure.update_yaxes(autorange="reversed", type="category")
     shown = ("question words, then passage words" if include_question else "passage words") + (
         ", with [CLS] and [SEP]" if include_special else "")
-    if len(labels) > PAGE_WORDS:
-        _page(figure, labels, 0 if include_special else _span_position(result, words, target))  # [CLS] in view
-    else:
-        word_ticks(figure, labels)
+    paged = page_axis(figure, labels, 0 if include_special else _span_position(result, words, target))  # [CLS] in view
     if include_question and (words.segment == "passage").any():
         _mark_passage_start(figure, int(np.argmax(words.segment.to_numpy() == "passage")))
     where = (f"the whole passage, {result.answer.n_windows} windows" if result.whole_passage else
@@ -106,9 +103,8 @@ def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, inclu
     apply_layout(figure, "Where each layer's attribution goes: share of the layer's total |attribution| per word",
             f"{settings_line(result, aggregation, target)} · {where}",
             f"Words of {'the whole passage' if result.whole_passage else 'the analysed window'} ({shown}, in text "
-            f"order{'; drag the slider below to scroll' if len(labels) > PAGE_WORDS else ''})",
-            "Layer (embeddings at the top)", height=max(360, 30 * len(result.layers) + 220)
-            + (RANGE_SLIDER_HEIGHT if len(labels) > PAGE_WORDS else 0))
+            f"order{paged})", "Layer (embeddings at the top)",
+            height=max(360, 30 * len(result.layers) + 220) + (RANGE_SLIDER_HEIGHT if paged else 0))
     return Chart(f"heatmap-{result.example.id}", table, figure)
 
 
@@ -127,13 +123,20 @@ def _span_position(result: Attribution, words: pd.DataFrame, target: int) -> int
     return int(inside[0]) if len(inside) else 0
 
 
-def _page(figure: go.Figure, labels: list[str], around: int) -> None:
-    """A long word axis shows PAGE_WORDS words at a time, starting a little before `around`, every one labelled,
-    with a range slider under it that scrolls the page over the whole passage (and shows all of it, small)."""
-    first = max(0, min(around - PAGE_WORDS // 4, len(labels) - PAGE_WORDS))
+def page_axis(figure: go.Figure, labels: list[str], around: int, **where) -> str:
+    """Word labels under the x axis (`where`: a subplot's row and col). A long axis shows PAGE_WORDS words at a
+    time, every one labelled, with a range slider under it that scrolls over the whole passage (and shows all of it,
+    small); it opens on the first word, or, where the word at `around` would lie past the first page's first three
+    quarters, a quarter of a page before it. Returns what the axis title adds: how much shows and how to move, or
+    nothing where every word shows."""
+    if len(labels) <= PAGE_WORDS:
+        word_ticks(figure, labels, **where)
+        return ""
+    first = 0 if around < PAGE_WORDS * 3 // 4 else min(around - PAGE_WORDS // 4, len(labels) - PAGE_WORDS)
     figure.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, tickangle=-90,
                         tickfont={"size": 11}, range=[first - 0.5, first + PAGE_WORDS - 0.5],
-                        rangeslider={"visible": True, "thickness": 0.08})
+                        rangeslider={"visible": True, "thickness": 0.08}, **where)
+    return f"; {PAGE_WORDS} of its {len(labels)} words at a time: drag the slider below to scroll"
 
 
 def topk_table(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> pd.DataFrame:

@@ -2,10 +2,14 @@
 sentences it writes (the page itself only lays them out)."""
 from __future__ import annotations
 
+import dataclasses
+
 from rcqa import figures
 from rcqa.analysis.roles import boundary_contrast
+from rcqa.attribution.window import same_span
 from rcqa.evaluate import score
 from rcqa.text import without_bidi_controls
+from rcqa.model import QAModel
 from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, IGSettings
 from rcqa.ui.ends import ends_of
 from rcqa.ui.errors import plain
@@ -28,6 +32,16 @@ HELP = {  # the longer help texts of the page's widgets
     "contrast": "Explains log p(span) − log p(foil), the two spans' start + end logits apart: what separates them. A "
                 "foil in another window of the passage is a constant there (that window is not explained).",
 }
+
+
+def method_caption(method: str) -> str:
+    """The line under the page's title: the method the explanations below are made with."""
+    if method == "attnlrp":
+        return ("AttnLRP relevance at the output of every layer, one forward and one backward pass (Achtibat et "
+                "al., “AttnLRP: Attention-Aware Layer-Wise Relevance Propagation for Transformers”, ICML 2024), read "
+                "as in Ramnath et al. (EMNLP 2020).")
+    return ("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting BERT for "
+            "Reading Comprehension Based QA” (EMNLP 2020).")
 
 
 def example_label(example: Example) -> str:
@@ -109,6 +123,21 @@ def side_by_side_offers(current: View, example: Example, answer: Answer) -> dict
     if example.answers and score(answer.text, [gold.text for gold in example.answers])[0] == 0:
         offers = {"gold": "…the gold span", **offers}
     return offers
+
+
+def repeated_versus(qa_model: QAModel, other_model: QAModel, example: Example, answer: Answer, settings: IGSettings,
+                    other: IGSettings) -> str | None:
+    """The one sentence saying that B (`other` on `other_model`) would be A's explanation again, found before any
+    job is queued: the same model, the same settings and the same span's tokens (the gold span, where the model's
+    answer is it, or the same foil). None where B differs from A."""
+    if other_model.fingerprint != qa_model.fingerprint or dataclasses.replace(other, span=settings.span) != settings:
+        return None
+    if not same_span(qa_model, example, answer, settings.span, other.span):
+        return None
+    what = (f"the gold span “{plain(example.answers[0].text)}” is the span A explains"
+            if other.span != settings.span else "B asks what A asks")
+    return (f"A and B would be the same explanation ({what}, with the same model and settings), so nothing is "
+            "computed: compare with another model or another foil.")
 
 
 def search_summary(file_name: str, questions: int, matched: int, listed: int) -> str:

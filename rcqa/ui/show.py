@@ -29,11 +29,15 @@ WIDEST_CELL = 90  # characters a text column is sized for; a longer cell is cut,
 _CHARACTER_PX, _PADDING_PX = 8, 24
 
 
-def table(frame: pd.DataFrame, column_config: dict | None = None, **options) -> Any:
+def table(frame: pd.DataFrame, column_config: dict | None = None, wrap: bool = False, **options) -> Any:
     """st.dataframe (with its options; it returns the selection) of a table whose cells may hold a visitor's or a
     file's text, drawn as shown_cells gives them, each column as column_shown sets it out, then as column_config
-    says. Every table a page draws goes through here."""
+    says; with wrap, a static table (st.table) whose every cell shows whole, wrapped over lines, for a table of long
+    sentences the grid would cut at WIDEST_CELL characters (the model's facts, a run's claims and their evidence).
+    Every table a page draws goes through here."""
     shown = shown_cells(frame)
+    if wrap:
+        return st.table(shown, hide_index=options.get("hide_index"))
     configs = {name: column_shown(shown[name]) for name in shown.columns}
     for name, given in (column_config or {}).items():  # the page's settings win; the width and header stay
         configs[name] = {**configs.get(name, {}), **{key: value for key, value in given.items() if value is not None}}
@@ -84,12 +88,21 @@ def guarded(page: Callable[[], None]) -> Callable[[], None]:
     return run
 
 
-def html(fragment: str) -> None:
+def html(fragment: str, where: Any = st) -> None:
     """Escaped HTML drawn as markdown, not with st.html: st.html fetches a script of its own (and an HTML
     sanitiser) the first time a page draws one, while markdown's arrives with the page's title. On a new
     visitor's page the answer appears about 0.7 s sooner. The fragment becomes one line of raw HTML, which markdown
-    leaves as it is (a blank line would end it), with '$' as an entity, so that no math is read into it."""
-    st.markdown(markdown_html(fragment), unsafe_allow_html=True)
+    leaves as it is (a blank line would end it), with '$' as an entity, so that no math is read into it. `where`: a
+    container or placeholder to draw it in (a st.empty() redrawn later in the run)."""
+    where.markdown(markdown_html(fragment), unsafe_allow_html=True)
+
+
+def tabs(labels: list[str], key: str) -> list:
+    """Tabs that stay on the one chosen across reruns. Streamlit's plain tabs open on their first when the element
+    count above them changes between two runs (say the status box of an explanation just made is gone on the next
+    click), as they are then a new element: a button inside a tab that ran a job would send the user back to the
+    first tab. Keyed, with their state kept in the session, they are the same element wherever they stand."""
+    return st.tabs(labels, key=key, on_change="rerun")
 
 
 def markdown_html(fragment: str) -> str:

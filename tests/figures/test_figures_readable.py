@@ -72,4 +72,4 @@ def test_the_nbest_table_keeps_every_column_and_the_whole_answer_on_hover(result
     passage = result.example.passage
     assert len(titles) == len(result.answer.nbest)
     assert all(passage[int(start):int(end)] == text for start, end, text in titles)  # hover: the span, whole
-    assert "white-space: nowrap" in markup and read_html(markup)[1]  # one line a row
+    assert "white-space: nowrap" in markup and read_html(markup)[1]  # the numbers on one line

@@ -52,7 +52,7 @@ def test_a_run_with_its_numbers_and_filters(runs_folder):
     roles = plotly_specs(app)[0]
     answer = next(t for t in roles["data"] if t.get("name") == "answer: hand (default)")
     assert values(answer["y"]) == pytest.approx([10, 30, 70])  # b is undefined at block 0: mean of a and c
-    conclusions = app.dataframe[0].value
+    conclusions = app.table[0].value  # a static table: every cell whole
     assert conclusions.holds.tolist() == [True, True, True, True]
 
     app.selectbox(key="rcqa.dataset.type").set_value("who").run()
@@ -68,7 +68,7 @@ def test_two_runs_compared(runs_folder):
     app = choose_run(open_app(PAGE), runs_folder / "hand")
     app.selectbox(key="rcqa.dataset.compare").set_value(str((runs_folder / "tiny").resolve())).run()
     assert not app.exception
-    assert set(app.dataframe[0].value.run) == {"hand (default)", "tiny (default)"}
+    assert set(app.table[0].value.run) == {"hand (default)", "tiny (default)"}
     names = {t.get("name") for t in plotly_specs(app)[0]["data"]}
     assert {"answer: hand (default)", "answer: tiny (default)"} <= names
 

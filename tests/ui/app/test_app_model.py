@@ -24,7 +24,7 @@ def load(app, kind: str, name: str = ""):
 
 
 def facts(app) -> dict[str, str]:
-    table = app.dataframe[0].value
+    table = app.table[0].value  # a static table: every cell whole
     return dict(zip(table.property, table.value))
 
 
@@ -43,7 +43,7 @@ def test_the_page_describes_the_model_and_its_card(tiny_model_dirs, tmp_path):
     (carded / "rcqa_card.json").write_text(json.dumps(card))
     load(app, "folder", str(carded))
     assert facts(app)["architecture"] == "DistilBertForQuestionAnswering"
-    scores = app.dataframe[1].value
+    scores = app.dataframe[0].value
     assert scores.iloc[0].to_dict() == {"evaluated on": "squad_v1.1_dev", "exact match": 12.5, "F1": 20.25,
                                         "questions": 8}
 

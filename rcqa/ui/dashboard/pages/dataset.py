@@ -104,7 +104,7 @@ def main() -> None:
     conclusions = conclusion_table({"conclusions": {name: [vars(v) for v in verdicts(s)]
                                                     for name, s in summaries.items()}})
     # the verdict first: the claims are long, and a narrow page would hide it off to the right
-    show.table(conclusions[["holds", "claim", "evidence", "run"]], hide_index=True)
+    show.table(conclusions[["holds", "claim", "evidence", "run"]], hide_index=True, wrap=True)
     if (contrast := figures.contrast_by_layer(subject)) is not None:
         st.subheader("Why this answer and not the foil?")
         if statement := contrast_statement(subject["contrast"]):
@@ -113,9 +113,9 @@ def main() -> None:
         st.caption(f"{skipped} question{'' if skipped == 1 else 's'} without such a foil {'was' if skipped == 1 else 'were'} "
                    "skipped.")
         show.chart(contrast)
-    roles, quantifiers, jsd, pos, scores, check = st.tabs(
+    roles, quantifiers, jsd, pos, scores, check = show.tabs(
         ["Layer roles", "Quantifier questions", "Layers compared (JSD)", "Parts of speech", "Scores",
-         "Completeness"])
+         "Completeness"], key="rcqa.dataset_tabs")
     with roles:
         show.chart(figures.roles_by_depth(summaries))
         if parts := runs.abstention_parts(shown[0], chosen):

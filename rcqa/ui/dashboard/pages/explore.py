@@ -116,21 +116,23 @@ def choose_ends() -> None:
 
 
 def show_answer(qa_model, current):
-    """The passage, the answer and its n-best list; the answer, or None when the example cannot be answered."""
+    """The passage, the answer and its n-best list; the answer and the passage's placeholder (a contrast's
+    explanation redraws it with its foil), or None when the example cannot be answered."""
     answer = results.answer(qa_model, current)
     if answer is None:
         return None
     passage, summary = st.columns([5, 4], gap="large")  # room for the n-best table's every column
     with passage:
         st.subheader("Passage")
-        show.html(figures.answer_passage(current, answer))
+        shown = st.empty()
+        show.html(figures.answer_passage(current, answer), where=shown)
     with summary:
         st.subheader("The model's answer")
         show.html(figures.answer_summary(current, answer))
         st.caption("The other candidate spans it considered")
         show.html(figures.nbest_html(answer))
         choose_why_not(answer)
-    return answer
+    return answer, shown
 
 
 def choose_why_not(answer) -> None:
@@ -198,7 +200,7 @@ def show_heatmap(result, aggregation: str) -> None:
               help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there.")
     chart = figures.heatmap(result, aggregation, include_question=chosen.question_words,
                             include_special=chosen.special_tokens)
-    if chart.data.position.max() >= figures.PAGE_WORDS:
+    if whole_input.needs_overview(int(chart.data.position.max()) + 1):
         show.chart(whole_input.passage_overview(result, aggregation=aggregation))
     show.chart(chart)
     start_end.show_apart(result, aggregation)
@@ -209,9 +211,9 @@ def show_result(result, qa_model, key: str) -> None:
     k, aggregation = chosen.top_k, chosen.aggregation
     if incomplete := explore.incomplete_warning(result):
         st.warning(incomplete)
-    heatmap, top, roles, word, check, lens, knockouts = st.tabs(
+    heatmap, top, roles, word, check, lens, knockouts = show.tabs(
         ["Heatmap", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness", "Answer lens",
-         "Interventions"])
+         "Interventions"], key="rcqa.explore_tabs")
     with heatmap:
         show_heatmap(result, aggregation)
     with top:
@@ -269,8 +271,7 @@ def offer_side_by_side(current, answer) -> None:
 
 def main() -> None:
     st.title("How does the model find its answer?")
-    st.caption("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting "
-               "BERT for Reading Comprehension Based QA” (EMNLP 2020).")
+    st.caption(explore.method_caption(chosen.method))
     view.show_url_problems()
     choose_example()
     qa_model = inputs.model()
@@ -281,9 +282,9 @@ def main() -> None:
     if current is None:
         st.info("Choose a gallery example, upload a file, or paste a passage and a question.")
         return
-    answer = show_answer(qa_model, current)
-    if answer is None:
+    if (answered := show_answer(qa_model, current)) is None:
         return
+    answer, passage = answered
     view.fit_target(answer)
     view.fit_windows(answer)
     st.divider()
@@ -295,6 +296,8 @@ def main() -> None:
         show.report(error)
         return
     if (result := results.result_on_click(qa_model, current, settings, explore.explained(settings, answer))) is not None:
+        if (foil := result.targets[0].foil) is not None:  # the contrast's foil, as the explanation placed it
+            show.html(figures.answer_passage(current, answer, foil), where=passage)
         offer_side_by_side(current, answer)
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
 

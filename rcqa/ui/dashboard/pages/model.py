@@ -18,7 +18,7 @@ def describe_model() -> None:
     qa_model = inputs.model()
     if qa_model is None:
         return
-    show.table(figures.model_facts(qa_model), hide_index=True)
+    show.table(figures.model_facts(qa_model), hide_index=True, wrap=True)
     scores = figures.card_scores(qa_model.card)
     if not scores.empty:
         st.subheader("Evaluation (from its model card)")

@@ -6,7 +6,7 @@ from rcqa.analysis.pair import compare
 from rcqa.attribution.settings import FOILS
 from rcqa.catalog import catalog, shown_name
 from rcqa.figures import pair
-from rcqa.ui import inputs, results, show, view
+from rcqa.ui import explore, inputs, results, show, view
 
 chosen = view.view()
 SECOND = ".b"  # the session keeps the second explanation beside the first
@@ -51,6 +51,11 @@ def explained_pair(qa_model, current, settings):
     if other_model is None:
         return None
     other = view.versus_settings(settings, chosen.versus)
+    if (answer := results.answer(qa_model, current)) is None:
+        return None
+    if same := explore.repeated_versus(qa_model, other_model, current, answer, settings, other):
+        st.info(same)
+        return None
     found = [results.stored_result(qa_model, current, settings),
              results.stored_result(other_model, current, other, SECOND)]
     asked = (results.pending_request(qa_model, current, settings) is not None
