@@ -147,7 +147,20 @@ def explanation_price(qa_model: QAModel, settings: IGSettings, windows: int, tok
 def block_seconds(qa_model: QAModel, block_passes: float, tokens: int) -> float:
     """`block_passes` passes (forward and backward) through one block of the model over `tokens` tokens, on this
     server; a forward alone is FORWARD of a pass."""
-    return block_passes * tokens * MULTIPLY_ADDS_PER_TOKEN_BLOCK * model_width(qa_model) ** 2 * server_speed()
+    return pass_seconds(block_passes, tokens, model_width(qa_model))
+
+
+def pass_seconds(block_passes: float, tokens: int, width: int) -> float:
+    """`block_passes` passes (forward and backward) through one block `width` wide over `tokens` tokens, on this
+    server."""
+    return block_passes * tokens * MULTIPLY_ADDS_PER_TOKEN_BLOCK * width ** 2 * server_speed()
+
+
+def points_within(seconds: float, blocks: int, targets: int, tokens: int, width: int) -> int:
+    """The path points (at least one) whose passes through `blocks` blocks, one for each of `targets`, over
+    `tokens` tokens `width` wide are expected to take at most `seconds` on this server: the cost model's terms, a
+    chunk's share of an explanation."""
+    return max(1, int(seconds / pass_seconds(blocks * targets, tokens, width)))
 
 
 def reading_seconds(qa_model: QAModel, windows: int, tokens: int) -> float:
