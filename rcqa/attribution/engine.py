@@ -20,10 +20,10 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from rcqa.attribution.cost import points_within
 from rcqa.attribution.memory import CHECKPOINT_SECONDS, budget_mb, in_chunks
 from rcqa.attribution.path import Integral, Path, integrate_path
 from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.speed import points_within
 from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target
 from rcqa.attribution.window import baseline_stack, on_device
