@@ -315,6 +315,7 @@ def test_a_short_job_past_the_time_limit_inside_a_long_one_is_stopped_and_the_lo
     assert long.wait(60) and long.state == "done"  # 2 s of work and over 3 s held: within its 3 s
 
 
+@pytest.mark.slow  # a worker killed and replaced for real: about 20 s
 def test_a_short_job_waiting_in_a_long_one_killed_for_its_stop_runs_again_on_the_next_worker(processes, tiny_bert):
     """The long task's chunk never reaches a checkpoint (a step longer than the grace), so its cancel kills the
     worker, with the short job sent to it still waiting there: that job goes again, on the worker that replaces it."""
