@@ -26,23 +26,21 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from dataclasses import dataclass, replace
 
 from rcqa.attribution.quadrature import adaptive
 from rcqa.attribution.settings import IGSettings
+# this server's speed is the cost model's too, and named here as it always was (RCQA_SECONDS_PER_MULTIPLY_ADD)
+from rcqa.attribution.speed import SECONDS_PER_MULTIPLY_ADD, SPEED_ENV  # noqa: F401
+from rcqa.attribution.speed import MULTIPLY_ADDS_PER_TOKEN_BLOCK, pass_seconds, server_speed
 from rcqa.model import QAModel
 from rcqa.qa import MAX_QUESTION_CHARS
 
 ADAPTIVE_GROWTH = 1.5  # the adaptive rule's points per layer, over its starting `steps` (module docstring)
 ADAPTIVE_POINTS = 12  # the adaptive rule's points per layer, at least, whatever its start (module docstring)
-MULTIPLY_ADDS_PER_TOKEN_BLOCK = 36  # × h²: 12 h² forward, twice that backward
 FORWARD = 1 / 3  # of a pass through a block: the forward alone
 CHARS_PER_TOKEN = 4  # English through a WordPiece or BPE vocabulary: 4.8 on the gallery's canal-long
-SPEED_ENV = "RCQA_SECONDS_PER_MULTIPLY_ADD"
-# seconds per multiply-add on this project's 2 shared CPU cores (python -m rcqa.attribution.cost, docs/serving.md)
-SECONDS_PER_MULTIPLY_ADD = 5.0e-11
 
 
 @dataclass(frozen=True)
@@ -90,12 +88,6 @@ class Price:
         worst"."""
         expected, most = in_words(self.seconds), in_words(self.most)
         return expected if most == expected else f"{expected}, {most} at worst"
-
-
-def server_speed() -> float:
-    """This server's seconds per multiply-add: $RCQA_SECONDS_PER_MULTIPLY_ADD, as its operator measured it with
-    `python -m rcqa.attribution.cost`, else SECONDS_PER_MULTIPLY_ADD."""
-    return float(os.environ.get(SPEED_ENV) or SECONDS_PER_MULTIPLY_ADD)
 
 
 def expected_points(settings: IGSettings) -> float:
@@ -147,7 +139,7 @@ def explanation_price(qa_model: QAModel, settings: IGSettings, windows: int, tok
 def block_seconds(qa_model: QAModel, block_passes: float, tokens: int) -> float:
     """`block_passes` passes (forward and backward) through one block of the model over `tokens` tokens, on this
     server; a forward alone is FORWARD of a pass."""
-    return block_passes * tokens * MULTIPLY_ADDS_PER_TOKEN_BLOCK * model_width(qa_model) ** 2 * server_speed()
+    return pass_seconds(block_passes, tokens, model_width(qa_model))
 
 
 def reading_seconds(qa_model: QAModel, windows: int, tokens: int) -> float:

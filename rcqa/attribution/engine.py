@@ -2,7 +2,7 @@
 
 One forward pass caches every layer's hidden states H_l (and, for an input baseline, the baseline's).
 For layer l, only the blocks above l and the QA head run, on a batch of path points at once, split
-into chunks that fit a memory budget; targets that share the forward share it, each with one
+into chunks that fit a memory budget and are expected to take at most CHECKPOINT_SECONDS; targets that share the forward share it, each with one
 backward. Each layer is checked for completeness; the path is integrated by rcqa.attribution.path (adaptive
 Gauss–Legendre panels by default). Results stream layer by layer.
 
@@ -20,9 +20,10 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from rcqa.attribution.memory import budget_mb, in_chunks
+from rcqa.attribution.memory import CHECKPOINT_SECONDS, budget_mb, in_chunks
 from rcqa.attribution.path import Integral, Path, integrate_path
 from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.speed import points_within
 from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target
 from rcqa.attribution.window import baseline_stack, on_device
@@ -168,9 +169,9 @@ def _values(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor
 def path_gradients(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch.Tensor, targets: list[Target],
                    alphas: np.ndarray, weights: np.ndarray, memory_budget_mb: int) -> torch.Tensor:
     """targets × sums × 1 × tokens × dim: for each column j of weights (path points × sums),
-    Σ_k weights[k, j] ∇F(x' + α_k (x − x')). All points run as one batch, split into chunks that fit the
-    memory budget (on a GPU, its free memory; halved on out-of-memory); every target is one backward through the
-    same forward."""
+    Σ_k weights[k, j] ∇F(x' + α_k (x − x')). All points run as one batch, split into chunks (chunk_size) that
+    fit the memory budget (on a GPU, its free memory; halved on out-of-memory); every target is one backward
+    through the same forward."""
     alphas = torch.as_tensor(alphas, dtype=x.dtype, device=x.device)
     weights = torch.as_tensor(weights, dtype=x.dtype, device=x.device)
     difference = x - x_base
@@ -189,18 +190,23 @@ def path_gradients(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch
         for i, chunk_sum in enumerate(found):  # added only once every target's backward fitted
             sums[i] += chunk_sum
 
-    in_chunks(len(alphas), chunk_size(stack, layer, x, budget_mb(x.device, memory_budget_mb)), chunk_sums, x.device)
+    chunk = chunk_size(stack, layer, x, budget_mb(x.device, memory_budget_mb), len(targets))
+    in_chunks(len(alphas), chunk, chunk_sums, x.device)
     return sums
 
 
-def chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb: int) -> int:
-    """Path points per batch so that the activations kept for backward stay within the budget."""
+def chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb: int, targets: int) -> int:
+    """Path points per batch so that the activations kept for backward stay within the budget, and the batch, a
+    backward for each of `targets`, is expected to take at most CHECKPOINT_SECONDS on this server (the cost
+    model's seconds): sized by memory alone, a chunk of the default model's window with 3 targets took 30 s on 2
+    cores, and a worker reaches a checkpoint (to stop, or to run a short job) only between chunks."""
     config = stack.model.config
     tokens, dim = x.shape[1], x.shape[2]
     heads = getattr(config, "num_attention_heads", getattr(config, "n_heads", 12))
     per_block = tokens * 14 * dim + 3 * heads * tokens * tokens  # floats kept per path point and block
     blocks = max(1, stack.num_layers - layer)
-    return max(1, int(memory_budget_mb * 2**20 // (4 * per_block * blocks)))
+    by_memory = max(1, int(memory_budget_mb * 2**20 // (4 * per_block * blocks)))
+    return min(by_memory, points_within(CHECKPOINT_SECONDS, blocks, targets, tokens, dim))
 
 
 def aggregate(attribution: torch.Tensor) -> np.ndarray:

@@ -16,6 +16,10 @@ from contextvars import ContextVar
 import torch
 
 FREE_SHARE = 0.8  # of the GPU's free memory a batch may take: the rest for the allocator's fragments and the head
+# a chunk of path points is expected (rcqa.attribution.cost) to take at most this, where one point does, so that a
+# worker reaches its next checkpoint well within the 3 s it is given to stop (rcqa.ui.worker.STOP_GRACE_SECONDS),
+# and a short job waiting there starts soon: half of it, for estimates that run up to twice as long
+CHECKPOINT_SECONDS = 1.5
 
 
 def budget_mb(device: torch.device, configured_mb: int) -> int:

@@ -70,7 +70,7 @@ class PassagePath:
         self.on_window = on_window
         longest = max(read, key=lambda w: self.lengths[w])
         x = self.x[longest]
-        self.capacity = chunk_size(stacks[longest], layer, x, budget_mb(x.device, memory_budget_mb))
+        self.capacity = chunk_size(stacks[longest], layer, x, budget_mb(x.device, memory_budget_mb), len(targets))
         self.groups = _groups(stacks, read, layer)
 
     def _batches(self, points: int) -> list[tuple[int, ...]]:

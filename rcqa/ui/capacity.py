@@ -14,6 +14,7 @@ from rcqa.model import pick_device
 WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
 BUDGET_ENV, TIME_LIMIT_ENV = "RCQA_JOB_BUDGET_S", "RCQA_JOB_TIME_LIMIT_S"
 SHORT_JOB_ENV, SHORT_WORKERS_ENV = "RCQA_SHORT_JOB_S", "RCQA_SHORT_WORKERS"
+SESSION_JOBS_ENV, ADDRESS_JOBS_ENV = "RCQA_JOBS_PER_SESSION", "RCQA_JOBS_PER_ADDRESS"
 JOB_NICENESS = 10  # heavy work yields the cores to page scripts: a new visitor's page is drawn first
 JOB_BUDGET_SECONDS = 300  # a job estimated to take longer is refused before it is queued (docs/serving.md)
 JOB_TIME_LIMIT_SECONDS = 600  # a running job is stopped after this: twice the budget, for estimates that run long
@@ -22,6 +23,9 @@ JOB_TIME_LIMIT_SECONDS = 600  # a running job is stopped after this: twice the b
 # adaptive rule refined to max_steps at every layer); one window of 384 tokens 26 s, 274 s at worst, so it is long
 SHORT_JOB_SECONDS = 90
 SHORT_WORKERS = 1  # the short lane's workers: each runs one short job at a time
+# jobs running or waiting for one session, and for one address (its sessions together): with the default lanes (one
+# main worker, one short) one visitor may fill both, or run one and queue the next, but never hold both and queue more
+SESSION_JOBS = ADDRESS_JOBS = 2
 
 
 def _seconds_setting(name: str, default: float) -> float:
@@ -51,6 +55,17 @@ def short_job_seconds() -> float:
 def short_workers() -> int:
     """The short lane's workers: $RCQA_SHORT_WORKERS, else SHORT_WORKERS (0: no short lane)."""
     return max(0, int(os.environ.get(SHORT_WORKERS_ENV) or SHORT_WORKERS))
+
+
+def session_jobs() -> int:
+    """The jobs one session may have running or waiting: $RCQA_JOBS_PER_SESSION, else SESSION_JOBS."""
+    return max(1, int(os.environ.get(SESSION_JOBS_ENV) or SESSION_JOBS))
+
+
+def client_jobs() -> int:
+    """The jobs one client address may have running or waiting, whatever its number of sessions:
+    $RCQA_JOBS_PER_ADDRESS, else ADDRESS_JOBS (raise it where many visitors share an address: docs/serving.md)."""
+    return max(1, int(os.environ.get(ADDRESS_JOBS_ENV) or ADDRESS_JOBS))
 
 
 def minutes(seconds: float) -> str:

@@ -12,10 +12,12 @@ would wait for it.
 Identical requests (the same key: the result cache's) are one job, computed once and handed to everyone who asked.
 A session has at most one job waiting: asking for another withdraws it from the first. A job nobody waits for any
 more (every asker cancelled or left) is dropped before it starts, and stopped while it runs; so is a job running
-past `time_limit` seconds. Stopping sets the job's stop event, which its work watches (rcqa.ui.worker checks it
-between chunks and layers, and ends a worker process that does not stop in time). Past `limit` waiting jobs, new
-ones are refused with Busy; so are those of a client (an address, which may hold many sessions) that already has
-`per_client` jobs waiting.
+past `time_limit` seconds of running (not counting its wait for a worker, nor its pauses). Stopping sets the
+job's stop event, which its work watches (rcqa.ui.worker checks it between chunks and layers, and ends a worker
+process that does not stop in time). Past `limit` waiting jobs, new ones are refused with Busy; so are those of a
+session that already has `per_session` jobs running or waiting (SessionBusy), and of a client (an address, which
+may hold many sessions) that has `per_client` (ClientBusy): a new job is a new claim on the workers, whatever its
+price, so running jobs count as much as waiting ones.
 
 Standard library only: the dashboard (rcqa.ui.queue) adapts it to Streamlit sessions, and rcqa.ui.capacity holds
 what the operator sets.
@@ -29,10 +31,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rcqa.ui.capacity import job_time_limit, lower_priority, minutes
+from rcqa.ui.capacity import client_jobs, job_time_limit, lower_priority, minutes, session_jobs
 
 QUEUE_LIMIT = 32
-CLIENT_LIMIT = 2  # jobs waiting for one client address, whatever its number of sessions
 WATCH_SECONDS = 0.5  # how often the queue looks for running jobs to stop
 
 
@@ -40,11 +41,15 @@ class Running:
     """What a job's work is handed while it runs: called with its progress (e.g. each finished layer); `stop`, set
     when the job is to stop (everyone who asked left or cancelled, or it ran past its time limit); and `short`,
     whether the short lane runs it (rcqa.ui.worker may then run it inside a worker busy with a long job). The work
-    says when it really began (a worker process started it) and how long it was held (paused for a short job run
-    inside it): the time limit counts neither the wait before nor the pauses."""
+    says when it waits (for a worker process), when it really began (the worker started it) and how long it was
+    held (paused for a short job run inside it): the time limit counts neither the wait before nor the pauses."""
 
     def __init__(self, job: Job):
         self._job, self.stop, self.short = job, job.stop, job.lane == "short"
+
+    def waiting(self) -> None:
+        """The work waits before it begins (for a worker lent to another job): its clock stops until began()."""
+        self._job.started = math.inf
 
     def began(self) -> None:
         self._job.started = time.monotonic()
@@ -78,13 +83,21 @@ class Busy(RuntimeError):
         self.waiting = waiting
 
 
-class ClientBusy(Busy):
-    """This client address already has `waiting` jobs waiting, the most the queue holds for one."""
+class SessionBusy(Busy):
+    """This session already has `held` jobs running or waiting, the most the queue holds for one."""
 
-    def __init__(self, waiting: int):
-        RuntimeError.__init__(self, f"{waiting} requests from your address are waiting, the most this server "
-                                    "queues for one; wait for them or cancel one")
-        self.waiting = waiting
+    def __init__(self, held: int, whose: str = "You have"):
+        RuntimeError.__init__(self, f"{whose} {held} explanations or comparisons running or waiting, the most this "
+                                    "server takes on for one visitor: wait for them, or cancel one.")
+        self.held = held
+
+
+class ClientBusy(SessionBusy):
+    """This client address already has `held` jobs running or waiting (its sessions together), the most the queue
+    holds for one."""
+
+    def __init__(self, held: int):
+        super().__init__(held, "Your address has")
 
 
 class Unpriced(ValueError):
@@ -180,11 +193,15 @@ class JobQueue:
     """Jobs in order of due, run by `workers` threads that take any job and `short_workers` threads that take only
     those whose worst case is under `short_below` seconds (the short lane; none by default), started on the first
     submit, and watched by one more thread, which stops the running jobs nobody waits for or that ran past
-    `time_limit` seconds (job_time_limit() by default)."""
+    `time_limit` seconds (job_time_limit() by default). A session holds at most `per_session` jobs running or
+    waiting, a client address `per_client` (rcqa.ui.capacity.session_jobs, client_jobs by default)."""
 
-    def __init__(self, workers: int = 1, limit: int = QUEUE_LIMIT, per_client: int = CLIENT_LIMIT,
-                 time_limit: float | None = None, short_workers: int = 0, short_below: float = 0.0):
-        self.workers, self.limit, self.per_client = workers, limit, per_client
+    def __init__(self, workers: int = 1, limit: int = QUEUE_LIMIT, per_client: int | None = None,
+                 time_limit: float | None = None, short_workers: int = 0, short_below: float = 0.0,
+                 per_session: int | None = None):
+        self.workers, self.limit = workers, limit
+        self.per_session = session_jobs() if per_session is None else per_session
+        self.per_client = client_jobs() if per_client is None else per_client
         self.short_workers, self.short_below = short_workers, short_below
         self.time_limit = job_time_limit() if time_limit is None else time_limit
         self._waiting: list[Job] = []  # in the order they run: by Job.due
@@ -198,7 +215,7 @@ class JobQueue:
         """Claim the job for key (joining one waiting or running, else queueing `work`, expected to take `estimate`
         seconds and `worst` at most, default `estimate`) for session, of client (its address, None where unknown);
         any other job the session has waiting loses its claim. Unpriced without a price; Busy if a new job would
-        pass the limit, ClientBusy if the client's own."""
+        pass the limit, SessionBusy or ClientBusy if the session's or the client's own."""
         check_price(key, estimate, worst)
         with self._changed:
             self._prune()
@@ -206,8 +223,7 @@ class JobQueue:
             if job is None:
                 if len(self._waiting) >= self.limit:
                     raise Busy(len(self._waiting))
-                if client is not None and (mine := self._client_waiting(client, session)) >= self.per_client:
-                    raise ClientBusy(mine)
+                self._check_share(session, client)
                 job = self._jobs[key] = Job(key, work, estimate, worst)
                 bisect.insort(self._waiting, job, key=lambda waiting: waiting.due)
             for other in [j for j in self._waiting if j is not job and session in j.askers]:
@@ -243,9 +259,21 @@ class JobQueue:
         with self._changed:
             return self._running
 
-    def _client_waiting(self, client: str, session: str) -> int:
-        """Waiting jobs asked for by the client's sessions, less the one `session` is about to withdraw."""
-        return sum(1 for job in self._waiting if any(c == client for s, c in job.clients.items() if s != session))
+    def _check_share(self, session: str, client: str | None) -> None:
+        """SessionBusy or ClientBusy where the session, or the client's sessions together, already hold their share
+        of jobs running or waiting: not counting the waiting one `session` is about to withdraw."""
+        claims = [self._kept(job, session) for job in self._jobs.values()]
+        if (mine := sum(session in kept for kept in claims)) >= self.per_session:
+            raise SessionBusy(mine)
+        if client is not None and (theirs := sum(client in kept.values() for kept in claims)) >= self.per_client:
+            raise ClientBusy(theirs)
+
+    @staticmethod
+    def _kept(job: Job, session: str) -> dict[str, str | None]:
+        """The job's askers (session → its client address, None where unknown) once `session` has withdrawn a
+        claim on it that is still waiting, as its next request does."""
+        return {asker: job.clients.get(asker) for asker in job.askers
+                if not (asker == session and job.state == "waiting")}
 
     def _withdraw(self, job: Job, session: str) -> None:
         job.askers.pop(session, None)

@@ -16,7 +16,7 @@ from rcqa.model import QAModel
 from rcqa.ui import worker
 from rcqa.ui.capacity import (default_workers, job_budget, job_gpus, limit_torch_threads, over_budget,
                               short_job_seconds, short_workers, torch_threads)
-from rcqa.ui.jobs import Busy, ClientBusy, JobQueue, Running, Ticket, Unpriced, Work, check_price
+from rcqa.ui.jobs import Busy, JobQueue, Running, SessionBusy, Ticket, Unpriced, Work, check_price
 from rcqa.ui.errors import callback, failure, report
 from rcqa.ui.view import default_model
 from rcqa.ui.visitors import client_address
@@ -84,8 +84,9 @@ def pending(slot: str, key: str) -> Ticket | None:
 
 def submit(slot: str, key: str, work: Work, estimate: Price) -> Ticket | None:
     """Queue the work at its price `estimate` (or join an identical request), and keep its ticket in session slot
-    `slot`; None, with a message, when the queue is full or the job is over the server's budget (a page says so, with
-    what to change, before it offers the job: this is the last word). A job without a price is refused
+    `slot`; None, with a message, when the queue is full (or the visitor's share of it: jobs running or waiting
+    for the session, or its address, rcqa.ui.jobs.SessionBusy), or the job is over the server's budget (a page
+    says so, with what to change, before it offers the job: this is the last word). A job without a price is refused
     (rcqa.ui.jobs.Unpriced): a page that forgot one fails loudly."""
     if not isinstance(estimate, Price):
         raise Unpriced(f"the job {key[:80]!r} has no price: {estimate!r} is no rcqa.attribution.cost.Price")
@@ -98,9 +99,8 @@ def submit(slot: str, key: str, work: Work, estimate: Price) -> Ticket | None:
         ticket = job_queue().submit(key, session, work, alive,
                                     client=client_address(st.context.ip_address, st.context.headers),
                                     estimate=estimate.seconds, worst=estimate.worst)
-    except ClientBusy as busy:
-        st.warning(f"You already have {busy.waiting} explanations or comparisons waiting, the most this server "
-                   "queues for one visitor: wait for them, or cancel one.")
+    except SessionBusy as busy:  # the session's share, or its address's (ClientBusy): the sentence says which
+        st.warning(str(busy))
         return None
     except Busy as busy:
         st.warning(f"The server is busy: {busy.waiting} explanations or comparisons are waiting, the most it "

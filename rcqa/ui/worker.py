@@ -13,12 +13,18 @@ next one.
 
 A short job (the queue's short lane) that finds every child busy is sent to the busy child with the fewest tasks,
 which runs it at the long task's next checkpoint (between chunks of path points, a few seconds apart) and then
-goes on with the long one: the long job is held meanwhile, and its time limit does not count that.
+goes on with the long one: the long job is held meanwhile, and its time limit does not count that. Nor does a
+job's wait here for a worker (a main-lane job whose idle worker a short job took first): its clock starts when its
+worker starts it.
 
 A running job is stopped (rcqa.ui.jobs: cancelled, or past its time limit) by a message the child reads at its
 task's next checkpoint, where it ends the task with Stopped. A child that has not answered STOP_GRACE_SECONDS later
 (in a long step, or a task with no checkpoints) is killed and replaced, so the next job starts either way; a long
-task holding a short one inside it is given its grace once the short one is done.
+task holding a short one inside it is given its grace once the short one is done. A short job sent to a child that
+is killed so (it waited there for the long task's next checkpoint) had no part in it: it goes again at once, on the
+next worker it borrows, as the first of its lane. Chunks are sized by time as well as memory
+(rcqa.attribution.engine.chunk_size: rcqa.attribution.memory.CHECKPOINT_SECONDS), so a checkpoint usually comes
+within the grace and nothing is killed.
 """
 from __future__ import annotations
 
@@ -45,8 +51,15 @@ class WorkerDied(RuntimeError):
     """The worker process ended (killed, or out of memory) while it ran a job."""
 
 
+class Displaced(WorkerDied):
+    """The worker process was killed for another task (stopped, and past its grace) while this one waited in it."""
+
+
 class Timing(Protocol):
-    """Told when a task began in its child, and for how long it was held (a short task run inside it)."""
+    """Told when a task waits for a worker, when it began in its child, and for how long it was held (a short task
+    run inside it)."""
+
+    def waiting(self) -> None: ...
 
     def began(self) -> None: ...
 
@@ -71,6 +84,7 @@ class WorkerProcess:
         self._process.start()
         child.close()
         self._broken = False
+        self._killed_for: int | None = None  # the task whose stop killed the child, if one did
         self._sending = threading.Lock()
         self._inboxes: dict[int, queue.SimpleQueue] = {}  # by task: what the child sent about it
         self._computing: list[int] = []  # the tasks the child has started and not ended, innermost last
@@ -115,7 +129,7 @@ class WorkerProcess:
                 if number not in self._computing:  # still waiting in the child, which drops it when it comes to it
                     raise Stopped("the job was stopped")
             if now - stopping > STOP_GRACE_SECONDS:
-                self._kill()
+                self._kill(number)
                 raise Stopped("the job was stopped")
             try:
                 kind, value = inbox.get(timeout=POLL_SECONDS)
@@ -131,7 +145,7 @@ class WorkerProcess:
             elif kind == "error":
                 raise value
             else:
-                raise self._died()
+                raise self._died(number)
 
     def _holding(self, number: int) -> bool:
         """Whether the child runs a short task inside this one."""
@@ -163,15 +177,17 @@ class WorkerProcess:
                 self._connection.send(message)
         except (EOFError, OSError) as error:  # the child's end closed: it has died, or is dying
             self._broken = True
-            raise self._died() from error
+            raise self._died(message[1]) from error
 
-    @staticmethod
-    def _died() -> WorkerDied:
+    def _died(self, number: int) -> WorkerDied:
+        """What task `number` fails with now that the child has ended: Displaced where it was killed for another."""
+        if self._killed_for not in (None, number):
+            return Displaced("the worker process was ended for another job before it ran this one")
         return WorkerDied("the worker process stopped while it ran the job; it is restarted for the next one")
 
-    def _kill(self) -> None:
-        """End the child now (it is replaced for the next job)."""
-        self._broken = True
+    def _kill(self, number: int) -> None:
+        """End the child now, for task `number` (it is replaced for the next job)."""
+        self._broken, self._killed_for = True, number
         self._process.kill()
         self._process.join(timeout=5)
 
@@ -199,19 +215,34 @@ class WorkerProcesses:
 
     def run(self, task: Task, report: Callable[[Any], None], stop: threading.Event | None = None,
             short: bool = False, timing: Timing | None = None) -> Any:
-        worker = self._borrow(short)
-        try:
-            return worker.run(task, report, stop, timing)
-        finally:
-            self._give_back(worker)
+        """The task's result (WorkerProcess.run). A run Displaced from its worker goes again at once: it is still
+        the first of its lane, whose thread holds it."""
+        while True:
+            worker = self._borrow(short, stop, timing)
+            try:
+                return worker.run(task, report, stop, timing)
+            except Displaced:
+                continue
+            finally:
+                self._give_back(worker)
 
-    def _borrow(self, short: bool) -> WorkerProcess:
+    def _borrow(self, short: bool, stop: threading.Event | None, timing: Timing | None) -> WorkerProcess:
+        """A worker for the run: the idle one idle longest, or for a short run the busy one with the fewest tasks.
+        A run that has to wait tells timing (its time limit does not count the wait), and gives up with Stopped
+        once `stop` is set."""
         with self._changed:
-            while not self._idle and not (short and self._hosts()):
-                self._changed.wait()
+            if not self._free_for(short) and timing is not None:
+                timing.waiting()
+            while not self._free_for(short):
+                if stop is not None and stop.is_set():
+                    raise Stopped("the job was stopped")
+                self._changed.wait(POLL_SECONDS)
             worker = self._idle.pop(0) if self._idle else min(self._hosts(), key=lambda busy: busy.tasks)
             self._lent[worker] = self._lent.get(worker, 0) + 1
             return worker
+
+    def _free_for(self, short: bool) -> bool:
+        return bool(self._idle or (short and self._hosts()))
 
     def _hosts(self) -> list[WorkerProcess]:
         return [worker for worker in self._lent if worker.alive()]

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attribution.memory import budget_mb, in_chunks
+from rcqa.attribution.cost import SPEED_ENV
+from rcqa.attribution.memory import CHECKPOINT_SECONDS, budget_mb, in_chunks
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
 from rcqa.attribution.window import window_inputs
@@ -73,3 +74,29 @@ def test_reduced_precision_reports_its_completeness_and_restores_torchs_setting(
     assert reduced_precision(qa_model, example, "highest", exact)["max_rel_diff"] <= 1e-6  # the same products
     with pytest.raises(ValueError, match="precision"), matmul_precision("fast"):
         pass
+
+
+def test_chunks_are_sized_by_time_as_well_so_that_a_checkpoint_comes_within_seconds(tiny_model_dirs, monkeypatch):
+    """At a server speed where one path point through the blocks above layer 1, one backward per target, is expected
+    to take 0.4 s (the cost model's 36 h² multiply-adds per token, block and target), a chunk holds
+    int(1.5 / 0.4) = 3 points with one target and int(1.5 / 0.8) = 1 with two, whatever the memory budget allows
+    (all 16 here); the sums are those of one batch."""
+    qa_model = load_model(tiny_model_dirs["bert"])
+    example = gallery_example("lighthouse-when")
+    stack = LayerStack(qa_model.model, window_inputs(encode(qa_model, example.question, example.passage), 0))
+    x, layer = stack.hidden[1], 1
+    x_base, tokens, width = torch.zeros_like(x), x.shape[1], x.shape[2]
+    multiply_adds = (stack.num_layers - layer) * tokens * 36 * width**2  # one point, one target
+    targets = [Target("span_log_prob", 10, 12), Target("start_logit", 10, 10)]
+    (whole,) = integrate(stack, layer, x, x_base, targets[:1], "gausslegendre", 16, memory_budget_mb=1024)
+    assert CHECKPOINT_SECONDS == 1.5
+    monkeypatch.setenv(SPEED_ENV, str(0.4 / multiply_adds))
+    batches, run_from = [], LayerStack.run_from
+    monkeypatch.setattr(LayerStack, "run_from", lambda self, at, hidden: batches.append(len(hidden)) or run_from(
+        self, at, hidden))
+    (timed,) = integrate(stack, layer, x, x_base, targets[:1], "gausslegendre", 16, memory_budget_mb=1024)
+    assert batches == [3, 3, 3, 3, 3, 1]
+    np.testing.assert_allclose(timed.numpy(), whole.numpy(), rtol=1e-6, atol=1e-6 * float(whole.abs().max()))
+    batches.clear()
+    integrate(stack, layer, x, x_base, targets, "gausslegendre", 16, memory_budget_mb=1024)
+    assert batches == [1] * 16

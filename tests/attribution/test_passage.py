@@ -485,7 +485,7 @@ def test_the_joint_gradient_keeps_to_the_memory_budget(tiny_bert, monkeypatch, c
     qa_model = sharp(few_windows(tiny_bert))  # logits that change along the path: a batch run with another
     stacks, pads = four_stacks(qa_model), four_stacks(qa_model, "pad")  # point's logits would show
     sized, runs = [], []
-    monkeypatch.setattr(passage, "chunk_size", lambda stack, layer, x, budget: sized.append(x.shape[1]) or capacity)
+    monkeypatch.setattr(passage, "chunk_size", lambda stack, layer, x, budget, targets: sized.append(x.shape[1]) or capacity)
     run = PassagePath._run
     monkeypatch.setattr(PassagePath, "_run", lambda self, batch, path: runs.append(
         (batch, path.shape[0], path.requires_grad)) or run(self, batch, path))

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from rcqa.ui.capacity import JOB_TIME_LIMIT_SECONDS, job_time_limit
-from rcqa.ui.jobs import WATCH_SECONDS, Busy, Cancelled, ClientBusy, JobQueue, Stopped
+from rcqa.ui.capacity import ADDRESS_JOBS_ENV, JOB_TIME_LIMIT_SECONDS, SESSION_JOBS_ENV, job_time_limit
+from rcqa.ui.jobs import WATCH_SECONDS, Busy, Cancelled, ClientBusy, JobQueue, SessionBusy, Stopped
 
 WAIT = 10  # seconds: only reached if the queue is broken
 
@@ -198,7 +198,7 @@ def test_one_address_has_at_most_its_share_waiting_however_many_sessions_it_open
     second = queue.submit("b", "s2", jobs[1], client="10.0.0.9", estimate=1)
     with pytest.raises(ClientBusy) as refused:
         queue.submit("c", "s3", jobs[2], client="10.0.0.9", estimate=1)  # a third session of the same address
-    assert refused.value.waiting == 2 and isinstance(refused.value, Busy)
+    assert refused.value.held == 2 and isinstance(refused.value, Busy)
     # a session replacing its own request may
     replaced = queue.submit("c", "s2", jobs[2], client="10.0.0.9", estimate=1)
     assert second.state == "cancelled" and replaced.state == "waiting"
@@ -210,6 +210,55 @@ def test_one_address_has_at_most_its_share_waiting_however_many_sessions_it_open
     for gate, ticket in zip((jobs[0], jobs[2], jobs[3], anonymous), (first, replaced, elsewhere, unknown)):
         gate.finish(ticket)
     assert order == ["blocker", "a", "c", "other", "d"]
+
+
+def test_an_address_holding_both_lanes_has_no_job_waiting_however_many_sessions_it_opens(order):
+    queue = JobQueue(workers=1, short_workers=1, short_below=60, per_client=2)
+    long, short, third, other = gates(order, "long", "short", "third", "other")
+    running = [queue.submit("long", "s1", long, client="10.0.0.9", estimate=1000),
+               queue.submit("short", "s2", short, client="10.0.0.9", estimate=5)]
+    assert long.started.wait(WAIT) and short.started.wait(WAIT)  # both lanes, for one address
+    with pytest.raises(ClientBusy, match="Your address has 2 explanations or comparisons running or waiting"):
+        queue.submit("third", "s3", third, client="10.0.0.9", estimate=1)  # priced low, it would go first
+    assert queue.waiting == 0
+    elsewhere = queue.submit("other", "s4", other, client="10.0.0.7", estimate=1)
+    assert elsewhere.state == "waiting"
+    long.finish(running[0])  # one of its jobs done: the address may ask again
+    after = queue.submit("third", "s3", third, client="10.0.0.9", estimate=1)
+    for gate, ticket in ((short, running[1]), (other, elsewhere), (third, after)):
+        assert gate.finish(ticket) == f"result of {gate.name}"
+
+
+def test_a_session_holds_at_most_its_share_of_jobs_running_or_waiting(order):
+    queue = JobQueue(workers=1, short_workers=1, short_below=60, per_session=2)
+    long, short, third, fourth = gates(order, "long", "short", "third", "fourth")
+    first = queue.submit("long", "s1", long, estimate=1000)  # no address known: the session's own share
+    assert long.started.wait(WAIT)
+    waiting = queue.submit("third", "s1", third, estimate=1000)  # its second job: waits behind the first
+    replaced = queue.submit("fourth", "s1", fourth, estimate=1000)  # replaces the waiting one: still two
+    assert waiting.state == "cancelled" and replaced.state == "waiting"
+    queue.submit("short", "s2", short, estimate=5)  # another session's, in the short lane
+    assert short.started.wait(WAIT)
+    queue.withdraw(replaced.job, "s1")
+    beside = queue.submit("short", "s1", short, estimate=5)  # joins the running short job: two running
+    assert beside.state == "running"
+    with pytest.raises(SessionBusy, match="You have 2 explanations or comparisons running or waiting") as refused:
+        queue.submit("third", "s1", third, estimate=1)
+    assert refused.value.held == 2 and queue.waiting == 0
+    long.finish(first)
+    short.finish(beside)
+
+
+@pytest.mark.parametrize("per_session, per_address, expected", [(None, None, (2, 2)), ("1", "6", (1, 6))])
+def test_the_operator_sets_the_shares_of_a_session_and_of_an_address(monkeypatch, per_session, per_address,
+                                                                     expected):
+    for name, value in ((SESSION_JOBS_ENV, per_session), (ADDRESS_JOBS_ENV, per_address)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    queue = JobQueue(1)
+    assert (queue.per_session, queue.per_client) == expected
 
 
 # --- running jobs are stopped: cancelled by everyone who asked, left by them, or past the time limit ------------

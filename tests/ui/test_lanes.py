@@ -121,6 +121,61 @@ def test_the_time_a_job_was_held_does_not_count_against_its_time_limit():
     assert not_held.wait(WAIT) and not_held.state == "failed"
 
 
+class InThisThread:
+    """A worker process's stand-in that runs its task in the calling thread, reading the stop at the task's progress
+    report as a worker does: the pool's lending without processes."""
+
+    gpu, tasks = None, 0
+
+    def __init__(self, *args):
+        pass
+
+    def alive(self) -> bool:
+        return True
+
+    def run(self, task, report, stop=None, timing=None):
+        timing.began()
+
+        def reported(progress):
+            if stop.is_set():
+                raise Stopped("the job was stopped")
+            report(progress)
+        return task.run(None, reported)
+
+
+def computes(qa_model, seconds, report):
+    time.sleep(seconds)
+    report("computed")  # where a stopped task ends
+    return seconds
+
+
+def computes_without_a_report(qa_model, seconds, report):
+    time.sleep(seconds)  # nowhere to read a stop: runs to its end
+    return seconds
+
+
+def test_a_main_lane_job_waiting_for_the_worker_a_short_job_took_has_no_clock_running(monkeypatch):
+    monkeypatch.setattr(worker, "WorkerProcess", InThisThread)
+    processes, queue = worker.WorkerProcesses(1, threads=1), lanes(time_limit=0.5)
+
+    def submit(name, estimate, function, seconds):
+        task = worker.Task(function, "model", "fingerprint", "cpu", (seconds,))
+        return queue.submit(name, name, lambda running: processes.run(task, running, running.stop, running.short,
+                                                                      running), estimate=estimate)
+
+    elsewhere = Gate()  # the main lane busy with work of its own, so that the short lane takes the short job
+    queue.submit("elsewhere", "elsewhere", elsewhere, estimate=LONG)
+    assert elsewhere.started.wait(WAIT)
+    short = submit("short", SHORT, computes_without_a_report, 1.2)  # takes the one worker, idle then
+    time.sleep(0.1)
+    assert short.job.lane == "short"
+    elsewhere.release.set()
+    long = submit("long", LONG, computes, 0.2)  # the main lane takes it, and it waits 1.1 s for the worker: past 0.5 s
+    assert short.wait(WAIT) and short.result() == 1.2
+    assert long.wait(WAIT) and long.result() == 0.2  # 0.2 s of running: within its 0.5 s
+    assert long.job.started >= short.job.ended - 0.05  # its clock started when the worker began it
+
+
 @pytest.mark.parametrize("seconds, workers", [(None, None), ("90", "2"), ("0", "0")])
 def test_the_operator_sets_the_short_lane(monkeypatch, seconds, workers):
     for name, value in ((SHORT_JOB_ENV, seconds), (SHORT_WORKERS_ENV, workers)):
@@ -258,3 +313,19 @@ def test_a_short_job_past_the_time_limit_inside_a_long_one_is_stopped_and_the_lo
     with pytest.raises(Stopped, match="ran longer than 3 seconds"):
         short.result()
     assert long.wait(60) and long.state == "done"  # 2 s of work and over 3 s held: within its 3 s
+
+
+@pytest.mark.slow  # a worker killed and replaced for real: about 20 s
+def test_a_short_job_waiting_in_a_long_one_killed_for_its_stop_runs_again_on_the_next_worker(processes, tiny_bert):
+    """The long task's chunk never reaches a checkpoint (a step longer than the grace), so its cancel kills the
+    worker, with the short job sent to it still waiting there: that job goes again, on the worker that replaces it."""
+    queue, pid = lanes(time_limit=math.inf), worker_pid(processes, tiny_bert)
+    long = submitted(queue, processes, tiny_bert, "long", LONG, sleeps, 60.0)
+    began(long)
+    short = submitted(queue, processes, tiny_bert, "short", SHORT, sleeps, 0.1)
+    time.sleep(0.3)  # sent to the busy worker, where it waits for the long task's next checkpoint
+    assert short.state == "running" and short.progress is None
+    long.cancel()
+    assert long.job.finished.wait(STOPS_WITHIN) and isinstance(long.job.error, Stopped)
+    assert short.wait(120) and short.state == "done", short.job.error
+    assert short.result() != pid  # the new worker ran it
