@@ -105,6 +105,7 @@ def test_top_words_that_compete_with_the_span_are_said_to_in_one_sentence_and_a_
     # the sentence is under the chart, not pasted into its subtitle, which stays one line of settings
     subtitle = chart.figure.layout.title.subtitle.text
     assert "<br>" not in subtitle and "Knocking" not in subtitle and "replaced by [PAD] states" in subtitle
+    assert chart.figure.layout.yaxis.title.text == "Change in probability (points)"  # clear of the subtitle
     # one line also for a long span, k = 20 and draws = 20
     long = replace(knocked_out(layers, KnockoutSettings(20, 20, 0, "zero", "l2", "span_log_prob", True)),
                    explained_span="ships approaching the harbour relied on a bonfire")

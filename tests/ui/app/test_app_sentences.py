@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.helpers.app_harness import explain, open_app, press, spec_titled, texts, values
+from tests.helpers.app_harness import explain, open_app, press, spec_titled, values
 from tests.helpers.sentences import check_knockout_reading, check_role_readings, legend_role
 
 pytestmark = pytest.mark.usefixtures("app_env")
