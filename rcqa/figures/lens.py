@@ -96,8 +96,8 @@ def knockouts(found: Interventions) -> Chart:
     span = span if len(span) <= 24 else span[:23] + "…"  # the subtitle stays one line
     apply_layout(figure, "How the explained span's probability changes when a layer's words are knocked out",
                  f"“{escape_label(span)}”, unchanged {found.unchanged.span_probability:.1%} · top-{k}, bottom-{k}, "
-                 f"{k} random words ({settings.draws} draws) · replaced by {KNOCKOUT_SHORT[settings.baseline]}", "Layer (output of)",
-                 "Change in probability (points)", height=440)  # short: a longer title runs into the subtitle
+                 f"{k} random words ({settings.draws} draws) · replaced by {KNOCKOUT_SHORT[settings.baseline]}",
+                 "Layer (output of)", "Change in probability (points)", height=440)  # short: clear of the subtitle
     figure.update_layout(barmode="group")
     return Chart(f"interventions-top{k}-{settings.baseline}", data, figure)
 

@@ -26,7 +26,7 @@ def check_role_readings(readings: list[tuple[str, str]], stacks: dict[str, list[
             if name in said:
                 assert abs(said[name] - mean) < 1, (phase, name, said[name], mean)
             else:
-                assert "+" in name and mean < 1, (phase, name, mean, reading)  # only an empty two-role stack is left out
+                assert "+" in name and mean < 1, (phase, name, mean, reading)  # only an empty two-role stack
         lead = [word for word in re.split(r"[ ,]+", reading.split(" words")[0]) if word in said]  # who leads
         assert lead and all(said[role] == max(said.values()) for role in lead), (reading, said)
 
