@@ -36,6 +36,7 @@ def test_the_orchards_sentences_read_their_charts_and_an_abstention_shows_no_ans
     explain_every_layer(page, "sentences-01-orchard")
 
     page.get_by_role("tab", name="Layer roles").click()
+    settle(page)  # keyed tabs rerun the page on a click
     page.wait_for_timeout(1500)  # Plotly draws a tab's chart when it becomes visible
     roles = chart(page, "What each layer's top-5 passage words are")
     readings = [re.match(r"((?:Early|Middle|Late) \([^)]*\)): (.*)", text, re.S).groups()
@@ -45,15 +46,17 @@ def test_the_orchards_sentences_read_their_charts_and_an_abstention_shows_no_ans
     shoot(page, "sentences-02-roles")
 
     page.get_by_role("tab", name="Interventions").click()
+    settle(page)
     page.get_by_role("button", name="Knock out each layer's words").click()
     settle(page)
     knocked = chart(page, "How the explained span's probability changes")
+    page.locator("[data-testid=stCaptionContainer]", has_text=re.compile(r"^(Knocking out|No knock-out)")).first \
+        .wait_for(timeout=30_000)
     (sentence,) = texts_of(page, "stCaptionContainer", r"(Knocking out|No knock-out)")
     bars = {t["name"]: t["y"] for t in knocked["data"]}
     check_knockout_reading(sentence, bars, ["" if c[2] == "none" else c[2] for c in knocked["data"][0]["customdata"]])
     assert "“1,450” and “2,300”" in sentence  # the rival numbers, scored against "600"
     assert "<br>" not in knocked["subtitle"]  # one line of settings over the plot
-    page.get_by_role("tab", name="Interventions").click()  # the button's rerun showed the first tab again
     page.wait_for_timeout(1500)
     shoot(page, "sentences-03-interventions")
 
