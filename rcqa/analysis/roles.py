@@ -139,7 +139,8 @@ def other_number_share(result: Attribution, distribution: np.ndarray, k: int = 5
 
 
 SPAN_PAIR = ("foil", "shared")  # a contrast's categories, named only for one (shared: one whose foil overlaps the span)
-READING_ORDER = ("answer", "supporting", "query", *SPAN_PAIR, "other")  # the roles a reading names, each word once
+# the roles chart's stacks, each word in one: a word in two roles is in the stack that names both ("supporting+query")
+ROLE_STACKS = ("answer", "answer+query", "supporting", "supporting+query", "query", *SPAN_PAIR, "other")
 
 
 def exclusive_labels(result: Attribution, target: int = 0) -> list[str]:
@@ -150,29 +151,23 @@ def exclusive_labels(result: Attribution, target: int = 0) -> list[str]:
 
 
 def reading_shares(labels: list[str], top: list[np.ndarray]) -> dict[str, np.ndarray]:
-    """Per layer, the % of its top words in each role of READING_ORDER, from the exclusive labels (a query word in the
-    answer counts as answer, as the chart stacks it under the answer's colour), so the shares add up to 100 %."""
-    main = np.array([label.split("+")[0] for label in labels])
-    return {role: shares_of_top(top, main == role) for role in READING_ORDER
-            if role not in SPAN_PAIR or (main == role).any()}
+    """Per layer, the % of its top words in each of ROLE_STACKS, from the exclusive labels: the numbers the roles
+    chart stacks (a query word in the answer counts as 'answer+query', in neither 'answer' nor 'query'), so they add
+    up to 100 %. A contrast's stacks are there only where some passage word is in them."""
+    labels = np.array(labels)
+    return {role: shares_of_top(top, labels == role) for role in ROLE_STACKS
+            if role not in SPAN_PAIR or (labels == role).any()}
 
 
 def phase_readings(layers: list[str], shares: dict[str, np.ndarray],
                    abstention: bool = False) -> list[tuple[str, str]]:
-    """Split the layers into early / middle / late thirds and say in plain words what leads each, from shares that
-    count each word once (reading_shares). "Mostly" means more than half; two roles level at the shown whole
+    """Split the layers into early / middle / late thirds and say in plain words what leads each, from the roles
+    chart's stacks (reading_shares), each named as the chart names it; a stack of two roles ("supporting+query") is
+    listed where its whole percent is above 0. "Mostly" means more than half; two stacks level at the shown whole
     percent are said to be level. For a target that explains "no answer" (explains_abstention) the answer role is
     the best span weighed against it."""
     bounds = np.array_split(np.arange(len(layers)), 3)
-    meaning = {"query": "matching the question's words in the passage",
-               "supporting": "reading the context around the answer",
-               "answer": "settling on and verifying the answer",
-               "foil": "weighing the foil the answer is set against",
-               "shared": "weighing the words the answer and the foil share",
-               "other": "spread over words that are neither the answer, its context nor the question's"}
-    if abstention:
-        meaning |= {"supporting": "reading the context around the best span",
-                    "answer": "weighing the best span against \"no answer\""}
+    meaning = _meanings(abstention)
     readings = []
     for name, indices in zip(("Early", "Middle", "Late"), bounds):
         if not len(indices):
@@ -183,7 +178,7 @@ def phase_readings(layers: list[str], shares: dict[str, np.ndarray],
             continue
         means = whole_percents({role: float(values[defined].mean()) for role, values in shares.items()})
         ranked = sorted(means, key=means.get, reverse=True)
-        detail = ", ".join(f"{role} {means[role]}%" for role in shares)
+        detail = ", ".join(f"{role} {means[role]}%" for role in shares if "+" not in role or means[role])
         level = [role for role in ranked if means[role] == means[ranked[0]]]
         if len(level) > 1:
             lead = f"{', '.join(level[:-1])} and {level[-1]} words equally"
@@ -194,6 +189,22 @@ def phase_readings(layers: list[str], shares: dict[str, np.ndarray],
             why = meaning[ranked[0]]
         readings.append((f"{name} ({_layer_span(layers, indices)})", f"{lead} ({detail}): {why}."))
     return readings
+
+
+def _meanings(abstention: bool) -> dict[str, str]:
+    """What a layer is doing whose top words are mostly of a stack; a query word in the answer or its context is
+    read as the answer or its context, in words the question shares."""
+    meaning = {"query": "matching the question's words in the passage",
+               "supporting": "reading the context around the answer",
+               "answer": "settling on and verifying the answer",
+               "foil": "weighing the foil the answer is set against",
+               "shared": "weighing the words the answer and the foil share",
+               "other": "spread over words that are neither the answer, its context nor the question's"}
+    if abstention:
+        meaning |= {"supporting": "reading the context around the best span",
+                    "answer": "weighing the best span against \"no answer\""}
+    return meaning | {f"{role}+query": f"{meaning[role]}, in words the question shares"
+                      for role in ("answer", "supporting")}
 
 
 def whole_percents(shares: dict[str, float]) -> dict[str, int]:

@@ -7,7 +7,7 @@ import pandas as pd
 
 from rcqa.evaluate import score
 from rcqa.figures.common import FONT, escape_text, null_decision
-from rcqa.types import Answer, Example, Foil
+from rcqa.types import NULL_TARGETS, Answer, Example, Foil
 
 LONG_PASSAGE_WORDS = 300  # a passage longer than this is shown in a box of its own height, which scrolls
 PASSAGE_BOX = "max-height: 24em; overflow-y: auto; border: 1px solid #ddd; border-radius: 4px; padding: 0.5em;"
@@ -57,11 +57,12 @@ def _long_passage(passage: str, answer: Answer) -> str:
     return f"A long passage ({words:,} words{where}): scroll in its box to read it. "
 
 
-def answer_summary(example: Example, answer: Answer) -> str:
-    """The answer, its probability, the gold answers with EM / F1, and honesty about unanswerable questions."""
+def answer_summary(example: Example, answer: Answer, target: str | None = None) -> str:
+    """The answer, its probability, the gold answers with EM / F1, and honesty about unanswerable questions; for an
+    abstention, the targets that explain it, unless `target`, the one in force, is one of them."""
     best = answer.best
     if answer.abstained:
-        return _abstention(example, answer)
+        return _abstention(example, answer, target)
     if best is None:
         return "<p>The model found no span to answer with.</p>"
     parts = [f'<div style="font-size: 1.25em; font-weight: 600;">{escape_text(best.text)}</div>',
@@ -83,15 +84,17 @@ def answer_summary(example: Example, answer: Answer) -> str:
     return "".join(parts)
 
 
-def _abstention(example: Example, answer: Answer) -> str:
-    """What a model that abstained says: no answer, how sure, and the best span it rejected."""
+def _abstention(example: Example, answer: Answer, target: str | None) -> str:
+    """What a model that abstained says: no answer, how sure, the best span it rejected, and, unless the target in
+    force explains the abstention already, which targets do."""
     null, best = answer.no_answer, answer.best
     parts = ['<div style="font-size: 1.25em; font-weight: 600;">No answer: the model abstains</div>',
              f"<p>probability of “no answer” {percent(null.probability)}. {escape_text(null_decision(answer))}</p>"]
     if best:
+        advice = ("" if target in NULL_TARGETS else " The explanations below can explain the abstention: choose "
+                  "the target <em>null</em> or <em>answer_vs_null</em>.")
         parts.append(f"<p>The best span it rejected: “{escape_text(best.text)}” (probability "
-                     f"{percent(best.probability)}). The explanations below can explain the abstention: "
-                     "choose the target <em>null</em> or <em>answer_vs_null</em>.</p>")
+                     f"{percent(best.probability)}).{advice}</p>")
     golds = [g.text for g in example.answers]
     if golds and not example.is_impossible:
         parts.append(f"<p>Gold: {' | '.join(escape_text(g) for g in dict.fromkeys(golds))} · exact match 0 · F1 0"
@@ -106,12 +109,11 @@ def nbest_html(answer: Answer, height_px: int = 250) -> str:
     beside the passage: every answer shows whole, wrapped over lines where it is long (the numbers stay on one
     line), with its characters in the passage on hover."""
     table = nbest_table(answer)
-    table.insert(3, "start / end logit", [_logit(start) + (f" / {_logit(end)}" if start is not None else "")
-                                          for start, end in zip(table["start logit"], table["end logit"])])
+    table.insert(3, "start / end logit", [_logits(row) for row in table.to_dict("records")])
     cell = "padding: 2px 4px; border: none; border-bottom: 1px solid #e6e6e6; vertical-align: top; "
     style = {name: cell + ("white-space: nowrap; text-align: right;" if name != "answer" else
                            "text-align: left; min-width: 6em; overflow-wrap: anywhere;")
-             for name in table.columns if name not in ("characters", "start logit", "end logit")}
+             for name in table.columns if name not in ("characters", "start logit", "end logit", "null score")}
     shown = {"probability": percent}
     header = "".join(f'<th style="{style[name]}">{escape_text(name)}</th>' for name in style)
 
@@ -128,8 +130,12 @@ def nbest_html(answer: Answer, height_px: int = 250) -> str:
             f"</thead><tbody>{rows}</tbody></table></div>")
 
 
-def _logit(value: float | None) -> str:
-    return "" if value is None else f"{value:.2f}"
+def _logits(row: dict) -> str:
+    """A span's start / end logits; "no answer"'s score, the start and end logits at [CLS], summed (the model keeps
+    only their sum)."""
+    if pd.isna(row["start logit"]):
+        return f"{row['null score']:.2f} (sum at [CLS])"
+    return f"{row['start logit']:.2f} / {row['end logit']:.2f}"
 
 
 def percent(probability: float) -> str:
@@ -147,11 +153,12 @@ def example_heading(example: Example, model_name: str) -> str:
 
 def nbest_table(answer: Answer) -> pd.DataFrame:
     """The candidate spans the best answer won against, with the model's probabilities, and "no answer" at its
-    rank where the model may abstain."""
+    rank where the model may abstain, with its score (null score: the start + end logit at [CLS])."""
     return pd.DataFrame([
         {"rank": rank, "answer": "(no answer)", "probability": entry["probability"], "start logit": None,
-         "end logit": None, "characters": "", "window": entry["window"] + 1} if entry["no_answer"] else
+         "end logit": None, "null score": entry["score"], "characters": "", "window": entry["window"] + 1}
+        if entry["no_answer"] else
         {"rank": rank, "answer": entry["text"], "probability": entry["probability"],
-         "start logit": entry["start_logit"], "end logit": entry["end_logit"],
+         "start logit": entry["start_logit"], "end logit": entry["end_logit"], "null score": None,
          "characters": f"{entry['start_char']}–{entry['end_char']}", "window": entry["window"] + 1}
         for rank, entry in enumerate(answer.ranked(), 1)])

@@ -2,12 +2,14 @@
 the explained span's probability drops when a layer's words are knocked out, or its block is skipped)."""
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 import plotly.graph_objects as go
 
 from rcqa.figures.common import Chart, apply_layout, escape_label
 from rcqa.lens import READERS, AnswerLens
-from rcqa.lens.interventions import KNOCKOUT_BASELINES, Interventions
+from rcqa.lens.interventions import Interventions
 
 READER_COLOURS = {"head": "#1f77b4", "probe": "#ff7f0e"}
 INTERVENTION_COLOURS = {"top-k": "#d62728", "random": "#7f7f7f", "bottom-k": "#2ca02c", "skip block": "#9467bd"}
@@ -51,26 +53,31 @@ def layer_answers(lens: AnswerLens) -> Chart:
 def knockouts_table(found: Interventions) -> pd.DataFrame:
     """One row per layer and intervention, as in the JSON: the explained span's probability after it, the drop from
     the unchanged probability, the spread over random draws (0 for the others), whether the answer flipped (the
-    share of draws for random), and the words knocked out."""
+    share of draws for random), the words knocked out, and those of them whose signed score is against the span
+    (below 0; none for random draws, whose words differ draw to draw)."""
     rows = []
     for layer in found.to_dict()["layers"]:
         random = layer["random"]
         kinds = {"top-k": layer["topk"], "bottom-k": layer["bottomk"], "skip block": layer["skip_block"],
                  "random": {"span_probability": random["span_probability_mean"], "drop": random["drop_mean"],
-                            "flipped": random["flip_rate"], "words": []}}
+                            "flipped": random["flip_rate"], "words": [], "signed_scores": []}}
         for kind, outcome in kinds.items():
             if outcome is not None:
                 rows.append({"layer": layer["layer"], "layer_label": layer["label"], "intervention": kind,
                              "span_probability": outcome["span_probability"], "probability_drop": outcome["drop"],
                              "probability_drop_std": random["span_probability_std"] if kind == "random" else 0.0,
-                             "flipped": float(outcome["flipped"]), "words": ", ".join(outcome["words"])})
+                             "flipped": float(outcome["flipped"]), "words": ", ".join(outcome["words"]),
+                             "against_span": ", ".join(word for word, score in zip(outcome["words"],
+                                                                                   outcome["signed_scores"])
+                                                       if score < 0)})
     return pd.DataFrame(rows)
 
 
 def knockouts(found: Interventions) -> Chart:
     """Per layer, how the explained span's probability changes when its top-k words, k random words (mean ± s.d.
     over the draws) or its bottom-k words are knocked out, and when its block is skipped: below 0 it fell, above 0 a
-    knock-out raised it (removing a rival span's words can)."""
+    knock-out raised it (removing a rival span's words can). The subtitle is one line of settings; what the bars
+    say is knockout_reading's, under the chart."""
     data = knockouts_table(found)
     settings = found.settings
     figure = go.Figure()
@@ -79,28 +86,60 @@ def knockouts(found: Interventions) -> Chart:
         figure.add_bar(x=part.layer_label, y=-100 * part.probability_drop, name=kind, marker_color=colour,
                        error_y={"type": "data", "array": 100 * part.probability_drop_std, "visible": kind == "random"},
                        text=["flipped" if kind != "random" and f else "" for f in part.flipped],
-                       customdata=list(zip(part.flipped, [escape_label(w) for w in part.words])),
+                       customdata=list(zip(part.flipped, [escape_label(w) for w in part.words],
+                                           [escape_label(w or "none") for w in part.against_span])),
                        hovertemplate="%{x}: %{y:+.1f} points · answer flipped: %{customdata[0]:.0%}"
-                                     "<br>%{customdata[1]}<extra>" + kind + "</extra>")
+                                     "<br>%{customdata[1]}<br>against the span: %{customdata[2]}<extra>" + kind
+                                     + "</extra>")
     figure.add_hline(y=0, line_color="#444", line_width=1)
-    k = settings.k
+    k, span = settings.k, found.explained_span
+    span = span if len(span) <= 24 else span[:23] + "…"  # the subtitle stays one line
     apply_layout(figure, "How the explained span's probability changes when a layer's words are knocked out",
-                 f"“{escape_label(found.explained_span)}”, unchanged {found.unchanged.span_probability:.1%} · "
-                 f"top-{k} / bottom-{k} words by IG vs {k} random passage words (mean ± s.d. over {settings.draws} "
-                 f"draws) · replaced by {KNOCKOUT_BASELINES[settings.baseline]} · skip block: the block replaced "
-                 f"by the identity · {escape_label(knockout_reading(data))}", "Layer (output of)",
-                 "Change in probability (percentage points; below 0: it fell)", height=440)
+                 f"“{escape_label(span)}”, unchanged {found.unchanged.span_probability:.1%} · top-{k}, bottom-{k}, "
+                 f"{k} random words ({settings.draws} draws) · replaced by {KNOCKOUT_SHORT[settings.baseline]}",
+                 "Layer (output of)", "Change in probability (points)", height=440)  # short: clear of the subtitle
     figure.update_layout(barmode="group")
     return Chart(f"interventions-top{k}-{settings.baseline}", data, figure)
 
 
+KNOCKOUT_SHORT = {"pad": "[PAD] states", "zero": "zeros"}  # KNOCKOUT_BASELINES, short for a subtitle
+RISES = {"top-k": "top-k words", "random": "random words", "bottom-k": "bottom-k words",
+         "skip block": "skipping the block"}
+
+
 def knockout_reading(data: pd.DataFrame) -> str:
-    """One sentence, from knockouts_table's rows, naming the knock-outs that raised the span's probability (a
-    random draw's mean included), with by how much; or saying that none did."""
-    raised = data[data.probability_drop < 0]
-    if raised.empty:
+    """At most two short sentences from knockouts_table's rows: at how many layers each kind of knock-out raised the
+    span's probability (a rise of +0.0 at the shown precision is none), the top-k words' rises first, and, where
+    those raised it, whether they are words that compete with the span (scored against it, ranked first by their
+    magnitude)."""
+    change = (-100 * data.probability_drop).round(1)
+    rose = data[change > 0]
+    if rose.empty:
         return "No knock-out raised the span's probability."
-    listed = "; ".join(f"{row.intervention} at {row.layer_label} ({-100 * row.probability_drop:+.1f} points)"
-                       for row in raised.itertuples())
-    return (f"{len(raised)} knock-out{'s' * (len(raised) != 1)} raised the span's probability instead of lowering "
-            f"it: {listed}")
+    counts = {kind: f"{RISES[kind]} at {(rose.intervention == kind).sum()} of {(data.intervention == kind).sum()} "
+                    "layers" for kind in RISES if (rose.intervention == kind).any()}
+    top = rose[rose.intervention == "top-k"]
+    if top.empty:
+        return f"Knocking out raised the span's probability instead of lowering it: {_and(list(counts.values()))}."
+    low, high = change[top.index].min(), change[top.index].max()
+    size = f"by {low:+.1f} to {high:+.1f} points" if len(top) > 1 else f"by {high:+.1f} points"
+    others = [text for kind, text in counts.items() if kind != "top-k"]
+    return (f"Knocking out the {counts['top-k']} raised the span's probability instead of lowering it, {size}"
+            + (f" (and {_and(others)})" if others else "") + "." + _rivals(top))
+
+
+def _rivals(top: pd.DataFrame) -> str:
+    """Where the top-k knock-outs raised the span's probability: at how many of those layers some top word is
+    scored against the span, and the words that are at the most of them, in one sentence ("" where none is)."""
+    layers = Counter(word for words in top.against_span if words for word in dict.fromkeys(words.split(", ")))
+    if not layers:
+        return ""
+    most = max(layers.values())
+    named = [f"“{word}”" for word, count in layers.items() if count == most][:3]
+    where = f"At {(top.against_span != '').sum()} of those {len(top)} layers" if len(top) > 1 else "There"
+    return (f" {where} they include words that compete with the span, scored against it (signed score below 0) "
+            f"but ranked first by their magnitude: {_and(named)}.")
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

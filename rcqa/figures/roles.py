@@ -10,7 +10,6 @@ from rcqa.analysis.pos import GROUPS as POS_GROUPS
 from rcqa.analysis.pos import PosShares, answer_pos, pos_shares
 from rcqa.analysis.registry import Inputs, register_figure
 from rcqa.analysis.roles import (
-    SPAN_PAIR,
     RoleShares,
     category_labels,
     category_shares,
@@ -19,7 +18,6 @@ from rcqa.analysis.roles import (
     phase_readings,
     quantifier_share,
     reading_shares,
-    shares_of_top,
 )
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.figures.common import Chart, apply_layout, escape_label
@@ -35,16 +33,15 @@ POS_COLOURS = dict(zip(POS_GROUPS, ("#1f77b4", "#d62728", "#ff7f0e", "#9467bd", 
 def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
     """Per layer, what its top-k passage words are: answer, supporting (±5 words around it), query, or other.
 
-    Bars stack exclusive labels (a query word inside the answer counts once, as 'answer+query'), so every bar is
-    100 % of the layer's top words; a contrast's foil word counts as 'foil' whatever else it is (the category is
+    Bars stack exclusive labels (reading_shares: a query word inside the answer counts once, as 'answer+query'), the
+    numbers role_readings reads, so every bar is 100 % of the layer's top words; a contrast's foil word counts as 'foil' whatever else it is (the category is
     shown only for a contrast), and a boundary contrast's word in both spans as 'shared'. The data also holds the
     paper's overlapping per-category shares."""
     distribution = passage_distribution(result, aggregation, target)
-    words = np.array(exclusive_labels(result, target))
     labels = category_labels(result, target)
-    colours = {name: colour for name, colour in ROLE_COLOURS.items() if name not in SPAN_PAIR or name in labels}
     top = top_k(distribution, k)
-    exclusive = {name: shares_of_top(top, words == name) for name in colours}
+    exclusive = reading_shares(exclusive_labels(result, target), top)  # the numbers role_readings reads too
+    colours = {name: ROLE_COLOURS[name] for name in exclusive}
     data = pd.concat([_per_layer_table(result, top, exclusive, "exclusive"),
                       _per_layer_table(result, top, category_shares(result, distribution, k, target),
                                        "paper (overlapping)")], ignore_index=True)

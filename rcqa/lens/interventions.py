@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import torch
 
-from rcqa.analysis.words import passage_distribution
+from rcqa.analysis.words import passage_distribution, word_scores
 from rcqa.attribution.window import baseline_stack, window_inputs
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
@@ -42,20 +42,24 @@ KNOCKOUT_BASELINES = {
 @dataclass(frozen=True)
 class Outcome:
     """What the model answers after one change: the passage words whose states were replaced (none for a skipped
-    block), the explained span's probability, the window's best answer, and whether that answer changed."""
+    block) with their signed scores, the explained span's probability, the window's best answer, and whether that
+    answer changed."""
 
     words: tuple[str, ...]
     span_probability: float
     answer: str
     flipped: bool
+    signed_scores: tuple[float, ...] = ()  # the words' signed scores at the layer (below 0: against the span)
 
     def to_dict(self, unchanged: float) -> dict:
-        return {"words": list(self.words), "span_probability": self.span_probability,
-                "drop": unchanged - self.span_probability, "flipped": self.flipped, "answer": self.answer}
+        return {"words": list(self.words), "signed_scores": list(self.signed_scores),
+                "span_probability": self.span_probability, "drop": unchanged - self.span_probability,
+                "flipped": self.flipped, "answer": self.answer}
 
     @classmethod
-    def from_dict(cls, data: dict) -> Outcome:
-        return cls(tuple(data["words"]), data["span_probability"], data["answer"], data["flipped"])
+    def from_dict(cls, data: dict) -> Outcome:  # files written before the signed scores were kept have none
+        return cls(tuple(data["words"]), data["span_probability"], data["answer"], data["flipped"],
+                   tuple(data.get("signed_scores", ())))
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,7 @@ def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5
                            (0, *result.targets[0].tokens),
                            stack.start_logits, stack.end_logits)
     distribution = passage_distribution(result, aggregation)
+    signed = signed_passage_scores(result)
     words = result.passage_words()
     target = result.targets[0]
     candidates = outside(words, *target.tokens) if outside_span else np.arange(len(words))
@@ -197,6 +202,8 @@ def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5
         base = baselines.hidden[layer] if baselines else torch.zeros_like(stack.hidden[layer])
         outcomes = _knock_out(stack, layer, base, [[t for i in indices for t in words[i].tokens] for indices in chosen],
                               reader, [tuple(words[i].text for i in indices) for indices in chosen])
+        outcomes = [replace(outcome, signed_scores=tuple(float(signed[layer, i]) for i in indices))
+                    for outcome, indices in zip(outcomes, chosen)]
         with torch.no_grad():  # block l − 1 skipped: what it was called with goes on as its output
             skipped = reader.outcome(*stack.run_from(layer, stack.block_input(layer)), ()) if layer else None
         layers.append(LayerKnockouts(layer, label, outcomes[0], outcomes[1], tuple(outcomes[2:]), skipped))
@@ -204,6 +211,13 @@ def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5
                          window=result.window, tokens=result.tokens, explained_span=target.span,
                          unchanged=reader.unchanged, layers=layers,
                          settings=KnockoutSettings(k, draws, seed, baseline, aggregation, target.name, outside_span))
+
+
+def signed_passage_scores(result: Attribution) -> np.ndarray:
+    """(layers × passage words) each word's signed score for the first target (its attributions summed over the
+    hidden dimensions, the methods' "signed" ranking): below 0 the word counts against the span, as a rival
+    answer's words do, however large its magnitude, which ranks the top words."""
+    return word_scores(result, "sum")[:, result.passage_indices()]
 
 
 def _knock_out(stack: LayerStack, layer: int, base: torch.Tensor, tokens: list[list[int]], reader: _WindowReader,

@@ -209,13 +209,16 @@ def test_a_contrasts_role_reading_counts_each_word_once_as_its_chart_stacks_it(c
 
     # top-5 at the embeddings: trees, pear, trees (supporting and query words), 2,300 (supporting), has (other);
     # the paper's overlapping shares are supporting 80 % and query 60 %, 140 % in all: the reading lists each word
-    # once, as the chart's stacks do
+    # once, as the chart's stacks do, under the stack's name
     readings = dict(role_readings(contrasted, k=5))
-    assert readings["Early (embeddings)"] == ("mostly supporting words (answer 0%, supporting 80%, query 0%, foil 0%, "
-                                              "other 20%): reading the context around the answer.")
-    # block 0 has four top words, 600 (answer), 250 (foil, also within 5 words of 600), 14 (other), trees (supporting)
-    assert readings["Middle (block 0)"].startswith("answer, supporting, foil and other words equally (answer 25%, "
-                                                   "supporting 25%, query 0%, foil 25%, other 25%)")
+    assert readings["Early (embeddings)"] == ("mostly supporting+query words (answer 0%, supporting 20%, "
+                                              "supporting+query 60%, query 0%, foil 0%, other 20%): reading the "
+                                              "context around the answer, in words the question shares.")
+    # block 0 has four top words, 600 (answer), 250 (foil, also within 5 words of 600), 14 (other), trees
+    # (supporting and query)
+    assert readings["Middle (block 0)"].startswith("answer, supporting+query, foil and other words equally (answer "
+                                                   "25%, supporting 0%, supporting+query 25%, query 0%, foil 25%, "
+                                                   "other 25%)")
     chart = roles(contrasted, k=5).data
     stacks = chart[(chart.measure == "exclusive") & (chart.layer == 0)].set_index("category").share_pct
     assert stacks["supporting"] + stacks["supporting+query"] == 80 and stacks["other"] == 20

@@ -102,8 +102,9 @@ def test_layer_roles_stack_to_a_hundred_and_keep_the_papers_shares(result):
     chart = figures.roles(result, k=5)
     exclusive = chart.data[chart.data.measure == "exclusive"]
     assert np.allclose(exclusive.groupby("layer").share_pct.sum(), 100)
-    assert [trace.name for trace in chart.figure.data] == [n for n in figures.ROLE_COLOURS
-                                                           if n not in ("foil", "shared")]  # no contrast
+    # no contrast: no foil; and no stack the exclusive labels never fill
+    assert [trace.name for trace in chart.figure.data] == ["answer", "answer+query", "supporting", "supporting+query",
+                                                           "query", "other"]
     assert chart.figure.layout.yaxis.title.text == "Share of the layer's top-5 passage words (%)"
     paper = chart.data[chart.data.measure == "paper (overlapping)"]
     expected = category_shares(result, passage_distribution(result), 5)
@@ -187,8 +188,9 @@ def test_answer_tables(result, tiny_bert):
     assert list(table["rank"]) == list(range(1, len(result.answer.nbest) + 1))
     assert table.probability.is_monotonic_decreasing
     markup = figures.nbest_html(result.answer)
-    # the logits share a column, the characters show on hover: five columns fit beside the passage
-    assert markup.count("<tr>") == len(table) + 1 and markup.count("<th ") == len(table.columns) - 2
+    # the logits (and "no answer"'s score) share a column, the characters show on hover: five columns fit beside
+    # the passage
+    assert markup.count("<tr>") == len(table) + 1 and markup.count("<th ") == len(table.columns) - 3
     best = result.answer.nbest[0]
     assert f">{best.start_logit:.2f} / {best.end_logit:.2f}</td>" in markup
     assert f"characters {best.start_char}–{best.end_char}: " in markup

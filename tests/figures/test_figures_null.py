@@ -105,3 +105,20 @@ def test_a_null_targets_heatmap_subtitle_says_what_decides_with_the_numbers():
                                no_answer=NoAnswer(1.0, 0.3, threshold, threshold < -1.74, 0, 2.74))
         subtitle = heatmap(result).figure.layout.title.subtitle.text
         assert verdict in subtitle and "(> 0: the span wins)" not in subtitle
+
+
+def test_no_answers_row_shows_its_score_at_cls_never_nan():
+    # "no answer" scores 5.00, its start and end logits at [CLS] summed; the span's own logits are 2.00 / 1.50
+    markup = nbest_html(answer(True))
+    assert ">5.00 (sum at [CLS])</td>" in markup and ">2.00 / 1.50</td>" in markup
+    assert "nan" not in markup.lower()
+    assert nbest_table(answer(True))["null score"].tolist()[0] == 5.0
+
+
+def test_an_abstention_advises_a_null_target_only_where_another_is_in_force():
+    advice = "choose the target <em>null</em> or <em>answer_vs_null</em>"
+    assert advice in answer_summary(EXAMPLE, answer(True), "span_log_prob")
+    for target in ("null", "answer_vs_null"):  # already explaining the abstention: nothing to choose
+        text = answer_summary(EXAMPLE, answer(True), target)
+        assert advice not in text and "The best span it rejected: “&lt;May&gt;” (probability 30%)." in text
+

@@ -102,6 +102,9 @@ def test_a_knockout_equals_a_forward_with_those_words_states_replaced(explained,
         assert all(set(draw) <= set(candidates) for draw in randoms)
         chosen = [(knocked.topk, top), (knocked.bottomk, order[-k:]), *zip(knocked.random, randoms)]
         assert knocked.topk.words == tuple(words[i].text for i in top)
+        # each word's signed score: its tokens' attributions summed over the hidden dims, then over its tokens
+        signed = [float(result.layer_scores("sum")[layer, list(words[i].tokens)].sum()) for i in top]
+        assert knocked.topk.signed_scores == pytest.approx(signed, rel=1e-5)
         assert set(knocked.bottomk.words) == {words[i].text for i in order[-k:]}
         states = pad_states[layer][0] if baseline == "pad" else torch.zeros_like(pad_states[layer][0])
         for outcome, indices in chosen:
@@ -165,7 +168,7 @@ def test_the_intervene_verb_writes_the_documented_json(capsys, tmp_path, tiny_mo
                                     "target": "span_log_prob", "outside_span": True}
     layers = document["layers"]
     assert [layer["label"] for layer in layers] == ["embeddings", "block 0", "block 1", "block 2"]
-    outcome_keys = {"words", "span_probability", "drop", "flipped", "answer"}
+    outcome_keys = {"words", "signed_scores", "span_probability", "drop", "flipped", "answer"}
     unchanged = document["unchanged"]["span_probability"]
     for layer in layers:
         assert set(layer["topk"]) == set(layer["bottomk"]) == outcome_keys and len(layer["topk"]["words"]) == 2

@@ -51,10 +51,20 @@ def test_a_view_holds_the_specs_and_its_settings_read_back_into_the_same_view():
     assert View(**view_fields(view.settings())) == view
 
 
-@pytest.mark.parametrize("question_words, special_tokens", [(False, False), (True, False), (False, True), (True, True)])
-def test_the_heatmaps_toggles_come_back_out_of_a_link_and_only_those_on_are_in_it(question_words, special_tokens):
+@pytest.mark.parametrize("question_words, special_tokens", [(False, None), (True, None), (False, True),
+                                                             (True, True), (False, False)])
+def test_the_heatmaps_toggles_come_back_out_of_a_link_and_only_those_off_their_default_are_in_it(question_words,
+                                                                                                  special_tokens):
+    # [CLS] and [SEP] are unset by default (shown for a null target), so turned off they are in the link too
     query = to_query(View(question_words=question_words, special_tokens=special_tokens))
-    switched_on = {name for name, on in (("qwords", question_words), ("special", special_tokens)) if on}
-    assert {name for name in ("qwords", "special") if name in query} == switched_on
+    written = {name: "on" if on else "off" for name, on in (("qwords", question_words), ("special", special_tokens))
+               if on or (name == "special" and on is False)}
+    assert {name: query[name] for name in ("qwords", "special") if name in query} == written
     view, problems = from_query(query)
     assert (view.question_words, view.special_tokens, problems) == (question_words, special_tokens, [])
+
+
+def test_the_heatmap_shows_cls_by_default_for_a_null_target_and_a_toggle_overrides_it():
+    assert View().shows_special_tokens(explains_null=True) and not View().shows_special_tokens(explains_null=False)
+    assert not View(special_tokens=False).shows_special_tokens(explains_null=True)
+    assert View(special_tokens=True).shows_special_tokens(explains_null=False)

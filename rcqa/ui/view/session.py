@@ -59,11 +59,15 @@ def update(**changes: Any) -> None:
 
 
 def bind(widget: Callable[..., Any], name: str, label: str, then: Callable[[View], None] | None = None,
-         options: list | None = None, spec: type[SpanSpec] | type[FoilSpec] | None = None, **kwargs: Any) -> Any:
+         options: list | None = None, spec: type[SpanSpec] | type[FoilSpec] | None = None, unset: Any = None,
+         **kwargs: Any) -> Any:
     """Draw a widget whose value is the view's field `name`; a change writes it back (then calls `then`). A field
-    held as a spec is offered in its string form and the widget's choice parsed once, on its way back."""
+    held as a spec is offered in its string form and the widget's choice parsed once, on its way back. A field that
+    is None shows `unset` where given (a default that depends on what is shown, until the widget is changed)."""
     key = f"rcqa.widget.{name}"
     value = getattr(view(), name)
+    if value is None and unset is not None:
+        value = unset
     if spec is not None and value is not None:
         value = value.to_string()
     if options is not None:

@@ -69,8 +69,13 @@ class View:
     method: str = DEFAULT_SETTINGS.method  # or "attnlrp" (one window: the whole passage is IG's)
     ends: str = "joined"  # "apart": the start and end logits too, in the same job (rcqa.ui.start_end)
     question_words: bool = False  # the heatmap's display toggles: the question's words, [CLS] and [SEP] beside the
-    special_tokens: bool = False  # passage's
+    special_tokens: bool | None = None  # passage's (None: as the target has it, shows_special_tokens)
     run: str = ""  # the dataset run whose questions source "upload" offers (rcqa.ui.runs), by its folder's name
+
+    def shows_special_tokens(self, explains_null: bool) -> bool:
+        """Whether the heatmap shows [CLS] and [SEP]: as toggled, else where the target explains "no answer", which
+        the model reads at [CLS]."""
+        return explains_null if self.special_tokens is None else self.special_tokens
 
     def settings(self) -> IGSettings:
         """The engine's settings (ValueError if they are invalid); the span and foil go as the specs the view

@@ -42,7 +42,8 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "ends": ("ends", tuple(ENDS)),
 }
 
-# URL parameter → a View field that is on or off; the link names it only when it is on
+# URL parameter → a View field that is on or off; the link names it only when it is not at its default (off, or for
+# [CLS] and [SEP], None: as the target has it)
 _URL_SWITCHES = {"qwords": "question_words", "special": "special_tokens"}
 _SWITCH_VALUES = ("on", "off")
 
@@ -73,7 +74,8 @@ def to_query(view: View, target_chosen: bool = True) -> dict[str, str]:
             continue
         value = getattr(view, attribute)  # a spec's str is its string form
         query[name] = "off" if value is None else shown_versus(value) if attribute == "versus" else str(value)
-    query.update({name: "on" for name, attribute in _URL_SWITCHES.items() if getattr(view, attribute)})
+    query.update({name: "on" if value else "off" for name, attribute in _URL_SWITCHES.items()
+                  if (value := getattr(view, attribute)) != View.__dataclass_fields__[attribute].default})
     return query
 
 

@@ -99,3 +99,21 @@ def test_a_runs_example_opens_in_explore_with_the_runs_target_though_the_model_a
     assert "rcqa.explain" not in [button.key for button in app.button]  # shown from the run
     result = shown_result(app)
     assert result.answer.abstained and result.targets[0].name == "span_log_prob"
+
+
+def test_an_abstentions_row_shows_no_answers_score_and_cls_shows_where_no_answer_is_explained():
+    app = open_app(query={"ex": "library-unanswerable"})
+    page = html_of(app)
+    assert "(sum at [CLS])</td>" in page and "nan" not in page  # "no answer"'s score, not "nan / nan"
+    assert "choose the target" not in page  # answer_vs_null, its default, already explains the abstention
+    explain(app)
+    columns = spec_titled(app, "Where each layer")["layout"]["xaxis"]["ticktext"]
+    assert columns[0] == "[CLS]" and "special" not in app.query_params  # shown by default for a null target
+    app.toggle(key="rcqa.widget.special_tokens").set_value(False).run()
+    assert "[CLS]" not in spec_titled(app, "Where each layer")["layout"]["xaxis"]["ticktext"]
+    assert app.query_params["special"] == "off"  # turned off, unlike the default: the link says so
+
+    chosen = open_app(query={"ex": "library-unanswerable", "target": "span_log_prob"})
+    assert "choose the target <em>null</em> or <em>answer_vs_null</em>" in html_of(chosen)
+    explain(chosen)
+    assert "[CLS]" not in spec_titled(chosen, "Where each layer")["layout"]["xaxis"]["ticktext"]

@@ -121,6 +121,7 @@ def show_answer(qa_model, current):
     answer = results.answer(qa_model, current)
     if answer is None:
         return None
+    view.fit_target(answer)  # before the summary, which advises a target only where the one in force is not null
     passage, summary = st.columns([5, 4], gap="large")  # room for the n-best table's every column
     with passage:
         st.subheader("Passage")
@@ -128,7 +129,7 @@ def show_answer(qa_model, current):
         show.html(figures.answer_passage(current, answer), where=shown)
     with summary:
         st.subheader("The model's answer")
-        show.html(figures.answer_summary(current, answer))
+        show.html(figures.answer_summary(current, answer, chosen.target))
         st.caption("The other candidate spans it considered")
         show.html(figures.nbest_html(answer))
         choose_why_not(answer)
@@ -196,10 +197,11 @@ def show_heatmap(result, aggregation: str) -> None:
     """The heatmap, optionally over the whole input, after an overview of a long passage; the start and end logits
     apart where the result holds both."""
     view.bind(st.toggle, "question_words", "Include the question's words")
-    view.bind(st.toggle, "special_tokens", "Include [CLS] and [SEP]",
-              help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there.")
-    chart = figures.heatmap(result, aggregation, include_question=chosen.question_words,
-                            include_special=chosen.special_tokens)
+    special = chosen.shows_special_tokens(result.targets[0].explains_null)  # on for a null target unless toggled
+    view.bind(st.toggle, "special_tokens", "Include [CLS] and [SEP]", unset=special,
+              help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there, so they show "
+                   "by default where the target explains it (null, answer_vs_null).")
+    chart = figures.heatmap(result, aggregation, include_question=chosen.question_words, include_special=special)
     if whole_input.needs_overview(int(chart.data.position.max()) + 1):
         show.chart(whole_input.passage_overview(result, aggregation=aggregation))
     show.chart(chart)
@@ -285,7 +287,6 @@ def main() -> None:
     if (answered := show_answer(qa_model, current)) is None:
         return
     answer, passage = answered
-    view.fit_target(answer)
     view.fit_windows(answer)
     st.divider()
     st.subheader("Where each layer looks")

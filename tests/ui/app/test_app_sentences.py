@@ -1,0 +1,43 @@
+"""The Explore page's sentences beside the layer roles and the interventions read the numbers their charts draw on
+the page: each sentence, as shown, is parsed and checked against the chart's bars as sent to the browser
+(tests/helpers/sentences.py), on gallery examples."""
+import re
+
+import pytest
+
+from tests.helpers.app_harness import explain, open_app, press, spec_titled, values
+from tests.helpers.sentences import check_knockout_reading, check_role_readings, legend_role
+
+pytestmark = pytest.mark.usefixtures("app_env")
+LAYERS = ["embeddings", "block 0", "block 1", "block 2"]
+
+
+def shown_readings(app) -> list[tuple[str, str]]:
+    """The roles readings as the page writes them: **Early (embeddings–block 0)**: …"""
+    found = [re.fullmatch(r"\*\*(.+?)\*\*: (.+)", str(m.value), re.S) for m in app.markdown]
+    return [(m[1], m[2]) for m in found if m and m[1].split(" ")[0] in ("Early", "Middle", "Late")]
+
+
+def unescaped(text: str) -> str:
+    """A sentence as shown: show.plain's escapes (a backslash before markup) and word joiners taken out."""
+    return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")
+
+
+@pytest.mark.parametrize("example", ["orchard-how-many", "lighthouse-who"])
+def test_the_roles_readings_and_the_knock_out_sentence_read_their_charts(example):
+    app = explain(open_app(query={"ex": example}))
+    roles = spec_titled(app, "What each layer's top-5 passage words are")
+    stacks = {legend_role(trace["name"]): list(values(trace["y"])) for trace in roles["data"]}
+    readings = shown_readings(app)
+    assert [phase.split(" ")[0] for phase, _ in readings] == ["Early", "Middle", "Late"]
+    check_role_readings(readings, stacks, LAYERS)
+
+    press(app, "rcqa.ask.knockouts")
+    chart = spec_titled(app, "How the explained span's probability changes")
+    bars = {trace["name"]: list(values(trace["y"])) for trace in chart["data"]}
+    against = [hover[2] for hover in chart["data"][0]["customdata"]]
+    sentence = unescaped(next(c.value for c in app.caption if re.match(r"\S*(No knock-out|Knocking out)",
+                                                                       unescaped(c.value))))
+    check_knockout_reading(sentence, bars, ["" if words == "none" else words for words in against])
+    assert "<br>" not in chart["layout"]["title"]["subtitle"]["text"]  # one line of settings, no sentence pasted in
+    assert "knock-out" not in chart["layout"]["title"]["subtitle"]["text"].lower()
