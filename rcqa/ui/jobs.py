@@ -207,6 +207,7 @@ class JobQueue:
         self._waiting: list[Job] = []  # in the order they run: by Job.due
         self._jobs: dict[str, Job] = {}  # waiting or running, by key
         self._running = 0
+        self._short_busy = 0  # short-lane threads running a job
         self._changed = threading.Condition()
         self._threads: list[threading.Thread] = []
 
@@ -340,13 +341,20 @@ class JobQueue:
             while (job := self._first_for(lane)) is None:
                 self._changed.wait()
             self._waiting.remove(job)
+            if lane == "short":  # the main lane may now take the short jobs still waiting
+                self._short_busy += 1
+                self._changed.notify_all()
             job.state, job.lane, job.started = "running", lane, time.monotonic()
             self._running += 1
             return job
 
     def _first_for(self, lane: str) -> Job | None:
+        """The first job due that the lane takes; while a short-lane thread is free, the main lane leaves the short
+        jobs to it, so that a long job asked a moment later never waits behind a short one the short lane runs."""
         self._prune()
-        return next((job for job in self._waiting if self._takes(lane, job)), None)
+        leaves_short = lane == "main" and self._short_busy < self.short_workers
+        return next((job for job in self._waiting
+                     if self._takes(lane, job) and not (leaves_short and self._takes("short", job))), None)
 
     def _run(self, job: Job) -> None:
         try:
@@ -356,6 +364,7 @@ class JobQueue:
             job.error, state = Stopped(job.stopped_because) if job.stop.is_set() else error, "failed"
         with self._changed:
             job.state, job.ended, self._running = state, time.monotonic(), self._running - 1
+            self._short_busy -= job.lane == "short"
             del self._jobs[job.key]
             job.finished.set()
             self._changed.notify_all()

@@ -351,3 +351,29 @@ def test_a_long_job_lets_short_ones_that_arrive_while_it_waits_go_first_but_not_
     for gate, ticket in ((blocker, first), (short, waiting_short), (long, waiting_long), (late, waiting_late)):
         gate.finish(ticket)
     assert order == ["blocker", "short", "long", "late"]
+
+
+@pytest.mark.parametrize("first", ["short", "long"])
+def test_a_short_and_a_long_job_asked_together_run_side_by_side_whichever_came_first(order, first):
+    queue = JobQueue(workers=1, short_workers=1, short_below=60)
+    jobs = dict(zip(("short", "long"), gates(order, "short", "long")))
+    prices = {"short": 5, "long": 1000}
+    second = "long" if first == "short" else "short"
+    with queue._changed:  # (reentrant) no lane picks a job until both are queued: the race, every time
+        tickets = {name: queue.submit(name, f"s-{name}", jobs[name], estimate=prices[name])
+                   for name in (first, second)}
+    # the main lane leaves the short job to the free short lane, so neither waits for the other to finish
+    assert jobs["short"].started.wait(WAIT) and jobs["long"].started.wait(WAIT)
+    assert tickets["short"].job.lane == "short" and tickets["long"].job.lane == "main"
+    for name in tickets:
+        jobs[name].finish(tickets[name])
+
+
+def test_the_main_lane_takes_a_short_job_once_the_short_lane_is_busy(order):
+    queue = JobQueue(workers=1, short_workers=1, short_below=60)
+    a, b = gates(order, "a", "b")
+    first = queue.submit("a", "s1", a, estimate=5)
+    second = queue.submit("b", "s2", b, estimate=5)
+    assert a.started.wait(WAIT) and b.started.wait(WAIT)
+    assert {first.job.lane, second.job.lane} == {"short", "main"}
+    a.finish(first), b.finish(second)
