@@ -268,7 +268,8 @@ def add_negatives(commands: argparse._SubParsersAction) -> None:
                          help="share of the negatives that are in-context ones (default 0.5)")
     command.add_argument("--perturbed", type=float, default=0.0,
                          help="share of the negatives that are question perturbations (antonym, entity swap, "
-                              "negation, mutual exclusion, impossible condition; default 0); with --in-context, at "
+                              "negation, mutual exclusion, impossible condition, role swap, vague quantity; "
+                              "default 0); with --in-context, at "
                               "most 1 in all, the rest other-paragraph ones")
     command.add_argument("--seed", type=int, default=0)
     command.set_defaults(handler=_negatives)

@@ -10,7 +10,8 @@ Three kinds:
   matches the question;
 - question perturbations (rcqa.negatives.perturbations): the question changed by a word or two, its passage kept,
   one generator for each of SQuAD 2.0's hard categories (antonym, entity swap, negation, mutual exclusion,
-  impossible condition). The hardest: the passage still holds a plausible answer.
+  impossible condition), and two more as people write them (rcqa.negatives.swaps: a role swapped, a count asked
+  of a group the passage only describes). The hardest: the passage still holds a plausible answer.
 
 The kind is the suffix of the negative's id (rcqa.negatives.kinds), so that a v2.0 file records it.
 """
@@ -21,10 +22,11 @@ from rcqa.negatives.paragraphs import (MIN_WORDS_LEFT, Article, holds_answer, in
 from rcqa.negatives.perturbations import (antonym_negative, entity_swap_negative, impossible_condition_negative,
                                           mutual_exclusion_negative, name_word_swap_negative, negation_negative,
                                           noun_swap_negative, perturbed_negative)
+from rcqa.negatives.swaps import role_swap_negative, vague_quantity_negative
 
 __all__ = ["KINDS", "MIN_WORDS_LEFT", "PERTURBATIONS", "SQUAD2_SHARE", "Article", "antonym_negative",
            "as_negative", "entity_swap_negative", "holds_answer", "impossible_condition_negative",
            "in_context_negative", "mutual_exclusion_negative", "name_word_swap_negative", "negation_negative",
-           "negative_kind",
-           "noun_swap_negative", "other_paragraph_negative", "perturbed_negative", "sentences", "split_by_article", "squad_v2_document",
+           "negative_kind", "noun_swap_negative", "other_paragraph_negative", "perturbed_negative",
+           "role_swap_negative", "sentences", "split_by_article", "squad_v2_document", "vague_quantity_negative",
            "with_negatives"]

@@ -61,14 +61,13 @@ def antonyms(word: str, tag: str) -> list[str]:
     base = lemma(word, tag)
     if pos is None or base in FRAMES:
         return []
-    inflected = []
-    for antonym, rank in antonym_table()[pos[0]].get(base, ()):
-        if rank <= MAX_SENSE_RANK and antonym.isalpha() and antonym not in UNFIT:
-            inflected.append(_inflected(antonym, tag))
-    return list(dict.fromkeys(inflected))
+    found = [inflected(antonym, tag) for antonym, rank in antonym_table()[pos[0]].get(base, ())
+             if rank <= MAX_SENSE_RANK and antonym.isalpha() and antonym not in UNFIT]
+    return list(dict.fromkeys(found))
 
 
-def _inflected(lemma_: str, tag: str) -> str:
+def inflected(lemma_: str, tag: str) -> str:
+    """The lemma in the form of a Penn Treebank tag (LemmInflect's; the lemma itself where it knows none)."""
     if tag in ("JJ", "VB", "RB"):
         return lemma_
     found = getInflection(lemma_, tag=tag)

@@ -17,6 +17,12 @@ _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(\s+)(?=[\"'(\[]?[A-Z0-9])")
 _WORD = re.compile(r"\w+")
 
 
+def occurs(phrase: str, text: str) -> bool:
+    """Whether the phrase appears in the text as whole words, both normalised as the SQuAD metric does."""
+    needle = normalize_answer(phrase)
+    return bool(needle) and f" {needle} " in f" {normalize_answer(text)} "
+
+
 def sentences(text: str) -> list[tuple[int, int]]:
     """[start, end) of each sentence: a break after . ! ? (and closing quotes) before an upper-case letter or digit."""
     bounds, start = [], 0

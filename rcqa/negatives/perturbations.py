@@ -29,8 +29,9 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from rcqa.evaluate import normalize_answer
 from rcqa.negatives.antonyms import TAG_POS, antonyms, forms, lemma
-from rcqa.negatives.kinds import PERTURBATIONS, as_negative
-from rcqa.negatives.paragraphs import sentences
+from rcqa.negatives.kinds import PERTURBATIONS, replaced_in_question
+from rcqa.negatives.paragraphs import occurs, sentences
+from rcqa.negatives.swaps import role_swap_negative, vague_quantity_negative
 from rcqa.text import NamedEntity, WrittenWord, named_entities, written_words
 from rcqa.types import Example
 
@@ -61,12 +62,6 @@ FRAME_NOUNS = frozenset({"type", "types", "kind", "kinds", "sort", "name", "name
                          "period", "term", "terms", "word", "words", "thing", "things", "one", "ones"})
 
 
-def occurs(phrase: str, text: str) -> bool:
-    """Whether the phrase appears in the text as whole words, both normalised as the SQuAD metric does."""
-    needle = normalize_answer(phrase)
-    return bool(needle) and f" {needle} " in f" {normalize_answer(text)} "
-
-
 def antonym_negative(example: Example,
                      tagged: Callable[[str], Sequence[WrittenWord]] = written_words) -> Example | None:
     """The first word of the question whose lemma the passage states as the same kind of word (_stated_as: "opened"
@@ -86,7 +81,7 @@ def antonym_negative(example: Example,
             continue
         for antonym in candidates:
             if not any(occurs(form, example.passage) for form in forms(lemma(antonym, word.tag)) | {antonym}):
-                return _swapped(example, "antonym", word.start_char, word.end_char, _cased(antonym, word.text))
+                return replaced_in_question(example, "antonym", word.start_char, word.end_char, _cased(antonym, word.text))
     return None
 
 
@@ -117,7 +112,7 @@ def entity_swap_negative(example: Example, question_entities: Sequence[NamedEnti
                              and normalize_answer(e.text) and not own & set(normalize_answer(e.text).split())
                              and not named & _capitalised(e.text) and not occurs(e.text, example.passage)})
         if candidates:
-            return _swapped(example, "entity_swap", entity.start_char, entity.end_char, rng.choice(candidates))
+            return replaced_in_question(example, "entity_swap", entity.start_char, entity.end_char, rng.choice(candidates))
     return None
 
 
@@ -145,7 +140,7 @@ def name_word_swap_negative(example: Example, question_entities: Sequence[NamedE
             name = entity.text[:replaced.start()] + word + entity.text[replaced.end():]
             if not occurs(name, example.passage):
                 start = entity.start_char + replaced.start()
-                return _swapped(example, "entity_swap", start, start + len(replaced.group()), word)
+                return replaced_in_question(example, "entity_swap", start, start + len(replaced.group()), word)
     return None
 
 
@@ -178,7 +173,7 @@ def noun_swap_negative(example: Example, question_words: Sequence[WrittenWord],
                       if not occurs(text, example.passage) and not occurs(text, example.question)}
         candidates = sorted(text for tag, text in unused if tag == word.tag)
         if candidates:
-            return _swapped(example, "entity_swap", word.start_char, word.end_char,
+            return replaced_in_question(example, "entity_swap", word.start_char, word.end_char,
                             _cased(rng.choice(candidates), word.text))
     return None
 
@@ -192,14 +187,14 @@ def negation_negative(example: Example,
         said = " ".join(example.passage[s:e] for s, e in _answer_sentences(example))
         if not occurs(removable.group(), said):
             return None
-        return _swapped(example, "negation", removable.start(), removable.end(), "")
+        return replaced_in_question(example, "negation", removable.start(), removable.end(), "")
     if NEGATION.search(example.question) or NEGATION.search(example.passage):
         return None
     question_words = tagged(example.question)
     for index, word in enumerate(question_words):
         if (tags := AUXILIARIES.get(word.text.lower())) is not None:
             verb = next((w for w in question_words[index + 1:] if w.tag in tags), None)
-            return None if verb is None else _swapped(example, "negation", verb.start_char, verb.start_char, "not ")
+            return None if verb is None else replaced_in_question(example, "negation", verb.start_char, verb.start_char, "not ")
     return None
 
 
@@ -209,7 +204,7 @@ def mutual_exclusion_negative(example: Example) -> Example | None:
     for match in _ORDINAL.finditer(example.question):
         following = ORDINALS.index(match.group(1).lower()) + 1
         if not occurs(ORDINALS[following], example.passage) and not occurs(_NUMERALS[following], example.passage):
-            return _swapped(example, "mutual_exclusion", match.start(1), match.end(1),
+            return replaced_in_question(example, "mutual_exclusion", match.start(1), match.end(1),
                             _cased(ORDINALS[following], match.group(1)))
     return None
 
@@ -223,7 +218,7 @@ def impossible_condition_negative(example: Example, rng: random.Random) -> Examp
     years = [int(y) for y in _YEAR.findall(example.passage + " " + example.question)]
     later, gap = rng.random() < 0.5, rng.randint(*YEAR_GAP)
     moved = str(max(years) + gap if later else min(years) - gap)
-    return _swapped(example, "impossible_condition", match.start(), match.end(), moved)
+    return replaced_in_question(example, "impossible_condition", match.start(), match.end(), moved)
 
 
 def perturbed_negative(example: Example, kinds: Iterable[str], rng: random.Random,
@@ -243,6 +238,10 @@ def perturbed_negative(example: Example, kinds: Iterable[str], rng: random.Rando
             built = mutual_exclusion_negative(example)
         elif kind == "impossible_condition":
             built = impossible_condition_negative(example, rng)
+        elif kind == "role_swap":
+            built = role_swap_negative(example, rng)
+        elif kind == "vague_quantity":
+            built = vague_quantity_negative(example, rng)
         else:
             raise ValueError(f"no perturbation is called {kind!r}; the kinds are {', '.join(PERTURBATIONS)}")
         if built is not None:
@@ -266,10 +265,6 @@ def _entity_swap(example: Example, rng: random.Random, article_entities: Callabl
 def _answer_sentences(example: Example) -> list[tuple[int, int]]:
     spans = [(a.start_char, a.start_char + len(a.text)) for a in example.answers if a.start_char >= 0]
     return [(s, e) for s, e in sentences(example.passage) if any(s < end and start < e for start, end in spans)]
-
-
-def _swapped(example: Example, kind: str, start: int, end: int, text: str) -> Example:
-    return as_negative(example, kind, question=example.question[:start] + text + example.question[end:])
 
 
 def _capitalised(text: str) -> set[str]:

@@ -8,7 +8,9 @@ from rcqa.negatives import (KINDS, PERTURBATIONS, antonym_negative, entity_swap_
                             impossible_condition_negative, mutual_exclusion_negative, name_word_swap_negative,
                             negation_negative,
                             negative_kind, noun_swap_negative, perturbed_negative, with_negatives)
+from rcqa.negatives.antonyms import lemma
 from rcqa.negatives.perturbations import occurs
+from rcqa.negatives.swaps import ROLE_VERBS
 from rcqa.text import NamedEntity, WrittenWord
 from rcqa.types import Example, GoldAnswer
 
@@ -342,15 +344,16 @@ def test_perturbed_negative_tries_the_kinds_in_the_order_given():
     with pytest.raises(ValueError) as refused:
         perturbed_negative(question, ["synonym"], random.Random(0), nothing, nothing)
     assert str(refused.value) == ("no perturbation is called 'synonym'; the kinds are antonym, entity_swap, negation, "
-                                  "mutual_exclusion, impossible_condition")
+                                  "mutual_exclusion, impossible_condition, role_swap, vague_quantity")
 
 
 def test_every_kind_has_its_own_id_suffix_that_names_it_back():
-    assert len(set(KINDS.values())) == len(KINDS) == 7
+    assert len(set(KINDS.values())) == len(KINDS) == 9
     for kind, suffix in KINDS.items():
         assert negative_kind("56be4db0acb8001400a502ec" + suffix) == kind
         assert not any(other != suffix and suffix.endswith(other) for other in KINDS.values())
-    assert list(PERTURBATIONS) == ["antonym", "entity_swap", "negation", "mutual_exclusion", "impossible_condition"]
+    assert list(PERTURBATIONS) == ["antonym", "entity_swap", "negation", "mutual_exclusion", "impossible_condition",
+                                   "role_swap", "vague_quantity"]
 
 
 def test_occurs_matches_whole_normalised_words():
@@ -371,14 +374,16 @@ def test_perturbations_take_their_share_of_the_negatives_in_the_drawn_order():
     # Seed 0 draws k5, k3, k2 first (the standard library's shuffle). By hand:
     # k5: a perturbation is short of its share, so first; antonym (no listed word) and entity swap ("Halden": the
     #     article's only paragraph names every entity it has) fail, negation inserts "not" before "pass";
-    # k3: still short; no kind fits "Who designed the lighthouse?" (no listed word, entity, auxiliary, ordinal or
-    #     year), nor other-paragraph (LIGHT is the article's only paragraph): in-context, though its share is 0;
+    # k3: still short; of the kinds only the role swap fits "Who designed the lighthouse?" (no listed word,
+    #     entity, auxiliary, ordinal or year; "designed" is stated): a role verb LIGHT never uses, drawn;
     # k2: antonym is now among the least made: "first" → "last".
     negatives = with_negatives(FOUR, in_context=0.0, perturbed=2 / 3, seed=0)[len(FOUR):]
-    assert [(n.id, n.question) for n in negatives] == [
+    assert [(n.id, n.question) for n in negatives[::2]] == [
         ("k5-neg-not", "What did ships from Halden not pass every night?"),
-        ("k3-neg-ctx", "Who designed the lighthouse?"),
         ("k2-neg-antonym", "When was the light last lit?")]
+    role = negatives[1]
+    verb = role.question.removeprefix("Who ").removesuffix(" the lighthouse?")
+    assert role.id == "k3-neg-role" and lemma(verb, "VBD") in ROLE_VERBS - {"design"} and not occurs(verb, LIGHT)
     assert negatives[0].passage == negatives[2].passage == LIGHT and not any(n.answers for n in negatives)
     with pytest.raises(ValueError, match=r"^perturbed must be in \[0, 1 - in_context\]"):
         with_negatives(FOUR, in_context=0.5, perturbed=0.6)
@@ -424,10 +429,10 @@ def test_the_mix_passes_its_seeded_draw_to_the_noun_swap():
 def test_a_family_whose_share_is_met_is_tried_after_those_still_short():
     # 6 questions, share 1/3: 3 negatives, a quota of 1 each. None of these questions can be perturbed (no listed
     # word, entity, noun of the passage, auxiliary, ordinal or year). "Who worked there?" has answers in two of
-    # LIGHT's three sentences, so too little is left in context (9 words): other-paragraph (OBAN). "Who designed
+    # LIGHT's three sentences, so too little is left in context (9 words): other-paragraph (OBAN). "Who engineered
     # it?" goes in context (24 words left). "Who lit it?": in-context is met, and so is other-paragraph, so the
     # order is the families' own, perturbation (fails) then in-context (17 words left), not other-paragraph
-    questions = [("Who worked there?", "John Avery"), ("Who designed it?", "Margaret Ellison"),
+    questions = [("Who worked there?", "John Avery"), ("Who engineered it?", "Margaret Ellison"),
                  ("Who lit it?", "John Avery"), ("Who kept it?", "John Avery"), ("Who drew it?", "Margaret Ellison")]
     placed = in_order(questions)
     worked = next(i for i, e in enumerate(placed) if e.question == "Who worked there?")
@@ -453,8 +458,8 @@ def test_the_negatives_command_writes_the_perturbations_with_their_kind(tmp_path
         == 0
     counts = json.loads(capsys.readouterr().out)
     written = load_examples(out)
-    # the same draw as with_negatives' (seed 0): k5 a negation, k3 in-context, k2 an antonym
-    assert counts == {"questions": 9, "answerable": 6, "negation": 1, "in_context": 1, "antonym": 1}
-    assert {negative_kind(e.id) for e in written if e.is_impossible} == {"negation", "in_context", "antonym"}
+    # the same draw as with_negatives' (seed 0): k5 a negation, k3 a role swap, k2 an antonym
+    assert counts == {"questions": 9, "answerable": 6, "negation": 1, "role_swap": 1, "antonym": 1}
+    assert {negative_kind(e.id) for e in written if e.is_impossible} == {"negation", "role_swap", "antonym"}
     with pytest.raises(SystemExit, match=r"^perturbed must be in \[0, 1 - in_context\]"):
         main(["negatives", "--data", str(source), "--out", str(out), "--perturbed", "0.9"])
