@@ -82,7 +82,8 @@ def score_reading(data: pd.DataFrame, view: str) -> str:
     effect = -data.delta_log_prob if view in SIGNED else data.delta_log_prob.abs()
     rank = int((effect > effect[top.name]).sum()) + 1
     kind = "drop in log p(span)" if view in SIGNED else "change in log p(span)"
-    return (f"{SCORE_NAMES[view].capitalize()} ranks {top['layer_label']}, head {int(top['head'])} first "
+    name = SCORE_NAMES[view]
+    return (f"{name[0].upper()}{name[1:]} ranks {top['layer_label']}, head {int(top['head'])} first "
             f"({top[view]:+.4f}); its knock-out's {kind} ({top['delta_log_prob']:+.3f}) ranks {_ordinal(rank)} of "
             f"{len(data)}.")
 
@@ -132,6 +133,7 @@ def head_pattern(patterns: HeadPatterns, layer: int, head: int, label: str) -> C
                  "rows: where it attends from; columns: the passage's tokens", "Passage token", "From",
                  height=max(300, 22 * len(sources) + 160))
     figure.update_xaxes(showticklabels=len(passage) <= 120)
+    figure.update_yaxes(autorange="reversed")  # the answer's row on top, the question's in its order below
     data = pd.DataFrame([{"from": source, "position": i, "token": token, "attention": float(grid[r, i])}
                          for r, source in enumerate(sources) for i, token in enumerate(passage)])
     return Chart(f"head-pattern-{layer}-{head}", data, figure)

@@ -1,13 +1,16 @@
 """What a head does: its attention patterns against transformers' own output_attentions of an eager copy loaded
-apart, the shared model left without a hook or a changed config, and the flag's share worked out by hand."""
+apart, the shared model left without a hook or a changed config, and the flag's share and the sentences read from it
+worked out by hand."""
 import numpy as np
 import pytest
 import torch
 from transformers import AutoModelForQuestionAnswering
 
 from rcqa.attention_heads import FLAG_RATIO, HeadPatterns, head_case, head_patterns
+from rcqa.figures.heads import flagged_reading, head_reading
 from rcqa.gallery import GALLERY
 from rcqa.model import load_model
+from tests.attention_heads.test_result import hand_made
 
 EXAMPLE = GALLERY[0]
 
@@ -62,3 +65,17 @@ def test_the_flag_is_the_questions_mean_mass_on_the_span_against_twice_the_unifo
     assert found.flagged().tolist() == [[True, False]]  # 0.75 ≥ 0.4; 0.2 is the uniform share itself
     top = found.top_attended(0, 0, k=1)
     assert top == {"answer": [("p4", 1.0)], "[CLS]": [("p4", 1.0)], "question": [("p4", 0.75)]}
+
+
+def test_the_flagged_heads_and_one_heads_reading_are_read_from_the_shares():
+    attention = np.full((1, 2, 4, 5), 0.2)
+    attention[0, 0, 1:3] = [0.0, 0.0, 0.0, 0.25, 0.75]  # head 0: the question's tokens put 0.75 on the answer
+    patterns = HeadPatterns(["[CLS]", "q1", "q2", "p3", "p4"], [0, 1, 2, 4], attention, [1, 2], [3, 4], [4])
+    scores = hand_made([[-0.25, 0.5]], [[0.0, 0.0]], flips=[[True, False]])
+    assert flagged_reading(scores, patterns) == (
+        "1 of 2 heads look from the question at the answer (at least 2 times the uniform share (0.200) of their "
+        "attention from the question's tokens on the answer span): block 0 head 0 (0.750).")
+    assert head_reading(scores, patterns, 0, 0) == (
+        "Knocking out block 0, head 0 changes log p(span) by -0.250 and changes the answer to “x”. From the "
+        "question's tokens it puts 0.750 of its attention on the answer span, 3.8 times the uniform share (0.200): "
+        "it looks from the question at the answer (at least 2 times).")

@@ -40,6 +40,11 @@ def test_the_heads_sentences_read_the_grids_they_stand_beside():
         app.radio(key="rcqa.widget.head_score").set_value(score).run()
         grid, _, _ = grid_of(app, title)
         effect = -knockout if score != "gradient" else np.abs(knockout)  # signed scores against the drop
+        if score == "attnlrp":  # the head it ranks first, and where that head's knock-out drop ranks
+            top = np.unravel_index(np.argmax(grid), grid.shape)
+            rank = int((-knockout > -knockout[top]).sum()) + 1
+            assert (f"AttnLRP ranks {layers[top[0]]}, {heads[top[1]]} first ({grid[top]:+.4f}); its knock-out's drop "
+                    f"in log p(span) ({knockout[top]:+.3f}) ranks {rank}") in "\n".join(sentences(app))
         rhos[score] = [spearmanr(grid[i], effect[i]).statistic for i in range(len(grid))
                        if np.ptp(grid[i]) > 0 and np.ptp(effect[i]) > 0]
     names = {"attnlrp": "AttnLRP", "attention_attribution": "attention attribution", "gradient": "the gradient"}
