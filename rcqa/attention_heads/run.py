@@ -5,14 +5,18 @@ from rcqa.adapter import adapter_of
 from rcqa.attention_heads.attention_attribution import attention_attribution
 from rcqa.attention_heads.relevance import head_relevance
 from rcqa.attention_heads.result import HeadScores
-from rcqa.attention_heads.scores import gradient_importance, head_case, knock_out_heads, layout_of
+from rcqa.attention_heads.scores import HeadCase, gradient_importance, head_case, knock_out_heads, layout_of
 from rcqa.model import QAModel
 from rcqa.types import Example
 
 
 def score_heads(qa_model: QAModel, example: Example, fill: str = "zero") -> HeadScores:
     """The heads of the window that holds the model's answer, scored for that answer's span."""
-    case = head_case(qa_model, example.passage, example.question)
+    return score_case(qa_model, example, head_case(qa_model, example.passage, example.question), fill)
+
+
+def score_case(qa_model: QAModel, example: Example, case: HeadCase, fill: str = "zero") -> HeadScores:
+    """The heads of the case's window (rcqa.attention_heads.head_case of the example), scored for its span."""
     layout = layout_of(qa_model, case)
     labels = list(adapter_of(qa_model.model, case.inputs).labels[1:])  # the blocks; the embeddings have no heads
     relevance, attributed = head_relevance(qa_model, case), attention_attribution(qa_model, case)

@@ -27,7 +27,9 @@ from rcqa.figures.common import (
                                 Chart,
                                 image_export_available,
 )
-from rcqa.figures.heads import HEAD_VIEWS, agreement_table, head_grid, heads_reading, heads_table
+from rcqa.figures.heads import (HEAD_VIEWS, agreement_reading, agreement_table, checks_reading, checks_table, flagged_reading,
+                                head_grid, head_pattern, head_reading, heads_reading, heads_table, score_reading,
+                                top_attended_table)
 from rcqa.figures.layers import (
                                 completeness,
                                 conservation,
@@ -76,7 +78,8 @@ __all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "CON
            "INTERVENTION_VIEWS", "LENS_VIEWS", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
            "answer_passage",
            "answer_summary", "answer_word", "card_scores", "completeness", "conservation", "conservation_ledger", "example_heading", "heatmap",
-           "agreement_table", "head_grid", "heads_reading", "heads_table", "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
+           "agreement_reading", "agreement_table", "checks_reading", "checks_table", "flagged_reading", "head_grid", "head_pattern",
+           "head_reading", "heads_reading", "heads_table", "score_reading", "top_attended_table", "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
            "layer_answers_table", "layer_pair", "model_facts", "nbest_html", "nbest_table", "pos_mix",
            "projection", "projection_map", "quantifiers", "role_readings", "roles", "topk_grid", "topk_passage", "topk_table",
            "word_across_layers", "word_categories_of", "word_choices", "word_table"]

@@ -1,15 +1,18 @@
 """Which attention heads carry the answer: a layer × head grid of one score (the knock-outs' change in the span's
-log-probability, or a score that tries to predict it), and the sentence that reads it."""
+log-probability, or a score that tries to predict it), and the sentences that read it; what one head does: its
+attention from the answer, [CLS] and the question over the passage, its top attended tokens and its knock-out."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rcqa.attention_heads import SCORES, SIGNED, HeadScores
+from rcqa.attention_heads import FLAG_RATIO, SCORES, SIGNED, HeadPatterns, HeadScores
 from rcqa.figures.common import Chart, apply_layout, escape_label
 
 HEAD_VIEWS = ("knockout", *SCORES)  # what HeadScores.show draws
+SCORE_NAMES = {"attnlrp": "AttnLRP", "attention_attribution": "attention attribution", "gradient": "the gradient"}
+TOP_ATTENDED = 5
 
 
 def heads_table(found: HeadScores) -> pd.DataFrame:
@@ -68,3 +71,107 @@ def mean_agreement(found: HeadScores) -> dict[str, float]:
     """Per score, its mean ρ over the layers where it is defined (NaN where none is)."""
     return {name: float(np.nanmean([np.nan if r is None else r for r in rhos]) if any(r is not None for r in rhos)
                         else np.nan) for name, rhos in found.agreement().items()}
+
+
+def score_reading(data: pd.DataFrame, view: str) -> str:
+    """For a score's grid: the head it ranks first (largest; a signed score's most positive), and where that head
+    stands among the knock-outs (ranked by the drop −Δ for a signed score, by |Δ| for a magnitude)."""
+    if view == "knockout":
+        return heads_reading(data)
+    top = data.loc[data[view].idxmax()]
+    effect = -data.delta_log_prob if view in SIGNED else data.delta_log_prob.abs()
+    rank = int((effect > effect[top.name]).sum()) + 1
+    kind = "drop in log p(span)" if view in SIGNED else "change in log p(span)"
+    name = SCORE_NAMES[view]
+    return (f"{name[0].upper()}{name[1:]} ranks {top['layer_label']}, head {int(top['head'])} first "
+            f"({top[view]:+.4f}); its knock-out's {kind} ({top['delta_log_prob']:+.3f}) ranks {_ordinal(rank)} of "
+            f"{len(data)}.")
+
+
+def agreement_reading(found: HeadScores) -> str:
+    """Each score's agreement with the knock-outs over the layers (Spearman's ρ per layer: its range and mean), and
+    the score that agrees best on average."""
+    table = agreement_table(found).dropna(subset=["spearman"])
+    if table.empty:
+        return "No score can be ranked against the knock-outs: in every layer a score or the knock-outs are constant."
+    parts, means = [], {}
+    for name, rows in table.groupby("score", sort=False):
+        means[name] = rows.spearman.mean()
+        parts.append(f"{SCORE_NAMES[name]} {rows.spearman.min():.2f} to {rows.spearman.max():.2f} "
+                     f"(mean {means[name]:.2f})")
+    best = max(means, key=means.get)
+    return (f"How each score ranks a layer's heads against the knock-outs (Spearman's ρ per layer): "
+            f"{'; '.join(parts)}. The closest on average: {SCORE_NAMES[best]}.")
+
+
+def checks_table(found: HeadScores) -> pd.DataFrame:
+    """Per layer, the two checks the scores carry: AttnLRP's conservation gap at the attention output (a share of
+    the relevance that moves there) and attention attribution's completeness gap (a share of |F(A) − F(0)|)."""
+    return pd.DataFrame({"layer": found.layers, "conservation_gap": found.conservation["gap"],
+                         "completeness_gap": found.completeness["gap"]})
+
+
+def checks_reading(checks: pd.DataFrame) -> str:
+    """The checks' worst layers, from checks_table."""
+    conservation = checks.loc[checks.conservation_gap.idxmax()]
+    completeness = checks.loc[checks.completeness_gap.idxmax()]
+    return (f"Conservation (AttnLRP per head): the heads' relevance plus what the ε-rule absorbs equals the relevance "
+            f"reaching the attention output to within {conservation.conservation_gap:.1e} of it at worst "
+            f"({conservation.layer}). Completeness (attention attribution): a layer's attributions add up to "
+            f"F(A) − F(0) to within {completeness.completeness_gap:.2%} at worst ({completeness.layer}).")
+
+
+def head_pattern(patterns: HeadPatterns, layer: int, head: int, label: str) -> Chart:
+    """One head's attention over the passage's tokens from the answer span (the mean of its tokens), from [CLS] and
+    from each question token."""
+    sources, grid = patterns.pattern(layer, head)
+    passage = [patterns.tokens[p] for p in patterns.passage]
+    columns = [f"{i}:{escape_label(token)}" for i, token in enumerate(passage)]  # a token may repeat
+    figure = go.Figure(go.Heatmap(z=grid, x=columns, y=[escape_label(s) for s in sources], colorscale="Blues",
+                                  zmin=0, hovertemplate="from %{y} to %{x}: %{z:.3f}<extra></extra>"))
+    apply_layout(figure, f"{label}, head {head}: attention over the passage",
+                 "rows: where it attends from; columns: the passage's tokens", "Passage token", "From",
+                 height=max(300, 22 * len(sources) + 160))
+    figure.update_xaxes(showticklabels=len(passage) <= 120)
+    figure.update_yaxes(autorange="reversed")  # the answer's row on top, the question's in its order below
+    data = pd.DataFrame([{"from": source, "position": i, "token": token, "attention": float(grid[r, i])}
+                         for r, source in enumerate(sources) for i, token in enumerate(passage)])
+    return Chart(f"head-pattern-{layer}-{head}", data, figure)
+
+
+def top_attended_table(patterns: HeadPatterns, layer: int, head: int) -> pd.DataFrame:
+    """Per source (the answer span, [CLS], the question), the passage tokens the head attends to most."""
+    return pd.DataFrame([{"from": source, "rank": rank + 1, "token": token, "attention": weight}
+                         for source, top in patterns.top_attended(layer, head, TOP_ATTENDED).items()
+                         for rank, (token, weight) in enumerate(top)])
+
+
+def head_reading(found: HeadScores, patterns: HeadPatterns, layer: int, head: int) -> str:
+    """One head: its knock-out's change in log p(span) and what it did to the answer, and its attention from the
+    question on the answer span against the uniform share, flagged by rcqa.attention_heads.patterns' rule."""
+    delta, flipped = found.knockout.delta_log_likelihood[layer, head], found.knockout.flips[layer, head]
+    after = found.knockout.answers[layer][head]
+    outcome = f"changes the answer to “{after}”" if flipped else "leaves the answer as it was"
+    share, uniform = patterns.question_to_answer()[layer, head], patterns.uniform_share
+    flag = ("it looks from the question at the answer" if patterns.flagged()[layer, head]
+            else "below the flag's rule")
+    return (f"Knocking out {found.layers[layer]}, head {head} changes log p(span) by {delta:+.3f} and {outcome}. "
+            f"From the question's tokens it puts {share:.3f} of its attention on the answer span, "
+            f"{share / uniform:.1f} times the uniform share ({uniform:.3f}): {flag} (at least {FLAG_RATIO:g} times).")
+
+
+def flagged_reading(found: HeadScores, patterns: HeadPatterns) -> str:
+    """How many heads look from the question at the answer (the flag's rule), the strongest named."""
+    shares, flagged = patterns.question_to_answer(), patterns.flagged()
+    rule = (f"at least {FLAG_RATIO:g} times the uniform share ({patterns.uniform_share:.3f}) of their attention "
+            f"from the question's tokens on the answer span")
+    if not flagged.any():
+        return f"No head looks from the question at the answer ({rule})."
+    order = sorted(zip(*np.nonzero(flagged)), key=lambda at: -shares[at])
+    named = ", ".join(f"{found.layers[layer]} head {head} ({shares[layer, head]:.3f})" for layer, head in order[:3])
+    return f"{int(flagged.sum())} of {flagged.size} heads look from the question at the answer ({rule}): {named}."
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

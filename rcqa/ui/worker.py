@@ -312,6 +312,15 @@ def knockouts(qa_model, result, k, draws, baseline, aggregation, report: Callabl
     return intervene(qa_model, result, k=k, draws=draws, baseline=baseline, aggregation=aggregation)
 
 
+def heads(qa_model, example, report: Callable[[Any], None]):
+    """Every attention head of the answer's window scored (rcqa.attention_heads.score_case) and its attention
+    patterns (head_patterns), from the same window."""
+    from rcqa.attention_heads import head_case, head_patterns, score_case
+
+    case = head_case(qa_model, example.passage, example.question)
+    return score_case(qa_model, example, case), head_patterns(qa_model, case)
+
+
 def projection(qa_model, vectors, method, report: Callable[[Any], None]):
     """A 2-D map (rcqa.analysis.projection) of one layer's token vectors; the model is not used."""
     from rcqa.analysis.projection import project

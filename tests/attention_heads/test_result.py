@@ -8,7 +8,7 @@ from scipy.stats import spearmanr
 
 import rcqa
 from rcqa.attention_heads import HeadKnockouts, HeadScores
-from rcqa.figures.heads import head_grid, heads_reading
+from rcqa.figures.heads import checks_reading, checks_table, head_grid, heads_reading, score_reading
 from rcqa.gallery import GALLERY
 from rcqa.types import Answer, Example, load_result
 
@@ -73,3 +73,23 @@ def test_the_cli_writes_the_documented_json_that_load_result_reads(tiny_model_di
     # the API gives the same scores as the CLI wrote
     again = rcqa.heads(tiny_model_dirs["bert"], EXAMPLE.passage, EXAMPLE.question)
     np.testing.assert_allclose(again.knockout.delta_log_likelihood, data["knockout"]["delta_log_prob"], atol=1e-9)
+
+
+def test_a_scores_reading_names_its_top_head_and_where_its_knockout_ranks_by_hand():
+    found = hand_made([[-0.3, 0.0, 0.1]], [[0.05, 0.01, 0.2]])
+    # the gradient's top is head 2 (0.2); by |Δ| (0.3, 0, 0.1) its knock-out is the 2nd largest
+    assert score_reading(head_grid(found, "gradient").data, "gradient") == (
+        "The gradient ranks block 0, head 2 first (+0.2000); its knock-out's change in log p(span) (+0.100) ranks "
+        "2nd of 3.")
+    found.scores["attnlrp"] = np.array([[0.1, 0.3, -0.2]])  # signed: read against the drop −Δ = 0.3, 0, −0.1
+    assert score_reading(head_grid(found, "attnlrp").data, "attnlrp").endswith(
+        "drop in log p(span) (+0.000) ranks 2nd of 3.")
+
+
+def test_the_checks_reading_states_each_checks_worst_layer():
+    found = hand_made([[0.1], [0.2]], [[0.1], [0.2]])
+    found.conservation["gap"], found.completeness["gap"] = [2e-7, 5e-8], [0.001, 0.004]
+    assert checks_reading(checks_table(found)) == (
+        "Conservation (AttnLRP per head): the heads' relevance plus what the ε-rule absorbs equals the relevance "
+        "reaching the attention output to within 2.0e-07 of it at worst (block 0). Completeness (attention "
+        "attribution): a layer's attributions add up to F(A) − F(0) to within 0.40% at worst (block 1).")

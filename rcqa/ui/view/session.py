@@ -132,6 +132,13 @@ def why_not_rank(current: View, abstained: bool) -> int | None:
     return chosen.rank if chosen is not None and chosen.kind == "nbest" and chosen.rank < N_BEST else None
 
 
+def fit_head(layers: int, heads: int) -> None:
+    """Make the chosen head one of a model with `layers` × `heads` heads (a link's, or a deeper model's, becomes the
+    last)."""
+    current = view()
+    current.head_layer, current.head = min(current.head_layer, layers - 1), min(current.head, heads - 1)
+
+
 def fit_windows(answer: Answer) -> None:
     """A passage of one window has no whole passage apart from it: the view says "answer", as the result does."""
     if answer.n_windows < 2:

@@ -63,6 +63,9 @@ class View:
     projection: str = "tsne"
     projection_layer: int = -1
     knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.lens.interventions)
+    head_score: str = "knockout"  # the heads' grid: the knock-outs or a score (rcqa.figures.heads.HEAD_VIEWS)
+    head_layer: int = 0  # the head whose attention is shown: its layer and its index there
+    head: int = 0
     contrast: FoilSpec | None = DEFAULT_SETTINGS.foil  # explain why the span and not it (rcqa.attribution.contrast)
     windows: str = DEFAULT_SETTINGS.windows  # "all": the whole passage in one explanation (offered when it has several windows)
     versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)

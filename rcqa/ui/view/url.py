@@ -15,6 +15,7 @@ from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, WINDOWS, FoilSpec, SpanSpec
 from rcqa.attribution.settings import METHODS as EXPLAIN_METHODS  # projection METHODS (t-SNE, PCA) are imported too
 from rcqa.catalog import offered, shown_name
+from rcqa.figures.heads import HEAD_VIEWS
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.text import quoted
@@ -36,6 +37,7 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "second": ("second_layer", (int, -1, 100)), "map": ("projection", METHODS),
     "maplayer": ("projection_layer", (int, -1, 100)), "ko": ("knockout", tuple(KNOCKOUT_BASELINES)),
     "contrast": ("contrast", FoilSpec),
+    "hscore": ("head_score", HEAD_VIEWS), "hlayer": ("head_layer", (int, 0, 100)), "head": ("head", (int, 0, 100)),
     "win": ("windows", tuple(WINDOWS)),
     "vs": ("versus", "versus"),
     "method": ("method", tuple(EXPLAIN_METHODS)),

@@ -82,3 +82,22 @@ def test_explore_says_what_an_explanation_costs_as_expected_and_at_worst(monkeyp
     assert in_words(expected) != in_words(worst)
     (caption,) = [c.value for c in app.caption if "on this server" in c.value]
     assert caption.endswith(f": {in_words(expected)}, {in_words(worst)} at worst on this server.")
+
+
+def test_scoring_the_heads_is_queued_at_its_calibrated_price(monkeypatch):
+    prices = recorded_prices(monkeypatch)
+    app = explain(open_app(query={"ex": "comet-who"}))
+    (offer,) = [c.value for c in app.caption if "heads of" in c.value]  # what the button says it costs
+    app.button(key="rcqa.ask.heads").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    (price,) = [price for key, price in prices.items() if key.startswith("heads")]
+    # by hand, for the tiny BERT's 3 blocks × 2 heads, in block passes (a forward a third of one): the answer's
+    # forward (1) and the patterns' (1); 7 knock-out forwards through 3 blocks (7); attention attribution's 10 rows
+    # forward through 3 blocks and back through 3, 2 and 1 at each layer (10 × (3 + 2/3 × 6) = 70); the gradient's
+    # and AttnLRP's forward and backward (3 each); each part scaled by what the lighthouse question measured on the
+    # default model (6 × 12 heads) over its own count there at the knock-outs' rate: 2.3 s for 73 × 6 / 3 = 146
+    rate = 2.3 / 146
+    scaled = 70 * 2.7 / (260 * rate) + 3 * 0.06 / (6 * rate) + 3 * 0.45 / (6 * rate)
+    expected = (1 + 1 + 7 + scaled) * block_pass_seconds(tiny_window_tokens("comet-who"))
+    assert price == (pytest.approx(expected), pytest.approx(2 * expected))
+    assert offer.endswith(f": {in_words(expected)} on this server.")

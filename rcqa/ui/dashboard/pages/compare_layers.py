@@ -4,7 +4,7 @@ import streamlit as st
 from rcqa import figures
 from rcqa.analysis.projection import METHODS
 from rcqa.analysis.similarity import VARIANTS, describe
-from rcqa.ui import analyses, inputs, results, show, view
+from rcqa.ui import analyses, heads, inputs, results, show, view
 
 chosen = view.view()
 _METHOD_NAMES = {"tsne": "t-SNE (the paper)", "pca": "PCA (fast, linear)"}
@@ -34,6 +34,9 @@ def main() -> None:
     show.chart(figures.layer_pair(result, chosen.first_layer, chosen.second_layer, chosen.aggregation))
 
     analyses.optional_charts(qa_model, current, settings, result, chosen.aggregation, chosen.top_k)
+
+    st.subheader("Which attention heads carry the answer")
+    heads.show_heads(qa_model, result, results.result_key(qa_model, current, settings))
 
     st.subheader("Token vectors of one layer")
     method, layer = st.columns(2)

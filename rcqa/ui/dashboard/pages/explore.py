@@ -11,7 +11,7 @@ from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.qa import MAX_PASSAGE_CHARS, MAX_QUESTION_CHARS
 from rcqa.text import without_bidi_controls
 from rcqa.types import AGGREGATIONS
-from rcqa.ui import PAGES, ends, examples, explore, inputs, results, show, start_end, view
+from rcqa.ui import PAGES, ends, examples, explore, heads, inputs, results, show, start_end, view
 
 chosen = view.view()
 WHY_NOT, FOIL_TEXT = "rcqa.why_not", "rcqa.foil_text"
@@ -213,9 +213,9 @@ def show_result(result, qa_model, key: str) -> None:
     k, aggregation = chosen.top_k, chosen.aggregation
     if incomplete := explore.incomplete_warning(result):
         st.warning(incomplete)
-    heatmap, top, roles, word, check, lens, knockouts = show.tabs(
+    heatmap, top, roles, word, check, lens, knockouts, attention_heads = show.tabs(
         ["Heatmap", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness", "Answer lens",
-         "Interventions"], key="rcqa.explore_tabs")
+         "Interventions", "Attention heads"], key="rcqa.explore_tabs")
     with heatmap:
         show_heatmap(result, aggregation)
     with top:
@@ -248,6 +248,8 @@ def show_result(result, qa_model, key: str) -> None:
                 st.info("This tab reads one window: choose the answer's window under “Windows explained” to use it.")
             else:
                 section(qa_model, result, key)
+    with attention_heads:  # the answer's window, whatever the explanation read
+        heads.show_heads(qa_model, result, key)
 
 
 def show_contrast(qa_model, result, key: str) -> None:

@@ -1,0 +1,87 @@
+"""The heads view on Explore and Compare layers: asked for on a click, its sentences read against the grids it
+draws (the knock-outs' worst head, each score's Spearman ρ per layer worked out with scipy from the figures' own
+numbers), and the chosen head, kept in the link, read against the knock-out grid and its attention heatmap."""
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from tests.helpers.app_harness import explain, open_app, press, spec_titled, texts, values
+
+pytestmark = pytest.mark.usefixtures("app_env")
+SCORE_TITLES = {"attnlrp": "Each head's AttnLRP", "attention_attribution": "Each head's attention attribution",
+                "gradient": "Each head's gradient"}
+
+
+def grid_of(app, title: str) -> tuple[np.ndarray, list[str], list[str]]:
+    spec = spec_titled(app, title)
+    trace = spec["data"][0]
+    return values(trace["z"]).astype(float), list(trace["y"]), list(trace["x"])
+
+
+def sentences(app) -> list[str]:
+    return [m.value.replace("\\", "") for m in app.markdown]  # as shown: without the markdown escapes
+
+
+def heads_on_explore():
+    app = explain(open_app(query={"ex": "comet-who"}))
+    return press(app, "rcqa.ask.heads")
+
+
+def test_the_heads_sentences_read_the_grids_they_stand_beside():
+    app = heads_on_explore()
+    knockout, layers, heads = grid_of(app, "Each head knocked out")
+    layer, head = np.unravel_index(np.argmin(knockout), knockout.shape)
+    shown = "\n".join(sentences(app))
+    assert knockout.min() < 0
+    assert (f"Knocking out {layers[layer]}, {heads[head]} lowers log p(span) most ({knockout.min():+.3f}); "
+            f"{int((knockout < -0.1).sum())} of {knockout.size} heads lower it by more than 0.1") in shown
+    rhos = {}
+    for score, title in SCORE_TITLES.items():
+        app.radio(key="rcqa.widget.head_score").set_value(score).run()
+        grid, _, _ = grid_of(app, title)
+        effect = -knockout if score != "gradient" else np.abs(knockout)  # signed scores against the drop
+        if score == "attnlrp":  # the head it ranks first, and where that head's knock-out drop ranks
+            top = np.unravel_index(np.argmax(grid), grid.shape)
+            rank = int((-knockout > -knockout[top]).sum()) + 1
+            assert (f"AttnLRP ranks {layers[top[0]]}, {heads[top[1]]} first ({grid[top]:+.4f}); its knock-out's drop "
+                    f"in log p(span) ({knockout[top]:+.3f}) ranks {rank}") in "\n".join(sentences(app))
+        rhos[score] = [spearmanr(grid[i], effect[i]).statistic for i in range(len(grid))
+                       if np.ptp(grid[i]) > 0 and np.ptp(effect[i]) > 0]
+    names = {"attnlrp": "AttnLRP", "attention_attribution": "attention attribution", "gradient": "the gradient"}
+    (agreement,) = [s for s in sentences(app) if s.startswith("How each score ranks")]
+    for score, found in rhos.items():
+        assert (f"{names[score]} {min(found):.2f} to {max(found):.2f} (mean {np.mean(found):.2f})") in agreement
+    best = max(rhos, key=lambda score: np.mean(rhos[score]))
+    assert agreement.endswith(f"The closest on average: {names[best]}.")
+    (checks,) = [d.value for d in app.dataframe if "completeness_gap" in d.value]  # per layer, the checks' gaps
+    worst = checks.loc[checks.completeness_gap.idxmax()]
+    (stated,) = [s for s in sentences(app) if s.startswith("Conservation (AttnLRP per head)")]
+    assert stated.endswith(f"to within {worst.completeness_gap:.2%} at worst ({worst.layer}).")
+    assert f"{checks.conservation_gap.max():.1e} of it at worst" in stated
+    assert app.query_params["hscore"] == "gradient"
+
+
+def test_a_chosen_head_is_read_against_its_knockout_and_its_attention_and_kept_in_the_link():
+    app = heads_on_explore()
+    knockout, layers, _ = grid_of(app, "Each head knocked out")
+    app.selectbox(key="rcqa.widget.head_layer").set_value(2).run()
+    app.selectbox(key="rcqa.widget.head").set_value(1).run()
+    assert app.query_params["hlayer"] == "2" and app.query_params["head"] == "1"
+    (reading,) = [s for s in sentences(app) if s.startswith(f"Knocking out {layers[2]}, head 1 changes")]
+    assert reading.startswith(f"Knocking out {layers[2]}, head 1 changes log p(span) by {knockout[2, 1]:+.3f}")
+    pattern = spec_titled(app, f"{layers[2]}, head 1: attention over the passage")["data"][0]
+    rows = values(pattern["z"]).astype(float)
+    assert pattern["y"][0].startswith("answer (mean of its") and pattern["y"][1] == "[CLS]"
+    assert np.all(rows >= 0) and np.all(rows.sum(axis=1) <= 1 + 1e-6)  # attention over the passage: part of 1
+    (top,) = [d.value for d in app.dataframe if "rank" in d.value]
+    cls_top = top[top["from"] == "[CLS]"].sort_values("rank")
+    assert cls_top.attention.iloc[0] == pytest.approx(rows[1].max())
+
+
+def test_compare_layers_shows_the_same_heads_from_a_link():
+    app = explain(open_app(query={"ex": "comet-who", "hscore": "attnlrp", "hlayer": "9", "head": "1"},
+                           page="pages/compare_layers.py"))
+    press(app, "rcqa.ask.heads")
+    assert not app.exception, [e.value for e in app.exception]
+    grid, layers, _ = grid_of(app, "Each head's AttnLRP")
+    assert app.selectbox(key="rcqa.widget.head_layer").value == len(layers) - 1  # a link's layer 9 fits the model
