@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rcqa.attention_heads import FLAG_RATIO, SCORES, SIGNED, HeadPatterns, HeadScores
+from rcqa.faithfulness.paired import MIN_QUESTIONS, paired_difference
 from rcqa.figures.common import Chart, apply_layout, escape_label
 
 HEAD_VIEWS = ("knockout", *SCORES)  # what HeadScores.show draws
@@ -100,8 +101,27 @@ def agreement_reading(found: HeadScores) -> str:
         parts.append(f"{SCORE_NAMES[name]} {rows.spearman.min():.2f} to {rows.spearman.max():.2f} "
                      f"(mean {means[name]:.2f})")
     best = max(means, key=means.get)
+    by_layer = table.pivot(index="layer", columns="score", values="spearman")
     return (f"How each score ranks a layer's heads against the knock-outs (Spearman's ρ per layer): "
-            f"{'; '.join(parts)}. The closest on average: {SCORE_NAMES[best]}.")
+            f"{'; '.join(parts)}. {closest_reading(by_layer, best)}")
+
+
+def closest_reading(by_layer: pd.DataFrame, best: str) -> str:
+    """The score with the highest mean ρ, named as the closest only where the house's paired rule
+    (rcqa.faithfulness.paired: layers as the pairs) tells it apart from every other score."""
+    others = [name for name in by_layer.columns if name != best]
+    if not others:
+        return ""
+    compared = [paired_difference(best, other, "spearman", by_layer[best].to_numpy(float),
+                                  by_layer[other].to_numpy(float)) for other in others]
+    if all(difference.told_apart and difference.low > 0 for difference in compared):
+        return f"The closest: {SCORE_NAMES[best]}, ahead of every other score by a paired interval over the layers."
+    if compared[0].low is None:
+        return (f"Highest mean: {SCORE_NAMES[best]}; not told apart from the others: {len(by_layer)} layers are too "
+                f"few for a paired interval (at least {MIN_QUESTIONS}); the dataset report compares them over "
+                "questions.")
+    tied = [SCORE_NAMES[d.b] for d in compared if not (d.told_apart and d.low > 0)]
+    return f"Highest mean: {SCORE_NAMES[best]}; not told apart from {', '.join(tied)} (paired interval over the layers)."
 
 
 def checks_table(found: HeadScores) -> pd.DataFrame:

@@ -93,3 +93,22 @@ def test_the_checks_reading_states_each_checks_worst_layer():
         "Conservation (AttnLRP per head): the heads' relevance plus what the ε-rule absorbs equals the relevance "
         "reaching the attention output to within 2.0e-07 of it at worst (block 0). Completeness (attention "
         "attribution): a layer's attributions add up to F(A) − F(0) to within 0.40% at worst (block 1).")
+
+
+def test_the_closest_score_is_named_only_where_a_paired_interval_over_the_layers_tells_it_apart():
+    import pandas as pd
+
+    from rcqa.figures.heads import closest_reading
+
+    layers = range(12)
+    # gradient leads attnlrp by 0.3 at every layer (interval [0.3, 0.3]); attention attribution by 0.1 at every layer
+    ahead = pd.DataFrame({"gradient": [0.9] * 12, "attnlrp": [0.6] * 12, "attention_attribution": [0.8] * 12},
+                         index=layers)
+    assert closest_reading(ahead, "gradient") == ("The closest: the gradient, ahead of every other score by a "
+                                                  "paired interval over the layers.")
+    # ahead of attention attribution by +0.5 at half the layers and −0.4 at the others: the interval covers 0
+    mixed = ahead.assign(attention_attribution=[0.4, 1.3] * 6)
+    assert closest_reading(mixed, "gradient") == ("Highest mean: the gradient; not told apart from attention "
+                                                  "attribution (paired interval over the layers).")
+    assert closest_reading(ahead.iloc[:6], "gradient").startswith(
+        "Highest mean: the gradient; not told apart from the others: 6 layers are too few")

@@ -52,7 +52,10 @@ def test_the_heads_sentences_read_the_grids_they_stand_beside():
     for score, found in rhos.items():
         assert (f"{names[score]} {min(found):.2f} to {max(found):.2f} (mean {np.mean(found):.2f})") in agreement
     best = max(rhos, key=lambda score: np.mean(rhos[score]))
-    assert agreement.endswith(f"The closest on average: {names[best]}.")
+    # the tiny model's 3 layers are too few for the paired rule's interval: the highest mean is not a verdict
+    assert agreement.endswith(f"Highest mean: {names[best]}; not told apart from the others: {len(layers)} layers "
+                              "are too few for a paired interval (at least 10); the dataset report compares them "
+                              "over questions.")
     (checks,) = [d.value for d in app.dataframe if "completeness_gap" in d.value]  # per layer, the checks' gaps
     worst = checks.loc[checks.completeness_gap.idxmax()]
     (stated,) = [s for s in sentences(app) if s.startswith("Conservation (AttnLRP per head)")]
