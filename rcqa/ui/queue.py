@@ -50,18 +50,21 @@ def worker_processes() -> worker.WorkerProcesses | None:
     return worker.WorkerProcesses(workers, torch_threads(workers), preload=default_model(), gpus=gpus)
 
 
-def heavy(qa_model: QAModel, function: Callable, *args) -> Work:
+def heavy(qa_model: QAModel | None, function: Callable, *args) -> Work:
     """The job that runs function(qa_model, *args, report): in a worker process (inside a busy one's long task, for
     the short lane, where none is idle), or in the queue's thread; either stops at its next checkpoint (between
-    chunks, at a progress report) once the queue stops it."""
-    task = worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args)
+    chunks, at a progress report) once the queue stops it, and a worker process's task that has none (an image) is
+    ended with its process. With no model (work that needs none, such as drawing an image), function gets None and
+    no worker loads one for it."""
+    task = (worker.Task(function, "", "", "cpu", args) if qa_model is None else
+            worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args))
     processes = worker_processes()
     if processes is None:
         return lambda running: _in_this_thread(task, qa_model, running)
     return lambda running: processes.run(task, running, running.stop, short=running.short, timing=running)
 
 
-def _in_this_thread(task: worker.Task, qa_model: QAModel, running: Running) -> Any:
+def _in_this_thread(task: worker.Task, qa_model: QAModel | None, running: Running) -> Any:
     with checkpoints(running.check):
         return task.run(qa_model, running.checked)
 
