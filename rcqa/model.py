@@ -161,7 +161,7 @@ class SharedTokenizer:
 
 
 MODELS_MB_ENV = "RCQA_MODELS_MB"
-# the weights a process keeps loaded (the server, and each worker process): 11 models of the default's 90 MB, or one
+# the weights a process keeps loaded (the server, and each worker process): 11 models of the default's 86 MB, or one
 # of BERT-large's 1.3 GB alone. Past it the least recently used are dropped; the one just asked for always stays
 MODELS_MB = 1024
 _loaded: OrderedDict[tuple[str, str], QAModel] = OrderedDict()
