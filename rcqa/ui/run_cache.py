@@ -1,5 +1,5 @@
-"""What the pages read from a dataset run's folder (its rows, its questions, its summaries under each filter), kept
-once per run for the life of the process.
+"""What the pages read from a dataset run's folder (its rows, the questions they carry, its summaries under each
+filter), kept once per run for the life of the process.
 
 One entry per run folder, replaced when the run changes (its manifest's modification time: the runner rewrites it
 after every chunk) and dropped when the folder is no longer a run. There is no count bound, which a visitor could

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import streamlit as st
 
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.settings import IGSettings
@@ -129,6 +130,13 @@ def examples_table(folder: Path, chosen: Filter):
     return chosen.apply(run(folder).rows).select(EXAMPLE_COLUMNS).to_pandas()
 
 
+# no count bound, which a page cycling through more runs' files would miss on: the data files the runs under $RCQA_RUNS
+# name bound it, and runs sharing one (SQuAD dev) share its questions
+@st.cache_resource(show_spinner="Reading the run's questions…")
+def _examples(path: str) -> list[Example]:
+    return load_examples(path)
+
+
 def data_file(found: Run) -> Path:
     """The run's data file on this machine: SQuAD v1.1 dev from rcqa's cache, else the path the run read."""
     data = found.manifest.get("data", {})
@@ -175,6 +183,6 @@ def _offer_data_file(found: Run) -> list[Example] | str:
                 "machine; the operator can fetch it with `python -m rcqa data fetch`.")
     if not path.is_file():
         return f"The run's data file {path.name} is not on this machine, so its passages cannot be shown."
-    questions = from_run(found.folder, "data file", lambda: load_examples(str(path)), "Reading the run's questions…")
+    questions = _examples(str(path))
     examples.offer_questions(f"{path.name} (run {found.folder.name})", questions)
     return questions
