@@ -100,6 +100,12 @@ class QAModel:
         return sum(p.numel() for p in self.model.parameters())
 
     @cached_property
+    def weight_bytes(self) -> int:
+        """The memory its weights hold: every parameter at its dtype's size (what load_model's memo counts against
+        $RCQA_MODELS_MB; the buffers, position ids and the like, are a few kB)."""
+        return sum(parameter.numel() * parameter.element_size() for parameter in self.model.parameters())
+
+    @cached_property
     def fingerprint(self) -> str:
         """A stable hash of the config and every weight: equal fingerprints mean equal answers. The folder the model
         was read from (the config's _name_or_path) is left out: the same model in another checkout is the same. The
@@ -154,9 +160,29 @@ class SharedTokenizer:
             return self.wrapped.encode(*args, **kwargs)
 
 
-MAX_LOADED = 4  # models kept in memory by this process; the least recently used beyond this is dropped
+MODELS_MB_ENV = "RCQA_MODELS_MB"
+# the weights a process keeps loaded (the server, and each worker process): 11 models of the default's 86 MB, or one
+# of BERT-large's 1.3 GB alone. Past it the least recently used are dropped; the one just asked for always stays
+MODELS_MB = 1024
 _loaded: OrderedDict[tuple[str, str], QAModel] = OrderedDict()
 _lock = threading.Lock()
+
+
+def models_budget_bytes() -> float:
+    """The bytes of weights a process keeps loaded: $RCQA_MODELS_MB (MB, a fraction allowed), else MODELS_MB."""
+    text = os.environ.get(MODELS_MB_ENV, "").strip() or str(MODELS_MB)
+    try:
+        megabytes = float(text)
+    except ValueError:
+        raise ModelLoadError(f"${MODELS_MB_ENV} must be a number of MB, not {text[:20]!r}") from None
+    return megabytes * 2**20
+
+
+def _drop_least_recent(budget: float) -> None:
+    """Drop the least recently used models until the rest hold at most `budget` bytes of weights, keeping the most
+    recent one whatever it weighs. A count bound let four large models (5 GB for BERT-large) stay in each process."""
+    while len(_loaded) > 1 and sum(qa_model.weight_bytes for qa_model in _loaded.values()) > budget:
+        _loaded.popitem(last=False)
 
 
 def load_model(name: str = DEFAULT_MODEL, device: str | None = None, fingerprint: str | None = None) -> QAModel:
@@ -177,9 +203,8 @@ def load_model(name: str = DEFAULT_MODEL, device: str | None = None, fingerprint
     with _lock:
         if key not in _loaded:
             _loaded[key] = _load(name, target)
-            while len(_loaded) > MAX_LOADED:
-                _loaded.popitem(last=False)
         _loaded.move_to_end(key)
+        _drop_least_recent(models_budget_bytes())
         qa_model = _loaded[key]
     if fingerprint is not None and qa_model.fingerprint != fingerprint:
         raise ModelLoadError(f"{name!r} is not the model it was asked for: its fingerprint is {qa_model.fingerprint}, "

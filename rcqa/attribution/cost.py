@@ -29,6 +29,7 @@ import math
 import time
 from dataclasses import dataclass, replace
 
+from rcqa.attribution.memory import attention_heads, point_bytes
 from rcqa.attribution.quadrature import adaptive
 from rcqa.attribution.settings import IGSettings
 # this server's speed is the cost model's too, and named here as it always was (RCQA_SECONDS_PER_MULTIPLY_ADD)
@@ -74,10 +75,13 @@ class Cost:
 @dataclass(frozen=True)
 class Price:
     """What a job costs on this server: the seconds it is expected to take, and at most (worst: the adaptive rule
-    refined up to max_steps at every layer; None: as expected). Every job the dashboard queues has one."""
+    refined up to max_steps at every layer; None: as expected), and, for a job that runs path points, the memory one
+    of them holds (point_memory_mb), which no batch can go below. Every job the dashboard queues has one."""
 
     seconds: float
     worst: float | None = None
+    point_mb: float | None = None  # what one path point holds for its backward (its smallest batch); None: no path
+
 
     @property
     def most(self) -> float:
@@ -129,11 +133,20 @@ def explanation_cost(qa_model: QAModel, settings: IGSettings, windows: int, toke
 
 def explanation_price(qa_model: QAModel, settings: IGSettings, windows: int, tokens: int,
                       passage_windows: int | None = None) -> Price:
-    """The explanation's price (explanation_cost's seconds), and at worst (priced on worst_case(settings))."""
+    """The explanation's price (explanation_cost's seconds), at worst (priced on worst_case(settings)), and its
+    path point's memory."""
     def seconds(chosen: IGSettings) -> float:
         return explanation_cost(qa_model, chosen, windows, tokens, passage_windows).seconds()
 
-    return Price(seconds(settings), seconds(worst_case(settings)))
+    return Price(seconds(settings), seconds(worst_case(settings)), point_memory_mb(qa_model, tokens))
+
+
+def point_memory_mb(qa_model: QAModel, tokens: int) -> float:
+    """The MB one path point of a window of `tokens` tokens holds at the embeddings' layer, where it runs through
+    every block (rcqa.attribution.memory.point_bytes): the least a chunk of the explanation holds. AttnLRP's one
+    pass holds as much."""
+    one_point = point_bytes(tokens, model_width(qa_model), attention_heads(qa_model.config), qa_model.num_layers)
+    return one_point / 2**20
 
 
 def block_seconds(qa_model: QAModel, block_passes: float, tokens: int) -> float:

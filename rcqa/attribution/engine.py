@@ -20,7 +20,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from rcqa.attribution.memory import CHECKPOINT_SECONDS, budget_mb, in_chunks
+from rcqa.attribution.memory import CHECKPOINT_SECONDS, attention_heads, budget_mb, in_chunks, point_bytes
 from rcqa.attribution.path import Integral, Path, integrate_path
 from rcqa.attribution.settings import IGSettings
 from rcqa.attribution.speed import points_within
@@ -200,12 +200,10 @@ def chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb:
     backward for each of `targets`, is expected to take at most CHECKPOINT_SECONDS on this server (the cost
     model's seconds): sized by memory alone, a chunk of the default model's window with 3 targets took 30 s on 2
     cores, and a worker reaches a checkpoint (to stop, or to run a short job) only between chunks."""
-    config = stack.model.config
     tokens, dim = x.shape[1], x.shape[2]
-    heads = getattr(config, "num_attention_heads", getattr(config, "n_heads", 12))
-    per_block = tokens * 14 * dim + 3 * heads * tokens * tokens  # floats kept per path point and block
     blocks = max(1, stack.num_layers - layer)
-    by_memory = max(1, int(memory_budget_mb * 2**20 // (4 * per_block * blocks)))
+    one_point = point_bytes(tokens, dim, attention_heads(stack.model.config), blocks)
+    by_memory = max(1, int(memory_budget_mb * 2**20 // one_point))
     return min(by_memory, points_within(CHECKPOINT_SECONDS, blocks, targets, tokens, dim))
 
 

@@ -213,5 +213,6 @@ def sanity_seconds(qa_model: QAModel, settings: IGSettings, methods: Sequence[st
 
 
 def sanity_price(qa_model: QAModel, settings: IGSettings, methods: Sequence[str], tokens: int) -> Price:
-    """sanity_seconds, and at worst (IG refined up to max_steps on every model)."""
-    return Price(*(sanity_seconds(qa_model, chosen, methods, tokens) for chosen in (settings, worst_case(settings))))
+    """sanity_seconds, and at worst (IG refined up to max_steps on every model), with the path point's memory."""
+    return Price(*(sanity_seconds(qa_model, chosen, methods, tokens) for chosen in (settings, worst_case(settings))),
+                 point_memory_mb(qa_model, tokens))

@@ -45,8 +45,12 @@ class Chart:
         return self.data.to_json(orient="records", indent=1, force_ascii=False).encode()
 
     def image(self, format: str) -> bytes:
-        """The figure as PNG or SVG, drawn by kaleido in a local Chromium (see image_export_available)."""
-        return self.figure.to_image(format=format, width=1200, scale=2 if format == "png" else 1)
+        return figure_image(self.figure, format)
+
+
+def figure_image(figure: go.Figure, format: str) -> bytes:
+    """The figure as PNG or SVG, drawn by kaleido in a local Chromium (see image_export_available)."""
+    return figure.to_image(format=format, width=1200, scale=2 if format == "png" else 1)
 
 
 @functools.cache

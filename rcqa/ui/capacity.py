@@ -8,7 +8,9 @@ import threading
 
 import torch
 
-from rcqa.attribution.cost import in_words
+from rcqa.attribution.cost import Price, in_words
+from rcqa.attribution.memory import budget_mb
+from rcqa.attribution.settings import IGSettings
 from rcqa.model import pick_device
 
 WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
@@ -78,6 +80,39 @@ def over_budget(job: str, seconds: float, budget: float, change: str) -> str:
     server's `budget`, naming what to change."""
     return (f"This {job} would take {in_words(seconds)} on this server, more than the {minutes(budget)} it allows "
             f"one job: {change}.")
+
+
+# what makes one path point smaller: fewer tokens in a window, or a narrower, shallower model
+MEMORY_CHANGE = "choose a smaller model, or a shorter question and passage (fewer tokens in a window)"
+
+
+def memory_budget() -> float:
+    """The MB one batch of a job's path points may hold, as the workers size them (rcqa.attribution.memory.budget_mb:
+    $RCQA_MEMORY_BUDGET_MB, else the settings' budget, on a GPU within most of its free memory)."""
+    return budget_mb(pick_device(), IGSettings().memory_budget_mb)
+
+
+def over_memory(job: str, point_mb: float, budget: float) -> str:
+    """The one sentence refusing a job (an "explanation", …) whose single path point holds `point_mb` MB, over the
+    `budget` MB a batch may hold: no chunk can be smaller, so it would run past the budget or out of memory."""
+    return (f"One path point of this {job} holds about {megabytes(point_mb)} MB, more than the {megabytes(budget)} "
+            f"MB this server allows one batch of work: {MEMORY_CHANGE}.")
+
+
+def megabytes(value: float) -> str:
+    """MB as a person reads them: "1,900", "12", "1.3"."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def refusal(job: str, price: Price, change: str) -> str | None:
+    """Why the server refuses the job at this price, in one sentence naming what to change: one path point over the
+    memory budget (over_memory), or expected seconds over the time budget (over_budget, with `change`); None where
+    it takes it."""
+    if price.point_mb is not None and price.point_mb > (memory := memory_budget()):
+        return over_memory(job, price.point_mb, memory)
+    if price.seconds > (budget := job_budget()):
+        return over_budget(job, price.seconds, budget, change)
+    return None
 
 
 def job_gpus() -> list[str]:

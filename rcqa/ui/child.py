@@ -24,7 +24,8 @@ from rcqa.ui.jobs import Stopped
 @dataclass(frozen=True)
 class Task:
     """Heavy work another process can do: function(qa_model, *args, report) on the model named, whose fingerprint
-    must be `fingerprint`. The function is module-level, so that it pickles by name."""
+    must be `fingerprint` (no model: "", and function gets None). The function is module-level, so that it pickles
+    by name."""
 
     function: Callable[..., Any]
     model: str
@@ -85,7 +86,7 @@ class _Worker:
             self.connection.send(("started", number, None))
             self._check(number)
             device = "cuda" if self.gpu is not None and task.device.startswith("cuda") else task.device
-            qa_model = load_model(task.model, device, fingerprint=task.fingerprint)
+            qa_model = load_model(task.model, device, fingerprint=task.fingerprint) if task.model else None
             with torch.inference_mode(False), torch.enable_grad(), checkpoints(self.checkpoint):
                 result = task.run(qa_model, lambda progress: self.report(number, progress))
             self.connection.send(("result", number, result))

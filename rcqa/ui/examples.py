@@ -11,10 +11,11 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from rcqa.data import DataError
 from rcqa.dataset.aggregate import run_examples
-from rcqa.dataset.store import MANIFEST, run_folders
+from rcqa.dataset.store import run_folders
 from rcqa.gallery import GALLERY_BY_ID
 from rcqa.text import quoted
 from rcqa.types import Example
+from rcqa.ui.run_cache import from_run
 from rcqa.ui.show import plain
 from rcqa.ui.view import View, example_changed, passage_hash, update, view
 from rcqa.uploads import read_examples
@@ -95,18 +96,13 @@ def uploaded() -> tuple[str, list[Example]] | None:
     return run_questions(current.run) if current.run else st.session_state.get(_UPLOAD)
 
 
-@st.cache_resource(max_entries=4, show_spinner="Reading the run's questions…")
-def _run_examples(folder: str, stamp: float) -> list[Example]:
-    return run_examples(folder)
-
-
 def run_questions(name: str) -> tuple[str, list[Example]] | None:
     """The questions a dataset run's rows carry, by the run folder's name under $RCQA_RUNS (a link names it, so a
     reload finds them again); None for a run this server does not have, or one whose rows do not carry them."""
     folder = next((found for found in run_folders() if found.name == name), None)
     if folder is None:
         return None
-    questions = _run_examples(str(folder), (folder / MANIFEST).stat().st_mtime)
+    questions = from_run(folder, "questions", lambda: run_examples(str(folder)), "Reading the run's questions…")
     return (f"run {name}", questions) if questions else None
 
 

@@ -14,8 +14,8 @@ from rcqa.attribution.cost import Price
 from rcqa.attribution.memory import checkpoints
 from rcqa.model import QAModel
 from rcqa.ui import worker
-from rcqa.ui.capacity import (default_workers, job_budget, job_gpus, limit_torch_threads, over_budget,
-                              short_job_seconds, short_workers, torch_threads)
+from rcqa.ui.capacity import (default_workers, job_gpus, limit_torch_threads, refusal, short_job_seconds,
+                              short_workers, torch_threads)
 from rcqa.ui.jobs import Busy, JobQueue, Running, SessionBusy, Ticket, Unpriced, Work, check_price
 from rcqa.ui.errors import callback, failure, report
 from rcqa.ui.view import default_model
@@ -50,18 +50,21 @@ def worker_processes() -> worker.WorkerProcesses | None:
     return worker.WorkerProcesses(workers, torch_threads(workers), preload=default_model(), gpus=gpus)
 
 
-def heavy(qa_model: QAModel, function: Callable, *args) -> Work:
+def heavy(qa_model: QAModel | None, function: Callable, *args) -> Work:
     """The job that runs function(qa_model, *args, report): in a worker process (inside a busy one's long task, for
     the short lane, where none is idle), or in the queue's thread; either stops at its next checkpoint (between
-    chunks, at a progress report) once the queue stops it."""
-    task = worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args)
+    chunks, at a progress report) once the queue stops it, and a worker process's task that has none (an image) is
+    ended with its process. With no model (work that needs none, such as drawing an image), function gets None and
+    no worker loads one for it."""
+    task = (worker.Task(function, "", "", "cpu", args) if qa_model is None else
+            worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args))
     processes = worker_processes()
     if processes is None:
         return lambda running: _in_this_thread(task, qa_model, running)
     return lambda running: processes.run(task, running, running.stop, short=running.short, timing=running)
 
 
-def _in_this_thread(task: worker.Task, qa_model: QAModel, running: Running) -> Any:
+def _in_this_thread(task: worker.Task, qa_model: QAModel | None, running: Running) -> Any:
     with checkpoints(running.check):
         return task.run(qa_model, running.checked)
 
@@ -85,14 +88,15 @@ def pending(slot: str, key: str) -> Ticket | None:
 def submit(slot: str, key: str, work: Work, estimate: Price) -> Ticket | None:
     """Queue the work at its price `estimate` (or join an identical request), and keep its ticket in session slot
     `slot`; None, with a message, when the queue is full (or the visitor's share of it: jobs running or waiting
-    for the session, or its address, rcqa.ui.jobs.SessionBusy), or the job is over the server's budget (a page
-    says so, with what to change, before it offers the job: this is the last word). A job without a price is refused
+    for the session, or its address, rcqa.ui.jobs.SessionBusy), or the job is over the server's budget of time or
+    of a path point's memory (rcqa.ui.capacity.refusal: a page says so, with what to change, before it offers the
+    job; this is the last word). A job without a price is refused
     (rcqa.ui.jobs.Unpriced): a page that forgot one fails loudly."""
     if not isinstance(estimate, Price):
         raise Unpriced(f"the job {key[:80]!r} has no price: {estimate!r} is no rcqa.attribution.cost.Price")
     check_price(key, estimate.seconds, estimate.worst)
-    if estimate.seconds > (budget := job_budget()):
-        st.warning(over_budget("job", estimate.seconds, budget, "ask for less"))
+    if (refused := refusal("job", estimate, "ask for less")) is not None:
+        st.warning(refused)
         return None
     session, alive = _session()
     try:

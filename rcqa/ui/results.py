@@ -11,7 +11,8 @@ import streamlit as st
 
 from rcqa import qa
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.cost import Price, explanation_price, reading_seconds, windows_of_text, worst_case
+from rcqa.attribution.cost import (Price, explanation_price, point_memory_mb, reading_seconds, windows_of_text,
+                                   worst_case)
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.settings import IGSettings
@@ -28,7 +29,7 @@ from rcqa.model import QAModel
 from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example
 from rcqa.ui import worker
-from rcqa.ui.capacity import job_budget, over_budget
+from rcqa.ui.capacity import refusal
 from rcqa.ui.queue import await_ticket, heavy, pending, submit, was_cancelled
 from rcqa.ui.show import callback, report
 
@@ -157,7 +158,7 @@ def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
     """The explanation if it is stored, else, once "Explain every layer" is pressed (or this session's request is
     still under way: its place, then its progress), computed through the queue; None until then. `explained` says
     what the button attributes, and how long it is expected to take; an explanation over the server's budget
-    (rcqa.ui.capacity.job_budget) is refused instead, with what to change."""
+    (rcqa.ui.capacity.refusal: its time, or one path point's memory) is refused instead, with what to change."""
     if (result := stored_result(qa_model, current, settings)) is not None:
         return result
     if pending_request(qa_model, current, settings) is None:
@@ -195,8 +196,8 @@ def window_tokens(qa_model: QAModel, current: Example, found: Answer) -> int:
 
 
 def affordable_price(qa_model: QAModel, current: Example, settings: IGSettings) -> Price | None:
-    """The explanation's price if its expected seconds are within the server's budget
-    (rcqa.ui.capacity.job_budget); None, with the reason shown (over the budget: what to change), otherwise."""
+    """The explanation's price if the server takes it (rcqa.ui.capacity.refusal: its expected seconds within the time
+    budget, one path point within the memory budget); None, with the reason shown (what to change), otherwise."""
     if (price := explanation_price_of(qa_model, current, settings)) is None:
         return None
     return price if within_budget("explanation", price, explanation_change(settings)) else None
@@ -216,10 +217,10 @@ def explanation_change(settings: IGSettings) -> str:
 
 
 def within_budget(job: str, price: Price, change: str) -> bool:
-    """Whether the job's expected seconds are within the server's budget; else the one sentence refusing it, naming
-    what to change, is shown (rcqa.ui.capacity.over_budget)."""
-    if price.seconds > (budget := job_budget()):
-        st.warning(over_budget(job, price.seconds, budget, change))
+    """Whether the job fits the server: one path point within its memory budget, its expected seconds within its
+    time budget; else the one sentence refusing it, naming what to change, is shown (rcqa.ui.capacity.refusal)."""
+    if (refused := refusal(job, price, change)) is not None:
+        st.warning(refused)
         return False
     return True
 
@@ -249,7 +250,7 @@ def comparison_price(qa_model: QAModel, current: Example, settings: IGSettings, 
         return None
     tokens = window_tokens(qa_model, current, found)
     return Price(*(comparison_seconds(qa_model, chosen, COMPARED, protocol, tokens)
-                   for chosen in (settings, worst_case(settings))))
+                   for chosen in (settings, worst_case(settings))), point_memory_mb(qa_model, tokens))
 
 
 def compute_comparison(qa_model: QAModel, current: Example, settings: IGSettings,

@@ -7,9 +7,12 @@ installed rcqa never reads a checkout: set RCQA_RUNS=reports/runs to see the com
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import streamlit as st
@@ -19,23 +22,35 @@ from rcqa.attribution.settings import IGSettings
 from rcqa.data import load_examples
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import Run, by_abstention, has_abstentions, load_run, select, summarize
+from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.dataset.store import RUNS_ENV, run_folders
 from rcqa.resources import ResourceError, squad_file
 from rcqa.types import Example
 from rcqa.ui import examples, inputs, results, view
+from rcqa.ui.run_cache import from_run
 
 EXAMPLE_COLUMNS = ["id", "question_type", "question", "prediction", "gold_answers", "em", "f1", "probability"]
 
 
 @dataclasses.dataclass(frozen=True)
 class Filter:
+    """The Dataset page's filter: its widgets' choices, so one of LEGAL_FILTERS (anything else is refused)."""
+
     question_type: str | None = None
     correct: bool | None = None
     quantifier: bool | None = None
     abstained: bool | None = None
 
+    def __post_init__(self):
+        if self.question_type not in (None, *QUESTION_TYPES) or not all(
+                choice in (None, True, False) for choice in (self.correct, self.quantifier, self.abstained)):
+            raise ValueError(f"no such filter of a run's questions: {self!r}")
+
     def apply(self, rows: pa.Table) -> pa.Table:
         return select(rows, self.question_type, self.correct, self.quantifier, self.abstained)
+
+
+LEGAL_FILTERS = (len(QUESTION_TYPES) + 1) * 3 ** 3  # any or one type; any, yes or no for the three others: 297
 
 
 def readable_runs() -> tuple[list[Path], list[str]]:
@@ -52,32 +67,26 @@ def readable_runs() -> tuple[list[Path], list[str]]:
     return readable, unreadable
 
 
-def _stamp(folder: Path) -> float:
-    """Changes whenever the run does (the runner rewrites its manifest after every chunk)."""
-    return (folder / store.MANIFEST).stat().st_mtime
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def _run(folder: str, stamp: float) -> Run:
-    return load_run(folder)
-
-
 def run(folder: Path) -> Run:
-    return _run(str(folder), _stamp(folder))
+    return from_run(folder, "run", lambda: load_run(str(folder)))
 
 
-@st.cache_data(max_entries=64, show_spinner="Averaging over the run's examples…")
-def _summary(folder: str, stamp: float, chosen: Filter) -> dict | None:
-    found = _run(folder, stamp)
+def _computed(folder: Path, what: str, chosen: Filter | None, compute: Callable[[Run], Any],
+              spinner: str | None = None) -> Any:
+    """compute(run) for the run as it is now, kept with it under (what, chosen) (rcqa.ui.run_cache); a copy, so that a
+    page that changes it changes no other page's."""
+    return copy.deepcopy(from_run(folder, (what, chosen), lambda: compute(run(folder)), spinner))
+
+
+def _summary_of(found: Run, chosen: Filter) -> dict | None:
     rows = chosen.apply(found.rows)
     return summarize(found, rows) if rows.num_rows else None
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _methods_summary(folder: str, stamp: float) -> dict | None:
+def _methods_summary(folder: Path) -> dict | None:
     from rcqa.dataset.faithfulness import summarize_faithfulness
 
-    return summarize_faithfulness(_run(folder, stamp).rows)
+    return _computed(folder, "methods", None, lambda found: summarize_faithfulness(found.rows))
 
 
 def methods_verdicts(fingerprint: str, operator: str, spare_answer: bool) -> list[tuple[str, dict]]:
@@ -95,14 +104,15 @@ def methods_verdicts(fingerprint: str, operator: str, spare_answer: bool) -> lis
                 or analysis.get("operator", "pad") != operator
                 or analysis.get("spare_answer", False) != spare_answer):
             continue
-        if (summary_found := _methods_summary(str(folder), _stamp(folder))) is not None:
+        if (summary_found := _methods_summary(folder)) is not None:
             found.append((folder.name, summary_found))
     return found
 
 
 def summary(folder: Path, chosen: Filter) -> dict | None:
     """The run's summary over the chosen rows; None when no row is chosen."""
-    return _summary(str(folder), _stamp(folder), chosen)
+    return _computed(folder, "summary", chosen, lambda found: _summary_of(found, chosen),
+                     "Averaging over the run's examples…")
 
 
 def abstains(folder: Path) -> bool:
@@ -110,22 +120,19 @@ def abstains(folder: Path) -> bool:
     return has_abstentions(run(folder).rows)
 
 
-@st.cache_data(max_entries=64, show_spinner="Averaging over the answered and the abstained questions…")
-def _by_abstention(folder: str, stamp: float, chosen: Filter) -> dict[str, dict]:
-    found = _run(folder, stamp)
-    return by_abstention(found, chosen.apply(found.rows))
-
-
 def abstention_parts(folder: Path, chosen: Filter) -> dict[str, dict]:
     """The summaries of the chosen rows' answered and abstained questions (empty where the model never abstained)."""
-    return _by_abstention(str(folder), _stamp(folder), chosen)
+    return _computed(folder, "abstention", chosen, lambda found: by_abstention(found, chosen.apply(found.rows)),
+                     "Averaging over the answered and the abstained questions…")
 
 
 def examples_table(folder: Path, chosen: Filter):
     return chosen.apply(run(folder).rows).select(EXAMPLE_COLUMNS).to_pandas()
 
 
-@st.cache_resource(max_entries=4, show_spinner="Reading the run's questions…")
+# no count bound, which a page cycling through more runs' files would miss on: the data files the runs under $RCQA_RUNS
+# name bound it, and runs sharing one (SQuAD dev) share its questions
+@st.cache_resource(show_spinner="Reading the run's questions…")
 def _examples(path: str) -> list[Example]:
     return load_examples(path)
 

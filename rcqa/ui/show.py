@@ -17,7 +17,8 @@ from rcqa.figures.common import IMAGE_SECONDS
 from rcqa.text import without_bidi_controls
 from rcqa.ui.errors import (  # noqa: F401 (the pages' show.callback, show.plain, show.report)
     callback, failure, plain, report, show_callback_failure)
-from rcqa.ui.queue import await_ticket, pending, submit
+from rcqa.ui import worker
+from rcqa.ui.queue import await_ticket, heavy, pending, submit
 
 IMAGE_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 KEPT_IMAGES = 4  # images a session keeps to download (a PNG of a large heatmap is about 1 MB)
@@ -164,7 +165,9 @@ def _image(chart: Chart, kind: str, digest: str) -> bytes | None:
     if (key := f"image-{kind}-{digest}") in kept:
         return kept[key]
     slot = f"rcqa.ticket.image.{chart.name}.{kind}"
-    ticket = pending(slot, key) or submit(slot, key, lambda report: chart.image(kind), Price(IMAGE_SECONDS))
+    # drawn in a worker process (rcqa.ui.queue.heavy), which a Cancel ends: the drawing has no checkpoint
+    ticket = pending(slot, key) or submit(slot, key, heavy(None, worker.image, chart.figure.to_json(), kind),
+                                          Price(IMAGE_SECONDS))
     if ticket is None:
         return None
     image = await_ticket(ticket, slot, f"Drawing {chart.name}.{kind}…", f"Drawing {chart.name}.{kind} failed",

@@ -328,6 +328,17 @@ def projection(qa_model, vectors, method, report: Callable[[Any], None]):
     return project(vectors, method)
 
 
+def image(qa_model, figure_json, format, report: Callable[[Any], None]) -> bytes:
+    """A chart's figure (Plotly's JSON) as PNG or SVG (rcqa.figures.common.figure_image); the model is not used (the
+    task names none). kaleido's Chromium is this process's child: it inherits its idle priority, and it ends with its
+    pipe when a stopped task's worker is killed."""
+    import plotly.io
+
+    from rcqa.figures.common import figure_image
+
+    return figure_image(plotly.io.from_json(figure_json), format)
+
+
 def analysis(qa_model, name, result, settings, aggregation, k, cache, report: Callable[[Any], None]):
     """One registered analysis of an explanation (rcqa.analysis_run); an analysis of two methods explains the question with
     the other method first, through the disk result cache (a ResultCache)."""

@@ -21,6 +21,15 @@ def test_the_budget_is_the_configured_one_on_a_cpu_and_most_of_the_free_memory_o
     assert budget_mb(torch.device("cuda", 0), 1024) == int(0.8 * 10 * 1024)
 
 
+def test_the_operators_budget_replaces_the_configured_one_and_a_gpu_bounds_it(monkeypatch):
+    monkeypatch.setenv("RCQA_MEMORY_BUDGET_MB", "2048")
+    assert budget_mb(torch.device("cpu"), 1024) == 2048  # a large model's one point may fit on a big CPU
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (1 * 2**30, 80 * 2**30))
+    assert budget_mb(torch.device("cuda", 0), 1024) == int(0.8 * 1024)  # never past the GPU's free share
+    monkeypatch.setenv("RCQA_MEMORY_BUDGET_MB", "0.5")
+    assert budget_mb(torch.device("cpu"), 1024) == 0.5 and budget_mb(torch.device("cuda", 0), 1024) == 0.5
+
+
 def failing_above(size: int, ran: list):
     def run(begin: int, end: int) -> None:
         if end - begin > size:

@@ -96,11 +96,39 @@ def test_device_choice(monkeypatch):
             pick_device("cuda")
 
 
-def test_only_the_most_recently_used_models_stay_in_memory(tmp_path, tiny_model_dirs):
-    folders = [str(build("bert", tmp_path / f"seed{seed}", seed=seed)) for seed in range(model_module.MAX_LOADED + 1)]
+def tiny_bert_bytes(config) -> int:
+    """The tiny BERT QA model's float32 weights, counted by hand: embeddings (words, positions, token types, their
+    LayerNorm), per block attention's four projections and LayerNorm, the feed-forward's two layers and LayerNorm,
+    and the QA head's start and end (no pooler)."""
+    h, inner = config.hidden_size, config.intermediate_size
+    embeddings = (config.vocab_size + config.max_position_embeddings + config.type_vocab_size) * h + 2 * h
+    block = 4 * (h * h + h) + 2 * h + (h * inner + inner) + (inner * h + h) + 2 * h
+    return 4 * (embeddings + config.num_hidden_layers * block + 2 * h + 2)
+
+
+@pytest.fixture
+def empty_memo(monkeypatch):
+    """load_model's memo, empty for the test and as it was after it."""
+    monkeypatch.setattr(model_module, "_loaded", type(model_module._loaded)())
+
+
+def test_the_models_kept_are_bounded_by_their_weights_memory_dropping_the_least_recent(tmp_path, monkeypatch,
+                                                                                        empty_memo):
+    folders = [str(build("bert", tmp_path / f"seed{seed}", seed=seed)) for seed in range(3)]
     first = load_model(folders[0])
-    for folder in folders[1:]:
-        load_model(folder)
-    assert (folders[0], "cpu") not in model_module._loaded
-    assert len(model_module._loaded) == model_module.MAX_LOADED
-    assert load_model(folders[0]) is not first  # reloaded, not kept
+    size = tiny_bert_bytes(first.config)
+    assert first.weight_bytes == size
+    monkeypatch.setenv(model_module.MODELS_MB_ENV, str(2.5 * size / 2**20))  # room for two, not three
+    second = load_model(folders[1])
+    assert load_model(folders[0]) is first  # both kept; the first is now the most recent
+    load_model(folders[2])
+    assert [name for name, _ in model_module._loaded] == [folders[0], folders[2]]  # the second, least recent, left
+    assert load_model(folders[1]) is not second  # reloaded, not kept
+
+
+def test_a_model_over_the_budget_alone_is_kept_alone(tmp_path, monkeypatch, empty_memo, tiny_model_dirs):
+    monkeypatch.setenv(model_module.MODELS_MB_ENV, "0.001")  # 1 kB: less than any model
+    load_model(tiny_model_dirs["bert"])
+    kept = load_model(tiny_model_dirs["distilbert"])
+    assert list(model_module._loaded.values()) == [kept]
+    assert load_model(tiny_model_dirs["distilbert"]) is kept

@@ -1,6 +1,7 @@
 """Every job a page queues arrives priced (issue 42): Compare layers' analysis of two methods at its companion
 explanation's price, refused over the budget with what to change; the answer lens and the knock-outs on Explore."""
 import os
+import re
 
 import pytest
 
@@ -101,3 +102,27 @@ def test_scoring_the_heads_is_queued_at_its_calibrated_price(monkeypatch):
     expected = (1 + 1 + 7 + scaled) * block_pass_seconds(tiny_window_tokens("comet-who"))
     assert price == (pytest.approx(expected), pytest.approx(2 * expected))
     assert offer.endswith(f": {in_words(expected)} on this server.")
+
+
+def tiny_point_mb(tokens: int) -> float:
+    """One path point of the tiny BERT through its 3 blocks (h = 32, 2 heads), counted by hand: 14 floats a token and
+    width unit and 3 × heads attention maps of tokens² a block, in float32."""
+    return 4 * 3 * (tokens * 14 * 32 + 3 * 2 * tokens ** 2) / 2**20
+
+
+def test_an_explanation_whose_single_path_point_is_over_the_memory_budget_is_refused_before_it_is_queued(
+        monkeypatch):
+    point = tiny_point_mb(tiny_window_tokens("orchard-how-many"))
+    prices = recorded_prices(monkeypatch)
+    monkeypatch.setenv("RCQA_MEMORY_BUDGET_MB", f"{point / 2:.4f}")
+    app = open_app(query={"ex": "orchard-how-many", "steps": "6", "tol": "off"})
+    [refusal] = [text for text in (w.value for w in app.warning) if "path point" in text]
+    [(held, allowed)] = re.findall(r"about ([\d.]+) MB, more than the ([\d.]+) MB", refusal)
+    held, allowed = float(held), float(allowed)
+    assert held == pytest.approx(point, rel=0.05) and allowed == pytest.approx(point / 2, rel=0.05)
+    assert refusal.endswith("(fewer tokens in a window).") and "choose a smaller model" in refusal
+    assert "rcqa.explain" not in [button.key for button in app.button] and prices == {}
+    monkeypatch.setenv("RCQA_MEMORY_BUDGET_MB", f"{point * 2:.4f}")  # one point fits: the explanation is offered
+    app.run()
+    assert "rcqa.explain" in [button.key for button in app.button]
+    assert not [w.value for w in app.warning if "path point" in w.value]

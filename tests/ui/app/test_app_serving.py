@@ -80,7 +80,7 @@ def test_the_app_holds_its_models_only_in_load_models_bounded_cache(tiny_model_d
     assert app.session_state["rcqa.view"].model == own
     held = weakref.ref(loaded)
     del loaded
-    rcqa.model._loaded.clear()  # what load_model does to a model past MAX_LOADED
+    rcqa.model._loaded.clear()  # what load_model does to a model past RCQA_MODELS_MB
     gc.collect()
     assert held() is None  # no second cache (st.cache_resource) keeps it alive beside load_model's
 

@@ -1,0 +1,68 @@
+"""A chart's PNG / SVG is drawn in a worker process (issue 42): not in the server's, at its price, and a Cancel ends
+the drawing (its worker, and the Chromium kaleido started in it) within seconds, the next job going on."""
+import time
+
+import plotly.graph_objects as go
+import psutil
+import pytest
+
+import rcqa.figures.common
+from rcqa.figures.common import image_export_available
+from rcqa.ui import queue as ui_queue
+from rcqa.ui import worker
+from rcqa.ui.jobs import JobQueue, Stopped
+
+pytestmark = pytest.mark.skipif(not image_export_available(), reason="kaleido finds no local Chromium")
+STOPS_WITHIN = worker.STOP_GRACE_SECONDS + 3  # seconds: the grace, and the time to see the stop and to kill
+
+
+def a_figure(title: str) -> go.Figure:
+    return go.Figure(go.Bar(x=["a", "b", "c"], y=[3, 1, 2]), layout={"title": title})
+
+
+@pytest.fixture
+def processes(monkeypatch):
+    """One real worker process behind rcqa.ui.queue.heavy, and no image drawn in this process (one would fail)."""
+    def not_here(figure, format):
+        raise AssertionError("an image was drawn in the server's process")
+
+    monkeypatch.setattr(rcqa.figures.common, "figure_image", not_here)
+    started = worker.WorkerProcesses(1, threads=1)
+    monkeypatch.setattr(ui_queue, "worker_processes", lambda: started)
+    return started
+
+
+def chromiums() -> set[psutil.Process]:
+    """The Chromium processes this test's processes started (kaleido's, in the worker)."""
+    return {process for process in psutil.Process().children(recursive=True)
+            if "chrom" in process.name().lower()}
+
+
+def image_work(title: str, kind: str):
+    return ui_queue.heavy(None, worker.image, a_figure(title).to_json(), kind)
+
+
+def test_an_image_is_drawn_in_a_worker_process(processes):
+    queue = JobQueue(workers=1)
+    ticket = queue.submit("image-svg", "s1", image_work("Drawn elsewhere", "svg"), estimate=5)
+    assert ticket.wait(120) and ticket.state == "done", ticket.job.error
+    svg = ticket.result().decode()
+    assert svg.startswith("<svg") and "Drawn elsewhere" in svg
+
+
+def test_a_cancelled_image_stops_within_seconds_leaves_no_chromium_and_the_next_job_runs(processes):
+    queue = JobQueue(workers=1)
+    drawing = queue.submit("image-png", "s1", image_work("Cancelled", "png"), estimate=5)
+    deadline = time.monotonic() + 60
+    while not (drawers := chromiums()):  # kaleido has started its Chromium: the drawing is under way
+        assert time.monotonic() < deadline and not drawing.job.finished.is_set(), "no Chromium was started"
+        time.sleep(0.05)
+    cancelled = time.monotonic()
+    drawing.cancel()
+    assert drawing.job.finished.wait(STOPS_WITHIN) and isinstance(drawing.job.error, Stopped)
+    assert time.monotonic() - cancelled < STOPS_WITHIN
+    after = queue.submit("image-svg", "s2", image_work("After", "svg"), estimate=5)
+    assert after.wait(120) and after.state == "done", after.job.error
+    assert "After" in after.result().decode()
+    _, alive = psutil.wait_procs(drawers, timeout=10)  # the killed worker's Chromium ends with its pipe
+    assert not alive
