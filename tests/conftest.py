@@ -35,6 +35,22 @@ def abstaining_tiny_dir(tiny_model_dirs, tmp_path_factory) -> str:
     return str(folder)
 
 
+@pytest.fixture(scope="session")
+def family_dir(tmp_path_factory):
+    """name → the folder of that family's tiny random checkpoint (tests.helpers.families), built once when asked."""
+    from tests.helpers.families import BY_NAME, build_family
+
+    root = tmp_path_factory.mktemp("families")
+    built = {}
+
+    def folder(name: str) -> str:
+        if name not in built:
+            built[name] = str(build_family(BY_NAME[name], root / name))
+        return built[name]
+
+    return folder
+
+
 @pytest.fixture(scope="module")
 def app_env(tiny_model_dirs, tmp_path_factory):
     """The app's default model is the tiny BERT; results are cached in a fresh folder; no hub is reached."""

@@ -28,19 +28,6 @@ DOCS_TABLE = (Path(__file__).parents[2] / "docs" / "models.md").read_text()
 TABLE = os.environ.get("RCQA_FAMILY_TABLE")  # where test_every_family_explains appends its row (docs/models.md)
 
 
-@pytest.fixture(scope="session")
-def family_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("families")
-    built = {}
-
-    def folder(name: str) -> str:
-        if name not in built:
-            built[name] = str(build_family(BY_NAME[name], root / name))
-        return built[name]
-
-    return folder
-
-
 def first_window_stack(qa_model, example) -> LayerStack:
     inputs = window_inputs(encode(qa_model, example.question, example.passage), 0)
     return LayerStack(qa_model.model, {k: v.to(qa_model.device) for k, v in inputs.items()})
