@@ -44,9 +44,15 @@ class Chart:
     def json(self) -> bytes:
         return self.data.to_json(orient="records", indent=1, force_ascii=False).encode()
 
+    @property
+    def plotly(self) -> go.Figure:
+        """The Plotly figure of a chart drawn as one (a chart of escaped HTML has none)."""
+        assert self.figure is not None, f"the {self.name} chart is HTML, not a figure"
+        return self.figure
+
     def image(self, format: str) -> bytes:
         """The figure as PNG or SVG, drawn by kaleido in a local Chromium (see image_export_available)."""
-        return self.figure.to_image(format=format, width=1200, scale=2 if format == "png" else 1)
+        return self.plotly.to_image(format=format, width=1200, scale=2 if format == "png" else 1)
 
 
 @functools.cache
@@ -84,6 +90,7 @@ def null_decision(answer: Answer) -> str:
     """What decides between an answer and "no answer", with this answer's numbers: the null score against the best
     span's, their difference against the threshold (the one rule the decoder applies)."""
     null = answer.no_answer
+    assert null is not None  # asked only of an answer decoded with "no answer" allowed
     if null.best_span_score is None:
         return "No span was valid, so the model abstains whatever the scores."
     odds = answer.null_odds
