@@ -38,21 +38,25 @@ class Chart:
     figure: go.Figure | None = None
     html: str | None = None
 
-    def csv(self) -> bytes:
-        return self.data.to_csv(index=False).encode()
-
-    def json(self) -> bytes:
-        return self.data.to_json(orient="records", indent=1, force_ascii=False).encode()
-
     @property
     def plotly(self) -> go.Figure:
         """The Plotly figure of a chart drawn as one (a chart of escaped HTML has none)."""
         assert self.figure is not None, f"the {self.name} chart is HTML, not a figure"
         return self.figure
 
+    def csv(self) -> bytes:
+        return self.data.to_csv(index=False).encode()
+
+    def json(self) -> bytes:
+        return self.data.to_json(orient="records", indent=1, force_ascii=False).encode()
+
     def image(self, format: str) -> bytes:
-        """The figure as PNG or SVG, drawn by kaleido in a local Chromium (see image_export_available)."""
-        return self.plotly.to_image(format=format, width=1200, scale=2 if format == "png" else 1)
+        return figure_image(self.figure, format)
+
+
+def figure_image(figure: go.Figure, format: str) -> bytes:
+    """The figure as PNG or SVG, drawn by kaleido in a local Chromium (see image_export_available)."""
+    return figure.to_image(format=format, width=1200, scale=2 if format == "png" else 1)
 
 
 @functools.cache
