@@ -24,8 +24,11 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import torch
+
+ModuleT = TypeVar("ModuleT", bound=torch.nn.Module)  # a copy is of its model's own class (a transformers model's)
 
 # Model types whose prefix-cached stack a test proves equal to the general path to 1e-6 (tests/models/test_adapter.py);
 # any other family, or a checkpoint of these whose recorded forward is not a plain chain, takes the general path.
@@ -102,7 +105,13 @@ class Recorder(StandIn):
         return output
 
 
-def with_replacements(model: torch.nn.Module, replacements: dict[torch.nn.Module, torch.nn.Module]) -> torch.nn.Module:
+def config_of(model: torch.nn.Module) -> Any:
+    """A transformers model's config. Its fields differ by family (num_attention_heads, model_type, the attention
+    implementation), and a module's attribute reads as Tensor | Module to a type checker, so it is read as Any."""
+    return model.config
+
+
+def with_replacements(model: ModuleT, replacements: dict[torch.nn.Module, torch.nn.Module]) -> ModuleT:
     """A shallow copy of model in which each key module runs its value instead, at every place it is registered (a
     block listed twice is called twice). Only the modules on the paths to them are copied (with child tables of
     their own; a copy on a later path copies the earlier copy, keeping its replacements); parameters and every other
@@ -113,16 +122,17 @@ def with_replacements(model: torch.nn.Module, replacements: dict[torch.nn.Module
     root = _shallow_copy(model)
     for module, replacement in replacements.items():
         for place in places[id(module)]:
-            parent = root
+            parent: torch.nn.Module = root
             *path, last = place.split(".")
             for name in path:
-                parent._modules[name] = _shallow_copy(parent._modules[name])
-                parent = parent._modules[name]
+                child = parent._modules[name]
+                assert child is not None  # a path named by named_modules() holds modules only
+                parent._modules[name] = parent = _shallow_copy(child)
             parent._modules[last] = replacement
     return root
 
 
-def _shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
+def _shallow_copy(module: ModuleT) -> ModuleT:
     clone = copy.copy(module)
     clone.__dict__["_modules"] = dict(module._modules)  # copy.copy would share the child table
     return clone
@@ -154,7 +164,7 @@ def _outside_blocks(model: torch.nn.Module, lists: list[torch.nn.ModuleList]) ->
     """The largest modules that neither hold a block list nor sit inside one: the embeddings, the final norms, the
     heads. Their order of calls, recorded, tells what runs after the last block."""
     holders = {id(m) for m in model.modules() if any(any(x is l for x in m.modules()) for l in lists)}
-    found = []
+    found: list[torch.nn.Module] = []
 
     def visit(module: torch.nn.Module) -> None:
         for child in module.children():
@@ -240,6 +250,11 @@ def adapter_of(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> Model
     return found
 
 
+def _appender(calls: list[tuple[str, Call]], kind: str) -> Callable[[Call], None]:
+    """Records a call into `calls`, labelled with its module's kind."""
+    return lambda call: calls.append((kind, call))
+
+
 def discover(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> ModelAdapter:
     """Find the blocks from the structure, then, from one recorded forward, what runs after them and whether the
     recorded calls chain (each block called with the one before's output) so that the fast stack replays them."""
@@ -247,9 +262,9 @@ def discover(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> ModelAd
     lists = [blocks for _, blocks in named]
     outside = _outside_blocks(model, lists)
     calls: list[tuple[str, Call]] = []
-    recorders = {m: Recorder(m, lambda call, kind=kind: calls.append((kind, call)))
-                 for kind, modules in (("block", [b for l in lists for b in l]), ("other", outside))
-                 for m in modules}
+    recorders: dict[torch.nn.Module, torch.nn.Module] = {
+        m: Recorder(m, _appender(calls, kind))
+        for kind, modules in (("block", [b for l in lists for b in l]), ("other", outside)) for m in modules}
     private = with_replacements(model, recorders)
     with torch.no_grad():
         output = private(**without_cache(model, inputs))
@@ -276,7 +291,8 @@ def _mean_pooling(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tens
     only the config, in its default mode, a mean (whatever the config's pooling_type, the groups are the same);
     None for a model that has no such method."""
     structure = next((m for m in model.modules() if callable(getattr(m, "pool_tensor", None))), None)
-    return None if structure is None else structure.pool_tensor
+    # a module's attribute reads as Tensor | Module; the line above found it callable: transformers' pooling method
+    return None if structure is None else cast(Callable[[torch.Tensor], torch.Tensor], structure.pool_tensor)
 
 
 def _axes(hidden: torch.Tensor, batch: int, tokens: int) -> tuple[int, int, int]:
@@ -310,7 +326,8 @@ def _feeding_head(after: list[Call]) -> list[Call]:
     """Of the calls after the last block (the QA head last), those whose output the head reads, in order: each
     one's output is the next one's input (a final norm, ModernBERT's prediction head). A module whose output goes
     elsewhere, as SqueezeBERT's pooler, which its QA head never reads, is not among them."""
-    feeding, wanted = [], after[-1].hidden
+    feeding: list[Call] = []
+    wanted = after[-1].hidden
     for call in reversed(after[:-1]):
         if _same(call.hidden_out, wanted):
             feeding.insert(0, call)

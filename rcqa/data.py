@@ -86,6 +86,7 @@ def _answers(qa: dict, where: str) -> list:
 def _text_field(record: dict, key: str, where: str) -> str:
     value = record.get(key)
     _require(isinstance(value, str) and value.strip() != "", where, f"'{key}' must be a non-empty string")
+    assert isinstance(value, str)  # _require refused anything else
     return value
 
 
@@ -93,7 +94,8 @@ def parse_squad(document: dict) -> list[Example]:
     """SQuAD v1.1 or v2.0: articles → paragraphs → questions, answers with character offsets."""
     articles = document.get("data")
     _require(isinstance(articles, list), "data", "must be a list of articles")
-    examples = []
+    assert isinstance(articles, list)  # _require refused anything else
+    examples: list[Example] = []
     for a, article in enumerate(articles):
         where = f"data[{a}]"
         _require(isinstance(article, dict), where, "an article must be an object")
@@ -135,7 +137,8 @@ def _squad_question(qa: Any, context: str, title: str, where: str) -> Example:
 
 def parse_duorc(movies: list) -> list[Example]:
     """DuoRC SelfRC / ParaphraseRC: movies with a plot and free-text answers (offsets found by search)."""
-    examples, searched = [], 0
+    examples: list[Example] = []
+    searched = 0
     for m, movie in enumerate(movies):
         where = f"[{m}]"
         _require(isinstance(movie, dict), where, "a movie must be an object")

@@ -92,7 +92,8 @@ def _best_threshold(predictions: dict[str, str], raw: dict[str, float], null_odd
                     has_answer: dict[str, bool]) -> tuple[float, float]:
     """The v2.0 script's find_best_thresh: from 'abstain everywhere', answer the questions one by one in the
     order of their null odds and keep the odds where the total score is highest."""
-    score = best = sum(1 for qid in has_answer if not has_answer[qid])
+    score: float = sum(1 for qid in has_answer if not has_answer[qid])
+    best = score
     best_threshold = 0.0
     for qid in sorted(null_odds, key=lambda q: null_odds[q]):
         if qid not in raw:

@@ -34,4 +34,4 @@ def defined_means(stack: np.ndarray) -> np.ndarray:
 
 def nullable(values: np.ndarray) -> list:
     """An array as nested lists for JSON, NaN (undefined) as None."""
-    return np.where(np.isnan(values), None, values).tolist()
+    return np.where(np.isnan(values), np.array(None, dtype=object), values).tolist()

@@ -6,15 +6,28 @@ import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 Result = TypeVar("Result")
+Returned = TypeVar("Returned", covariant=True)
 
 
-def memoize_by_size(max_bytes: int, size: Callable[[str, object], int]) -> Callable:
+class Memoized(Protocol[Returned]):
+    """A memoized function of one string, with functools.lru_cache's cache_clear and the bytes its entries hold."""
+
+    def __call__(self, argument: str) -> Returned: ...
+
+    def cache_clear(self) -> None: ...
+
+    def cache_bytes(self) -> int: ...
+
+
+# size reads the result of whichever function is decorated, so its second argument is that function's result: Any
+def memoize_by_size(max_bytes: int,
+                    size: Callable[[str, Any], int]) -> Callable[[Callable[[str], Result]], Memoized[Result]]:
     """Memoize a function of one string; size(argument, result) is what an entry holds, in bytes (an estimate)."""
 
-    def decorate(function: Callable[[str], Result]) -> Callable[[str], Result]:
+    def decorate(function: Callable[[str], Result]) -> Memoized[Result]:
         entries: OrderedDict[str, tuple[Result, int]] = OrderedDict()
         lock = threading.Lock()
         held = 0
@@ -45,7 +58,8 @@ def memoize_by_size(max_bytes: int, size: Callable[[str, object], int]) -> Calla
         def cache_bytes() -> int:
             return held
 
-        memoized.cache_clear, memoized.cache_bytes = cache_clear, cache_bytes
-        return memoized
+        # attributes of the function, as functools.lru_cache sets them; Memoized names them for the callers
+        memoized.cache_clear, memoized.cache_bytes = cache_clear, cache_bytes  # type: ignore[attr-defined]
+        return cast(Memoized[Result], memoized)
 
     return decorate

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlparse
 
 import torch
@@ -19,8 +20,20 @@ from rcqa.adapter import ModelAdapter, adapter_of
 from rcqa.catalog import DEFAULT_MODEL, canonical, hub_allowed, may_load, path_exists
 from rcqa.resources import EMBEDDED_MODEL_DIRS
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
-_DEFAULT_WINDOW = {"max_len": 384, "doc_stride": 128, "max_query_len": 64}
+
+
+class _Window(TypedDict):
+    """How a model reads a long passage: QAModel's window fields."""
+    max_len: int
+    doc_stride: int
+    max_query_len: int
+
+
+_DEFAULT_WINDOW: _Window = {"max_len": 384, "doc_stride": 128, "max_query_len": 64}
 
 
 class ModelLoadError(RuntimeError):
@@ -32,8 +45,8 @@ class QAModel:
     """A loaded extractive-QA model with its tokenizer and the window settings it answers with."""
 
     name: str
-    model: torch.nn.Module
-    tokenizer: object
+    model: PreTrainedModel  # transformers' question-answering model (AutoModelForQuestionAnswering's, or a BERT)
+    tokenizer: "SharedTokenizer"
     device: torch.device
     max_len: int
     doc_stride: int
@@ -141,7 +154,7 @@ class SharedTokenizer:
         self.__dict__["wrapped"] = tokenizer
         self.__dict__["_lock"] = threading.Lock()
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.wrapped, name)
 
     def __len__(self) -> int:
@@ -355,7 +368,8 @@ def random_bert(device: str | None = None, layers: int = BERT_BASE["layers"], hi
                                                 hidden_size=hidden, num_attention_heads=heads,
                                                 intermediate_size=4 * hidden))
     target = pick_device(device)
-    model.to(target).eval().requires_grad_(False)
+    # transformers wraps PreTrainedModel.to in a decorator whose declared type takes the model as its argument
+    model.to(target).eval().requires_grad_(False)  # type: ignore[arg-type]
     shape = {"layers": layers, "hidden": hidden, "heads": heads}
     name = "random-bert-base" if shape == BERT_BASE else f"random-bert-L{layers}-H{hidden}-A{heads}"
     return QAModel(name=name, model=model, tokenizer=SharedTokenizer(tokenizer), device=target, **_DEFAULT_WINDOW)

@@ -2,6 +2,7 @@
 the passage's written words, identical answers merged."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -22,8 +23,8 @@ class Windows:
     inputs: dict[str, torch.Tensor]  # input_ids, attention_mask (+ token_type_ids): windows × tokens
     offsets: list[list[tuple[int, int]]]  # per window and token: character span in its own text
     passage_mask: torch.Tensor  # windows × tokens, True where the token belongs to the passage
-    segments: list[list[str]] = ()  # per window and token: "question", "passage" or "special"
-    word_ids: list[list[int | None]] = ()  # per window and token: word index within its own text
+    segments: Sequence[list[str]] = ()  # per window and token: "question", "passage" or "special"
+    word_ids: Sequence[list[int | None]] = ()  # per window and token: word index within its own text
     question: str = ""  # the question as encoded (after truncation to max_query_len tokens)
 
     def __len__(self) -> int:
@@ -59,7 +60,9 @@ def decode_with_null(start_logits: torch.Tensor, end_logits: torch.Tensor, windo
     The model abstains when null score − the best valid token span's score > threshold (a tie answers). "No
     answer" is one more entry of decode's softmax, so the answers' probabilities and the null's sum to 1.
     """
-    return _decode(start_logits, end_logits, windows, passage, n_best, max_answer_tokens, threshold)
+    spans, no_answer = _decode(start_logits, end_logits, windows, passage, n_best, max_answer_tokens, threshold)
+    assert no_answer is not None  # decoded with a threshold, so "no answer" is scored
+    return spans, no_answer
 
 
 def null_scores(start_logits: torch.Tensor, end_logits: torch.Tensor) -> torch.Tensor:
@@ -71,9 +74,11 @@ def _decode(start_logits: torch.Tensor, end_logits: torch.Tensor, windows: Windo
             max_answer_tokens: int, threshold: float | None) -> tuple[list[Span], NoAnswer | None]:
     words = _passage_words(passage)
     window, start, end, score, key = _answering_spans(start_logits, end_logits, windows, words, max_answer_tokens)
-    null = None if threshold is None else null_scores(start_logits, end_logits).min(0)
-    extra = None if null is None else null.values[None]
-    no_answer = None if null is None else _no_answer(null, score, extra, threshold)
+    extra, no_answer = None, None
+    if threshold is not None:
+        null = null_scores(start_logits, end_logits).min(0)
+        extra = null.values[None]
+        no_answer = _no_answer(null, score, extra, threshold)
     if not len(score):
         return [], no_answer
     answers, group = torch.unique(key, return_inverse=True)

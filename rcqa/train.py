@@ -11,6 +11,7 @@ held-out articles give a v2-style file to choose the checkpoint on, without dev.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -84,9 +85,9 @@ def training_examples(config: TrainConfig, examples: list[Example]) -> tuple[lis
     examples = examples[: config.limit] if config.limit else examples
     training, held_out = split_by_article(examples, config.held_out_articles, config.seed)
     if config.negatives:
-        mix = {"share": config.negatives, "in_context": config.in_context, "perturbed": config.perturbed,
-               "seed": config.seed}
-        training, held_out = with_negatives(training, **mix), with_negatives(held_out, **mix)
+        mix = functools.partial(with_negatives, share=config.negatives, in_context=config.in_context,
+                                perturbed=config.perturbed, seed=config.seed)
+        training, held_out = mix(training), mix(held_out)
     return training, held_out
 
 

@@ -22,7 +22,7 @@ def _installed_version() -> str | None:
         return None
     # another rcqa may be installed in this environment while this one runs from a checkout: only the
     # distribution whose files are these modules speaks for them
-    installed = Path(distribution.locate_file("rcqa/__init__.py")).resolve()
+    installed = Path(str(distribution.locate_file("rcqa/__init__.py"))).resolve()
     return distribution.version if installed == PACKAGE / "__init__.py" else None
 
 

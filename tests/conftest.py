@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -6,6 +7,48 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach a hub: they lo
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from tests.helpers.tiny_models import ARCHITECTURES, build
+
+ROOT = Path(__file__).resolve().parents[1]
+# The unit tier (python -m pytest -m unit, under a minute): tests worked out by hand that build no model. A test here
+# that builds one fails (no_model_in_unit_tests below), so the list cannot quietly grow a slow test.
+UNIT_FILES = frozenset({
+    "tests/analysis/test_analysis.py",
+    "tests/attribution/test_quadrature.py",
+    "tests/attribution/test_settings.py",
+    "tests/attribution/test_targets.py",
+    "tests/dataset/test_dataset_report.py",
+    "tests/faithfulness/test_paired.py",
+    "tests/inputs/test_data.py",
+    "tests/inputs/test_text.py",
+    "tests/negatives/test_negatives.py",
+    "tests/negatives/test_perturbations.py",
+    "tests/qa/test_decode.py",
+    "tests/qa/test_evaluate.py",
+})
+# of those files, what is no unit test: a t-SNE fit (18 s here), and the report's images drawn in Chromium
+NOT_UNIT = frozenset({
+    "tests/analysis/test_analysis.py::test_tsne_is_sklearns_with_the_seed_and_the_capped_perplexity_it_reports",
+    "tests/dataset/test_dataset_report.py::test_report_figures_as_png_and_svg",
+})
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.relative_to(ROOT).as_posix() in UNIT_FILES and item.nodeid not in NOT_UNIT:
+            item.add_marker(pytest.mark.unit)
+
+
+@pytest.fixture(autouse=True)
+def no_model_in_unit_tests(request, monkeypatch):
+    """A unit test that builds a transformers model (loaded, random or tiny) fails, naming the rule."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+    from transformers import PreTrainedModel
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a unit test builds no model: move this test out of UNIT_FILES (tests/conftest.py)")
+
+    monkeypatch.setattr(PreTrainedModel, "__init__", refused)
 
 
 @pytest.fixture(scope="session")

@@ -96,6 +96,7 @@ _IG_FIRST = ("integrated_gradients", "attnlrp")
 def method_agreement(inputs: Inputs) -> MethodAgreement:
     """IG's and AttnLRP's explanations of the question compared per layer (layer_agreement), under the chosen token
     score and under each of COMPARED_SCORES."""
+    assert inputs.companion is not None  # Analysis.run refuses a two-method analysis without its companion
     pair = ((inputs.result, inputs.companion) if inputs.method == _IG_FIRST[0] else
             (inputs.companion, inputs.result))
     return MethodAgreement(_IG_FIRST, inputs.aggregation, inputs.k,

@@ -107,8 +107,9 @@ class SideBySide:
     def roles(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Each result's roles per layer: the % of its top-k passage words that are answer, supporting, query, foil
         or other words, each word counted once (rcqa.analysis.roles.reading_shares)."""
-        return tuple(reading_shares(exclusive_labels(result), top_k(passage_distribution(result, self.aggregation),
-                                                                    self.k)) for result in (self.a, self.b))
+        first, second = (reading_shares(exclusive_labels(result), top_k(passage_distribution(result, self.aggregation),
+                                                                        self.k)) for result in (self.a, self.b))
+        return first, second
 
     def show(self, view: str = "heatmaps"):
         """The Plotly figure of one of PAIR_VIEWS: "heatmaps" (both on one word axis and their difference), "jsd"

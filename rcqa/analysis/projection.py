@@ -40,8 +40,8 @@ def project(vectors: np.ndarray, method: str = "tsne", perplexity: float = 40.0,
         centred = vectors - vectors.mean(axis=0)
         _, singular_values, components = np.linalg.svd(centred, full_matrices=False)
         shares = singular_values[:2] ** 2 / max(float((singular_values ** 2).sum()), 1e-300)
-        return Projection(centred @ components[:2].T,
-                          tuple(f"Principal component {i + 1} ({share:.0%} of variance)" for i, share in enumerate(shares)))
+        first, second = (f"Principal component {i + 1} ({share:.0%} of variance)" for i, share in enumerate(shares))
+        return Projection(centred @ components[:2].T, (first, second))
     if method == "tsne":
         from sklearn.manifold import TSNE
 

@@ -62,7 +62,7 @@ class Analysis:
     title: str  # a page's heading of its section
     summary: str  # one line: for --help, the README's table and the page
     compute: Callable[..., AnalysisResult]  # (Inputs, **its CLI options) -> its result
-    result_type: type
+    result_type: type[AnalysisResult]
     columns: dict[str, ColumnKind]
     optional: bool = False
     # for an analysis of two methods: the companion's method for each method of the explanation it is given
@@ -98,7 +98,7 @@ class CliOptions:
     """An analysis' own options of the `analyze` verb: `add` puts them on its parser, `read` turns the parsed
     arguments into the keywords its compute takes."""
 
-    add: Callable[[argparse.ArgumentParser], None]
+    add: Callable[[argparse.ArgumentParser], object]  # what it returns (an argparse Action, say) is not read
     read: Callable[[argparse.Namespace], dict]
 
 
@@ -136,4 +136,4 @@ def options_of(name: str) -> CliOptions:
 def json_list(values: np.ndarray, decimals: int) -> list:
     """An array as nested lists, NaN (undefined) as None, which JSON writes as null."""
     rounded = np.round(np.asarray(values, dtype=float), decimals)
-    return np.where(np.isnan(rounded), None, rounded).tolist()
+    return np.where(np.isnan(rounded), np.array(None, dtype=object), rounded).tolist()

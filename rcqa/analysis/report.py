@@ -2,6 +2,8 @@
 analysis reads, then each registered analysis computed on every explanation (rcqa.analysis.registered)."""
 from __future__ import annotations
 
+from typing import Any
+
 from rcqa.analysis.registered import ALWAYS, ANALYSES
 from rcqa.analysis.registry import Inputs
 from rcqa.analysis.roles import top_words
@@ -12,7 +14,7 @@ def analyses(result: Attribution, aggregation: str = "l2", k: int = 5, target: i
     """Passage distributions, top-k words, categories, POS groups, JSD matrices and quantifier shares per layer.
     Undefined values (a layer with no top words, a JSD involving no distribution) are null."""
     inputs = Inputs(result, aggregation, k, target)
-    found = {}
+    found: dict[str, Any] = {}
     for name in ALWAYS:
         found |= ANALYSES[name].run(inputs).to_dict()
     return {

@@ -70,7 +70,9 @@ def category_masks(result: Attribution, target: int = 0) -> dict[str, np.ndarray
 def foil_chars(result: Attribution, target: int = 0) -> tuple[int, int] | None:
     """[start_char, end_char) of the contrast's foil; None for another target, or for the foil "no answer"."""
     foil = result.targets[target].foil
-    return None if foil is None or foil.start_char is None else (foil.start_char, foil.end_char)
+    if foil is None or foil.start_char is None or foil.end_char is None:
+        return None
+    return foil.start_char, foil.end_char
 
 
 def boundary_contrast(result: Attribution, target: int = 0) -> bool:
@@ -154,9 +156,9 @@ def reading_shares(labels: list[str], top: list[np.ndarray]) -> dict[str, np.nda
     """Per layer, the % of its top words in each of ROLE_STACKS, from the exclusive labels: the numbers the roles
     chart stacks (a query word in the answer counts as 'answer+query', in neither 'answer' nor 'query'), so they add
     up to 100 %. A contrast's stacks are there only where some passage word is in them."""
-    labels = np.array(labels)
-    return {role: shares_of_top(top, labels == role) for role in ROLE_STACKS
-            if role not in SPAN_PAIR or (labels == role).any()}
+    kinds = np.array(labels)
+    return {role: shares_of_top(top, kinds == role) for role in ROLE_STACKS
+            if role not in SPAN_PAIR or (kinds == role).any()}
 
 
 def phase_readings(layers: list[str], shares: dict[str, np.ndarray],
@@ -177,7 +179,7 @@ def phase_readings(layers: list[str], shares: dict[str, np.ndarray],
             readings.append((f"{name} ({_layer_span(layers, indices)})", "no layer here has any top word."))
             continue
         means = whole_percents({role: float(values[defined].mean()) for role, values in shares.items()})
-        ranked = sorted(means, key=means.get, reverse=True)
+        ranked = sorted(means, key=means.__getitem__, reverse=True)
         detail = ", ".join(f"{role} {means[role]}%" for role in shares if "+" not in role or means[role])
         level = [role for role in ranked if means[role] == means[ranked[0]]]
         if len(level) > 1:

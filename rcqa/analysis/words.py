@@ -40,7 +40,7 @@ def passage_distribution(result: Attribution, aggregation: str = "l2", target: i
 
 def is_empty(distribution: np.ndarray) -> np.ndarray:
     """Per layer: whether no word has any attribution (the row is no distribution at all)."""
-    return ~(distribution > 0).any(axis=1)
+    return np.logical_not((distribution > 0).any(axis=1))
 
 
 def ranks(distribution: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from transformers.modeling_utils import AttentionInterface
 
+from rcqa.adapter import config_of
 from rcqa.attention_heads.scores import HeadCase, layout_of, span_log_likelihood
 from rcqa.attribution.lrp.model import additive_mask
 from rcqa.attribution.quadrature import nodes_and_weights
@@ -83,9 +84,9 @@ class AttentionAttribution:
 def _private_copy(model: torch.nn.Module, state: _Scaling) -> torch.nn.Module:
     weights = {id(tensor): tensor for tensor in itertools.chain(model.parameters(), model.buffers())}
     private = copy.deepcopy(model, memo=weights).eval()
-    private.config._attn_implementation = ATTENTION
+    config_of(private)._attn_implementation = ATTENTION
     for module in private.modules():
-        module.rcqa_scaling = state
+        setattr(module, "rcqa_scaling", state)  # an attribute of our own, which the registered attention reads
     return private
 
 
@@ -105,6 +106,7 @@ def attention_attribution(qa_model: QAModel, case: HeadCase, steps: int = STEPS)
         with torch.enable_grad():
             output = _private_copy(qa_model.model, state)(**inputs)
             f = span_log_likelihood(output.start_logits, output.end_logits, case.span)
+            assert state.scaled is not None and state.attention is not None  # the forward passed the layer
             (gradient,) = torch.autograd.grad(f[:steps].sum(), state.scaled)
         integral = (torch.as_tensor(weights, dtype=gradient.dtype, device=gradient.device)[:, None, None, None]
                     * gradient[:steps]).sum(dim=0)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from rcqa.adapter import StandIn, with_replacements
+from rcqa.adapter import ModuleT, StandIn, config_of, with_replacements
 
 # where a block keeps the linear map from its heads' concatenated contexts back to the hidden size (the end of its
 # name), by family: BERT, RoBERTa, XLM-R, ELECTRA, DeBERTa-v2 and the embedded MiniLM; DistilBERT; MPNet; ALBERT
@@ -42,9 +42,10 @@ def head_layout(model: torch.nn.Module, blocks: list[torch.nn.Module], calls: in
     """The projection each of the model's `calls` block calls runs (blocks: its distinct blocks in order; ALBERT's
     one shared group runs at every depth); a ValueError in one sentence, naming the family, where heads cannot be
     cut apart this way."""
-    family = model.config.model_type
-    found = [_projection(block) for block in blocks]
-    if any(projection is None for projection in found):
+    family = config_of(model).model_type
+    projections = [_projection(block) for block in blocks]
+    found = [projection for projection in projections if projection is not None]
+    if len(found) < len(projections):
         raise ValueError(f"rcqa cannot score the attention heads of a {family} model: its blocks have no single "
                          f"attention output projection where rcqa looks ({', '.join(OUTPUT_PROJECTIONS)})")
     if len(found) == 1 and calls > 1:  # one shared block (ALBERT) called at every depth
@@ -52,7 +53,7 @@ def head_layout(model: torch.nn.Module, blocks: list[torch.nn.Module], calls: in
     if len(found) != calls:
         raise ValueError(f"rcqa cannot score the attention heads of a {family} model: its {len(found)} blocks run "
                          f"{calls} times in an order rcqa cannot follow head by head")
-    heads = model.config.num_attention_heads
+    heads: int = config_of(model).num_attention_heads
     return HeadLayout(tuple(found), heads, found[0].in_features // heads)
 
 
@@ -81,14 +82,15 @@ class _GatedProjection(StandIn):
         gate = self.gates[:, layer, :, None].to(heads.dtype)[:, None]  # batch × 1 × heads × 1
         mixed = gate * heads
         if self.fill == "mean":
+            assert self.passage_mask is not None  # gated_copy refuses "mean" without it
             mask = self.passage_mask[:, :, None, None].to(heads.dtype)  # batch × tokens × 1 × 1
             mean = (heads * mask).sum(dim=1, keepdim=True) / mask.sum(dim=1, keepdim=True).clamp(min=1)
             mixed = mixed + (1 - gate) * mean
         return self.module(mixed.flatten(-2))
 
 
-def gated_model(model: torch.nn.Module, layout: HeadLayout, gates: torch.Tensor, fill: str = "zero",
-                passage_mask: torch.Tensor | None = None) -> torch.nn.Module:
+def gated_model(model: ModuleT, layout: HeadLayout, gates: torch.Tensor, fill: str = "zero",
+                passage_mask: torch.Tensor | None = None) -> ModuleT:
     """A private copy of model whose heads are gated by gates (batch × layers × heads, the batch the copy will be
     run with), for one forward; passage_mask (batch × tokens, 1 on the passage's tokens) is needed for the "mean"
     fill."""

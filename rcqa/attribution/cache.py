@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rcqa.attribution.engine import LayerResult
+from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.model import QAModel
@@ -135,7 +136,7 @@ class ResultCache:
 
 def cached_explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
                    cache: ResultCache | None = None,
-                   on_layer: Callable[[LayerResult], None] | None = None) -> tuple[Attribution, bool]:
+                   on_layer: Callable[[LayerResult | WindowProgress], None] | None = None) -> tuple[Attribution, bool]:
     """(result, came_from_cache): the engine's result for this model, example and settings."""
     cache = cache or ResultCache()
     key = cache.key(qa_model.fingerprint, example, settings)

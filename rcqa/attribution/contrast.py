@@ -106,6 +106,7 @@ def _candidates(kind: str, argument: str | None, example: Example, chars: tuple[
         gold = example.answers[0]
         return [(gold.start_char, gold.start_char + len(gold.text))]
     if kind == "text":
+        assert argument is not None  # FoilSpec.parse gives every "text" foil its text
         found = [(i, i + len(argument)) for i in _occurrences(passage, argument)]
         other = [place for place in found if place != chars]
         if found and not other:
@@ -143,9 +144,10 @@ def _place(windows: Windows, start_char: int, end_char: int, prefer: int,
 def _unplaced(kind: str, argument: str | None, found: bool) -> str:
     if kind == "gold":
         return "the gold answer does not fit in any window of the passage"
-    if kind == "text" and not found:
+    if kind != "text":
+        return "no other number of the passage fits in a window"
+    assert argument is not None  # FoilSpec.parse gives every "text" foil its text
+    if not found:
         return f"{argument[:60]!r} does not occur in the passage as written (the match is exact, case included)"
-    if kind == "text":
-        return (f"{argument[:60]!r} starts or ends inside a word-piece of the model's tokens; give whole tokens "
-                f"(e.g. whole words)")
-    return "no other number of the passage fits in a window"
+    return (f"{argument[:60]!r} starts or ends inside a word-piece of the model's tokens; give whole tokens "
+            f"(e.g. whole words)")

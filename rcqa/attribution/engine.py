@@ -172,13 +172,13 @@ def path_gradients(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch
     Σ_k weights[k, j] ∇F(x' + α_k (x − x')). All points run as one batch, split into chunks (chunk_size) that
     fit the memory budget (on a GPU, its free memory; halved on out-of-memory); every target is one backward
     through the same forward."""
-    alphas = torch.as_tensor(alphas, dtype=x.dtype, device=x.device)
-    weights = torch.as_tensor(weights, dtype=x.dtype, device=x.device)
+    alpha_values = torch.as_tensor(alphas, dtype=x.dtype, device=x.device)
+    weight_values = torch.as_tensor(weights, dtype=x.dtype, device=x.device)
     difference = x - x_base
     sums = x.new_zeros((len(targets), weights.shape[1], *x.shape))
 
     def chunk_sums(begin: int, end: int) -> None:
-        alpha, weight = alphas[begin:end], weights[begin:end]
+        alpha, weight = alpha_values[begin:end], weight_values[begin:end]
         path = (x_base + alpha[:, None, None] * difference).requires_grad_(True)
         with torch.enable_grad():
             start, end_logits = stack.run_from(layer, path)

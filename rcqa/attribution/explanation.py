@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rcqa.attribution.contrast import contrast_target, find_foil
-from rcqa.attribution.engine import LayerResult, WindowScope, iter_layers
+from rcqa.attribution.engine import LayerResult, Scope, WindowScope, iter_layers
 from rcqa.attribution.lrp import explain_layers
 from rcqa.attribution.passage import PassageScope, WindowProgress
 from rcqa.attribution.settings import IGSettings
@@ -62,13 +62,16 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
     window = explained.window
     if settings.method == "attnlrp":
         layers, hidden_states = explain_layers(qa_model, window.inputs, explained.targets, started)
-        for result in layers if on_layer else ():
-            on_layer(result)
+        if on_layer:
+            for result in layers:
+                on_layer(result)
         return _attribution(qa_model, example, settings, explained, _window_tokens(example, explained),
                             layers, hidden_states, None, started)
+    scope: Scope
     if settings.windows == "all":
-        scope = PassageScope.of(qa_model, window, explained.targets, explained.foil, settings.baseline, on_layer)
-        tokens = _passage_tokens(example, explained, scope)
+        scope = passage = PassageScope.of(qa_model, window, explained.targets, explained.foil, settings.baseline,
+                                          on_layer)
+        tokens = _passage_tokens(example, explained, passage)
     else:
         scope = WindowScope.of(qa_model, window.inputs, explained.targets, settings.baseline)
         tokens = _window_tokens(example, explained)

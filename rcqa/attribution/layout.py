@@ -40,16 +40,19 @@ class PassageLayout:
         passage_offsets = [windows.offsets[w][f:l] for w, (f, l) in enumerate(parts)]
         starts = _passage_starts(passage_offsets)
         n_passage = starts[-1] + len(passage_offsets[-1])
-        passage_ids, merged_offsets = [0] * n_passage, [None] * n_passage
+        passage_ids = [0] * n_passage
+        merged_offsets: list[tuple[int, int] | None] = [None] * n_passage
         for w, ((f, l), start) in enumerate(zip(parts, starts)):
             for j in range(l - f):
                 passage_ids[start + j], merged_offsets[start + j] = ids[w][f + j], windows.offsets[w][f + j]
+        covered = [offsets for offsets in merged_offsets if offsets is not None]
+        assert len(covered) == n_passage  # the windows overlap, so every passage token is in one
         shared = len(prefix) + n_passage
         positions = tuple(tuple(range(f)) + tuple(len(prefix) + start + j for j in range(l - f))
                           + tuple(shared + i for i in range(lengths[w] - l))
                           for w, ((f, l), start) in enumerate(zip(parts, starts)))
         return cls(ids=tuple(prefix + passage_ids + suffix),
-                   offsets=tuple(windows.offsets[0][:first]) + tuple(merged_offsets)
+                   offsets=tuple(windows.offsets[0][:first]) + tuple(covered)
                    + tuple(windows.offsets[0][last:lengths[0]]),
                    segments=tuple(windows.segments[0][:first]) + ("passage",) * n_passage
                    + tuple(windows.segments[0][last:lengths[0]]),

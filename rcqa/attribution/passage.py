@@ -99,7 +99,8 @@ class PassagePath:
         """F at α = 0 and 1 with no forward where the logits are known (as for one window: rcqa.attribution.path)."""
         at_baseline = {w: baseline_logits(self.stacks[w], self.baselines[w], self.layer) for w in self.read}
         at_input = {w: (s.start_logits, s.end_logits) for w, s in enumerate(self.stacks)}
-        return torch.cat([self._at(at_baseline) if all(at_baseline.values()) else self.values([0.0]),
+        known = {w: logits for w, logits in at_baseline.items() if logits is not None}
+        return torch.cat([self._at(known) if len(known) == len(at_baseline) else self.values([0.0]),
                           self._at(at_input)], dim=1)
 
     def _at(self, logits: dict[int, tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
@@ -108,7 +109,7 @@ class PassagePath:
 
     def values(self, alphas) -> torch.Tensor:
         alpha = torch.as_tensor(np.asarray(alphas), dtype=self.difference.dtype, device=self.difference.device)
-        logits = {}
+        logits: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         with torch.no_grad():
             for batch in self._batches(len(alpha)):
                 logits |= _by_window(batch, self._run(batch, self._path(batch, alpha)), len(alpha))
@@ -117,12 +118,12 @@ class PassagePath:
 
     def gradients(self, alphas: np.ndarray, weights: np.ndarray) -> torch.Tensor:
         device, dtype = self.difference.device, self.difference.dtype
-        alphas = torch.as_tensor(alphas, dtype=dtype, device=device)
-        weights = torch.as_tensor(weights, dtype=dtype, device=device)
+        alpha_values = torch.as_tensor(alphas, dtype=dtype, device=device)
+        weight_values = torch.as_tensor(weights, dtype=dtype, device=device)
         sums = [x.new_zeros((len(self.targets), weights.shape[1], *x.shape)) for x in self.x]
 
         def chunk_sums(begin: int, end: int) -> None:
-            found = self._chunk_gradients(alphas[begin:end], weights[begin:end])
+            found = self._chunk_gradients(alpha_values[begin:end], weight_values[begin:end])
             for w, by_target in found.items():  # added only once every window's backward fitted
                 for t, chunk_sum in by_target.items():
                     sums[w][t] += chunk_sum
@@ -135,21 +136,24 @@ class PassagePath:
         """Per read window and target: Σ_k weight[k, j] ∇_x_w F at this chunk's points (sums × 1 × tokens × dim).
         The batches that fit in the budget keep their graphs; the others run without one first, and again with one
         once dF/dlogits is known."""
-        kept, logits, used = {}, {}, 0
+        kept: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        logits: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        used = 0
         for batch in self._batches(len(alpha)):
             if not kept or used + len(batch) * len(alpha) <= self.capacity:
                 kept[batch] = self._forward(batch, alpha)
                 used += len(batch) * len(alpha)
-                logits |= _by_window(batch, tuple(t.detach() for t in kept[batch][1:]), len(alpha))
+                _, start, end = kept[batch]
+                logits |= _by_window(batch, (start.detach(), end.detach()), len(alpha))
             else:
                 with torch.no_grad():
                     logits |= _by_window(batch, self._run(batch, self._path(batch, alpha)), len(alpha))
         outputs = self._logit_gradients(logits, len(alpha))
-        found = {}
+        found: dict[int, dict[int, torch.Tensor]] = {}
         for batch in [*kept, *(b for b in self._batches(len(alpha)) if b not in kept)]:  # the kept graphs first
             wanted = [t for t in range(len(self.targets))
                       if any(start.any() or end.any() for start, end in (outputs[w][t] for w in batch))]
-            path, start, end = kept.pop(batch, None) or self._forward(batch, alpha)
+            path, start, end = kept.pop(batch) if batch in kept else self._forward(batch, alpha)
             for i, t in enumerate(wanted):
                 grad_outputs = tuple(torch.cat([outputs[w][t][side] for w in batch]) for side in (0, 1))
                 (gradient,) = torch.autograd.grad((start, end), path, grad_outputs=grad_outputs,
@@ -157,11 +161,13 @@ class PassagePath:
                 for w, rows in zip(batch, gradient.split(len(alpha))):
                     found.setdefault(w, {})[t] = torch.einsum("ks,ktd->std", weight, rows)[:, None]
             del path, start, end
-            for w in batch if self.on_window else ():
-                self.on_window(w)
+            if self.on_window:
+                for w in batch:
+                    self.on_window(w)
         return found
 
-    def _forward(self, batch: tuple[int, ...], alpha: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def _forward(self, batch: tuple[int, ...], alpha: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(path points with their graph, start logits, end logits) of a batch."""
         path = self._path(batch, alpha).requires_grad_(True)
         with torch.enable_grad():
             return (path, *self._run(batch, path))
@@ -245,17 +251,20 @@ class PassageScope:
         """The targets with their tokens at `position(window, token)`: the span in the explained window, "no
         answer" in the null window, a contrast's foil in its own window."""
         def place(target: Target) -> Target:
-            foil_tokens = ({"foil_start_token": position(foil.window, foil.start_token),
-                            "foil_end_token": position(foil.window, foil.end_token)} if target.name == "contrast"
-                           else {})
+            foil_tokens: dict[str, int] = {}
+            if target.name == "contrast":
+                assert foil is not None  # a contrast is made only with its foil
+                foil_tokens = {"foil_start_token": position(foil.window, foil.start_token),
+                               "foil_end_token": position(foil.window, foil.end_token)}
             return Target(target.name, position(self.explained_window, target.start_token),
                           position(self.explained_window, target.end_token),
                           null_token=position(self.null_window, NULL_TOKEN), **foil_tokens)
         return [place(target) for target in window_targets]
 
     def path(self, layer: int, settings: IGSettings) -> PassagePath:
-        report = ((lambda w: self.on_progress(WindowProgress(layer, self.labels[layer], w + 1, len(self.stacks))))
-                  if self.on_progress else None)
+        on_progress = self.on_progress
+        report = ((lambda w: on_progress(WindowProgress(layer, self.labels[layer], w + 1, len(self.stacks))))
+                  if on_progress else None)
         return PassagePath(self.stacks, self.baselines, layer, self.targets, self.read, settings.memory_budget_mb,
                            report)
 

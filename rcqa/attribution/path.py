@@ -15,6 +15,8 @@ refined (by Kronrod's extension of its rule, then by halving) until the relative
 """
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Protocol
 
 import numpy as np
@@ -25,7 +27,9 @@ from rcqa.attribution.settings import IGSettings
 
 
 class Path(Protocol):
-    difference: torch.Tensor  # x − x'
+    @property
+    def difference(self) -> torch.Tensor:
+        """x − x'"""
 
     def ends(self) -> torch.Tensor:
         """(targets × 2) on the CPU: F at α = 0 and α = 1."""
@@ -41,7 +45,7 @@ class Integral:
     """The path's gradient sums per target (targets × x's shape), F at both ends, and the gradients spent."""
 
     def __init__(self, panels: list[_Panel]):
-        self.gradients = sum(p.gradients for p in panels)
+        self.gradients = functools.reduce(operator.add, (p.gradients for p in panels))
         self.steps = sum(p.points for p in panels)
         self.f_input, self.f_baseline = panels[-1].f_end, panels[0].f_start
 
@@ -81,6 +85,7 @@ def _adaptive_panels(path: Path, settings: IGSettings) -> list[_Panel]:
     own, F at its ends costing a forward pass only, so the panel with the largest gap is refined, and only it,
     until the relative error is under the tolerance or max_steps gradients have been spent. A Gauss
     panel is refined by Kronrod's extension, which keeps its gradients; an extended one is halved."""
+    assert settings.tolerance is not None  # integrate_path refines only toward a tolerance
     points = max(1, settings.steps // 2)
     edges = np.linspace(0.0, 1.0, max(1, settings.steps // points) + 1)
     ends = path.ends()
@@ -127,6 +132,7 @@ def _gauss_panels(path: Path, edges: np.ndarray, values: torch.Tensor, points: i
 def _kronrod_panel(path: Path, panel: _Panel) -> _Panel:
     """The panel integrated by Kronrod's extension of its Gauss rule: only the points + 1 added nodes are new."""
     added, _, added_weights = gauss_kronrod(panel.points)
+    assert panel.kronrod_share is not None  # _adaptive_panels extends only a panel not yet extended
     width = panel.end - panel.start
     sums = path.gradients(panel.start + width * added, (width * added_weights)[:, None])
     return _Panel(panel.start, panel.end, 2 * panel.points + 1, panel.kronrod_share + sums[:, 0], panel.f_start,

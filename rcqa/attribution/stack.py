@@ -134,6 +134,7 @@ class LayerStack:
             hidden = first(call.module(hidden, *call.args, **call.kwargs))
         for module in self.adapter.final:
             hidden = first(module(hidden))
+        assert self.adapter.head is not None  # the fast path is taken only with a linear QA head (rcqa.adapter)
         start, end = self.adapter.head(hidden).split(1, dim=-1)
         return start.squeeze(-1), end.squeeze(-1)
 

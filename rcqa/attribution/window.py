@@ -83,6 +83,8 @@ def span_tokens(span: SpanSpec, example: Example, answer: Answer, windows: Windo
         if span.rank >= max(1, len(answer.nbest)):
             raise InputError(f"there are only {len(answer.nbest)} candidate spans; {span} does not exist")
         chosen = answer.nbest[span.rank] if span.rank else answer.best
+        if chosen is None:
+            raise InputError("the model found no candidate span in this passage, so there is none to explain")
         return chosen.window, chosen.start_token, chosen.end_token
     if not example.answers or example.answers[0].start_char < 0:
         raise InputError("this example has no gold answer with a position in the passage")

@@ -68,12 +68,15 @@ def captum_loop(qa_model: QAModel, example: Example, steps: int) -> CaptumRun:
 
     answer, windows = answer_with_windows(qa_model, example.passage, example.question)
     best = answer.best
+    assert best is not None  # a passage of whole words always decodes to some span
     inputs = {k: v.to(qa_model.device) for k, v in window_inputs(windows, best.window).items()}
     ids = inputs["input_ids"]
     special = torch.isin(ids, torch.tensor(qa_model.tokenizer.all_special_ids, device=ids.device))
     baseline_ids = torch.where(special, ids, qa_model.tokenizer.pad_token_id)
     others = {k: v for k, v in inputs.items() if k != "input_ids"}
-    modules = [qa_model.model.base_model.embeddings, *find_blocks(qa_model.model)]
+    base_model = qa_model.model.base_model
+    assert isinstance(base_model, torch.nn.Module)  # transformers' BERT-like model below the QA head
+    modules = [base_model.embeddings, *find_blocks(qa_model.model)]
 
     def forward(input_ids, position, token):
         batch = {k: v.expand(input_ids.shape[0], -1) for k, v in others.items()}
@@ -84,7 +87,7 @@ def captum_loop(qa_model: QAModel, example: Example, steps: int) -> CaptumRun:
     with torch.no_grad():  # F(input) − F(baseline), the same at every layer: outside the timed loop
         totals = {position: float(forward(ids, position, token) - forward(baseline_ids, position, token))
                   for position, token in positions.items()}
-    attributions = {"start": [], "end": []}
+    attributions: dict[str, list[torch.Tensor]] = {"start": [], "end": []}
     errors = []
     started = time.perf_counter()
     for module in modules:
@@ -122,6 +125,7 @@ def run(qa_model: QAModel, tokens: int = 256, steps: int = 16, repeats: int = 1,
     example = example_of_length(qa_model, tokens)
     explain(qa_model, example, IGSettings(steps=2, tolerance=None))  # warm-up: first-call allocations
     (default,) = fastest(repeats, lambda: explain(qa_model, example))
+    assert isinstance(default, Attribution)
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     (fixed,) = fastest(repeats, lambda: explain(qa_model, example, IGSettings(steps=FIXED_STEPS, tolerance=None)))
     cache_hit_seconds = _cache_hit_seconds(qa_model, example, default)
@@ -129,10 +133,12 @@ def run(qa_model: QAModel, tokens: int = 256, steps: int = 16, repeats: int = 1,
     same = IGSettings(targets=("start_logit", "end_logit"), steps=steps, tolerance=None)
     engine_same, captum_same = fastest(repeats, lambda: explain(qa_model, example, same),
                                        lambda: captum_loop(qa_model, example, steps))
+    assert isinstance(engine_same, Attribution) and isinstance(captum_same, CaptumRun)
     accurate = replace(same, steps=IGSettings().steps, tolerance=0.01)
     engine_accurate, captum_tutorial = fastest(
         repeats, lambda: explain(qa_model, example, accurate),
         lambda: captum_loop(qa_model, example, CAPTUM_TUTORIAL_STEPS))
+    assert isinstance(engine_accurate, Attribution) and isinstance(captum_tutorial, CaptumRun)
     # token scores converged far past either side: one Gauss-Legendre rule of REFERENCE_STEPS points
     reference = explain(qa_model, example, replace(same, steps=REFERENCE_STEPS, max_steps=REFERENCE_STEPS))
 
@@ -207,7 +213,7 @@ def reduced_precision(qa_model: QAModel, example: Example, precision: str, exact
 def fastest(repeats: int, *runs: Callable[[], Attribution | CaptumRun]) -> list[Attribution | CaptumRun]:
     """Each run's fastest result of `repeats`, the runs taking turns, so that drift in the speed of shared
     cores (±15 % over minutes here) hits every side alike."""
-    results = [[] for _ in runs]
+    results: list[list[Attribution | CaptumRun]] = [[] for _ in runs]
     for _ in range(repeats):
         for job, kept in zip(runs, results):
             kept.append(job())

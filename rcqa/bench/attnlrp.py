@@ -13,6 +13,7 @@ from rcqa.attribution.settings import resolve
 from rcqa.attribution.targets import Target
 from rcqa.bench.against_captum import example_of_length, fastest
 from rcqa.model import QAModel
+from rcqa.types import Attribution
 
 ATTNLRP = resolve(method="attnlrp")  # its default target (span_logits)
 CHECKED_TARGETS = ("span_log_prob", "span_logits")  # conservation and absorption are reported for both
@@ -27,6 +28,7 @@ def run(qa_model: QAModel, tokens: int = 256, repeats: int = 1) -> dict:
     explain(qa_model, example, ATTNLRP)  # warm-up: first-call allocations
     integrated, relevance = fastest(repeats, lambda: explain(qa_model, example),
                                     lambda: explain(qa_model, example, ATTNLRP))
+    assert isinstance(integrated, Attribution) and isinstance(relevance, Attribution)
     explained = explained_targets(qa_model, example, ATTNLRP)
     inputs = {name: values.to(qa_model.device) for name, values in explained.window.inputs.items()}
     passes = []

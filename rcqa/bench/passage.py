@@ -48,7 +48,7 @@ def passage_run(model: str, device: str | None = None, random_config: dict | Non
     in the others): seconds, CPU seconds, path points and peak memory of each, each run in a fresh process (so that
     one side's memory is not the other's), the sides taking turns; each side's fastest of `repeats` runs."""
     context = multiprocessing.get_context("spawn")
-    runs = {side: [] for side in PASSAGE_SIDES}
+    runs: dict[str, list[dict]] = {side: [] for side in PASSAGE_SIDES}
     for _ in range(repeats):  # turns, so that drift in shared cores' speed hits both alike
         for side in PASSAGE_SIDES:
             with context.Pool(1) as pool:
@@ -73,9 +73,9 @@ def passage_side(model: str, device: str | None, random_config: dict | None, win
     from rcqa.model import load_model, random_bert
 
     qa_model = load_model(model, device) if random_config is None else random_bert(device, **random_config)
-    settings = IGSettings.from_dict(settings)
+    chosen = IGSettings.from_dict(settings)
     example = example_of_windows(qa_model, windows)
-    explained = explained_window(qa_model, example, settings.span, settings.allow_null)
+    explained = explained_window(qa_model, example, chosen.span, chosen.allow_null)
     explain(qa_model, example, IGSettings(steps=2, tolerance=None))  # warm-up: first-call allocations
 
     blocks = qa_model.num_layers
@@ -86,15 +86,16 @@ def passage_side(model: str, device: str | None, random_config: dict | None, win
             inputs = window_inputs(explained.windows, window)
             first = explained.windows.segments[window].index("passage")
             span = (explained.start_token, explained.end_token) if window == explained.window else (first, first)
-            targets = [Target(name, *span) for name in settings.targets]
-            for r in iter_layers(WindowScope.of(qa_model, inputs, targets, settings.baseline), settings):
+            targets = [Target(name, *span) for name in chosen.targets]
+            for r in iter_layers(WindowScope.of(qa_model, inputs, targets, chosen.baseline), chosen):
                 steps += r.completeness[0].steps
                 block_passes += r.completeness[0].steps * (blocks - r.layer)
         return {"steps": steps, "block_passes": block_passes}
 
     def whole() -> dict:
-        result = explain(qa_model, example, replace(settings, windows="all"))
-        checks = [c for c in result.completeness if c.target == settings.targets[0]]
+        result = explain(qa_model, example, replace(chosen, windows="all"))
+        checks = [c for c in result.completeness if c.target == chosen.targets[0]]
+        assert result.windowing.windows_read is not None  # set by every whole-passage explanation
         return {"steps": sum(c.steps for c in checks),
                 "block_passes": len(result.windowing.windows_read) * sum(c.steps * (blocks - c.layer) for c in checks),
                 "completeness_error": max(c.relative_error for c in result.completeness)}

@@ -97,6 +97,7 @@ def _said(answer: Answer) -> str:
     if not answer.abstained:
         return f"answer {answer.text!r}"
     rejected = f", rejected best span {answer.best.text!r}" if answer.best else ""
+    assert answer.no_answer is not None  # an abstention is "no answer" chosen
     return f"no answer (p = {answer.no_answer.probability:.3f}{rejected})"
 
 

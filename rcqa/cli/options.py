@@ -11,6 +11,7 @@ from rcqa.types import AGGREGATIONS
 
 if TYPE_CHECKING:
     from rcqa.attribution.engine import LayerResult
+    from rcqa.attribution.passage import WindowProgress
     from rcqa.attribution.settings import IGSettings
     from rcqa.model import QAModel
     from rcqa.types import Attribution, Example
@@ -77,7 +78,7 @@ def add_result_cache(command: argparse.ArgumentParser) -> None:
 
 
 def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, settings: IGSettings,
-              on_layer: Callable[[LayerResult], None] | None = None) -> tuple[Attribution, bool]:
+              on_layer: Callable[[LayerResult | WindowProgress], None] | None = None) -> tuple[Attribution, bool]:
     """The attribution of `example` and whether it came from the result cache (never, with --no-cache)."""
     from rcqa.attribution.cache import ResultCache, cached_explain
     from rcqa.attribution.explanation import explain

@@ -24,8 +24,9 @@ def thirds(values: list) -> tuple[float, float]:
     """Means of the defined values in the first and last third of the layers (NaN where none is defined)."""
     array = np.array([np.nan if v is None else v for v in values], dtype=float)
     parts = np.array_split(array, 3)
-    return tuple(float(np.nanmean(p)) if p.size and (~np.isnan(p)).any() else float("nan")
-                 for p in (parts[0], parts[-1]))
+    first, last = (float(np.nanmean(p)) if p.size and (~np.isnan(p)).any() else float("nan")
+                   for p in (parts[0], parts[-1]))
+    return first, last
 
 
 def _trend(claim: str, values: list, rises: bool, unit: str = "%") -> Verdict:

@@ -111,7 +111,9 @@ def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: str, k: i
     shares, others = category_shares(result, distribution, k), other_number_share(result, distribution, k)
     foil, shared = shares.get("foil"), shares.get("shared")
     # both None for the foil "no answer", which has no words; shared only for a foil overlapping the span
-    return json.dumps({"foil": result.targets[0].foil.to_dict(result.targets[0].window),
+    chosen = result.targets[0]
+    assert chosen.foil is not None  # asked only of a run with a contrast, whose first target is it
+    return json.dumps({"foil": chosen.foil.to_dict(chosen.window),
                        "category_foil": None if foil is None else json_list(foil, 2),
                        **({} if shared is None else {"category_shared": json_list(shared, 2)}),
                        "category_other_numbers": None if others is None else json_list(others, 2),

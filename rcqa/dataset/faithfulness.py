@@ -9,6 +9,7 @@ that reach k.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -51,7 +52,7 @@ def summarize_faithfulness(rows: pa.Table, seed: int = 0) -> dict | None:
     if not records:
         return None
     length = max(len(r["k"]) for r in records)
-    methods = {}
+    methods: dict[str, dict[str, Any]] = {}
     for name in records[0]["methods"]:
         found = [r["methods"][name] for r in records]
         beats = [f["aopc"] > r["methods"][RANDOM]["aopc"] for f, r in zip(found, records)]

@@ -57,7 +57,8 @@ def comparison(summary: dict) -> pd.DataFrame:
     """Our numbers beside each published one at the same relative depth (the nearest of our layers)."""
     layers = len(summary["layers"])
 
-    def at_depth(values: list, wanted: float):
+    def at_depth(values: list, wanted: float | None):
+        assert wanted is not None  # ROLE_SHARES and QUANTIFIER_RATIO are measured per layer, each at a depth
         if not values:
             return None
         return values[min(range(layers), key=lambda i: abs(depth(i, layers) - wanted))]

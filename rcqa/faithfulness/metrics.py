@@ -40,7 +40,8 @@ def aopc_bounds(original: float, probabilities: SetProbabilities, features: Sequ
     prefix; otherwise the lower bound may be too high and the upper too low (a bound found is always reached by
     some ordering). `probabilities` answers a batch of deleted sets (asked once per distinct set)."""
     k = min(k, len(features))
-    lowest, highest = [((), 0.0)], [((), 0.0)]
+    lowest: list[tuple[tuple[int, ...], float]] = [((), 0.0)]
+    highest: list[tuple[tuple[int, ...], float]] = [((), 0.0)]
     for _ in range(k):
         grown = {direction: [(prefix + (f,), total) for prefix, total in beams for f in features if f not in prefix]
                  for direction, beams in (("low", lowest), ("high", highest))}

@@ -44,12 +44,13 @@ class PairedDifference:
 
     @property
     def told_apart(self) -> bool:
-        return self.low is not None and (self.low > 0 or self.high < 0)
+        return self.low is not None and self.high is not None and (self.low > 0 or self.high < 0)
 
     def better(self) -> str | None:
         """The entry that is more faithful by this measure, where the interval tells them apart."""
         if not self.told_apart:
             return None
+        assert self.low is not None  # told apart: the interval is there
         a_higher = self.low > 0
         return self.a if a_higher == MEASURES[self.measure] else self.b
 
@@ -114,7 +115,7 @@ def verdict(paired: Mapping[str, list[dict]], means: Mapping[str, float], label:
 
 
 def _against_random(between: Mapping[frozenset, dict], compared: list[str], label: Callable[[str], str]) -> str:
-    groups = {"ahead": [], "level": [], "behind": []}
+    groups: dict[str, list[str]] = {"ahead": [], "level": [], "behind": []}
     for name in compared:
         pair = between[frozenset((name, RANDOM))]
         groups["level" if not pair["told_apart"] else "ahead" if pair["better"] == name else "behind"].append(name)

@@ -136,14 +136,15 @@ def model_parts(qa_model: QAModel) -> list[Part]:
 def randomise(model: torch.nn.Module, part: Part, seed: int) -> None:
     """Re-initialise the part's modules in place with the model's own initialiser, seeded; the global random state
     is restored afterwards (forked), so other draws are not moved."""
-    if not callable(getattr(model, "_init_weights", None)):
+    init_weights = getattr(model, "_init_weights", None)
+    if not callable(init_weights):
         raise ValueError(f"{type(model).__name__} has no _init_weights, so its weights cannot be re-initialised")
     device = next(model.parameters()).device
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []), torch.no_grad():
         torch.manual_seed(seed)
         for name in part.modules:
             for module in model.get_submodule(name).modules():
-                model._init_weights(module)
+                init_weights(module)
 
 
 def sanity_checks(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED,
@@ -158,7 +159,7 @@ def sanity_checks(qa_model: QAModel, example: Example, methods: Sequence[str] = 
     words = case.passage_words()
     original = _word_scores(case, names, settings, seed, words)
     parts = model_parts(qa_model)
-    found = {series: [] for series in SERIES}
+    found: dict[str, list[dict[str, np.ndarray]]] = {series: [] for series in SERIES}
     total = 1 + len(SERIES) * len(parts)
     cascade = _private(qa_model)
     for index, part in enumerate(parts):

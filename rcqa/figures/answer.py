@@ -22,7 +22,7 @@ def answer_passage(example: Example, answer: Answer, foil: Foil | None = None) -
     if answer.best:
         marks.append((answer.best.start_char, answer.best.end_char, "predicted"))
     marks += [(g.start_char, g.start_char + len(g.text), "gold") for g in example.answers if g.start_char >= 0]
-    if foil is not None and foil.start_char is not None:
+    if foil is not None and foil.start_char is not None and foil.end_char is not None:
         marks.append((foil.start_char, foil.end_char, "foil"))
     boundaries = sorted({0, len(example.passage), *(p for s, e, _ in marks for p in (s, e))})
     pieces = []
@@ -88,6 +88,7 @@ def _abstention(example: Example, answer: Answer, target: str | None) -> str:
     """What a model that abstained says: no answer, how sure, the best span it rejected, and, unless the target in
     force explains the abstention already, which targets do."""
     null, best = answer.no_answer, answer.best
+    assert null is not None  # drawn only for an answer that abstained
     parts = ['<div style="font-size: 1.25em; font-weight: 600;">No answer: the model abstains</div>',
              f"<p>probability of “no answer” {percent(null.probability)}. {escape_text(null_decision(answer))}</p>"]
     if best:

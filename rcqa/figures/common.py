@@ -38,6 +38,12 @@ class Chart:
     figure: go.Figure | None = None
     html: str | None = None
 
+    @property
+    def plotly(self) -> go.Figure:
+        """The Plotly figure of a chart drawn as one (a chart of escaped HTML has none)."""
+        assert self.figure is not None, f"the {self.name} chart is HTML, not a figure"
+        return self.figure
+
     def csv(self) -> bytes:
         return self.data.to_csv(index=False).encode()
 
@@ -88,6 +94,7 @@ def null_decision(answer: Answer) -> str:
     """What decides between an answer and "no answer", with this answer's numbers: the null score against the best
     span's, their difference against the threshold (the one rule the decoder applies)."""
     null = answer.no_answer
+    assert null is not None  # asked only of an answer decoded with "no answer" allowed
     if null.best_span_score is None:
         return "No span was valid, so the model abstains whatever the scores."
     odds = answer.null_odds

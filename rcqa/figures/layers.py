@@ -21,7 +21,7 @@ from rcqa.figures.common import (
     word_ticks,
 )
 from rcqa.figures.words import word_table
-from rcqa.types import Attribution
+from rcqa.types import Attribution, Completeness
 
 _SMALLEST_ERROR_PCT = 1e-6  # floor of the log-scale completeness chart (an exact 0 has no logarithm)
 
@@ -101,6 +101,16 @@ ABSORBING_RULES = {"softmax": "softmax rule", "layer_norm": "LayerNorm biases", 
                    "attention_bias": "masks and position biases"}
 
 
+def _ledger_row(check: Completeness, label: str, entering: float) -> dict:
+    """One layer's row of the ledger, as % of the relevance entering at the target."""
+    absorbed, unaccounted = check.absorbed, check.unaccounted
+    assert absorbed is not None and unaccounted is not None  # conservation_ledger keeps the checks with a ledger
+    return {"layer": check.layer, "layer_label": label, "relevance_pct": 100 * check.attribution_sum / entering,
+            "conservation_error_pct": 100 * check.relative_error,
+            **{f"{kind}_pct": 100 * absorbed.get(kind, 0.0) / entering for kind in ABSORBING_RULES},
+            "unaccounted_pct": 100 * unaccounted / entering}
+
+
 def conservation_ledger(result: Attribution, target: int = 0,
                         threshold: float = CONSERVATION_THRESHOLD) -> Chart | None:
     """AttnLRP's ledger of one target, per layer, as shares of the relevance entering at the target (signed): Σ
@@ -112,11 +122,8 @@ def conservation_ledger(result: Attribution, target: int = 0,
     if not checks:
         return None
     entering, f = checks[0].entering, checks[0].f_input
-    data = pd.DataFrame([{"layer": c.layer, "layer_label": result.layers[c.layer],
-                          "relevance_pct": 100 * c.attribution_sum / entering,
-                          "conservation_error_pct": 100 * c.relative_error,
-                          **{f"{kind}_pct": 100 * c.absorbed.get(kind, 0.0) / entering for kind in ABSORBING_RULES},
-                          "unaccounted_pct": 100 * c.unaccounted / entering} for c in checks])
+    assert entering is not None  # AttnLRP's checks keep the entering relevance with the ledger
+    data = pd.DataFrame([_ledger_row(c, result.layers[c.layer], entering) for c in checks])
     judged = {"conservation_error_pct", "unaccounted_pct"}
     columns = ["relevance_pct", "conservation_error_pct", *(f"{kind}_pct" for kind in ABSORBING_RULES),
                "unaccounted_pct"]

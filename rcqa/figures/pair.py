@@ -129,4 +129,4 @@ def pair_html(pair: SideBySide) -> str:
     """Jupyter's view: what each side explains, both heatmaps with their difference, and the JSD per layer."""
     names = "".join(f"<li><strong>{side}</strong>: {escape_text(label)}</li>" for side, label in zip("AB", pair.labels))
     return (f"<div><p>{escape_text(pair.a.example.question)}</p><ul>{names}</ul>"
-            f"{pair_heatmaps(pair).figure._repr_html_()}{pair_jsd(pair).figure._repr_html_()}</div>")
+            f"{pair_heatmaps(pair).plotly._repr_html_()}{pair_jsd(pair).plotly._repr_html_()}</div>")

@@ -62,7 +62,9 @@ def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int 
 
 
 def _foil_text(result: Attribution, target: int) -> str:
-    text = result.targets[target].foil.text
+    foil = result.targets[target].foil
+    assert foil is not None  # asked only for a contrast's target
+    text = foil.text
     return f"“{escape_label(text if len(text) <= 40 else text[:39] + '…')}”"
 
 

@@ -40,7 +40,7 @@ def view_chart(result: Attribution, view: str, k: int = 5, aggregation: str = "l
 
 def notebook_html(result: Attribution, k: int = 5) -> str:
     """The answer, the heatmap (as Plotly shows it in a notebook) and the last layer's top-k passage words."""
-    figure = heatmap(result).figure
+    figure = heatmap(result).plotly
     return (f"<div>{answer_summary(result.example, result.answer)}{figure._repr_html_()}"
             f"{topk_passage(result, len(result.layers) - 1, k).html}</div>")
 
@@ -88,8 +88,8 @@ def comparison_html(comparison: Comparison) -> str:
     """Jupyter's view of a comparison: the answer, each method's word scores, the passage shaded by each method, and
     the deletion curves."""
     return (f"<div>{answer_summary(comparison.example, comparison.answer)}"
-            f"{method_heatmap(comparison).figure._repr_html_()}{method_passages(comparison).html}"
-            f"{deletion_curves(comparison).figure._repr_html_()}</div>")
+            f"{method_heatmap(comparison).plotly._repr_html_()}{method_passages(comparison).html}"
+            f"{deletion_curves(comparison).plotly._repr_html_()}</div>")
 
 
 drawing.register(Comparison, _figure_of(comparison_chart), comparison_html)

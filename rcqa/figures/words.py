@@ -33,10 +33,12 @@ def _word_order(result: Attribution, include_question: bool) -> list[int]:
     return sorted(chosen, key=lambda i: (result.words[i].segment != "question", result.words[i].start_char))
 
 
-def _columns(result: Attribution, include_question: bool, include_special: bool) -> list[tuple[Word | str, tuple]]:
+def _columns(result: Attribution, include_question: bool,
+             include_special: bool) -> list[tuple[Word | str, tuple[int, ...]]]:
     """The heatmap's columns: (a word, or a special token's text such as [CLS], and its tokens). With the special
     tokens, the whole input in the order the model reads it: [CLS], the question, [SEP], the passage, [SEP]."""
-    columns = [(result.words[i], result.words[i].tokens) for i in _word_order(result, include_question)]
+    columns: list[tuple[Word | str, tuple[int, ...]]] = [(result.words[i], result.words[i].tokens)
+                                                         for i in _word_order(result, include_question)]
     if include_special:
         columns += [(token, (i,)) for i, (token, segment) in enumerate(zip(result.tokens, result.token_segments))
                     if segment == "special"]
@@ -58,15 +60,19 @@ def word_table(result: Attribution, aggregation: str = "l2", target: int = 0,
     rows = []
     for layer, label in enumerate(result.layers):
         for position, (word, _) in enumerate(columns):
-            special = isinstance(word, str)
-            rows.append({"layer": layer, "layer_label": label, "position": position,
-                         "word": word if special else word.text, "segment": "special" if special else word.segment,
-                         "start_char": None if special else word.start_char,
-                         "end_char": None if special else word.end_char,
+            cells, category = _column_cells(word, categories)
+            rows.append({"layer": layer, "layer_label": label, "position": position, **cells,
                          "share_pct": 100 * shares[layer, position], "rank": int(layer_ranks[layer, position]),
-                         "score": float(scores[layer, position]),
-                         "category": "special" if special else categories.get(word, "question")})
+                         "score": float(scores[layer, position]), "category": category})
     return pd.DataFrame(rows)
+
+
+def _column_cells(word: Word | str, categories: dict[Word, str]) -> tuple[dict, str]:
+    """A column's text and place (a special token has no place) and its category."""
+    if isinstance(word, str):
+        return {"word": word, "segment": "special", "start_char": None, "end_char": None}, "special"
+    return ({"word": word.text, "segment": word.segment, "start_char": word.start_char, "end_char": word.end_char},
+            categories.get(word, "question"))
 
 
 def word_categories_of(result: Attribution, target: int = 0) -> list[str]:

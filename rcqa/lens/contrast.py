@@ -25,7 +25,9 @@ def contrast_margins(qa_model: QAModel, result: Attribution, target: int = 0) ->
         raise ValueError(f"target {chosen.name!r} is no contrast: it has no foil")
     windows = encode(qa_model, result.example.question, result.example.passage)
     # the span's tokens in its own window: a whole passage's result numbers its tokens over the whole passage
-    _, start_token, end_token = char_span_to_tokens(windows, *result.explained_span(target), prefer=result.window)
+    place = char_span_to_tokens(windows, *result.explained_span(target), prefer=result.window)
+    assert place is not None  # the explained span was read from one of these windows
+    _, start_token, end_token = place
     read = {window: _head_logits(qa_model, window_inputs(windows, window)) for window in {result.window,
                                                                                            foil.window}}
     (start, end), (foil_start, foil_end) = read[result.window], read[foil.window]
@@ -40,6 +42,7 @@ def contrast_summary(qa_model: QAModel, result: Attribution, target: int = 0) ->
     completeness per layer, and the lens's margin per layer with its reading."""
     margins = contrast_margins(qa_model, result, target)
     chosen = result.targets[target]
+    assert chosen.foil is not None  # contrast_margins refused a target without a foil
     return {"foil": chosen.foil.to_dict(chosen.window), "boundary": boundary_contrast(result, target),
             "explained_window": result.window,
             "completeness": [c.relative_error for c in result.completeness if c.target == chosen.name],

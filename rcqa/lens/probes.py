@@ -157,9 +157,11 @@ def collect_states(qa_model: QAModel, examples: Iterable[Example],
         seen += len(passage)
     if not starts:
         raise ValueError("none of the questions has its gold answer inside a window the model reads")
+    joined = []
     for layer, kept in enumerate(layers):  # one layer at a time, so that the pieces and the whole never all coexist
-        layers[layer] = torch.cat(kept)
-    return TokenStates(layers, torch.cat(window_of), torch.tensor(starts), torch.tensor(ends))
+        joined.append(torch.cat(kept))
+        layers[layer] = []
+    return TokenStates(joined, torch.cat(window_of), torch.tensor(starts), torch.tensor(ends))
 
 
 def fit_probe(states: torch.Tensor, window: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor,

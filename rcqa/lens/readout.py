@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -115,7 +116,7 @@ def read_layers(qa_model: QAModel, example: Example, probes: Probes | None = Non
         "head": lambda stack, layer, states: stack.run_from(stack.num_layers, states)}  # above the top: the head
     if probes is not None:
         readers["probe"] = lambda stack, layer, states: probes.logits(layer, states)
-    logits = {name: [] for name in readers}  # per reader, per batch: layers × (start, end), batch × tokens
+    logits: dict[str, list[list[tuple[torch.Tensor, ...]]]] = {name: [] for name in readers}  # per reader, per batch: layers × (start, end), batch × tokens
     with torch.no_grad():
         for begin in range(0, len(windows), WINDOW_BATCH):  # the batches the answer's logits were computed in
             stack = LayerStack(qa_model.model, {k: v[begin:begin + WINDOW_BATCH].to(qa_model.device)
@@ -125,8 +126,7 @@ def read_layers(qa_model: QAModel, example: Example, probes: Probes | None = Non
                                      for layer, states in enumerate(stack.hidden)])
             top, labels = stack.num_layers, stack.labels
             del stack  # its states are 4 MB a window; only the logits are kept
-    readings = {name: [_reading(*(torch.cat(part) for part in zip(*(batch[layer] for batch in batches))),
-                                windows, example, answer) for layer in range(top + 1)]
+    readings = {name: [_reading(*_joined(batches, layer), windows, example, answer) for layer in range(top + 1)]
                 for name, batches in logits.items()}
     window = answer.best.window if answer.best else 0
     return AnswerLens(example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=answer,
@@ -134,6 +134,12 @@ def read_layers(qa_model: QAModel, example: Example, probes: Probes | None = Non
                           window_inputs(windows, window)["input_ids"][0].tolist()),
                       layers=labels, readings=readings,
                       probes=probes.report if probes is not None else None, note=note)
+
+
+def _joined(batches: list[list[tuple[torch.Tensor, ...]]], layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A layer's start and end logits of every batch, joined (windows × tokens)."""
+    start, end = (torch.cat(part) for part in zip(*(batch[layer] for batch in batches)))
+    return start, end
 
 
 def _reading(start: torch.Tensor, end: torch.Tensor, windows: Windows, example: Example,
@@ -169,7 +175,7 @@ def layer_scores(qa_model: QAModel, examples: list[Example], probes: Probes | No
             totals[reader] = totals.get(reader, 0) + found
         totals["model"] = totals.get("model", 0) + np.array(score(lens.answer.text, [a.text for a in example.answers]))
     count = max(len(answerable), 1)
-    result = {"questions": len(answerable)}
+    result: dict[str, Any] = {"questions": len(answerable)}
     for reader, total in totals.items():
         mean = np.round(100 * total / count, 2)
         result[reader] = {"exact_match": mean[..., 0].tolist(), "f1": mean[..., 1].tolist()}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from lemminflect import getAllInflections, getInflection, getLemma
 
@@ -35,7 +36,7 @@ UNFIT = frozenset({"middle", "androgynous"})
 
 
 @cache
-def antonym_table() -> dict[str, dict[str, list[str]]]:
+def antonym_table() -> dict[str, dict[str, list[list[Any]]]]:
     """{part of speech: {lemma: [[antonym, rank of the lemma's sense that holds it], ...]}}, from WordNet 3.0."""
     return json.loads(TABLE.read_text())
 

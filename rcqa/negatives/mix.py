@@ -37,7 +37,8 @@ def with_negatives(examples: list[Example], share: float = SQUAD2_SHARE, in_cont
     entities, nouns = _entities_by_article(articles), _nouns_by_article(articles)
     order = list(range(len(examples)))
     rng.shuffle(order)
-    negatives, counts = [], Counter()
+    negatives: list[Example] = []
+    counts: Counter[str] = Counter()
     for index in order:
         if len(negatives) == wanted:
             break
@@ -55,7 +56,9 @@ def with_negatives(examples: list[Example], share: float = SQUAD2_SHARE, in_cont
                 built = other_paragraph_negative(example, articles[example.title], rng)
             if built is not None:
                 negatives.append(built)
-                counts.update({family} | {negative_kind(built.id)})  # a perturbation counts its own kind too
+                kind = negative_kind(built.id)
+                assert kind is not None  # as_negative names every built negative's kind on its id
+                counts.update({family} | {kind})  # a perturbation counts its own kind too
                 break
     return [*examples, *negatives]
 

@@ -10,6 +10,7 @@ senses only ("pass" the lighthouse is not "fail" it, an antonym of its tenth sen
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 POS_FILES = {"adj": "a", "verb": "v", "adv": "r"}  # the parts of speech with antonyms worth asking about
 _SATELLITE = "s"  # an adjective satellite lives in data.adj beside the head adjectives ("a")
@@ -49,12 +50,12 @@ def antonym_table(data_lines: Iterable[str], index_lines: Iterable[str]) -> dict
         synsets[offset] = (words, antonyms)
     by_synset = {offset: [(words[source - 1], target, index) for source, target, index in antonyms]
                  for offset, (words, antonyms) in synsets.items() if antonyms}
-    table: dict[str, list[str]] = {}
+    table: dict[str, list[list[Any]]] = {}  # [antonym, sense rank] pairs, as the JSON file holds them
     for line in index_lines:
         if line.startswith(" "):
             continue
         lemma, offsets = _index_entry(line)
-        found = {}
+        found: dict[str, int] = {}
         for rank, offset in enumerate(offsets, start=1):
             for source, target, index in by_synset.get(offset, ()):
                 if source == lemma:

@@ -128,7 +128,9 @@ class Attribution(ResultHeader):
         words = len(self.passage_words())
         return f" · {self.settings.method}, {targets} · {len(self.layers)} layers × {words} passage words"
 
-    def show(self, view: str = "heatmap", k: int = 5, aggregation: str = "l2", target: int = 0):
+    # an Attribution names the options its views take, where ResultHeader.show passes on any
+    def show(self, view: str = "heatmap", k: int = 5, aggregation: str = "l2",  # type: ignore[override]
+             target: int = 0):
         """The Plotly figure of one view: "heatmap" (layers × words), "top-k" (each layer's k best words), "roles"
         (what those words are) or "jsd" (how differently the layers spread their attribution)."""
         return super().show(view, k=k, aggregation=aggregation, target=target)

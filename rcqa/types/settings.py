@@ -165,12 +165,16 @@ class IGSettings:
     @property
     def span_spec(self) -> SpanSpec:
         """The span, parsed (SpanSpec)."""
-        return self._specs[0]
+        return self._parsed()[0]
 
     @property
     def foil(self) -> FoilSpec | None:
         """The contrast's foil, parsed (FoilSpec); None without a contrast."""
-        return self._specs[1]
+        return self._parsed()[1]
+
+    def _parsed(self) -> tuple[SpanSpec, FoilSpec | None]:
+        # set by __post_init__ beside the fields, not as one: asdict, to_dict and the cache keys never see it
+        return self.__dict__["_specs"]
 
     @classmethod
     def paper(cls) -> IGSettings:
@@ -224,7 +228,7 @@ class Windowing:
 
     def to_dict(self) -> dict:
         """As results recorded it beside the IG settings: the whole passage's two fields only when set."""
-        data = {"max_len": self.max_len, "doc_stride": self.doc_stride}
+        data: dict[str, int | list[int]] = {"max_len": self.max_len, "doc_stride": self.doc_stride}
         if self.n_windows is not None:
             data["n_windows"] = self.n_windows
         if self.windows_read is not None:

@@ -37,14 +37,22 @@ class Foil:
 class TargetFunction(Protocol):
     """What the engine's target (rcqa.attribution.targets.Target) tells a result about itself."""
 
-    name: str
-    description: str
-    start_token: int
-    end_token: int
-    null_token: int
-    foil_start_token: int | None
-    foil_end_token: int | None
-    foil_score: float
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def start_token(self) -> int: ...
+    @property
+    def end_token(self) -> int: ...
+    @property
+    def null_token(self) -> int: ...
+    @property
+    def foil_start_token(self) -> int | None: ...
+    @property
+    def foil_end_token(self) -> int | None: ...
+    @property
+    def foil_score(self) -> float: ...
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rcqa.attribution.settings import FoilSpec
 from rcqa.types import NULL_TARGETS
 
 ENDS = {"joined": "joined (the target as chosen)", "apart": "apart (the start and the end logit, each alone, too)"}
 APART_TARGETS = ("start_logit", "end_logit")  # their sum is span_logits: IG's attributions add up the same way
 
 
-def refusal(target: str, contrast: str | None) -> str | None:
+def refusal(target: str, contrast: FoilSpec | None) -> str | None:
     """Why start and end apart is not offered for this target or contrast (one sentence), or None where it is."""
     if contrast is not None:
         return ("Start and end apart is not offered for a contrast: it weighs the span's start and end logits against "
@@ -26,7 +27,7 @@ def refusal(target: str, contrast: str | None) -> str | None:
     return None
 
 
-def explained_targets(target: str, ends: str, contrast: str | None) -> tuple[str, ...]:
+def explained_targets(target: str, ends: str, contrast: FoilSpec | None) -> tuple[str, ...]:
     """The targets a view explains: the target as chosen, then, apart (where offered), the start and end logits."""
     if ends == "apart" and refusal(target, contrast) is None:
         return tuple(dict.fromkeys((target, *APART_TARGETS)))

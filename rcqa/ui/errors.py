@@ -27,7 +27,7 @@ _AUTOLINK = re.compile(r"(?<=:)(?=//)|(?i:(?<=www))(?=\.)|(?=@)")
 WORD_JOINER = "\u2060"
 
 
-def plain(text: str) -> str:
+def plain(text: object) -> str:
     """Text that st.error / st.warning show as written: a value from a link or a file cannot become a link, an image
     or markup on our page, nor reorder it (bidirectional controls are dropped)."""
     escaped = _MARKDOWN.sub(lambda found: "\\" + found.group(), without_bidi_controls(str(text)))

@@ -13,6 +13,7 @@ from rcqa.data import DataError
 from rcqa.dataset.aggregate import run_examples
 from rcqa.dataset.store import run_folders
 from rcqa.gallery import GALLERY_BY_ID
+from rcqa.qa import MAX_PASSAGE_CHARS, MAX_QUESTION_CHARS  # noqa: F401 (the pages' boxes hold at most these)
 from rcqa.text import quoted
 from rcqa.types import Example
 from rcqa.ui.run_cache import from_run

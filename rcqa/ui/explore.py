@@ -3,11 +3,13 @@ sentences it writes (the page itself only lays them out)."""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from rcqa import figures
 from rcqa.analysis.roles import boundary_contrast
 from rcqa.attribution.window import same_span
 from rcqa.evaluate import score
+from rcqa.lens.contrast import margin_reading
 from rcqa.text import without_bidi_controls
 from rcqa.model import QAModel
 from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, IGSettings
@@ -15,6 +17,9 @@ from rcqa.ui.ends import ends_of
 from rcqa.ui.errors import plain
 from rcqa.ui.results import KNOCKOUT_DRAWS
 from rcqa.ui.view import NAMED_FOILS, SPANS, View, foil_label
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper's code settings",
                  "paper-text": "Use the paper's text settings"}
@@ -71,7 +76,11 @@ def foil_choices(current: View) -> list[str | None]:
 
 def typed_foil(current: View) -> str:
     """The text of the view's foil where it was typed (a text: foil), else nothing."""
-    return current.contrast.text if current.contrast is not None and current.contrast.kind == "text" else ""
+    foil = current.contrast
+    if foil is None or foil.kind != "text":
+        return ""
+    assert foil.text is not None  # FoilSpec.parse gives a text foil its text
+    return foil.text
 
 
 def why_not_choices(answer: Answer) -> dict[int, str]:
@@ -113,6 +122,16 @@ def contrast_readings(result: Attribution) -> list[str]:
                               "were decided. In the layer roles, the words of both spans are “shared”, apart from "
                               "“answer only” and “foil only”."))
     return readings
+
+
+def margin_sentence(result: Attribution, margins: np.ndarray) -> str:
+    """Where, on the lens, the answer first beats the contrast's foil, read from its margin per layer."""
+    return margin_reading(result.layers, margins)
+
+
+def word_choices(result: Attribution) -> list[str]:
+    """The Words tab's passage words as its box offers them (an uploaded passage's bidi controls dropped)."""
+    return [without_bidi_controls(choice) for choice in figures.word_choices(result)]
 
 
 def side_by_side_offers(current: View, example: Example, answer: Answer) -> dict[str, str]:

@@ -71,7 +71,9 @@ def _in_this_thread(task: worker.Task, qa_model: QAModel | None, running: Runnin
 
 def _session() -> tuple[str, Callable[[], bool]]:
     """This session's id, and whether it is still connected (a closed tab's waiting job is then dropped)."""
-    session = get_script_run_ctx().session_id
+    context = get_script_run_ctx()
+    assert context is not None  # called from a page, inside a script run (an AppTest's too)
+    session = context.session_id
     if not runtime.exists():  # run by a test harness, with no server around it
         return session, lambda: True
     server = runtime.get_instance()
@@ -137,7 +139,7 @@ def await_ticket(ticket: Ticket, slot: str, label: str, failed: str, finished: C
     logged, never shown), when it fails."""
     with st.status(label, expanded=True) as status:
         place, cancel = st.empty(), st.empty()
-        show_progress = lambda done: None  # noqa: E731
+        show_progress: Callable[[Any], object] = lambda done: None  # noqa: E731
         if progress is not None:
             first, fraction_and_text = progress
             bar = st.progress(0.0, text=first)
@@ -160,7 +162,7 @@ def await_ticket(ticket: Ticket, slot: str, label: str, failed: str, finished: C
 
 
 def _wait_for(ticket: Ticket, place, cancel, cancel_key: str, slot: str,
-              show_progress: Callable[[Any], None]) -> None:
+              show_progress: Callable[[Any], object]) -> None:
     """Until the ticket's job has finished: its place in the queue, then its progress, each redrawn when it changes,
     with a Cancel button (a running job nobody else waits for is then stopped: rcqa.ui.jobs)."""
     if ticket.state in ("waiting", "running"):
@@ -172,7 +174,8 @@ def _wait_for(ticket: Ticket, place, cancel, cancel_key: str, slot: str,
     cancel.empty()
 
 
-def _show_progress(ticket: Ticket, place, show_progress: Callable[[Any], None], shown: tuple | None) -> tuple:
+def _show_progress(ticket: Ticket, place, show_progress: Callable[[Any], object],
+                   shown: tuple | None) -> tuple | None:
     """Draw the request's place in the queue, or its progress, if it changed since `shown` (what was drawn last):
     every redraw is a message to the browser, and eight waiting pages redrawing twice a second cost the server
     and the browsers CPU that a new visitor's page needs."""

@@ -5,6 +5,7 @@ token maps, go through the job queue (rcqa.ui.queue), which runs them in its wor
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
@@ -66,7 +67,7 @@ def answer(qa_model: QAModel, current: Example) -> Answer | None:
                   current.question, label="Reading the passage…", estimate=Price(reading))
 
 
-def answer_ahead(qa_model: QAModel, examples: list[Example]) -> None:
+def answer_ahead(qa_model: QAModel, examples: Sequence[Example]) -> None:
     """Answer now those of the examples a page answers itself (the gallery's), so that a new visitor's first page
     finds its answer ready, even under load."""
     for example in examples:

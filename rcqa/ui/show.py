@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from rcqa.attribution.cost import Price
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.column_types import ColumnConfig
 from rcqa.figures import Chart, image_export_available
 from rcqa.figures.common import IMAGE_SECONDS
 from rcqa.text import without_bidi_controls
@@ -39,13 +42,13 @@ def table(frame: pd.DataFrame, column_config: dict | None = None, wrap: bool = F
     shown = shown_cells(frame)
     if wrap:
         return st.table(shown, hide_index=options.get("hide_index"))
-    configs = {name: column_shown(shown[name]) for name in shown.columns}
+    configs: dict[str, Any] = {name: column_shown(shown[name]) for name in shown.columns}
     for name, given in (column_config or {}).items():  # the page's settings win; the width and header stay
         configs[name] = {**configs.get(name, {}), **{key: value for key, value in given.items() if value is not None}}
     return st.dataframe(shown, column_config=configs, **options)
 
 
-def column_shown(values: pd.Series) -> dict:
+def column_shown(values: pd.Series) -> ColumnConfig:
     """A column's header in words (a snake_case name as words), its width enough for the header and its usual cells
     (the grid would cut both), and fractional numbers to 3 significant digits (the grid would show 17)."""
     header = str(values.name).replace("_", " ")
@@ -98,7 +101,7 @@ def html(fragment: str, where: Any = st) -> None:
     where.markdown(markdown_html(fragment), unsafe_allow_html=True)
 
 
-def tabs(labels: list[str], key: str) -> list:
+def tabs(labels: list[str], key: str) -> Sequence[Any]:
     """Tabs that stay on the one chosen across reruns. Streamlit's plain tabs open on their first when the element
     count above them changes between two runs (say the status box of an explanation just made is gone on the next
     click), as they are then a new element: a button inside a tab that ran a job would send the user back to the
@@ -119,7 +122,9 @@ def chart(chart: Chart) -> None:
     else:
         st.html(chart.html)
     images = _images(chart) if chart.figure is not None and image_export_available() else {}
-    downloads = [("CSV", chart.csv, "csv", "text/csv"), ("JSON", chart.json, "json", "application/json")]
+    # st.download_button takes the data, or a function that makes it on the click
+    downloads: list[tuple[str, bytes | Callable[[], bytes], str, str]] = [
+        ("CSV", chart.csv, "csv", "text/csv"), ("JSON", chart.json, "json", "application/json")]
     downloads += [(kind.upper(), image, kind, IMAGE_TYPES[kind]) for kind, image in images.items() if image]
     with st.container(horizontal=True, gap="small"):
         for label, data, extension, mime in downloads:
@@ -143,7 +148,7 @@ def _images(chart: Chart) -> dict[str, bytes | None]:
     asks: dict = st.session_state.get(_IMAGE_ASKS, {})
     if not any(name == chart.name for name, _ in asks):
         return dict.fromkeys(IMAGE_TYPES)
-    digest = hashlib.sha256(chart.figure.to_json().encode()).hexdigest()  # the figure's, so only for asked charts
+    digest = hashlib.sha256(chart.plotly.to_json().encode()).hexdigest()  # the figure's, so only for asked charts
     images = {}
     for kind in IMAGE_TYPES:
         ask = (chart.name, kind)

@@ -25,6 +25,7 @@ def show_apart(result: Attribution, aggregation: str) -> None:
     chart(apart)
     st.markdown(plain(whole_input.start_end_reading(apart.data)))
     errors = whole_input.start_end_completeness(result)
+    assert errors is not None  # the result holds both targets: start_end drew them
     check = result.completeness[0].kind  # IG's completeness, or AttnLRP's conservation (not complete by design)
     for column, (name, error) in zip(st.columns(len(errors)), errors.items()):
         column.metric(f"{TARGET_NAMES[name]}: {check} error (worst layer)", f"{error:.2%}",

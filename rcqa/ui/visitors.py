@@ -72,7 +72,9 @@ def session_limit() -> SessionLimit:
 
 def admitted() -> bool:
     """Whether this session may be served; if not, one sentence saying why is shown."""
-    session = get_script_run_ctx().session_id
+    context = get_script_run_ctx()
+    assert context is not None  # called from a page, inside a script run (an AppTest's too)
+    session = context.session_id
     address = client_address(st.context.ip_address, st.context.headers)
     is_open = runtime.get_instance().is_active_session if runtime.exists() else lambda _: True
     limit = session_limit()

@@ -103,7 +103,8 @@ class WorkerProcess:
         """The task's result, computed in the child; its error, raised here; progress handed to report, and its
         start and pauses to timing. Once `stop` is set the child is asked to stop the task, and killed if it has
         not within STOP_GRACE_SECONDS: Stopped."""
-        number, inbox = next(_NUMBERS), queue.SimpleQueue()
+        number = next(_NUMBERS)
+        inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._inboxes[number] = inbox
         try:
             self._send(("task", number, task))
@@ -166,8 +167,8 @@ class WorkerProcess:
                 self._computing.append(number)
             elif kind in ("result", "error") and number in self._computing:
                 self._computing.remove(number)
-            if (inbox := self._inboxes.get(number)) is not None:
-                inbox.put((kind, value))
+            if (waiting := self._inboxes.get(number)) is not None:
+                waiting.put((kind, value))
 
     def _send(self, message: tuple) -> None:
         try:

@@ -14,4 +14,4 @@ def test_no_module_imports_a_layer_above_it_or_back_in_a_circle():
     checked = subprocess.run([command, "--config", str(ROOT / "setup.cfg")], cwd=ROOT, capture_output=True,
                              text=True, timeout=300)
     assert checked.returncode == 0, checked.stdout[-4000:] + checked.stderr[-2000:]
-    assert "2 kept, 0 broken" in checked.stdout
+    assert "3 kept, 0 broken" in checked.stdout  # the layers, the pages through rcqa.ui, no cycles

@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import copy
 import itertools
+from typing import cast
 
 import torch
 from transformers.activations import ACT2CLS
 from transformers.modeling_utils import AttentionInterface
 from transformers.models.mpnet.modeling_mpnet import MPNetSelfAttention
 
+from rcqa.adapter import config_of
 from rcqa.attribution.lrp import rules
 from rcqa.attribution.stack import find_blocks
 
 FAMILIES = ("bert", "roberta", "xlm-roberta", "electra", "distilbert", "albert", "mpnet")
 ATTENTION = "rcqa_attnlrp"  # the name the copy's config dispatches attention by
-_ACTIVATIONS = tuple({v[0] if isinstance(v, tuple) else v for v in ACT2CLS.values()} | {torch.nn.GELU})
+# transformers' activation classes (ACT2CLS holds a class, or a class with its arguments): modules all
+_ACTIVATIONS = cast(tuple[type[torch.nn.Module], ...],
+                    tuple({v[0] if isinstance(v, tuple) else v for v in ACT2CLS.values()} | {torch.nn.GELU}))
 
 
 def check_family(model: torch.nn.Module) -> None:
@@ -99,9 +103,9 @@ def rule_copy(model: torch.nn.Module, ledger: rules.Ledger) -> torch.nn.Module:
     check_family(model)
     weights = {id(tensor): tensor for tensor in itertools.chain(model.parameters(), model.buffers())}
     private = copy.deepcopy(model, memo=weights).eval()
-    private.config._attn_implementation = ATTENTION
+    config_of(private)._attn_implementation = ATTENTION
     for module in list(private.modules()):
-        module.lrp_ledger = ledger
+        setattr(module, "lrp_ledger", ledger)  # an attribute of our own, which the rule modules read
         if isinstance(module, MPNetSelfAttention):
             module.__class__ = RuleMPNetSelfAttention
         for name, child in list(module._modules.items()):

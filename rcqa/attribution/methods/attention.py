@@ -9,6 +9,8 @@ from collections.abc import Iterable
 import numpy as np
 import torch
 
+from rcqa.adapter import config_of
+
 
 def attention_maps(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> np.ndarray:
     """layers × heads × tokens × tokens: each block's attention probabilities for one input (batch 1; rows: the
@@ -21,7 +23,7 @@ def attention_maps(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> n
     config and the hooks are private. Copying the modules without their tensors takes about 10 ms."""
     weights = {id(tensor): tensor for tensor in itertools.chain(model.parameters(), model.buffers())}
     private = copy.deepcopy(model, memo=weights)
-    private.config._attn_implementation = "eager"
+    config_of(private)._attn_implementation = "eager"
     with torch.no_grad():
         attentions = private(**inputs, output_attentions=True).attentions
     return torch.stack([layer[0] for layer in attentions]).double().cpu().numpy()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rcqa.attribution.targets import ENTERING, TARGETS
 from rcqa.catalog import shown_name
+from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.text import without_bidi_controls
 from rcqa.ui.view.state import NAMED_FOILS, SPANS
 
@@ -11,6 +12,7 @@ METHOD_NAMES = {"integrated_gradients": "Integrated Gradients (exact)", "attnlrp
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
+KNOCKOUT_NAMES = KNOCKOUT_BASELINES  # what replaces a knocked-out word's states, as the choice names it
 VERSUS_KINDS = {"gold": "the gold span", "model": "another model", "foil": "another foil"}
 
 
@@ -23,6 +25,7 @@ def target_label(name: str, method: str) -> str:
 def foil_label(foil: str | None) -> str:
     if foil in NAMED_FOILS:
         return NAMED_FOILS[foil]
+    assert foil is not None  # None is one of NAMED_FOILS
     if foil.startswith("nbest:"):
         return f"the n-best span #{int(foil.split(':')[1]) + 1}"
     return f"the text “{without_bidi_controls(foil.removeprefix('text:'))}”"  # a link's text, shown in a choice

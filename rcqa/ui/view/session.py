@@ -129,7 +129,9 @@ def why_not(rank: int, abstained: bool) -> None:
 def why_not_rank(current: View, abstained: bool) -> int | None:
     """The n-best rank "why not this span?" asks about in this view, if any (what the box shows)."""
     chosen = current.span if abstained else current.contrast
-    return chosen.rank if chosen is not None and chosen.kind == "nbest" and chosen.rank < N_BEST else None
+    if chosen is None or chosen.kind != "nbest" or chosen.rank is None:
+        return None
+    return chosen.rank if chosen.rank < N_BEST else None
 
 
 def fit_head(layers: int, heads: int) -> None:

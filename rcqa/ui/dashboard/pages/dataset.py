@@ -85,19 +85,20 @@ def main() -> None:
                 f"and start the app with `{runs.RUNS_ENV}=runs`.")
         return
     labels = {str(f): run_label(f) for f in folders}
-    chosen_run = st.selectbox("Run", list(labels), format_func=labels.get, key="rcqa.dataset.run")
+    chosen_run = st.selectbox("Run", list(labels), format_func=labels.__getitem__, key="rcqa.dataset.run")
+    assert chosen_run is not None  # a selectbox with options always holds one
     others = [f for f in labels if f != chosen_run]
     compared = st.selectbox("Compare with", [None, *others], format_func=lambda f: "nothing" if f is None
                             else labels[f], key="rcqa.dataset.compare",
                             help="another run (say the paper's code settings) asked the same questions")
     chosen = choose_filter(runs.abstains(Path(chosen_run)))
     shown = [Path(f) for f in (chosen_run, compared) if f is not None]
-    summaries = {runs.run(f).name: runs.summary(f, chosen) for f in shown}
-    subject = summaries[runs.run(shown[0]).name]
+    by_run = {runs.run(f).name: runs.summary(f, chosen) for f in shown}
+    subject = by_run[runs.run(shown[0]).name]
     if subject is None:
         st.warning("No example of this run matches the filter.")
         return
-    summaries = {name: s for name, s in summaries.items() if s is not None}
+    summaries = {name: s for name, s in by_run.items() if s is not None}
     show_facts(subject)
 
     st.subheader("Do the paper's conclusions hold?")

@@ -6,10 +6,6 @@ from rcqa.figures import whole_input
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS, FoilSpec, SpanSpec
 from rcqa.gallery import GALLERY
-from rcqa.lens.contrast import margin_reading
-from rcqa.lens.interventions import KNOCKOUT_BASELINES
-from rcqa.qa import MAX_PASSAGE_CHARS, MAX_QUESTION_CHARS
-from rcqa.text import without_bidi_controls
 from rcqa.types import AGGREGATIONS
 from rcqa.ui import PAGES, ends, examples, explore, heads, inputs, results, show, start_end, view
 
@@ -42,14 +38,14 @@ def choose_example() -> None:
             view.bind(st.selectbox, "example_id", "Question in the file", options=list(labels), format_func=labels.get,
                       then=examples.ask_example_question, placeholder="Choose a question")
     else:
-        view.bind(st.text_area, "passage", "Passage", height=180, max_chars=MAX_PASSAGE_CHARS,
+        view.bind(st.text_area, "passage", "Passage", height=180, max_chars=examples.MAX_PASSAGE_CHARS,
                   placeholder="Paste the passage that should hold the answer")
-        if len(chosen.passage) >= MAX_PASSAGE_CHARS:
-            st.caption(f"The passage box holds at most {MAX_PASSAGE_CHARS:,} characters: a longer paste is cut there.")
+        if len(chosen.passage) >= examples.MAX_PASSAGE_CHARS:
+            st.caption(f"The passage box holds at most {examples.MAX_PASSAGE_CHARS:,} characters: a longer paste is cut there.")
         if len(chosen.passage) > view.URL_PASSAGE_LIMIT:
             st.caption(f"This passage is longer than {view.URL_PASSAGE_LIMIT:,} characters, too long for a link: "
                        "the page's link carries only its fingerprint, and the passage is kept in this session only.")
-    view.bind(st.text_input, "question", "Question", max_chars=MAX_QUESTION_CHARS,
+    view.bind(st.text_input, "question", "Question", max_chars=examples.MAX_QUESTION_CHARS,
               help="Edit it to ask something else about the same passage (the gold answer then no longer applies).")
 
 
@@ -149,7 +145,7 @@ def choose_why_not(answer) -> None:
 
     shown = view.why_not_rank(chosen, answer.abstained)
     st.session_state[WHY_NOT] = shown if shown in spans else None  # what is in force, as a link restores it
-    st.selectbox("Why not this span?", list(spans), format_func=spans.get, key=WHY_NOT,
+    st.selectbox("Why not this span?", list(spans), format_func=spans.__getitem__, key=WHY_NOT,
                  on_change=show.callback(picked), placeholder="Choose a candidate span",
                  help=explore.HELP["why_not_null" if answer.abstained else "why_not"])
 
@@ -182,8 +178,8 @@ def show_lens(qa_model, result, key: str) -> None:
 
 
 def show_knockouts(qa_model, result, key: str) -> None:
-    view.bind(st.radio, "knockout", "Replace a knocked-out word's states by", options=list(KNOCKOUT_BASELINES),
-              format_func=KNOCKOUT_BASELINES.get, horizontal=True)
+    view.bind(st.radio, "knockout", "Replace a knocked-out word's states by", options=list(view.KNOCKOUT_NAMES),
+              format_func=view.KNOCKOUT_NAMES.get, horizontal=True)
     request = ("knockouts", key, chosen.top_k, chosen.knockout, chosen.aggregation)
     if not results.ask_button(request, "Knock out each layer's words", explore.knockouts_explained(chosen.top_k)):
         return
@@ -233,7 +229,7 @@ def show_result(result, qa_model, key: str) -> None:
         if quantifiers := figures.quantifiers(result, k, aggregation):
             show.chart(quantifiers)
     with word:
-        choices = [without_bidi_controls(choice) for choice in figures.word_choices(result)]
+        choices = explore.word_choices(result)
         word_index = st.selectbox("Passage word", range(len(choices)), index=figures.answer_word(result),
                                   format_func=choices.__getitem__, key=f"rcqa.word.{result.example.id}")
         show.chart(figures.word_across_layers(result, word_index, aggregation))
@@ -259,7 +255,7 @@ def show_contrast(qa_model, result, key: str) -> None:
     for reading in readings:
         st.markdown(reading)
     if (margins := results.contrast_margins(qa_model, result, key)) is not None:
-        st.markdown(show.plain(margin_reading(result.layers, margins)))
+        st.markdown(show.plain(explore.margin_sentence(result, margins)))
 
 
 def offer_side_by_side(current, answer) -> None:

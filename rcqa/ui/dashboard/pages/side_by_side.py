@@ -26,6 +26,7 @@ def choose_versus(qa_model, current) -> None:
              key="rcqa.versus_kind", on_change=show.callback(switched))
     if chosen.versus is None:
         view.update(versus=options[kind])
+    assert chosen.versus is not None  # the update above set it on this same view
     value = chosen.versus.partition(":")[2]
     if kind == "model":
         models = [name for name in catalog() if name != chosen.model] or [chosen.model]
@@ -78,7 +79,8 @@ def main() -> None:
     if (found := explained_pair(qa_model, current, settings)) is None:
         return
     try:
-        side_by_side = compare(*found, aggregation=chosen.aggregation, k=chosen.top_k)
+        first, second = found
+        side_by_side = compare(first, second, aggregation=chosen.aggregation, k=chosen.top_k)
     except ValueError as error:
         show.report(error)
         return

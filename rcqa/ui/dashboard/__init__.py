@@ -1,0 +1,2 @@
+"""The dashboard: app.py (Streamlit's main script) and its pages/, which st.navigation runs by path. A package so that
+lint-imports checks what they import (setup.cfg); Streamlit itself never imports them as modules."""
