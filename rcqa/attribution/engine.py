@@ -195,7 +195,7 @@ def path_gradients(stack: LayerStack, layer: int, x: torch.Tensor, x_base: torch
     return sums
 
 
-def chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb: int, targets: int) -> int:
+def chunk_size(stack: LayerStack, layer: int, x: torch.Tensor, memory_budget_mb: float, targets: int) -> int:
     """Path points per batch so that the activations kept for backward stay within the budget, and the batch, a
     backward for each of `targets`, is expected to take at most CHECKPOINT_SECONDS on this server (the cost
     model's seconds): sized by memory alone, a chunk of the default model's window with 3 targets took 30 s on 2

@@ -37,7 +37,7 @@ from rcqa.attribution.methods import COMPARED, METHODS, Case, make_method, norma
 from rcqa.attribution.methods.random_baseline import RandomBaseline
 from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import entry_label, entry_name
-from rcqa.attribution.cost import Price, worst_case
+from rcqa.attribution.cost import Price, point_memory_mb, worst_case
 from rcqa.faithfulness.cost import pass_seconds, scoring_passes
 from rcqa.faithfulness.metrics import rank_correlation
 from rcqa.model import QAModel
@@ -215,5 +215,5 @@ def sanity_seconds(qa_model: QAModel, settings: IGSettings, methods: Sequence[st
 
 def sanity_price(qa_model: QAModel, settings: IGSettings, methods: Sequence[str], tokens: int) -> Price:
     """sanity_seconds, and at worst (IG refined up to max_steps on every model), with the path point's memory."""
-    return Price(*(sanity_seconds(qa_model, chosen, methods, tokens) for chosen in (settings, worst_case(settings))),
-                 point_memory_mb(qa_model, tokens))
+    expected, worst = (sanity_seconds(qa_model, chosen, methods, tokens) for chosen in (settings, worst_case(settings)))
+    return Price(expected, worst, point_memory_mb(qa_model, tokens))

@@ -100,7 +100,7 @@ def agreement_reading(found: HeadScores) -> str:
         means[name] = rows.spearman.mean()
         parts.append(f"{SCORE_NAMES[name]} {rows.spearman.min():.2f} to {rows.spearman.max():.2f} "
                      f"(mean {means[name]:.2f})")
-    best = max(means, key=means.get)
+    best = max(means, key=means.__getitem__)
     by_layer = table.pivot(index="layer", columns="score", values="spearman")
     return (f"How each score ranks a layer's heads against the knock-outs (Spearman's ρ per layer): "
             f"{'; '.join(parts)}. {closest_reading(by_layer, best)}")
@@ -114,13 +114,14 @@ def closest_reading(by_layer: pd.DataFrame, best: str) -> str:
         return ""
     compared = [paired_difference(best, other, "spearman", by_layer[best].to_numpy(float),
                                   by_layer[other].to_numpy(float)) for other in others]
-    if all(difference.told_apart and difference.low > 0 for difference in compared):
+    ahead = [difference.low is not None and difference.low > 0 for difference in compared]  # interval above 0
+    if all(ahead):
         return f"The closest: {SCORE_NAMES[best]}, ahead of every other score by a paired interval over the layers."
     if compared[0].low is None:
         return (f"Highest mean: {SCORE_NAMES[best]}; not told apart from the others: {len(by_layer)} layers are too "
                 f"few for a paired interval (at least {MIN_QUESTIONS}); the dataset report compares them over "
                 "questions.")
-    tied = [SCORE_NAMES[d.b] for d in compared if not (d.told_apart and d.low > 0)]
+    tied = [SCORE_NAMES[d.b] for d, told in zip(compared, ahead) if not told]
     return f"Highest mean: {SCORE_NAMES[best]}; not told apart from {', '.join(tied)} (paired interval over the layers)."
 
 

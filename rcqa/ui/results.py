@@ -250,8 +250,9 @@ def comparison_price(qa_model: QAModel, current: Example, settings: IGSettings, 
     if (found := answer(qa_model, current)) is None:
         return None
     tokens = window_tokens(qa_model, current, found)
-    return Price(*(comparison_seconds(qa_model, chosen, COMPARED, protocol, tokens)
-                   for chosen in (settings, worst_case(settings))), point_memory_mb(qa_model, tokens))
+    expected, worst = (comparison_seconds(qa_model, chosen, COMPARED, protocol, tokens)
+                       for chosen in (settings, worst_case(settings)))
+    return Price(expected, worst, point_memory_mb(qa_model, tokens))
 
 
 def compute_comparison(qa_model: QAModel, current: Example, settings: IGSettings,

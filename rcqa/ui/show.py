@@ -171,7 +171,7 @@ def _image(chart: Chart, kind: str, digest: str) -> bytes | None:
         return kept[key]
     slot = f"rcqa.ticket.image.{chart.name}.{kind}"
     # drawn in a worker process (rcqa.ui.queue.heavy), which a Cancel ends: the drawing has no checkpoint
-    ticket = pending(slot, key) or submit(slot, key, heavy(None, worker.image, chart.figure.to_json(), kind),
+    ticket = pending(slot, key) or submit(slot, key, heavy(None, worker.image, chart.plotly.to_json(), kind),
                                           Price(IMAGE_SECONDS))
     if ticket is None:
         return None
