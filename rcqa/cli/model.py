@@ -21,6 +21,9 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--method", choices=("attnlrp",),
                          help="instead: AttnLRP against IG's defaults, every layer, in one run (with its conservation "
                               "and what its rules absorb)")
+    command.add_argument("--heads", action="store_true",
+                         help="instead: every attention head scored (AttnLRP per head, attention attribution, the "
+                              "knock-outs, the gradient) against an AttnLRP explanation of every layer, each timed")
     command.add_argument("--memory-budget-mb", type=int, default=1024,
                          help="with --windows: the batches' memory budget on a CPU (default 1024)")
     random = command.add_mutually_exclusive_group()
@@ -39,7 +42,7 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
 
 def _bench(args: argparse.Namespace) -> int:
     from rcqa.attribution.settings import IGSettings
-    from rcqa.bench import against_captum, attnlrp, passage
+    from rcqa.bench import against_captum, attnlrp, heads, passage
     from rcqa.bench.completeness import completeness_distribution
     from rcqa.model import load_model, random_bert
 
@@ -50,7 +53,10 @@ def _bench(args: argparse.Namespace) -> int:
         return 0
     qa_model = (load_model(args.model, args.device) if args.random_bert is None else
                 random_bert(args.device, **args.random_bert))
-    if args.method == "attnlrp":
+    if args.heads:
+        report = heads.run(qa_model, tokens=args.tokens, repeats=args.repeats)
+        text = heads.format_table(report)
+    elif args.method == "attnlrp":
         report = attnlrp.run(qa_model, tokens=args.tokens, repeats=args.repeats)
         text = attnlrp.format_table(report)
     elif args.completeness:

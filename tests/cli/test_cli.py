@@ -165,6 +165,19 @@ def test_bench_of_a_small_random_bert_on_the_cpu_reports_every_field_within_the_
     assert report["same_work"]["max_rel_diff"] <= 1e-4  # the engine and Captum did the same work
 
 
+def test_bench_heads_times_every_head_score_against_an_attnlrp_explanation(capsys, one_torch_thread):
+    status, out, _ = run(capsys, "bench", "--heads", "--device", "cpu", "--random-config",
+                         "layers=2,hidden=64,heads=2", "--tokens", "48", "--repeats", "2", "--json")
+    report = json.loads(out)
+    seconds = report["seconds"]
+    assert status == 0 and report["tokens"] <= 48 and report["repeats"] == 2
+    assert seconds.keys() == {"attnlrp_explanation", "attnlrp_per_head", "attention_attribution", "knockouts",
+                              "gradient"} and min(seconds.values()) > 0
+    ratio = seconds["attnlrp_per_head"] / seconds["attnlrp_explanation"]
+    assert report["attnlrp_per_head_over_explanation"] == pytest.approx(ratio)
+    assert report["met"] == (ratio < 1.5)
+
+
 @pytest.mark.parametrize("shape, why", [("layers=0", "layers must be a whole number from 1 to 48"),
                                         ("hidden=64,heads=3", "hidden (64) must be a multiple of heads (3)"),
                                         ("depth=2", "expected keys layers, hidden, heads"),

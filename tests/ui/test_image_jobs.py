@@ -20,6 +20,13 @@ def a_figure(title: str) -> go.Figure:
     return go.Figure(go.Bar(x=["a", "b", "c"], y=[3, 1, 2]), layout={"title": title})
 
 
+def a_slow_figure(title: str) -> go.Figure:
+    """50,000 markers: kaleido draws them for tens of seconds (21 s for 20,000 here), so a Cancel sent once its
+    Chromium is up lands while the drawing is under way; a three-bar chart was drawn before the Cancel arrived."""
+    points = [i / 50_000 for i in range(50_000)]
+    return go.Figure(go.Scatter(x=points, y=points[::-1], mode="markers"), layout={"title": title})
+
+
 @pytest.fixture
 def processes(monkeypatch):
     """One real worker process behind rcqa.ui.queue.heavy, and no image drawn in this process (one would fail)."""
@@ -38,8 +45,8 @@ def chromiums() -> set[psutil.Process]:
             if "chrom" in process.name().lower()}
 
 
-def image_work(title: str, kind: str):
-    return ui_queue.heavy(None, worker.image, a_figure(title).to_json(), kind)
+def image_work(title: str, kind: str, figure=a_figure):
+    return ui_queue.heavy(None, worker.image, figure(title).to_json(), kind)
 
 
 def test_an_image_is_drawn_in_a_worker_process(processes):
@@ -52,7 +59,7 @@ def test_an_image_is_drawn_in_a_worker_process(processes):
 
 def test_a_cancelled_image_stops_within_seconds_leaves_no_chromium_and_the_next_job_runs(processes):
     queue = JobQueue(workers=1)
-    drawing = queue.submit("image-png", "s1", image_work("Cancelled", "png"), estimate=5)
+    drawing = queue.submit("image-png", "s1", image_work("Cancelled", "png", a_slow_figure), estimate=5)
     deadline = time.monotonic() + 120  # a worker starting on loaded cores loads its model first
     while not (drawers := chromiums()):  # kaleido has started its Chromium: the drawing is under way
         assert time.monotonic() < deadline and not drawing.job.finished.is_set(), "no Chromium was started"
