@@ -2,13 +2,14 @@
 (a span's or foil's string form, as the widgets offer it)."""
 from __future__ import annotations
 
-from rcqa.attribution.targets import ENTERING, TARGETS
+from rcqa.attribution.layerwise import LAYERWISE_METHODS, layerwise_method
+from rcqa.attribution.targets import TARGETS
 from rcqa.catalog import shown_name
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.text import without_bidi_controls
 from rcqa.ui.view.state import NAMED_FOILS, SPANS
 
-METHOD_NAMES = {"integrated_gradients": "Integrated Gradients (exact)", "attnlrp": "AttnLRP (one pass)"}
+METHOD_NAMES = {name: method.label for name, method in LAYERWISE_METHODS.items()}  # the registry's, as offered
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
@@ -17,9 +18,9 @@ VERSUS_KINDS = {"gold": "the gold span", "model": "another model", "foil": "anot
 
 
 def target_label(name: str, method: str) -> str:
-    """A target as the Target F choice names it; under AttnLRP with what enters its rules, where that is not F."""
-    entering = f" (AttnLRP's rules receive {ENTERING[name]})" if method == "attnlrp" and name in ENTERING else ""
-    return f"{name}: {TARGETS[name]}{entering}"
+    """A target as the Target F choice names it, with what the method adds (AttnLRP: what enters its rules, where
+    that is not F)."""
+    return f"{name}: {TARGETS[name]}{layerwise_method(method).target_note(name)}"
 
 
 def foil_label(foil: str | None) -> str:

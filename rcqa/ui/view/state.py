@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from rcqa.attribution.layerwise import layerwise_method
 from rcqa.attribution.settings import PRESETS, FoilSpec, IGSettings, SpanSpec, resolve
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
@@ -32,6 +33,11 @@ def default_model() -> str:
 
 
 DEFAULT_SETTINGS = resolve("default")  # a new view's IG settings: the default preset's, typed in one place
+
+
+def method_windows(method: str) -> tuple[str, ...]:
+    """The windows a view may explain under this method (WINDOWS' names): the method's class says."""
+    return layerwise_method(method).windows
 
 
 def default_target(method: str) -> str:
@@ -69,7 +75,7 @@ class View:
     contrast: FoilSpec | None = DEFAULT_SETTINGS.foil  # explain why the span and not it (rcqa.attribution.contrast)
     windows: str = DEFAULT_SETTINGS.windows  # "all": the whole passage in one explanation (offered when it has several windows)
     versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)
-    method: str = DEFAULT_SETTINGS.method  # or "attnlrp" (one window: the whole passage is IG's)
+    method: str = DEFAULT_SETTINGS.method  # a layer-wise method's name (rcqa.attribution.layerwise)
     ends: str = "joined"  # "apart": the start and end logits too, in the same job (rcqa.ui.start_end)
     question_words: bool = False  # the heatmap's display toggles: the question's words, [CLS] and [SEP] beside the
     special_tokens: bool | None = None  # passage's (None: as the target has it, shows_special_tokens)
@@ -85,8 +91,8 @@ class View:
         holds, so they are not parsed again."""
         chosen = {"targets": explained_targets(self.target, self.ends, self.contrast),
                   **{name: getattr(self, name) for name in _SETTINGS}}
-        if self.method == "attnlrp":
-            chosen["windows"] = "answer"
+        if self.windows not in (offered := method_windows(self.method)):  # kept for a method that reads them all
+            chosen["windows"] = offered[0]
         return resolve("default", **chosen)
 
 

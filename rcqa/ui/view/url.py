@@ -9,11 +9,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rcqa.analysis.projection import METHODS
+from rcqa.analysis.projection import PROJECTIONS
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.quadrature import RULES
+from rcqa.attribution.layerwise import LAYERWISE_METHODS
 from rcqa.attribution.settings import BASELINES, WINDOWS, FoilSpec, SpanSpec
-from rcqa.attribution.settings import METHODS as EXPLAIN_METHODS  # projection METHODS (t-SNE, PCA) are imported too
 from rcqa.catalog import offered, shown_name
 from rcqa.figures.heads import HEAD_VIEWS
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
@@ -34,13 +34,13 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "rule": ("rule", RULES), "steps": ("steps", (int, 1, 128)), "tol": ("tolerance", TOLERANCES),
     "agg": ("aggregation", AGGREGATIONS), "k": ("top_k", (int, 1, MAX_TOP_K)), "layer": ("layer", (int, 0, 100)),
     "jsd": ("variant", tuple(VARIANTS)), "first": ("first_layer", (int, -1, 100)),
-    "second": ("second_layer", (int, -1, 100)), "map": ("projection", METHODS),
+    "second": ("second_layer", (int, -1, 100)), "map": ("projection", PROJECTIONS),
     "maplayer": ("projection_layer", (int, -1, 100)), "ko": ("knockout", tuple(KNOCKOUT_BASELINES)),
     "contrast": ("contrast", FoilSpec),
     "hscore": ("head_score", HEAD_VIEWS), "hlayer": ("head_layer", (int, 0, 100)), "head": ("head", (int, 0, 100)),
     "win": ("windows", tuple(WINDOWS)),
     "vs": ("versus", "versus"),
-    "method": ("method", tuple(EXPLAIN_METHODS)),
+    "method": ("method", tuple(LAYERWISE_METHODS)),
     "ends": ("ends", tuple(ENDS)),
 }
 
