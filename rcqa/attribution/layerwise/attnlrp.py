@@ -24,7 +24,6 @@ class AttnLRP(LayerwiseMethod):
     # what its rules propagate and what LXT and the paper explain: a log-probability hands its rules z − E_p[z],
     # not log p (docs/attnlrp.md), so IG's default target is not AttnLRP's
     default_targets = ("span_logits",)
-    path_settings = False
 
     def target_note(self, target: str) -> str:
         return f" (AttnLRP's rules receive {ENTERING[target]})" if target in ENTERING else ""

@@ -82,7 +82,6 @@ class LayerwiseMethod(ABC):
     caption: ClassVar[str]  # the line under Explore's title: the method the explanations below are made with
     windows: ClassVar[tuple[str, ...]] = tuple(WINDOWS)  # the windows it explains (IGSettings.windows)
     default_targets: ClassVar[tuple[str, ...] | None] = None  # explained where none is asked for (None: a preset's)
-    path_settings: ClassVar[bool] = True  # whether the baseline, rule and steps settings apply to it
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -52,7 +52,7 @@ class IntegratedGradients(LayerwiseMethod):
         return expected_points(self.path(settings))
 
     def worst_case(self, settings: IGSettings) -> IGSettings:
-        return worst_case(settings)
+        return worst_case(self.path(settings))
 
     def path(self, settings: IGSettings) -> IGSettings:
         """The settings the engine integrates the path with: the settings as chosen."""
