@@ -5,6 +5,8 @@ from rcqa.attribution.layerwise.base import (LAYERWISE_METHODS, ExplainedLayers,
                                              Tokens, layerwise_method, method_of)
 from rcqa.attribution.layerwise.integrated_gradients import IntegratedGradients
 from rcqa.attribution.layerwise.attnlrp import AttnLRP
+from rcqa.attribution.layerwise.gradient_x_activation import GradientTimesActivation
 
-__all__ = ["LAYERWISE_METHODS", "AttnLRP", "ExplainedLayers", "ExplainedTargets", "IntegratedGradients",
+__all__ = ["LAYERWISE_METHODS", "AttnLRP", "ExplainedLayers", "ExplainedTargets", "GradientTimesActivation",
+           "IntegratedGradients",
            "LayerwiseMethod", "Tokens", "layerwise_method", "method_of"]
