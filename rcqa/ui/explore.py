@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rcqa import figures
 from rcqa.analysis.roles import boundary_contrast
 from rcqa.attribution.layerwise import LAYERWISE_METHODS, layerwise_method
+from rcqa.attribution.settings import FoilSpec
 from rcqa.attribution.window import same_span
 from rcqa.evaluate import score
 from rcqa.lens.contrast import margin_reading
@@ -17,7 +18,7 @@ from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, IGSettings
 from rcqa.ui.ends import ends_of
 from rcqa.ui.errors import plain
 from rcqa.ui.results import KNOCKOUT_DRAWS
-from rcqa.ui.view import NAMED_FOILS, SPANS, View, foil_label
+from rcqa.ui.view import NAMED_FOILS, SPANS, VersusSpec, View, foil_label
 
 if TYPE_CHECKING:
     import numpy as np
@@ -129,13 +130,14 @@ def word_choices(result: Attribution) -> list[str]:
     return [without_bidi_controls(choice) for choice in figures.word_choices(result)]
 
 
-def side_by_side_offers(current: View, example: Example, answer: Answer) -> dict[str, str]:
+def side_by_side_offers(current: View, example: Example, answer: Answer) -> dict[VersusSpec, str]:
     """The side-by-side views offered against this explanation (versus → label): the gold span's where the model
     missed it, another foil's and another model's."""
-    offers = {"foil:runner-up": "…another foil", "model:default-squad2" if current.model != "default-squad2"
-              else "model:default": "…another model"}
+    other = "default-squad2" if current.model != "default-squad2" else "default"
+    offers = {VersusSpec("foil", foil=FoilSpec("runner-up")): "…another foil",
+              VersusSpec("model", model=other): "…another model"}
     if example.answers and score(answer.text, [gold.text for gold in example.answers])[0] == 0:
-        offers = {"gold": "…the gold span", **offers}
+        offers = {VersusSpec("gold"): "…the gold span", **offers}
     return offers
 
 

@@ -26,6 +26,7 @@ NAMED_FOILS = {None: "no contrast: explain the span alone", "runner-up": "the be
                "distractor-number": "the best-scoring other number (quantifier questions)"}
 TOLERANCES = (None, 0.001, 0.005, 0.01, 0.05)
 MAX_TOP_K = 20
+VERSUS_KINDS = {"gold": "the gold span", "model": "another model", "foil": "another foil"}  # side by side: B is
 
 
 def default_model() -> str:
@@ -43,6 +44,49 @@ def method_windows(method: str) -> tuple[str, ...]:
 def default_target(method: str) -> str:
     """The target a view explains under this method while none was picked (an answer's: rcqa.attribution.settings)."""
     return resolve("default", method=method).targets[0]
+
+
+@dataclass(frozen=True)
+class VersusSpec:
+    """What the side-by-side view sets against the current explanation, parsed once from its string form: the gold
+    span explained ("gold"), another model on the same question ("model:NAME") or the contrast with another foil
+    ("foil:FOIL"); to_string gives the form back."""
+
+    kind: str  # one of VERSUS_KINDS
+    model: str | None = None  # model's NAME: a folder or hub id (a link's is checked against the catalog: url.py)
+    foil: FoilSpec | None = None  # foil's FOIL
+
+    def __post_init__(self):
+        if self.kind not in VERSUS_KINDS or (self.model is None) != (self.kind != "model") or \
+                (self.foil is None) != (self.kind != "foil"):
+            raise ValueError("compare with gold, model:NAME (a model this server offers) or foil:FOIL")
+
+    @classmethod
+    def parse(cls, text: str) -> VersusSpec:
+        """The spec of a string form; ValueError, in one sentence, for anything else (a foil's says what a foil
+        may be)."""
+        kind, _, value = text.partition(":")
+        if text == "gold":
+            return cls("gold")
+        if kind == "model" and value:
+            return cls("model", model=value)
+        if kind == "foil":
+            return cls("foil", foil=FoilSpec.parse(value))
+        raise ValueError("compare with gold, model:NAME (a model this server offers) or foil:FOIL")
+
+    def to_string(self) -> str:
+        return {"model": f"model:{self.model}", "foil": f"foil:{self.foil}"}.get(self.kind, self.kind)
+
+    __str__ = to_string
+
+    def settings(self, settings: IGSettings) -> IGSettings:
+        """The second explanation's settings: the gold span, or the contrast with another foil; another model
+        keeps them."""
+        if self.kind == "gold":
+            return dataclasses.replace(settings, span="gold")
+        if self.foil is not None:
+            return dataclasses.replace(settings, contrast=self.foil.to_string())
+        return settings
 
 
 @dataclass
@@ -74,7 +118,7 @@ class View:
     head: int = 0
     contrast: FoilSpec | None = DEFAULT_SETTINGS.foil  # explain why the span and not it (rcqa.attribution.contrast)
     windows: str = DEFAULT_SETTINGS.windows  # "all": the whole passage in one explanation (offered when it has several windows)
-    versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)
+    versus: VersusSpec | None = None  # what the side-by-side view compares with
     method: str = DEFAULT_SETTINGS.method  # a layer-wise method's name (rcqa.attribution.layerwise)
     ends: str = "joined"  # "apart": the start and end logits too, in the same job (rcqa.ui.start_end)
     question_words: bool = False  # the heatmap's display toggles: the question's words, [CLS] and [SEP] beside the
@@ -112,13 +156,3 @@ def view_fields(settings: IGSettings) -> dict[str, Any]:
 # a preset sets IG's settings, not what is attributed: the windows explained, the method and the ends stay as chosen
 PRESET_VIEWS = {name: {**{k: v for k, v in view_fields(p.settings).items() if k not in ("windows", "method", "ends")},
                        "aggregation": p.aggregation} for name, p in PRESETS.items()}
-
-
-def versus_settings(settings: IGSettings, versus: str) -> IGSettings:
-    """The second explanation's settings: the gold span, or the contrast with another foil; another model keeps them."""
-    kind, _, value = versus.partition(":")
-    if kind == "gold":
-        return dataclasses.replace(settings, span="gold")
-    if kind == "foil":
-        return dataclasses.replace(settings, contrast=value)
-    return settings

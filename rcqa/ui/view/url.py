@@ -21,8 +21,8 @@ from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.text import quoted
 from rcqa.types import AGGREGATIONS
 from rcqa.ui.ends import ENDS
-from rcqa.ui.view.state import (MAX_TOP_K, NBEST_SPANS, PICKABLE_TARGETS, SOURCES, SPANS, TOLERANCES, View,
-                                default_model)
+from rcqa.ui.view.state import (MAX_TOP_K, NBEST_SPANS, PICKABLE_TARGETS, SOURCES, SPANS, TOLERANCES, VersusSpec,
+                                View, default_model)
 
 URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
 RUN_NAME = re.compile(r"[\w.-]{1,120}", re.ASCII)  # a run folder's name in a link
@@ -39,7 +39,7 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "contrast": ("contrast", FoilSpec),
     "hscore": ("head_score", HEAD_VIEWS), "hlayer": ("head_layer", (int, 0, 100)), "head": ("head", (int, 0, 100)),
     "win": ("windows", tuple(WINDOWS)),
-    "vs": ("versus", "versus"),
+    "vs": ("versus", VersusSpec),
     "method": ("method", tuple(LAYERWISE_METHODS)),
     "ends": ("ends", tuple(ENDS)),
 }
@@ -75,7 +75,7 @@ def to_query(view: View, target_chosen: bool = True) -> dict[str, str]:
         if name == "target" and not target_chosen:
             continue
         value = getattr(view, attribute)  # a spec's str is its string form
-        query[name] = "off" if value is None else shown_versus(value) if attribute == "versus" else str(value)
+        query[name] = "off" if value is None else shown_versus(value) if isinstance(value, VersusSpec) else str(value)
     query.update({name: "on" if value else "off" for name, attribute in _URL_SWITCHES.items()
                   if (value := getattr(view, attribute)) != View.__dataclass_fields__[attribute].default})
     return query
@@ -131,7 +131,7 @@ def _parse(text: str, allowed: Any) -> Any:
         return SpanSpec.parse(_parse(text, _SPAN_CHOICES))
     if allowed is FoilSpec:
         return None if text == "off" else FoilSpec.parse(text)  # its ValueError: what a foil may be
-    if allowed == "versus":
+    if allowed is VersusSpec:
         return None if text == "off" else parse_versus(text)
     if allowed is TOLERANCES:
         try:
@@ -146,21 +146,17 @@ def _parse(text: str, allowed: Any) -> Any:
     return text
 
 
-def parse_versus(text: str) -> str:
-    """What the side-by-side view sets against the current explanation: "gold" (the gold span explained), "model:NAME"
-    (a model this server offers, on the same question) or "foil:FOIL" (the contrast with another foil); ValueError,
-    in one sentence, otherwise."""
-    kind, _, value = text.partition(":")
-    if text == "gold":
-        return text
-    if kind == "model" and (found := offered(value)):
-        return f"model:{found}"
-    if kind == "foil":
-        return f"foil:{FoilSpec.parse(value).to_string()}"  # its ValueError says what a foil may be
+def parse_versus(text: str) -> VersusSpec:
+    """A link's versus (VersusSpec.parse), another model only where this server offers it, under the name the
+    catalog gives it; ValueError, in one sentence, otherwise."""
+    versus = VersusSpec.parse(text)
+    if versus.model is None:
+        return versus
+    if found := offered(versus.model):
+        return VersusSpec("model", model=found)
     raise ValueError("compare with gold, model:NAME (a model this server offers) or foil:FOIL")
 
 
-def shown_versus(versus: str) -> str:
+def shown_versus(versus: VersusSpec) -> str:
     """versus as a link writes it: another model by the name public mode shows, never its path."""
-    kind, _, value = versus.partition(":")
-    return f"model:{shown_name(value)}" if kind == "model" else versus
+    return versus.to_string() if versus.model is None else f"model:{shown_name(versus.model)}"
