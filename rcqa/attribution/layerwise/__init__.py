@@ -8,5 +8,4 @@ from rcqa.attribution.layerwise.attnlrp import AttnLRP
 from rcqa.attribution.layerwise.gradient_x_activation import GradientTimesActivation
 
 __all__ = ["LAYERWISE_METHODS", "AttnLRP", "ExplainedLayers", "ExplainedTargets", "GradientTimesActivation",
-           "IntegratedGradients",
-           "LayerwiseMethod", "Tokens", "layerwise_method", "method_of"]
+           "IntegratedGradients", "LayerwiseMethod", "Tokens", "layerwise_method", "method_of"]
