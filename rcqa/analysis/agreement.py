@@ -90,18 +90,19 @@ def _rows(rows: list[dict]) -> list[LayerAgreement]:
                            row["top_k_overlap"]) for row in rows]
 
 
-_IG_FIRST = ("integrated_gradients", "attnlrp")
+_IG_FIRST = ("integrated_gradients", "attnlrp")  # the two methods compared, in the order the rows read them
+_COMPANIONS = dict(zip(_IG_FIRST, reversed(_IG_FIRST)))  # each method's companion: the other
 
 
 def method_agreement(inputs: Inputs) -> MethodAgreement:
     """IG's and AttnLRP's explanations of the question compared per layer (layer_agreement), under the chosen token
     score and under each of COMPARED_SCORES."""
     assert inputs.companion is not None  # Analysis.run refuses a two-method analysis without its companion
-    pair = ((inputs.result, inputs.companion) if inputs.method == _IG_FIRST[0] else
-            (inputs.companion, inputs.result))
+    explained = {inputs.method: inputs.result, _COMPANIONS[inputs.method]: inputs.companion}
+    first, second = (explained[method] for method in _IG_FIRST)
     return MethodAgreement(_IG_FIRST, inputs.aggregation, inputs.k,
-                           layer_agreement(*pair, inputs.aggregation, inputs.k),
-                           {score: layer_agreement(*pair, score, inputs.k) for score in COMPARED_SCORES
+                           layer_agreement(first, second, inputs.aggregation, inputs.k),
+                           {score: layer_agreement(first, second, score, inputs.k) for score in COMPARED_SCORES
                             if score != inputs.aggregation})
 
 
@@ -111,4 +112,4 @@ AGREEMENT = Analysis(
     "the passage words and the share of top-k words in common, under the chosen token score, signed against signed "
     "and L2 against L2 (AttnLRP explains the question too)",
     method_agreement, MethodAgreement, {"agreement": "json"}, optional=True,
-    companion=dict(zip(_IG_FIRST, reversed(_IG_FIRST))))
+    companion=_COMPANIONS)

@@ -10,7 +10,7 @@ from rcqa.types import Attribution, overlaps
 
 GROUPS = {"answer": "#d62728", "[CLS]/[SEP]": "#111111", "question": "#2ca02c", "answer sentence": "#1f77b4",
           "other": "#b0b0b0"}
-METHODS = ("tsne", "pca")
+PROJECTIONS = ("tsne", "pca")
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def project(vectors: np.ndarray, method: str = "tsne", perplexity: float = 40.0,
         perplexity = min(perplexity, max(1.0, (len(vectors) - 1) / 3))
         points = TSNE(n_components=2, perplexity=perplexity, random_state=seed, init="pca").fit_transform(vectors)
         return Projection(points, ("t-SNE 1", "t-SNE 2"), perplexity)
-    raise ValueError(f"unknown projection {method!r}; choose one of {', '.join(METHODS)}")
+    raise ValueError(f"unknown projection {method!r}; choose one of {', '.join(PROJECTIONS)}")
 
 
 def token_groups(result: Attribution) -> list[str]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from rcqa.analysis.words import passage_distribution
 from rcqa.types import Attribution
+from rcqa.types.settings import DEFAULT_METHOD
 
 # a dataset column's kind, which rcqa.dataset.rows turns into its Parquet type: one number per layer, a layers ×
 # layers matrix, a JSON document (an analysis a run adds on request), or a record of numbers named by the tuple
@@ -32,7 +33,7 @@ class Inputs:
     aggregation: str = "l2"
     k: int = 5
     target: int = 0
-    method: str = "integrated_gradients"
+    method: str = DEFAULT_METHOD
     companion: Attribution | None = None
 
     @cached_property

@@ -20,7 +20,7 @@ from pathlib import Path
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.types.settings import IGSettings
 from rcqa.model import QAModel
 from rcqa.resources import cache_dir
 from rcqa.types import Attribution, Example

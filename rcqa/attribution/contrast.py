@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import torch
 
-from rcqa.attribution.settings import FoilSpec
+from rcqa.types.settings import FoilSpec
 from rcqa.attribution.targets import Target
 from rcqa.qa import InputError, char_span_to_tokens
 from rcqa.spans import NULL_TOKEN, Windows, answer_standing, decode, null_scores

@@ -16,30 +16,29 @@ Every explanation first answers the question (rcqa.qa: one forward through every
 passage, 12 h² multiply-adds per token and block), so a long paste's explanation of one window also pays for
 reading the whole passage.
 
-Expected points: a fixed rule takes its steps. The adaptive rule (Gauss–Legendre with a tolerance) starts from
-its steps and refines the panels that miss the tolerance, up to max_steps: on the gallery with the default model
-it spent about ADAPTIVE_POINTS a layer whatever it started from (1 or 8 steps), and about ADAPTIVE_GROWTH times its
-start from more steps, weighted as the work is (the lower layers, which run the most blocks, take the most
-points). Its worst case is max_steps a layer (worst_case): what a tolerance the path cannot meet spends.
+A method's work is counted in path points a layer (rcqa.attribution.layerwise.LayerwiseMethod.path_points): layer-wise
+IG's expected points (rcqa.attribution.layerwise.integrated_gradients), or what a method that runs otherwise costs in
+them (AttnLRP's one pass).
 """
 from __future__ import annotations
 
 import json
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from rcqa.attribution.layerwise import method_of
+# IG's path rules, named here as they always were (the tests', the comparisons' and the sanity checks' prices)
+from rcqa.attribution.layerwise.integrated_gradients import ADAPTIVE_GROWTH, ADAPTIVE_POINTS  # noqa: F401
+from rcqa.attribution.layerwise.integrated_gradients import expected_points, worst_case  # noqa: F401
 from rcqa.attribution.memory import attention_heads, point_bytes
-from rcqa.attribution.quadrature import adaptive
-from rcqa.attribution.settings import IGSettings
+from rcqa.types.settings import IGSettings
 # this server's speed is the cost model's too, and named here as it always was (RCQA_SECONDS_PER_MULTIPLY_ADD)
 from rcqa.attribution.speed import SECONDS_PER_MULTIPLY_ADD, SPEED_ENV  # noqa: F401
 from rcqa.attribution.speed import MULTIPLY_ADDS_PER_TOKEN_BLOCK, pass_seconds, server_speed
 from rcqa.model import QAModel
 from rcqa.qa import MAX_QUESTION_CHARS
 
-ADAPTIVE_GROWTH = 1.5  # the adaptive rule's points per layer, over its starting `steps` (module docstring)
-ADAPTIVE_POINTS = 12  # the adaptive rule's points per layer, at least, whatever its start (module docstring)
 FORWARD = 1 / 3  # of a pass through a block: the forward alone
 CHARS_PER_TOKEN = 4  # English through a WordPiece or BPE vocabulary: 4.8 on the gallery's canal-long
 
@@ -94,23 +93,6 @@ class Price:
         return expected if most == expected else f"{expected}, {most} at worst"
 
 
-def expected_points(settings: IGSettings) -> float:
-    """Path points a layer the settings are expected to spend: a fixed rule's steps, or the adaptive rule's
-    starting steps grown as measured (ADAPTIVE_GROWTH, at least ADAPTIVE_POINTS), never past max_steps."""
-    if settings.tolerance is not None and adaptive(settings.rule):
-        return min(settings.max_steps, max(settings.steps * ADAPTIVE_GROWTH, ADAPTIVE_POINTS))
-    return settings.steps
-
-
-def worst_case(settings: IGSettings) -> IGSettings:
-    """Settings that cost what these cost at most: the adaptive rule refines until its tolerance is met or max_steps
-    gradients are spent (rcqa.attribution.path), so at most it is the fixed rule at max_steps points a layer. Any
-    price of the settings (an explanation's, a comparison's) priced on worst_case(settings) is its worst case."""
-    if settings.tolerance is not None and adaptive(settings.rule):
-        return replace(settings, steps=settings.max_steps, tolerance=None)
-    return settings
-
-
 def model_width(qa_model: QAModel) -> int:
     """The model's hidden size, as its config names it (BERT's hidden_size, DistilBERT's dim)."""
     config = qa_model.config
@@ -122,23 +104,23 @@ def explanation_cost(qa_model: QAModel, settings: IGSettings, windows: int, toke
     """The cost of explaining `windows` windows of `tokens` tokens each (the whole passage's, or the one window's)
     with these settings, after answering the question over the passage's `passage_windows` (default: `windows`).
     Every explained window counts as read: the default target's softmax reads them all (the logit targets read one
-    or two, so for them this is an upper bound). AttnLRP is one forward and one backward pass through every block,
-    as one path point of the embeddings' layer is (L block passes: points 2 / (L + 1) over L (L + 1) / 2)."""
+    or two, so for them this is an upper bound). The points a layer are the method's
+    (rcqa.attribution.layerwise.LayerwiseMethod.path_points)."""
     targets = len(settings.targets) + bool(settings.contrast)
     blocks = qa_model.num_layers
-    points = 2 / (blocks + 1) if settings.method == "attnlrp" else expected_points(settings)
+    points = method_of(settings).path_points(settings, blocks)
     return Cost(windows=windows, tokens=tokens, blocks=blocks, points=points, targets=targets,
                 width=model_width(qa_model), read_windows=windows if passage_windows is None else passage_windows)
 
 
 def explanation_price(qa_model: QAModel, settings: IGSettings, windows: int, tokens: int,
                       passage_windows: int | None = None) -> Price:
-    """The explanation's price (explanation_cost's seconds), at worst (priced on worst_case(settings)), and its
-    path point's memory."""
+    """The explanation's price (explanation_cost's seconds), at worst (priced on the method's worst case: IG's
+    adaptive rule refined to max_steps), and its path point's memory."""
     def seconds(chosen: IGSettings) -> float:
         return explanation_cost(qa_model, chosen, windows, tokens, passage_windows).seconds()
 
-    return Price(seconds(settings), seconds(worst_case(settings)), point_memory_mb(qa_model, tokens))
+    return Price(seconds(settings), seconds(method_of(settings).worst_case(settings)), point_memory_mb(qa_model, tokens))
 
 
 def point_memory_mb(qa_model: QAModel, tokens: int) -> float:

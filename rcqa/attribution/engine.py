@@ -22,7 +22,7 @@ import torch
 
 from rcqa.attribution.memory import CHECKPOINT_SECONDS, attention_heads, budget_mb, in_chunks, point_bytes
 from rcqa.attribution.path import Integral, Path, integrate_path
-from rcqa.attribution.settings import IGSettings
+from rcqa.types.settings import IGSettings
 from rcqa.attribution.speed import points_within
 from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target

@@ -33,7 +33,7 @@ import torch
 from rcqa.attribution.engine import aggregate, baseline_logits, chunk_size
 from rcqa.attribution.layout import PassageLayout
 from rcqa.attribution.memory import budget_mb, in_chunks
-from rcqa.attribution.settings import IGSettings
+from rcqa.types.settings import IGSettings
 from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target
 from rcqa.attribution.window import ExplainedWindow, baseline_stack, on_device, window_inputs

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from rcqa.attribution.quadrature import adaptive, gauss_kronrod, nodes_and_weights
-from rcqa.attribution.settings import IGSettings
+from rcqa.types.settings import IGSettings
 
 
 class Path(Protocol):

@@ -1,16 +1,15 @@
 """The named presets a user reproduces with one word, and resolve, the one way from a user's choices to IGSettings.
-The settings themselves (IGSettings, the baselines, spans, foils, methods and windows it may name, SpanSpec and
-FoilSpec) are part of every result, so they live with the results in rcqa.types.settings; they are imported from
+The settings themselves (IGSettings, the baselines, spans, foils and windows it may name, SpanSpec and FoilSpec) are part of every result, so they live with the results in rcqa.types.settings; they are imported from
 here too, where the engine's callers have always found them."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from rcqa.attribution.layerwise import method_of
 from rcqa.types.settings import (
     BASELINES,
     FOILS,
     MAX_FOIL_TEXT,
-    METHODS,
     SPANS,
     WINDOWS,
     FoilSpec,
@@ -18,8 +17,8 @@ from rcqa.types.settings import (
     SpanSpec,
 )
 
-__all__ = ["ATTNLRP_TARGETS", "BASELINES", "FOILS", "MAX_FOIL_TEXT", "METHODS", "PRESETS", "SPANS", "WINDOWS", "FoilSpec", "IGSettings",
-           "Preset", "SpanSpec", "resolve"]
+__all__ = ["BASELINES", "FOILS", "MAX_FOIL_TEXT", "PRESETS", "SPANS", "WINDOWS", "FoilSpec", "IGSettings", "Preset",
+           "SpanSpec", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -39,20 +38,17 @@ PRESETS = {
 }
 
 
-# AttnLRP's target where none is asked for: what its rules propagate and what LXT and the paper explain. A
-# log-probability hands its rules z − E_p[z], not log p (docs/attnlrp.md), so IG's default is not AttnLRP's.
-ATTNLRP_TARGETS = ("span_logits",)
-
-
 def resolve(preset: str = "default", **overrides) -> IGSettings:
     """The one way from a user's choices to IGSettings: the preset's (PRESETS) with each override, a field of
-    IGSettings as its to_dict writes it, in its place; AttnLRP without targets asked for, under a preset whose
-    targets are the defaults, explains ATTNLRP_TARGETS. ValueError, in one sentence, for an unknown preset or setting
-    or a bad value (a span or foil is parsed here, once)."""
+    IGSettings as its to_dict writes it, in its place; a method with targets of its own
+    (rcqa.attribution.layerwise.LayerwiseMethod.default_targets) explains them where none were asked for, under a
+    preset whose targets are the defaults. ValueError, in one sentence, for an unknown preset or setting, a bad value
+    (a span or foil is parsed here, once) or settings the method cannot explain with."""
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {str(preset)[:40]!r}; choose one of {', '.join(PRESETS)}")
-    chosen = {**PRESETS[preset].settings.to_dict(), **overrides}
-    if (chosen.get("method") == "attnlrp" and "targets" not in overrides
+    chosen = IGSettings.from_dict({**PRESETS[preset].settings.to_dict(), **overrides})
+    method = method_of(chosen)
+    if (method.default_targets and "targets" not in overrides
             and PRESETS[preset].settings.targets == IGSettings().targets):
-        chosen["targets"] = ATTNLRP_TARGETS
-    return IGSettings.from_dict(chosen)
+        return replace(chosen, targets=method.default_targets)
+    return chosen

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from rcqa.attribution.settings import SpanSpec
+from rcqa.types.settings import SpanSpec
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
 from rcqa.qa import InputError, answer_with_logits, char_span_to_tokens, encode

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 
+from rcqa.bench import METHOD_BENCHES
 from rcqa.cli.options import CliError, add_model, add_null, add_print_json
 
 
@@ -18,9 +20,9 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--windows", type=int, metavar="N",
                          help="instead: a passage of N windows explained whole (--windows all) against its N windows "
                               "one after another, with the memory each takes")
-    command.add_argument("--method", choices=("attnlrp",),
-                         help="instead: AttnLRP against IG's defaults, every layer, in one run (with its conservation "
-                              "and what its rules absorb)")
+    command.add_argument("--method", choices=METHOD_BENCHES,
+                         help="instead: the method against IG's defaults, every layer, in one run (AttnLRP: with its "
+                              "conservation and what its rules absorb)")
     command.add_argument("--heads", action="store_true",
                          help="instead: every attention head scored (AttnLRP per head, attention attribution, the "
                               "knock-outs, the gradient) against an AttnLRP explanation of every layer, each timed")
@@ -42,7 +44,7 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
 
 def _bench(args: argparse.Namespace) -> int:
     from rcqa.attribution.settings import IGSettings
-    from rcqa.bench import against_captum, attnlrp, heads, passage
+    from rcqa.bench import against_captum, heads, passage
     from rcqa.bench.completeness import completeness_distribution
     from rcqa.model import load_model, random_bert
 
@@ -56,9 +58,10 @@ def _bench(args: argparse.Namespace) -> int:
     if args.heads:
         report = heads.run(qa_model, tokens=args.tokens, repeats=args.repeats)
         text = heads.format_table(report)
-    elif args.method == "attnlrp":
-        report = attnlrp.run(qa_model, tokens=args.tokens, repeats=args.repeats)
-        text = attnlrp.format_table(report)
+    elif args.method:
+        bench = importlib.import_module(f"rcqa.bench.{args.method}")
+        report = bench.run(qa_model, tokens=args.tokens, repeats=args.repeats)
+        text = bench.format_table(report)
     elif args.completeness:
         report = {"default": completeness_distribution(qa_model, IGSettings()),
                   "span_logits": completeness_distribution(qa_model, IGSettings(targets=("span_logits",))),

@@ -90,17 +90,20 @@ def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, set
 
 def add_ig(command: argparse.ArgumentParser) -> None:
     from rcqa.attribution.quadrature import RULES
-    from rcqa.attribution.settings import BASELINES, FOILS, METHODS, PRESETS
+    from rcqa.attribution.layerwise import LAYERWISE_METHODS
+    from rcqa.attribution.settings import BASELINES, FOILS, PRESETS
     from rcqa.attribution.targets import TARGETS
 
     command.add_argument("--preset", choices=PRESETS, default="default",
                          help="; ".join(f"{name}: {p.description}" for name, p in PRESETS.items()).replace("%", "%%")
                          + ". The options below override it.")
-    command.add_argument("--method", choices=METHODS,
-                         help="; ".join(f"{name}: {text}" for name, text in METHODS.items()) + " (default: IG)")
+    command.add_argument("--method", choices=LAYERWISE_METHODS,
+                         help="; ".join(f"{name}: {method.description}" for name, method in LAYERWISE_METHODS.items())
+                         + " (default: IG)")
+    own_targets = "".join(f", with --method {name} {' + '.join(method.default_targets)}"
+                          for name, method in LAYERWISE_METHODS.items() if method.default_targets)
     command.add_argument("--target", action="append", choices=[name for name in TARGETS if name != "contrast"],
-                         help="what to explain (repeat to share one forward pass); default span_log_prob, with "
-                              "--method attnlrp span_logits (what its rules propagate: docs/attnlrp.md)")
+                         help=f"what to explain (repeat to share one forward pass); default span_log_prob{own_targets}")
     command.add_argument("--span", help="predicted (default), gold, or nbest:K")
     command.add_argument("--contrast", metavar="FOIL",
                          help="also explain, first, log p(span) − log p(FOIL): why the span and not the foil. "

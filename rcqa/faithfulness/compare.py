@@ -120,7 +120,8 @@ def entry_label(name: str) -> str:
 
 def _ranking_before_both(method: str) -> str:
     """The one ranking a method had before each was ranked both ways (comparisons saved then still load)."""
-    return {"attnlrp": "signed", RandomBaseline.name: "random"}.get(method, "magnitude")
+    found = METHODS.get(method)
+    return found.ranking_before_both if found else "magnitude"
 
 
 @dataclass

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from rcqa.attribution.layerwise import layerwise_method
 from rcqa.attribution.targets import TARGETS
 from rcqa.text import without_bidi_controls
 from rcqa.types import NULL_TARGETS, Answer, Attribution
@@ -85,8 +86,7 @@ def settings_line(result: Attribution, aggregation: str, target: int) -> str:
     settings, name = result.settings, result.targets[target].name
     decision = (f" · {escape_label(null_decision(result.answer))}"
                 if name in NULL_TARGETS and result.answer.no_answer is not None else "")
-    method = ("AttnLRP (one pass)" if settings.method == "attnlrp" else  # no baseline, no path
-              f"baseline: {settings.baseline} · {settings.rule} rule")
+    method = layerwise_method(settings.method).settings_text(settings)
     return f"Target: {TARGETS.get(name, name)} · {method} · token score: {AGGREGATION_NAMES[aggregation]}{decision}"
 
 

@@ -17,8 +17,7 @@ from rcqa.figures.words import MARK
 from rcqa.types import overlaps
 
 AGAINST = "31, 119, 180"  # rgb of a word a signed score puts against the answer
-COLOURS = {"gradient": "#1f77b4", "gradient_x_input": "#17becf", "integrated_gradients": "#d62728",
-           "attnlrp": "#2ca02c", "attention_tracing": "#9467bd", "attention_rollout": "#ff7f0e", "random": "#7f7f7f"}
+COLOURS = {name: method.colour for name, method in METHODS.items()}  # as each method's class says
 
 
 def method_name(name: str) -> str:

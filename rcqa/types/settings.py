@@ -106,12 +106,7 @@ class FoilSpec:
     __str__ = to_string
 
 
-METHODS = {
-    "integrated_gradients": "layer-wise Integrated Gradients: exact (completeness checked), a path of gradients per "
-                            "layer",
-    "attnlrp": "AttnLRP (Achtibat et al., 2024): every layer from one forward and one backward pass, relevance "
-               "conserved through the blocks by its rules; the baseline and path settings do not apply",
-}
+DEFAULT_METHOD = "integrated_gradients"  # what results written before there were methods were explained by
 
 WINDOWS = {
     "answer": "the window holding the explained span (the default)",
@@ -134,7 +129,7 @@ class IGSettings:
     allow_null: bool | None = None  # decode with "no answer" (rcqa.qa.answer); None: as the model's card says
     contrast: str | None = None  # a FOIL (or its FoilSpec): adds, first, the target log p(span) − log p(foil) (rcqa.attribution.contrast)
     windows: str = "answer"  # "answer": the explained span's window; "all": every window (rcqa.attribution.passage)
-    method: str = "integrated_gradients"  # or "attnlrp" (rcqa.attribution.lrp), one window only
+    method: str = DEFAULT_METHOD  # a layer-wise method's name (rcqa.attribution.layerwise, which checks it)
 
     def __post_init__(self):
         if self.baseline not in BASELINES:
@@ -146,10 +141,6 @@ class IGSettings:
             object.__setattr__(self, "max_steps", max(self.max_steps, PAPER_STEPS))
         if self.windows not in WINDOWS:
             raise ValueError(f"unknown windows {self.windows!r}; choose one of {', '.join(WINDOWS)}")
-        if self.method not in METHODS:
-            raise ValueError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
-        if self.method == "attnlrp" and self.windows != "answer":
-            raise ValueError("AttnLRP explains the answer's window only; use windows='answer' with it")
         if not 1 <= self.steps <= self.max_steps:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
         if "contrast" in self.targets:
@@ -197,7 +188,7 @@ class IGSettings:
                 del data[optional]
         if data["windows"] == "answer":
             del data["windows"]
-        if data["method"] == "integrated_gradients":
+        if data["method"] == DEFAULT_METHOD:
             del data["method"]
         return data
 

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from rcqa import figures
 from rcqa.analysis.roles import boundary_contrast
+from rcqa.attribution.layerwise import LAYERWISE_METHODS, layerwise_method
+from rcqa.attribution.settings import FoilSpec
 from rcqa.attribution.window import same_span
 from rcqa.evaluate import score
 from rcqa.lens.contrast import margin_reading
@@ -16,7 +18,7 @@ from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, IGSettings
 from rcqa.ui.ends import ends_of
 from rcqa.ui.errors import plain
 from rcqa.ui.results import KNOCKOUT_DRAWS
-from rcqa.ui.view import NAMED_FOILS, SPANS, View, foil_label
+from rcqa.ui.view import NAMED_FOILS, SPANS, VersusSpec, View, foil_label
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,9 +26,8 @@ if TYPE_CHECKING:
 PRESET_LABELS = {"default": "Use rcqa's defaults", "paper-code": "Use the paper's code settings",
                  "paper-text": "Use the paper's text settings"}
 HELP = {  # the longer help texts of the page's widgets
-    "method": "Integrated Gradients: exact (its completeness is checked), a path of gradients per layer. AttnLRP: "
-              "every layer from one forward and one backward pass, its relevance conserved through the blocks by its "
-              "rules (the baseline and path settings do not apply; the answer's window only). Docs: AttnLRP.",
+    "method": " ".join(f"{method.label}: {method.description}." for method in LAYERWISE_METHODS.values())
+              + " Docs: AttnLRP.",
     "tolerance": "Gauss–Legendre only: the path is cut into panels of steps/2 points, each checked for completeness; "
                  "the worst panel is refined, first by Kronrod's extension of its rule (its gradients are kept), then "
                  "by halving, until the layer's error is under the tolerance (at most 128 gradients a layer). The "
@@ -41,12 +42,7 @@ HELP = {  # the longer help texts of the page's widgets
 
 def method_caption(method: str) -> str:
     """The line under the page's title: the method the explanations below are made with."""
-    if method == "attnlrp":
-        return ("AttnLRP relevance at the output of every layer, one forward and one backward pass (Achtibat et "
-                "al., “AttnLRP: Attention-Aware Layer-Wise Relevance Propagation for Transformers”, ICML 2024), read "
-                "as in Ramnath et al. (EMNLP 2020).")
-    return ("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting BERT for "
-            "Reading Comprehension Based QA” (EMNLP 2020).")
+    return layerwise_method(method).caption
 
 
 def example_label(example: Example) -> str:
@@ -134,13 +130,14 @@ def word_choices(result: Attribution) -> list[str]:
     return [without_bidi_controls(choice) for choice in figures.word_choices(result)]
 
 
-def side_by_side_offers(current: View, example: Example, answer: Answer) -> dict[str, str]:
+def side_by_side_offers(current: View, example: Example, answer: Answer) -> dict[VersusSpec, str]:
     """The side-by-side views offered against this explanation (versus → label): the gold span's where the model
     missed it, another foil's and another model's."""
-    offers = {"foil:runner-up": "…another foil", "model:default-squad2" if current.model != "default-squad2"
-              else "model:default": "…another model"}
+    other = "default-squad2" if current.model != "default-squad2" else "default"
+    offers = {VersusSpec("foil", foil=FoilSpec("runner-up")): "…another foil",
+              VersusSpec("model", model=other): "…another model"}
     if example.answers and score(answer.text, [gold.text for gold in example.answers])[0] == 0:
-        offers = {"gold": "…the gold span", **offers}
+        offers = {VersusSpec("gold"): "…the gold span", **offers}
     return offers
 
 

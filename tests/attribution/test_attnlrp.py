@@ -184,9 +184,12 @@ def test_the_command_line_the_api_and_the_methods_comparison_give_the_same_relev
     assert np.allclose(found["magnitude"], by_api.layer_scores("l2_squared")[0], rtol=1e-5)
 
 
-def test_attnlrp_explains_one_window_only():
-    with pytest.raises(ValueError, match="AttnLRP explains the answer's window only"):
-        IGSettings(method="attnlrp", windows="all")
+def test_attnlrp_explains_one_window_only(tiny_bert):
+    # refused where the settings are resolved, and by explain for settings built by hand, before any work
+    with pytest.raises(ValueError, match=r"AttnLRP \(one pass\) explains the window holding the explained span"):
+        resolve(method="attnlrp", windows="all")
+    with pytest.raises(ValueError, match="use windows='answer' with it"):
+        explain(tiny_bert, gallery_example("canal-long"), IGSettings(method="attnlrp", windows="all"))
 
 
 def test_the_benchmark_times_both_methods_and_accounts_for_what_was_absorbed(tiny_bert):

@@ -16,13 +16,13 @@ from rcqa.model import QAModel
 from rcqa.types import Completeness
 
 
-def explain_layers(qa_model: QAModel, inputs: dict[str, torch.Tensor], targets: list[Target],
-                   started: float) -> tuple[list[LayerResult], np.ndarray]:
+def explain_layers(qa_model: QAModel, inputs: dict[str, torch.Tensor],
+                   targets: list[Target]) -> tuple[list[LayerResult], np.ndarray]:
     """Every layer of the window of `inputs` given the AttnLRP relevance of each target (the baseline and path
     settings do not apply), and the layer outputs the pass saw. The completeness entries are per layer and target
     conservation checks (kind 'conservation': Σ relevance against the relevance entering at the target, with the
-    ledger of what the rules absorbed above the layer); the pass's time since `started` is shared among the
-    layers."""
+    ledger of what the rules absorbed above the layer); the pass's time is shared among the layers."""
+    started = time.perf_counter()
     found = layer_relevance(qa_model.model, on_device(inputs, qa_model.device), targets)
     return layer_results(found, targets, time.perf_counter() - started), found.hidden.cpu().numpy()
 

@@ -3,7 +3,7 @@ scores the tokens of the same explained input for the same target, so that their
 (rcqa.faithfulness)."""
 from __future__ import annotations
 
-from rcqa.attribution.settings import IGSettings
+from rcqa.types.settings import IGSettings
 from rcqa.attribution.methods.base import (
     RANKINGS,
     AttributionMethod,

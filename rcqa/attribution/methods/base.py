@@ -93,8 +93,11 @@ class AttributionMethod(ABC):
 
     name: ClassVar[str]
     label: ClassVar[str]  # as a page names it
+    colour: ClassVar[str]  # as the figures draw it
     description: ClassVar[str]
     rankings: ClassVar[tuple[str, ...]] = ("magnitude",)
+    # the one ranking it had before each method was ranked both ways (comparisons saved then still load)
+    ranking_before_both: ClassVar[str] = "magnitude"
     # its cost, in passes through every block (a forward and a backward: one IG path point), and the pass it may share
     # with other methods of the same Case (the embeddings' gradient; the attention maps), counted once
     passes: ClassVar[float] = 1.0

@@ -8,6 +8,7 @@ from rcqa.attribution.methods.base import AttributionMethod, Case
 
 class GradientSensitivity(AttributionMethod):
     name = "gradient"
+    colour = "#1f77b4"
     label = "Gradient sensitivity"
     description = "gradient sensitivity: squared L2 norm of ∂F/∂E at the embeddings' output (Wu & Ong)"
     shared_pass = "embedding_gradient"

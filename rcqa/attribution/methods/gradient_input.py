@@ -8,6 +8,7 @@ from rcqa.attribution.methods.base import AttributionMethod, Case, signed_and_ma
 
 class GradientTimesInput(AttributionMethod):
     name = "gradient_x_input"
+    colour = "#17becf"
     label = "Gradient × input"
     description = "gradient × input: ∂F/∂E ⊙ E at the embeddings' output, over the hidden dims (Wu & Ong)"
     rankings = ("signed", "magnitude")

@@ -5,16 +5,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from rcqa.attribution.cost import expected_points
 from rcqa.attribution.engine import WindowScope, iter_layers
+from rcqa.attribution.layerwise import IntegratedGradients as LayerwiseIG
+from rcqa.attribution.layerwise.integrated_gradients import expected_points
 from rcqa.attribution.methods.base import AttributionMethod, Case
-from rcqa.attribution.settings import IGSettings
+from rcqa.types.settings import IGSettings
 from rcqa.types import AGGREGATIONS
 
 
 class IntegratedGradients(AttributionMethod):
-    name = "integrated_gradients"
+    name = LayerwiseIG.name
     label = "Integrated Gradients"
+    colour = LayerwiseIG.colour  # one method, one colour, whether at every layer or at the embeddings
     # the engine's aggregations of the two rankings: the sum over dims is what completeness holds for; the squared
     # L2 norm ranks tokens as the L2 norm Explore shows does
     aggregations = {"signed": "sum", "magnitude": "l2_squared"}

@@ -8,9 +8,11 @@ from rcqa.attribution.methods.base import AttributionMethod, Case
 
 class RandomBaseline(AttributionMethod):
     name = "random"
+    colour = "#7f7f7f"
     label = "Random"
     description = "random: one uniform draw per word, shared by its word-pieces (seeded)"
     rankings = ("random",)
+    ranking_before_both = "random"
     passes = 0.0
 
     def __init__(self, seed: int = 0):

@@ -24,6 +24,7 @@ def rollout_scores(attentions: np.ndarray, positions: Iterable[int]) -> np.ndarr
 
 class AttentionRollout(AttributionMethod):
     name = "attention_rollout"
+    colour = "#ff7f0e"
     label = "Attention rollout"
     description = ("attention rollout (Abnar & Zuidema): 0.5·I + 0.5·(the heads' mean attention), rows "
                    "normalised, multiplied through the layers; the rows of the span's start and end tokens")

@@ -16,6 +16,7 @@ def tracing_scores(attentions: np.ndarray, positions: Iterable[int]) -> np.ndarr
 
 class AttentionTracing(AttributionMethod):
     name = "attention_tracing"
+    colour = "#9467bd"
     label = "Attention tracing"
     description = ("attention tracing (Wu & Ong): a one-hot at the span's start and end tokens rolled down through "
                    "each layer's attention, summed over heads")

@@ -2,24 +2,24 @@
 (a span's or foil's string form, as the widgets offer it)."""
 from __future__ import annotations
 
-from rcqa.attribution.targets import ENTERING, TARGETS
+from rcqa.attribution.layerwise import LAYERWISE_METHODS, layerwise_method
+from rcqa.attribution.targets import TARGETS
 from rcqa.catalog import shown_name
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.text import without_bidi_controls
-from rcqa.ui.view.state import NAMED_FOILS, SPANS
+from rcqa.ui.view.state import NAMED_FOILS, SPANS, VersusSpec
 
-METHOD_NAMES = {"integrated_gradients": "Integrated Gradients (exact)", "attnlrp": "AttnLRP (one pass)"}
+METHOD_NAMES = {name: method.label for name, method in LAYERWISE_METHODS.items()}  # the registry's, as offered
 RULE_NAMES = {"gausslegendre": "Gauss–Legendre (Captum's default; adaptive)",
               "riemann_right": "right Riemann sum (the paper's text: 50 steps; fixed)",
               "paper_trapezoid": "the paper's released code: 20 points k/20, trapezoid (fixed)"}
 KNOCKOUT_NAMES = KNOCKOUT_BASELINES  # what replaces a knocked-out word's states, as the choice names it
-VERSUS_KINDS = {"gold": "the gold span", "model": "another model", "foil": "another foil"}
 
 
 def target_label(name: str, method: str) -> str:
-    """A target as the Target F choice names it; under AttnLRP with what enters its rules, where that is not F."""
-    entering = f" (AttnLRP's rules receive {ENTERING[name]})" if method == "attnlrp" and name in ENTERING else ""
-    return f"{name}: {TARGETS[name]}{entering}"
+    """A target as the Target F choice names it, with what the method adds (AttnLRP: what enters its rules, where
+    that is not F)."""
+    return f"{name}: {TARGETS[name]}{layerwise_method(method).target_note(name)}"
 
 
 def foil_label(foil: str | None) -> str:
@@ -37,10 +37,9 @@ def span_label(span: str) -> str:
     return f"the n-best span #{int(span.split(':')[1]) + 1}"
 
 
-def versus_label(versus: str) -> str:
-    kind, _, value = versus.partition(":")
-    if kind == "gold":
-        return "the gold span"
-    if kind == "model":
-        return f"the model {without_bidi_controls(shown_name(value))}"
-    return f"the contrast with {foil_label(value)}"
+def versus_label(versus: VersusSpec) -> str:
+    if versus.model is not None:
+        return f"the model {without_bidi_controls(shown_name(versus.model))}"
+    if versus.foil is not None:
+        return f"the contrast with {foil_label(versus.foil.to_string())}"
+    return "the gold span"

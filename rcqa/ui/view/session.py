@@ -109,7 +109,7 @@ def example_changed(current: View) -> None:
     foil, an n-best span, the whole passage, a chosen target, a side-by-side foil), so that nothing of the last one
     applies unseen. Another model, the gold span and start and end apart, which read any example alike, stay."""
     current.contrast, current.windows = None, "answer"
-    if current.versus and current.versus.startswith("foil:"):
+    if current.versus and current.versus.kind == "foil":
         current.versus = None
     if current.span.kind == "nbest":
         current.span = SpanSpec("predicted")

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from rcqa.attribution.layerwise import layerwise_method
 from rcqa.attribution.settings import PRESETS, FoilSpec, IGSettings, SpanSpec, resolve
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
@@ -25,6 +26,7 @@ NAMED_FOILS = {None: "no contrast: explain the span alone", "runner-up": "the be
                "distractor-number": "the best-scoring other number (quantifier questions)"}
 TOLERANCES = (None, 0.001, 0.005, 0.01, 0.05)
 MAX_TOP_K = 20
+VERSUS_KINDS = {"gold": "the gold span", "model": "another model", "foil": "another foil"}  # side by side: B is
 
 
 def default_model() -> str:
@@ -34,9 +36,57 @@ def default_model() -> str:
 DEFAULT_SETTINGS = resolve("default")  # a new view's IG settings: the default preset's, typed in one place
 
 
+def method_windows(method: str) -> tuple[str, ...]:
+    """The windows a view may explain under this method (WINDOWS' names): the method's class says."""
+    return layerwise_method(method).windows
+
+
 def default_target(method: str) -> str:
     """The target a view explains under this method while none was picked (an answer's: rcqa.attribution.settings)."""
     return resolve("default", method=method).targets[0]
+
+
+@dataclass(frozen=True)
+class VersusSpec:
+    """What the side-by-side view sets against the current explanation, parsed once from its string form: the gold
+    span explained ("gold"), another model on the same question ("model:NAME") or the contrast with another foil
+    ("foil:FOIL"); to_string gives the form back."""
+
+    kind: str  # one of VERSUS_KINDS
+    model: str | None = None  # model's NAME: a folder or hub id (a link's is checked against the catalog: url.py)
+    foil: FoilSpec | None = None  # foil's FOIL
+
+    def __post_init__(self):
+        if self.kind not in VERSUS_KINDS or (self.model is None) != (self.kind != "model") or \
+                (self.foil is None) != (self.kind != "foil"):
+            raise ValueError("compare with gold, model:NAME (a model this server offers) or foil:FOIL")
+
+    @classmethod
+    def parse(cls, text: str) -> VersusSpec:
+        """The spec of a string form; ValueError, in one sentence, for anything else (a foil's says what a foil
+        may be)."""
+        kind, _, value = text.partition(":")
+        if text == "gold":
+            return cls("gold")
+        if kind == "model" and value:
+            return cls("model", model=value)
+        if kind == "foil":
+            return cls("foil", foil=FoilSpec.parse(value))
+        raise ValueError("compare with gold, model:NAME (a model this server offers) or foil:FOIL")
+
+    def to_string(self) -> str:
+        return {"model": f"model:{self.model}", "foil": f"foil:{self.foil}"}.get(self.kind, self.kind)
+
+    __str__ = to_string
+
+    def settings(self, settings: IGSettings) -> IGSettings:
+        """The second explanation's settings: the gold span, or the contrast with another foil; another model
+        keeps them."""
+        if self.kind == "gold":
+            return dataclasses.replace(settings, span="gold")
+        if self.foil is not None:
+            return dataclasses.replace(settings, contrast=self.foil.to_string())
+        return settings
 
 
 @dataclass
@@ -68,8 +118,8 @@ class View:
     head: int = 0
     contrast: FoilSpec | None = DEFAULT_SETTINGS.foil  # explain why the span and not it (rcqa.attribution.contrast)
     windows: str = DEFAULT_SETTINGS.windows  # "all": the whole passage in one explanation (offered when it has several windows)
-    versus: str | None = None  # side by side: "gold", "model:NAME" or "foil:FOIL" (parse_versus)
-    method: str = DEFAULT_SETTINGS.method  # or "attnlrp" (one window: the whole passage is IG's)
+    versus: VersusSpec | None = None  # what the side-by-side view compares with
+    method: str = DEFAULT_SETTINGS.method  # a layer-wise method's name (rcqa.attribution.layerwise)
     ends: str = "joined"  # "apart": the start and end logits too, in the same job (rcqa.ui.start_end)
     question_words: bool = False  # the heatmap's display toggles: the question's words, [CLS] and [SEP] beside the
     special_tokens: bool | None = None  # passage's (None: as the target has it, shows_special_tokens)
@@ -85,8 +135,8 @@ class View:
         holds, so they are not parsed again."""
         chosen = {"targets": explained_targets(self.target, self.ends, self.contrast),
                   **{name: getattr(self, name) for name in _SETTINGS}}
-        if self.method == "attnlrp":
-            chosen["windows"] = "answer"
+        if self.windows not in (offered := method_windows(self.method)):  # kept for a method that reads them all
+            chosen["windows"] = offered[0]
         return resolve("default", **chosen)
 
 
@@ -106,13 +156,3 @@ def view_fields(settings: IGSettings) -> dict[str, Any]:
 # a preset sets IG's settings, not what is attributed: the windows explained, the method and the ends stay as chosen
 PRESET_VIEWS = {name: {**{k: v for k, v in view_fields(p.settings).items() if k not in ("windows", "method", "ends")},
                        "aggregation": p.aggregation} for name, p in PRESETS.items()}
-
-
-def versus_settings(settings: IGSettings, versus: str) -> IGSettings:
-    """The second explanation's settings: the gold span, or the contrast with another foil; another model keeps them."""
-    kind, _, value = versus.partition(":")
-    if kind == "gold":
-        return dataclasses.replace(settings, span="gold")
-    if kind == "foil":
-        return dataclasses.replace(settings, contrast=value)
-    return settings

@@ -9,11 +9,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rcqa.analysis.projection import METHODS
+from rcqa.analysis.projection import PROJECTIONS
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.attribution.quadrature import RULES
+from rcqa.attribution.layerwise import LAYERWISE_METHODS
 from rcqa.attribution.settings import BASELINES, WINDOWS, FoilSpec, SpanSpec
-from rcqa.attribution.settings import METHODS as EXPLAIN_METHODS  # projection METHODS (t-SNE, PCA) are imported too
 from rcqa.catalog import offered, shown_name
 from rcqa.figures.heads import HEAD_VIEWS
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
@@ -21,8 +21,8 @@ from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.text import quoted
 from rcqa.types import AGGREGATIONS
 from rcqa.ui.ends import ENDS
-from rcqa.ui.view.state import (MAX_TOP_K, NBEST_SPANS, PICKABLE_TARGETS, SOURCES, SPANS, TOLERANCES, View,
-                                default_model)
+from rcqa.ui.view.state import (MAX_TOP_K, NBEST_SPANS, PICKABLE_TARGETS, SOURCES, SPANS, TOLERANCES, VersusSpec,
+                                View, default_model)
 
 URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
 RUN_NAME = re.compile(r"[\w.-]{1,120}", re.ASCII)  # a run folder's name in a link
@@ -34,13 +34,13 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "rule": ("rule", RULES), "steps": ("steps", (int, 1, 128)), "tol": ("tolerance", TOLERANCES),
     "agg": ("aggregation", AGGREGATIONS), "k": ("top_k", (int, 1, MAX_TOP_K)), "layer": ("layer", (int, 0, 100)),
     "jsd": ("variant", tuple(VARIANTS)), "first": ("first_layer", (int, -1, 100)),
-    "second": ("second_layer", (int, -1, 100)), "map": ("projection", METHODS),
+    "second": ("second_layer", (int, -1, 100)), "map": ("projection", PROJECTIONS),
     "maplayer": ("projection_layer", (int, -1, 100)), "ko": ("knockout", tuple(KNOCKOUT_BASELINES)),
     "contrast": ("contrast", FoilSpec),
     "hscore": ("head_score", HEAD_VIEWS), "hlayer": ("head_layer", (int, 0, 100)), "head": ("head", (int, 0, 100)),
     "win": ("windows", tuple(WINDOWS)),
-    "vs": ("versus", "versus"),
-    "method": ("method", tuple(EXPLAIN_METHODS)),
+    "vs": ("versus", VersusSpec),
+    "method": ("method", tuple(LAYERWISE_METHODS)),
     "ends": ("ends", tuple(ENDS)),
 }
 
@@ -75,7 +75,7 @@ def to_query(view: View, target_chosen: bool = True) -> dict[str, str]:
         if name == "target" and not target_chosen:
             continue
         value = getattr(view, attribute)  # a spec's str is its string form
-        query[name] = "off" if value is None else shown_versus(value) if attribute == "versus" else str(value)
+        query[name] = "off" if value is None else shown_versus(value) if isinstance(value, VersusSpec) else str(value)
     query.update({name: "on" if value else "off" for name, attribute in _URL_SWITCHES.items()
                   if (value := getattr(view, attribute)) != View.__dataclass_fields__[attribute].default})
     return query
@@ -131,7 +131,7 @@ def _parse(text: str, allowed: Any) -> Any:
         return SpanSpec.parse(_parse(text, _SPAN_CHOICES))
     if allowed is FoilSpec:
         return None if text == "off" else FoilSpec.parse(text)  # its ValueError: what a foil may be
-    if allowed == "versus":
+    if allowed is VersusSpec:
         return None if text == "off" else parse_versus(text)
     if allowed is TOLERANCES:
         try:
@@ -146,21 +146,17 @@ def _parse(text: str, allowed: Any) -> Any:
     return text
 
 
-def parse_versus(text: str) -> str:
-    """What the side-by-side view sets against the current explanation: "gold" (the gold span explained), "model:NAME"
-    (a model this server offers, on the same question) or "foil:FOIL" (the contrast with another foil); ValueError,
-    in one sentence, otherwise."""
-    kind, _, value = text.partition(":")
-    if text == "gold":
-        return text
-    if kind == "model" and (found := offered(value)):
-        return f"model:{found}"
-    if kind == "foil":
-        return f"foil:{FoilSpec.parse(value).to_string()}"  # its ValueError says what a foil may be
+def parse_versus(text: str) -> VersusSpec:
+    """A link's versus (VersusSpec.parse), another model only where this server offers it, under the name the
+    catalog gives it; ValueError, in one sentence, otherwise."""
+    versus = VersusSpec.parse(text)
+    if versus.model is None:
+        return versus
+    if found := offered(versus.model):
+        return VersusSpec("model", model=found)
     raise ValueError("compare with gold, model:NAME (a model this server offers) or foil:FOIL")
 
 
-def shown_versus(versus: str) -> str:
+def shown_versus(versus: VersusSpec) -> str:
     """versus as a link writes it: another model by the name public mode shows, never its path."""
-    kind, _, value = versus.partition(":")
-    return f"model:{shown_name(value)}" if kind == "model" else versus
+    return versus.to_string() if versus.model is None else f"model:{shown_name(versus.model)}"

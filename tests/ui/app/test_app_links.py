@@ -31,7 +31,7 @@ def test_a_home_folder_in_a_links_model_is_one_sentence_on_every_page(page, quer
     warnings = texts(app.warning)
     assert sentence in warnings.replace("\\", "") and "home directory" not in warnings + texts(app.error)
     shown = app.session_state["rcqa.view"]
-    assert shown.model == default_model() and not (shown.versus or "").startswith("model:")  # defaults in force
+    assert shown.model == default_model() and (shown.versus is None or shown.versus.kind != "model")  # defaults in force
 
 
 def test_a_link_the_view_fails_to_read_is_one_sentence_not_the_error_page(monkeypatch):

@@ -2,12 +2,12 @@
 import streamlit as st
 
 from rcqa import figures
-from rcqa.analysis.projection import METHODS
+from rcqa.analysis.projection import PROJECTIONS
 from rcqa.analysis.similarity import VARIANTS, describe
 from rcqa.ui import analyses, heads, inputs, results, show, view
 
 chosen = view.view()
-_METHOD_NAMES = {"tsne": "t-SNE (the paper)", "pca": "PCA (fast, linear)"}
+_PROJECTION_NAMES = {"tsne": "t-SNE (the paper)", "pca": "PCA (fast, linear)"}
 
 
 def main() -> None:
@@ -41,7 +41,7 @@ def main() -> None:
     st.subheader("Token vectors of one layer")
     method, layer = st.columns(2)
     with method:
-        view.bind(st.radio, "projection", "Map", options=list(METHODS), format_func=_METHOD_NAMES.get, horizontal=True)
+        view.bind(st.radio, "projection", "Map", options=list(PROJECTIONS), format_func=_PROJECTION_NAMES.get, horizontal=True)
     with layer:
         view.bind(st.selectbox, "projection_layer", "Layer", options=layers, format_func=result.layers.__getitem__)
     if result.hidden_tokens is not None:

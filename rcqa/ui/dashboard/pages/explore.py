@@ -62,7 +62,7 @@ def choose_windows(answer) -> None:
 def choose_settings(answer) -> None:
     view.bind(st.radio, "method", "Method", options=list(view.METHOD_NAMES), format_func=view.METHOD_NAMES.get,
               horizontal=True, help=explore.HELP["method"])
-    if chosen.method != "attnlrp":
+    if len(view.method_windows(chosen.method)) > 1:
         choose_windows(answer)
     choose_ends()
     with st.expander("Attribution settings"):

@@ -3,7 +3,7 @@ another model's or another foil's, layer by layer."""
 import streamlit as st
 
 from rcqa.analysis.pair import compare
-from rcqa.attribution.settings import FOILS
+from rcqa.attribution.settings import FOILS, FoilSpec
 from rcqa.catalog import catalog, shown_name
 from rcqa.figures import pair
 from rcqa.ui import explore, inputs, results, show, view
@@ -14,9 +14,10 @@ SECOND = ".b"  # the session keeps the second explanation beside the first
 
 def choose_versus(qa_model, current) -> None:
     """What B is: the gold span, another model or another foil (kept in the view, so in the link)."""
-    kind = (chosen.versus or "gold").partition(":")[0]
-    options = {"gold": "gold", "model": f"model:{next((m for m in catalog() if m != chosen.model), chosen.model)}",
-               "foil": "foil:runner-up"}
+    kind = chosen.versus.kind if chosen.versus else "gold"
+    options = {"gold": view.VersusSpec("gold"),
+               "model": view.VersusSpec("model", model=next((m for m in catalog() if m != chosen.model), chosen.model)),
+               "foil": view.VersusSpec("foil", foil=FoilSpec("runner-up"))}
 
     def switched() -> None:
         view.update(versus=options[st.session_state["rcqa.versus_kind"]])
@@ -26,32 +27,34 @@ def choose_versus(qa_model, current) -> None:
              key="rcqa.versus_kind", on_change=show.callback(switched))
     if chosen.versus is None:
         view.update(versus=options[kind])
-    assert chosen.versus is not None  # the update above set it on this same view
-    value = chosen.versus.partition(":")[2]
-    if kind == "model":
+    versus = chosen.versus
+    assert versus is not None  # the update above set it on this same view
+    if versus.model is not None:
         models = [name for name in catalog() if name != chosen.model] or [chosen.model]
-        st.session_state["rcqa.versus_model"] = value if value in models else models[0]
+        st.session_state["rcqa.versus_model"] = versus.model if versus.model in models else models[0]
         st.selectbox("The other model", models, key="rcqa.versus_model", format_func=shown_name,
                      on_change=show.callback(lambda: view.update(
-                         versus=f"model:{st.session_state['rcqa.versus_model']}")))
-    elif kind == "foil":
+                         versus=view.VersusSpec("model", model=st.session_state["rcqa.versus_model"]))))
+    elif versus.foil is not None:
+        foil = versus.foil.to_string()
         foils = [name for name in FOILS if ":" not in name] + [f"nbest:{rank}" for rank in range(1, 5)]
-        foils += [value] if value not in foils else []
-        st.session_state["rcqa.versus_foil"] = value
+        foils += [foil] if foil not in foils else []
+        st.session_state["rcqa.versus_foil"] = foil
         st.selectbox("B explains the answer against", foils, key="rcqa.versus_foil", format_func=view.foil_label,
                      on_change=show.callback(lambda: view.update(
-                         versus=f"foil:{st.session_state['rcqa.versus_foil']}")))
+                         versus=view.VersusSpec("foil", foil=FoilSpec.parse(st.session_state["rcqa.versus_foil"])))))
     elif not current.answers:
         st.info("This example has no gold answer: compare with another model or another foil.")
 
 
 def explained_pair(qa_model, current, settings):
     """Both explanations, from the cache or, on a click, through the job queue; None until then."""
-    kind, _, value = chosen.versus.partition(":")
-    other_model = inputs.named_model(value) if kind == "model" else qa_model
+    versus = chosen.versus
+    assert versus is not None  # choose_versus set it
+    other_model = qa_model if versus.model is None else inputs.named_model(versus.model)
     if other_model is None:
         return None
-    other = view.versus_settings(settings, chosen.versus)
+    other = versus.settings(settings)
     if (answer := results.answer(qa_model, current)) is None:
         return None
     if same := explore.repeated_versus(qa_model, other_model, current, answer, settings, other):
@@ -62,7 +65,7 @@ def explained_pair(qa_model, current, settings):
     asked = (results.pending_request(qa_model, current, settings) is not None
              or results.pending_request(other_model, current, other, SECOND) is not None)
     if None in found and not asked and not st.button("Explain both", type="primary", key="rcqa.explain_pair"):
-        st.caption(f"Attributes every layer for A (what Explore explains) and for B ({view.versus_label(chosen.versus)}"
+        st.caption(f"Attributes every layer for A (what Explore explains) and for B ({view.versus_label(versus)}"
                    "), through the job queue; an explanation computed before comes from the cache.")
         return None
     first = found[0] or results.compute_result(qa_model, current, settings)

@@ -1,0 +1,42 @@
+"""AttnLRP (Achtibat et al., ICML 2024) as a layer-wise method: every layer of the answer's window from one forward
+and one backward pass through rcqa.attribution.lrp, relevance conserved through the blocks by its rules."""
+from __future__ import annotations
+
+from rcqa.attribution.layerwise.base import ExplainedLayers, ExplainedTargets, LayerwiseMethod, OnLayer, Tokens, \
+    streamed
+from rcqa.attribution.lrp import explain_layers
+from rcqa.attribution.targets import ENTERING
+from rcqa.model import QAModel
+from rcqa.types import Example
+from rcqa.types.settings import IGSettings
+
+
+class AttnLRP(LayerwiseMethod):
+    name = "attnlrp"
+    label = "AttnLRP (one pass)"
+    colour = "#2ca02c"
+    description = ("AttnLRP (Achtibat et al., 2024): every layer from one forward and one backward pass, relevance "
+                   "conserved through the blocks by its rules; the baseline and path settings do not apply")
+    caption = ("AttnLRP relevance at the output of every layer, one forward and one backward pass (Achtibat et al., "
+               "“AttnLRP: Attention-Aware Layer-Wise Relevance Propagation for Transformers”, ICML 2024), read as in "
+               "Ramnath et al. (EMNLP 2020).")
+    windows = ("answer",)  # one window's pass; the whole passage is IG's
+    # what its rules propagate and what LXT and the paper explain: a log-probability hands its rules z − E_p[z],
+    # not log p (docs/attnlrp.md), so IG's default target is not AttnLRP's
+    default_targets = ("span_logits",)
+
+    def target_note(self, target: str) -> str:
+        return f" (AttnLRP's rules receive {ENTERING[target]})" if target in ENTERING else ""
+
+    def settings_text(self, settings: IGSettings) -> str:
+        return "AttnLRP (one pass)"  # no baseline, no path
+
+    def path_points(self, settings: IGSettings, blocks: int) -> float:
+        # one forward and one backward through every block, as one path point of the embeddings' layer is: L block
+        # passes, over the L (L + 1) / 2 that a path point at every layer runs
+        return 2 / (blocks + 1)
+
+    def explain_layers(self, qa_model: QAModel, example: Example, settings: IGSettings,
+                       explained: ExplainedTargets, on_layer: OnLayer | None) -> ExplainedLayers:
+        layers, hidden_states = explain_layers(qa_model, explained.window.inputs, explained.targets)
+        return ExplainedLayers(Tokens.of_window(example, explained), streamed(layers, on_layer), hidden_states, None)

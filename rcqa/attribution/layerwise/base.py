@@ -1,0 +1,145 @@
+"""The interface every layer-wise method shares (Captum's one class per method on a common base): what it is
+called and how the fronts name and colour it, what it supports, what it costs, and how it explains the layers of
+the explained window. A subclass that names itself registers itself (inseq's registration by subclass); the
+package's __init__ imports each method's module, which is its registry line."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from rcqa.attribution.engine import LayerResult
+from rcqa.attribution.passage import PassageScope, WindowProgress
+from rcqa.attribution.targets import Target
+from rcqa.attribution.window import ExplainedWindow, token_words
+from rcqa.model import QAModel
+from rcqa.types import Example, Foil, Word
+from rcqa.types.settings import WINDOWS, IGSettings
+
+OnLayer = Callable[[LayerResult | WindowProgress], None]
+
+
+@dataclass(frozen=True)
+class ExplainedTargets:
+    """The window an explanation is taken at and its targets (a contrast first), with the foil it names."""
+
+    window: ExplainedWindow
+    targets: list[Target]
+    foil: Foil | None
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """What a result records of the tokens it explains: one window's, or the whole passage's."""
+
+    ids: Sequence[int]
+    offsets: Sequence[tuple[int, int]]
+    segments: Sequence[str]
+    words: list[Word]
+    targets: list[Target]  # the explained targets, placed among these tokens
+    null_window: int | None  # the whole passage: the window "no answer" is read in (None for one window)
+    windows: tuple[int, tuple[int, ...]] | None  # the whole passage: how many windows, and those read
+
+    @classmethod
+    def of_window(cls, example: Example, explained: ExplainedTargets) -> Tokens:
+        window = explained.window
+        return cls(window.inputs["input_ids"][0].tolist(), window.offsets, window.segments,
+                   window.words(example.passage), explained.targets, None, None)
+
+    @classmethod
+    def of_passage(cls, example: Example, explained: ExplainedTargets, scope: PassageScope) -> Tokens:
+        layout = scope.layout
+        return cls(layout.ids, layout.offsets, layout.segments,
+                   token_words(layout.offsets, layout.segments, example.question, example.passage),
+                   scope.placed(explained.targets, explained.foil, lambda w, t: layout.positions[w][t]),
+                   scope.null_window, (len(scope.stacks), tuple(scope.read)))
+
+
+@dataclass(frozen=True)
+class ExplainedLayers:
+    """What a method hands rcqa.attribution.explanation to build the result of: the tokens it explained, every
+    layer's scores and checks, the layer outputs a result keeps and which of its tokens they are (None: all)."""
+
+    tokens: Tokens
+    layers: list[LayerResult]
+    hidden_states: np.ndarray
+    hidden_tokens: list[int] | None
+
+
+LAYERWISE_METHODS: dict[str, LayerwiseMethod] = {}  # name -> the method, in the order the package registers them
+
+
+class LayerwiseMethod(ABC):
+    """A way of scoring every token at the output of every layer for the explained targets."""
+
+    name: ClassVar[str]  # as settings, links and the CLI write it
+    label: ClassVar[str]  # as the pages name it
+    colour: ClassVar[str]  # as the figures draw it
+    description: ClassVar[str]  # one sentence for the CLI's help
+    caption: ClassVar[str]  # the line under Explore's title: the method the explanations below are made with
+    windows: ClassVar[tuple[str, ...]] = tuple(WINDOWS)  # the windows it explains (IGSettings.windows)
+    default_targets: ClassVar[tuple[str, ...] | None] = None  # explained where none is asked for (None: a preset's)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:  # a method, not an intermediate base
+            LAYERWISE_METHODS[cls.name] = cls()
+
+    def check(self, settings: IGSettings) -> None:
+        """ValueError, in one sentence, for settings this method cannot explain with."""
+        if settings.windows not in self.windows:
+            raise ValueError(f"{self.label} explains {' or '.join(WINDOWS[w] for w in self.windows)} only; use "
+                             f"windows={self.windows[0]!r} with it")
+
+    def target_note(self, target: str) -> str:
+        """What the Target choice adds to a target's name under this method ("" where its name says it all)."""
+        return ""
+
+    def settings_text(self, settings: IGSettings) -> str:
+        """The settings the numbers depend on beside the target, as a figure's settings line writes them."""
+        return f"baseline: {settings.baseline} · {settings.rule} rule"
+
+    @abstractmethod
+    def path_points(self, settings: IGSettings, blocks: int) -> float:
+        """What an explanation costs a layer, in layer-wise IG's path points (each a forward and a backward through
+        the blocks above the layer: rcqa.attribution.cost), for a model of `blocks` blocks."""
+
+    def worst_case(self, settings: IGSettings) -> IGSettings:
+        """Settings that cost what these cost at most (rcqa.attribution.cost.worst_case); a method that spends a
+        fixed amount costs what it is expected to."""
+        return settings
+
+    @abstractmethod
+    def explain_layers(self, qa_model: QAModel, example: Example, settings: IGSettings,
+                       explained: ExplainedTargets, on_layer: OnLayer | None) -> ExplainedLayers:
+        """Every layer of the explained targets; on_layer hears each as it is done."""
+
+
+def layerwise_method(name: str) -> LayerwiseMethod:
+    """The registered method called `name`; ValueError, naming them, for any other."""
+    if name not in LAYERWISE_METHODS:
+        raise ValueError(f"unknown method {str(name)[:40]!r}; choose one of {', '.join(LAYERWISE_METHODS)}")
+    return LAYERWISE_METHODS[name]
+
+
+def method_of(settings: IGSettings) -> LayerwiseMethod:
+    """The method the settings name, having checked that it can explain with them (ValueError otherwise): the one
+    place a method's limits are decided, asked by resolve and again by explain for settings built by hand."""
+    method = layerwise_method(settings.method)
+    method.check(settings)
+    return method
+
+
+def streamed(layers: list[LayerResult], on_layer: OnLayer | None) -> list[LayerResult]:
+    """Layers computed in one go, heard one after another by on_layer."""
+    if on_layer is not None:
+        for result in layers:
+            on_layer(result)
+    return layers
+
+
+__all__ = ["LAYERWISE_METHODS", "ExplainedLayers", "ExplainedTargets", "LayerwiseMethod", "OnLayer", "Tokens",
+           "layerwise_method", "method_of", "streamed"]

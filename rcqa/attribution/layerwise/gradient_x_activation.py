@@ -1,0 +1,27 @@
+"""Gradient × activation at the output of every layer (Captum's LayerGradientXActivation, at each layer in turn):
+H_l ⊙ ∂F/∂H_l. It is layer-wise IG's path cut to one point: from the zero baseline, the right Riemann sum of one
+step evaluates the gradient at α = 1, the input's own states, and weighs it by x − 0. So the engine computes it
+(one window or the whole passage), and its completeness check says how far one point is from complete."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rcqa.attribution.layerwise.integrated_gradients import IntegratedGradients
+from rcqa.types.settings import IGSettings
+
+
+class GradientTimesActivation(IntegratedGradients):
+    name = "gradient_x_activation"
+    label = "Gradient × activation (one gradient)"
+    colour = "#bcbd22"
+    description = ("gradient × activation: each layer's states times the target's gradient there, one backward per "
+                   "layer; fast, not complete (the baseline and path settings do not apply)")
+    caption = ("Gradient × activation at the output of every layer: each layer's states weighted by the target's "
+               "gradient there (Shrikumar et al., 2016; Captum's LayerGradientXActivation), read as in Ramnath et al. "
+               "(EMNLP 2020).")
+
+    def path(self, settings: IGSettings) -> IGSettings:
+        return replace(settings, baseline="zero", rule="riemann_right", steps=1, tolerance=None)
+
+    def settings_text(self, settings: IGSettings) -> str:
+        return "gradient × activation (no baseline, no path)"
