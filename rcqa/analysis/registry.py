@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from rcqa.analysis.words import passage_distribution
-from rcqa.types import Attribution
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 
 # a dataset column's kind, which rcqa.dataset.rows turns into its Parquet type: one number per layer, a layers ×
 # layers matrix, a JSON document (an analysis a run adds on request), or a record of numbers named by the tuple
@@ -29,7 +29,7 @@ class Inputs:
     method (Analysis.companion)."""
 
     result: Attribution
-    aggregation: str = "l2"
+    aggregation: Aggregation = DEFAULT_AGGREGATION
     k: int = 5
     target: int = 0
     method: str = "integrated_gradients"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rcqa.types import Aggregation
 from rcqa.types.settings import (
     BASELINES,
     FOILS,
@@ -26,7 +27,7 @@ __all__ = ["ATTNLRP_TARGETS", "BASELINES", "FOILS", "MAX_FOIL_TEXT", "METHODS", 
 class Preset:
     description: str
     settings: IGSettings
-    aggregation: str  # the token score the analyses use (rcqa.types.AGGREGATIONS)
+    aggregation: Aggregation  # the token score the analyses use (rcqa.types.AGGREGATIONS)
 
 
 PRESETS = {

@@ -22,7 +22,7 @@ from tqdm import tqdm
 from rcqa.attribution.settings import IGSettings
 from rcqa.dataset import store
 from rcqa.resources import file_sha256
-from rcqa.types import Attribution, Example
+from rcqa.types import Aggregation, Attribution, Example
 from rcqa.version import version
 
 MAX_CHUNK = 8  # examples per task and shard: enough to keep shards few, few enough to balance the workers
@@ -35,7 +35,7 @@ class Job:
 
     model: str
     settings: IGSettings
-    aggregation: str
+    aggregation: Aggregation
     top_k: int
     device: str | None = None
     extras: tuple[str, ...] = ()  # analyses added to every example (rcqa.dataset.extras)

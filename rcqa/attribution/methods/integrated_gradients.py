@@ -9,7 +9,7 @@ from rcqa.attribution.cost import expected_points
 from rcqa.attribution.engine import WindowScope, iter_layers
 from rcqa.attribution.methods.base import AttributionMethod, Case
 from rcqa.attribution.settings import IGSettings
-from rcqa.types import AGGREGATIONS
+from rcqa.types import AGGREGATIONS, Aggregation
 
 
 class IntegratedGradients(AttributionMethod):
@@ -17,7 +17,7 @@ class IntegratedGradients(AttributionMethod):
     label = "Integrated Gradients"
     # the engine's aggregations of the two rankings: the sum over dims is what completeness holds for; the squared
     # L2 norm ranks tokens as the L2 norm Explore shows does
-    aggregations = {"signed": "sum", "magnitude": "l2_squared"}
+    aggregations: dict[str, Aggregation] = {"signed": "sum", "magnitude": "l2_squared"}
     rankings = tuple(aggregations)
     description = ("Integrated Gradients at the embeddings' output with rcqa's engine (its baseline and rule, "
                    "checked for completeness), over the hidden dims")
