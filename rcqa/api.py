@@ -18,6 +18,7 @@ from rcqa.attribution.cache import ResultCache, cached_explain
 from rcqa.attribution.explanation import explain as explain_example
 from rcqa.attribution.methods import COMPARED
 from rcqa.attribution.settings import PRESETS, resolve
+from rcqa.dataset.manifest import RunManifest
 from rcqa.faithfulness.compare import Comparison, Protocol, compare
 from rcqa.faithfulness.sanity import TOP_K, SanityCheck
 from rcqa.faithfulness.sanity import sanity_checks as check_sanity
@@ -129,7 +130,7 @@ def analyze(name: str, model_or_name: str | QAModel, passage: str, question: str
 def reproduce(out: str | Path, model: str | QAModel = "default", data: str | Path = "squad-dev",
               preset: str = "default", *, limit: int | None = None, workers: int = 1, scheduler: str | None = None,
               top_k: int = 5, extras: Sequence[str] = (), draws: int = 5, retry_failed: bool = False,
-              device: str | None = None, **settings) -> dict:
+              device: str | None = None, **settings) -> RunManifest:
     """Explain a whole dataset into the run folder `out` (resumable; what `rcqa reproduce` does), on `workers`
     local processes or a Dask scheduler; returns the run's manifest. The workers load the model by name."""
     from rcqa.data import load_examples

@@ -4,7 +4,7 @@ answers: Example, its gold answers, the candidate Spans, "no answer", the Answer
 IGSettings (what changes an explanation's numbers) and Windowing · targets: what a result explains, ExplainedTarget
 and its Foil · header: ResultHeader, what every result says it is of, with save, load and show · attribution: the
 explanation itself, and the Aggregation (token score) its scores are read under · storage: JSON and .npz files,
-and load_result, which reads any result back by its kind.
+and load_result, which reads any result back by its kind · document: Document, a typed JSON document's save and load.
 """
 from rcqa.types.answers import Answer, AnswerSettings, Example, GoldAnswer, NoAnswer, Span, Word, overlaps
 from rcqa.types.attribution import (
