@@ -31,7 +31,14 @@ def _import_figures() -> None:
     import rcqa.figures  # noqa: F401  (rcqa.figures.views registers how each result draws itself)
 
 
-_drawing.on_first_draw(_import_figures)  # a result's show reaches the figures through rcqa.drawing, never upwards
+def _import_dataset_views() -> None:
+    import rcqa.dataset.views  # noqa: F401  (registers how a DatasetSummary draws itself)
+
+
+# a result's show reaches the figures through rcqa.drawing, never upwards; a dataset summary's views come second, as
+# they are drawn less often and import the example views' figures anyway
+_drawing.on_first_draw(_import_figures)
+_drawing.on_first_draw(_import_dataset_views)
 
 
 def __getattr__(name: str):

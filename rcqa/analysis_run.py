@@ -11,10 +11,10 @@ from rcqa.attribution.cache import ResultCache, cached_explain
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import IGSettings
 from rcqa.model import QAModel
-from rcqa.types import Attribution
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 
 
-def run_analysis(name: str, qa_model: QAModel, result: Attribution, settings: IGSettings, aggregation: str = "l2",
+def run_analysis(name: str, qa_model: QAModel, result: Attribution, settings: IGSettings, aggregation: Aggregation = DEFAULT_AGGREGATION,
             k: int = 5, target: int = 0, cache: ResultCache | None = None, **options) -> AnalysisResult:
     """The analysis `name` of `result` (explained with `settings`); its companion explanation, if it needs one, is
     read from or written to `cache` (default: none kept)."""

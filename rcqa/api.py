@@ -18,6 +18,7 @@ from rcqa.attribution.cache import ResultCache, cached_explain
 from rcqa.attribution.explanation import explain as explain_example
 from rcqa.attribution.methods import COMPARED
 from rcqa.attribution.settings import PRESETS, resolve
+from rcqa.dataset.manifest import RunManifest
 from rcqa.faithfulness.compare import Comparison, Protocol, compare
 from rcqa.faithfulness.sanity import TOP_K, SanityCheck
 from rcqa.faithfulness.sanity import sanity_checks as check_sanity
@@ -26,7 +27,7 @@ from rcqa.lens.interventions import intervene as knock_out
 from rcqa.lens.readout import AnswerLens
 from rcqa.model import QAModel, as_model
 from rcqa.qa import answer as answer_passage
-from rcqa.types import Answer, Attribution, Example, load_result
+from rcqa.types import Aggregation, Answer, Attribution, Example, load_result
 
 __all__ = ["AnswerLens", "Comparison", "HeadScores", "Interventions", "SanityCheck", "answer", "compare_methods",
            "explain", "heads", "intervene", "load_result", "reproduce", "sanity_checks"]  # load_result: this module imports every result kind it may name
@@ -87,7 +88,7 @@ def sanity_checks(model_or_name: str | QAModel, passage: str, question: str, met
 
 def intervene(model_or_name: str | QAModel, passage: str | Attribution, question: str | None = None,
               preset: str = "default", *, k: int = 5, draws: int = 5, baseline: str = "pad",
-              aggregation: str | None = None, seed: int = 0, device: str | None = None, **settings) -> Interventions:
+              aggregation: Aggregation | None = None, seed: int = 0, device: str | None = None, **settings) -> Interventions:
     """Knock out each layer's top-k, bottom-k and k random passage words (and skip each block), and read the
     explained span's probability again. `passage` may be an explanation rcqa.explain already made (then give no
     question or settings); otherwise the passage is explained with the preset first."""
@@ -113,7 +114,7 @@ def heads(model_or_name: str | QAModel, passage: str, question: str, *, fill: st
 
 
 def analyze(name: str, model_or_name: str | QAModel, passage: str, question: str, preset: str = "default", *,
-            k: int = 5, aggregation: str | None = None, gold: str | Sequence[str] = (),
+            k: int = 5, aggregation: Aggregation | None = None, gold: str | Sequence[str] = (),
             cache: bool | str | Path | None = False, device: str | None = None, **settings) -> AnalysisResult:
     """One registered analysis (rcqa.analysis.registered.ANALYSES: "roles", "pos", "similarity", "agreement") of the
     preset's explanation of the answer, as its typed result (`to_dict()`, `row()`). An analysis of two methods
@@ -129,7 +130,7 @@ def analyze(name: str, model_or_name: str | QAModel, passage: str, question: str
 def reproduce(out: str | Path, model: str | QAModel = "default", data: str | Path = "squad-dev",
               preset: str = "default", *, limit: int | None = None, workers: int = 1, scheduler: str | None = None,
               top_k: int = 5, extras: Sequence[str] = (), draws: int = 5, retry_failed: bool = False,
-              device: str | None = None, **settings) -> dict:
+              device: str | None = None, **settings) -> RunManifest:
     """Explain a whole dataset into the run folder `out` (resumable; what `rcqa reproduce` does), on `workers`
     local processes or a Dask scheduler; returns the run's manifest. The workers load the model by name."""
     from rcqa.data import load_examples

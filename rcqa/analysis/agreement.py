@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.stats import spearmanr
 
 from rcqa.analysis.registry import Analysis, Inputs
 from rcqa.analysis.words import top_k, word_scores
-from rcqa.types import Attribution
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class LayerAgreement:
     top_k_overlap: float  # the share of the k top words the two explanations have in common
 
 
-def layer_agreement(first: Attribution, second: Attribution, aggregation: str = "l2",
+def layer_agreement(first: Attribution, second: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION,
                     k: int = 5) -> list[LayerAgreement]:
     """Per layer, the agreement of two explanations of the same window (each word's score under `aggregation`:
     under "sum" signed, so that words are ranked by how much they support the target, not by its size alone)."""
@@ -45,7 +46,7 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 # the token scores the two methods are always compared by, whatever the chosen one: a signed score against a
 # signed one (a relevance's sign says whether a word supports the target) and a magnitude against a magnitude
-COMPARED_SCORES = ("sum", "l2")
+COMPARED_SCORES: tuple[Aggregation, ...] = ("sum", "l2")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class MethodAgreement:
     each of COMPARED_SCORES it is not (`by_score`; empty in documents written before)."""
 
     methods: tuple[str, str]
-    aggregation: str
+    aggregation: Aggregation
     k: int
     layers: list[LayerAgreement]
     by_score: dict[str, list[LayerAgreement]] = field(default_factory=dict)
@@ -65,7 +66,7 @@ class MethodAgreement:
         return {self.aggregation: self.layers, **self.by_score}
 
     def to_dict(self) -> dict:
-        document = {"methods": list(self.methods), "aggregation": self.aggregation, "k": self.k,
+        document: dict[str, Any] = {"methods": list(self.methods), "aggregation": self.aggregation, "k": self.k,
                     "layers": _rows_dict(self.layers)}
         if self.by_score:
             document["by_score"] = {score: _rows_dict(rows) for score, rows in self.by_score.items()}

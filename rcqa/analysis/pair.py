@@ -18,7 +18,7 @@ from rcqa.analysis.roles import exclusive_labels, reading_shares
 from rcqa.analysis.similarity import jensen_shannon
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa import drawing
-from rcqa.types import AGGREGATIONS, Attribution, storage
+from rcqa.types import AGGREGATIONS, DEFAULT_AGGREGATION, Aggregation, Attribution, storage
 
 PAIR_VIEWS = ("heatmaps", "jsd", "roles")  # what SideBySide.show draws
 
@@ -44,7 +44,7 @@ class SideBySide:
     a: Attribution
     b: Attribution
     labels: tuple[str, str] = ("", "")
-    aggregation: str = "l2"
+    aggregation: Aggregation = DEFAULT_AGGREGATION
     k: int = 5
 
     def __post_init__(self):
@@ -139,7 +139,7 @@ class SideBySide:
 
 
 def compare(result_a: Attribution, result_b: Attribution, labels: tuple[str, str] = ("", ""),
-            aggregation: str = "l2", k: int = 5) -> SideBySide:
+            aggregation: Aggregation = DEFAULT_AGGREGATION, k: int = 5) -> SideBySide:
     """Two explanations of one passage side by side (see SideBySide); `labels` name them (default: what each
     explains, rcqa.analysis.pair.describe)."""
     return SideBySide(result_a, result_b, labels, aggregation, k)

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from rcqa.analysis.words import passage_distribution
-from rcqa.types import Attribution
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 from rcqa.types.settings import DEFAULT_METHOD
 
 # a dataset column's kind, which rcqa.dataset.rows turns into its Parquet type: one number per layer, a layers ×
@@ -30,7 +30,7 @@ class Inputs:
     method (Analysis.companion)."""
 
     result: Attribution
-    aggregation: str = "l2"
+    aggregation: Aggregation = DEFAULT_AGGREGATION
     k: int = 5
     target: int = 0
     method: str = DEFAULT_METHOD

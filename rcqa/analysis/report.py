@@ -7,10 +7,10 @@ from typing import Any
 from rcqa.analysis.registered import ALWAYS, ANALYSES
 from rcqa.analysis.registry import Inputs
 from rcqa.analysis.roles import top_words
-from rcqa.types import Attribution
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 
 
-def analyses(result: Attribution, aggregation: str = "l2", k: int = 5, target: int = 0) -> dict:
+def analyses(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION, k: int = 5, target: int = 0) -> dict:
     """Passage distributions, top-k words, categories, POS groups, JSD matrices and quantifier shares per layer.
     Undefined values (a layer with no top words, a JSD involving no distribution) are null."""
     inputs = Inputs(result, aggregation, k, target)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from rcqa.types import Attribution
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 
 
-def group_scores(result: Attribution, groups: list[tuple[int, ...]], aggregation: str = "l2",
+def group_scores(result: Attribution, groups: list[tuple[int, ...]], aggregation: Aggregation = DEFAULT_AGGREGATION,
                  target: int = 0) -> np.ndarray:
     """(layers × groups): each group of tokens scores the sum of its tokens' scores (a word: its word-pieces, the
     paper's merge; a special token: itself)."""
@@ -14,7 +14,7 @@ def group_scores(result: Attribution, groups: list[tuple[int, ...]], aggregation
     return np.stack([tokens[:, list(group)].sum(axis=1) for group in groups], axis=1)
 
 
-def word_scores(result: Attribution, aggregation: str = "l2", target: int = 0) -> np.ndarray:
+def word_scores(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> np.ndarray:
     """(layers × words): each word's score is the sum of its word-pieces' scores (the paper's merge)."""
     return group_scores(result, [word.tokens for word in result.words], aggregation, target)
 
@@ -27,13 +27,13 @@ def normalised(scores: np.ndarray) -> np.ndarray:
     return np.divide(magnitudes, totals, out=np.zeros_like(magnitudes), where=totals > 0)
 
 
-def distribution(result: Attribution, words: list[int], aggregation: str = "l2", target: int = 0) -> np.ndarray:
+def distribution(result: Attribution, words: list[int], aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> np.ndarray:
     """(layers × chosen words): |word score| normalised to sum 1 per layer over the chosen words. A layer whose
     chosen words all score 0 has no distribution: its row is all zeros (see is_empty)."""
     return normalised(word_scores(result, aggregation, target)[:, words])
 
 
-def passage_distribution(result: Attribution, aggregation: str = "l2", target: int = 0) -> np.ndarray:
+def passage_distribution(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> np.ndarray:
     """(layers × passage words): the paper's I_l, a distribution over the passage words per layer."""
     return distribution(result, result.passage_indices(), aggregation, target)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from rcqa.attribution.layerwise import method_of
+from rcqa.types import Aggregation
 from rcqa.types.settings import (
     BASELINES,
     FOILS,
@@ -25,7 +26,7 @@ __all__ = ["BASELINES", "FOILS", "MAX_FOIL_TEXT", "PRESETS", "SPANS", "WINDOWS",
 class Preset:
     description: str
     settings: IGSettings
-    aggregation: str  # the token score the analyses use (rcqa.types.AGGREGATIONS)
+    aggregation: Aggregation  # the token score the analyses use (rcqa.types.AGGREGATIONS)
 
 
 PRESETS = {

@@ -74,8 +74,9 @@ def _reproduce(args: argparse.Namespace) -> int:
     manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data, args.questions),
                          Path(args.out), workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed,
                          gpus=args.gpus)
-    counts = manifest["counts"]
-    print(f"{counts['done']} of {counts['total']} examples in {args.out} ({counts['failed']} failed, "
+    counts = manifest.counts
+    assert counts is not None  # the runner counts on its first save
+    print(f"{counts.done} of {counts.total} examples in {args.out} ({counts.failed} failed, "
           f"see manifest.json)", file=sys.stderr)
     return 0
 
@@ -98,5 +99,5 @@ def _report(args: argparse.Namespace) -> int:
         summary = write(args.runs, args.out, images=not args.no_images)
     except FileNotFoundError as error:  # a folder that is not a run's: load_run's one sentence
         raise CliError(str(error)) from None
-    print(f"report of {summary['n']} examples written to {Path(args.out) / 'report.html'}", file=sys.stderr)
+    print(f"report of {summary.subject.n} examples written to {Path(args.out) / 'report.html'}", file=sys.stderr)
     return 0

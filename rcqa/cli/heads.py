@@ -66,8 +66,8 @@ def _prune_heads(args: argparse.Namespace) -> int:
     cells = cells_of(run.rows)
     if not cells:
         raise CliError(f"{args.run} holds no head scores: run `python -m rcqa reproduce --heads` first")
-    qa_model = load_model(run.manifest["model"]["name"], args.device)
-    if qa_model.fingerprint != run.manifest["model"]["fingerprint"]:
+    qa_model = load_model(run.manifest.model.name, args.device)
+    if qa_model.fingerprint != run.manifest.model.fingerprint:
         raise CliError(f"{qa_model.name} is not the model the run scored (its fingerprint differs)")
     examples = [e for e in run_examples(args.run) if e.answers][:args.questions]
     layout = layout_for(qa_model, examples[0])

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rcqa.types import AGGREGATIONS
+from rcqa.types import AGGREGATIONS, Aggregation
 
 if TYPE_CHECKING:
     from rcqa.attribution.engine import LayerResult
@@ -131,7 +131,7 @@ _IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule
               "contrast": "contrast", "windows": "windows", "method": "method"}
 
 
-def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, str]:
+def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, Aggregation]:
     """The preset's IGSettings and token score, with every option given on the command line in its place."""
     from rcqa.attribution.settings import PRESETS, resolve
 

@@ -25,7 +25,9 @@ from rcqa.dataset.faithfulness import summarize_faithfulness
 from rcqa.intervals import defined_means, mean_with_interval, nullable
 from rcqa.dataset.layers import summarize_interventions, summarize_lens
 from rcqa.dataset.heads import pruning_of, summarize_heads
+from rcqa.dataset.manifest import RunManifest
 from rcqa.dataset.sanity import summarize_sanity
+from rcqa.dataset.summary import DatasetSummary
 from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.types import Example, GoldAnswer
 
@@ -44,21 +46,18 @@ class Run:
     """A run folder's manifest and its rows (the summary columns only)."""
 
     folder: Path
-    manifest: dict
+    manifest: RunManifest
     rows: pa.Table
 
     @property
     def name(self) -> str:
-        preset = self.manifest.get("analysis", {}).get("preset") or "custom"
-        return f"{self.folder.name} ({preset})"
+        return f"{self.folder.name} ({self.manifest.analysis.preset or 'custom'})"
 
 
 def load_run(folder: str | Path) -> Run:
     """Read a run written by `python -m rcqa reproduce`; unreadable shards are skipped (the runner recomputes them)."""
     folder = Path(folder)
-    manifest_path = folder / store.MANIFEST
-    if not manifest_path.is_file():
-        raise FileNotFoundError(f"{folder} holds no {store.MANIFEST}: not a run folder")
+    manifest = store.read_manifest(folder)
     tables = []
     for shard in sorted((folder / store.SHARDS).glob("*.parquet")):
         try:
@@ -67,7 +66,7 @@ def load_run(folder: str | Path) -> Run:
         except (OSError, pa.ArrowException):
             continue
     rows = pa.concat_tables(tables, promote_options="default") if tables else _empty_rows()
-    return Run(folder, json.loads(manifest_path.read_text()), rows.sort_by("id"))
+    return Run(folder, manifest, rows.sort_by("id"))
 
 
 EXAMPLE_COLUMNS = ("id", "title", "question", "passage", "gold_answers", "gold_starts", "is_impossible")
@@ -119,7 +118,7 @@ def has_abstentions(rows: pa.Table) -> bool:
     return "abstained" in rows.column_names and bool(pc.any(rows["abstained"]).as_py())
 
 
-def by_abstention(run: Run, rows: pa.Table | None = None) -> dict[str, dict]:
+def by_abstention(run: Run, rows: pa.Table | None = None) -> dict[str, DatasetSummary]:
     """The summaries of the answered and of the abstained questions among the rows (all of the run's unless given),
     each present only when it has a row; empty for rows without any abstention."""
     rows = run.rows if rows is None else rows
@@ -172,7 +171,7 @@ def scores(rows: pa.Table) -> dict:
             "f1": 100 * float(f1.mean()) if f1.size else None}
 
 
-def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
+def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> DatasetSummary:
     """Every dataset-level analysis of the paper over a run's rows (all of them unless a selection is given)."""
     rows = run.rows if rows is None else rows
     layers = rows["layers"][0].as_py() if rows.num_rows else []
@@ -180,33 +179,34 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> dict:
     pos = {g: layer_means(per_layer(rows, f"pos_{g}"), seed) for g in GROUPS}
     jsd = {v: defined_means(matrices(rows, f"jsd_{v}")) for v in VARIANTS}
     overall = scores(rows)
-    return {
-        "n": rows.num_rows, "n_failed": len(run.manifest.get("failed", [])),
-        "exact_match": overall["exact_match"], "f1": overall["f1"], "layers": layers,
-        "roles": {c: [m["mean"] for m in means] for c, means in roles.items()},
-        "roles_ci": {c: [[m["low"], m["high"]] for m in means] for c, means in roles.items()},
-        "jsd": {v: nullable(m) for v, m in jsd.items()},
-        "jsd_range": {v: off_diagonal_range(m) for v, m in jsd.items()},
-        "pos": {g: [m["mean"] for m in means] for g, means in pos.items()},
-        "pos_ci": {g: [[m["low"], m["high"]] for m in means] for g, means in pos.items()},
-        "answer_pos": _answer_pos(rows),
-        "quantifier": _quantifier(rows, len(layers), seed),
-        "question_types": _per_question_type(rows),
-        "completeness": _completeness(rows),
-        "faithfulness": summarize_faithfulness(rows, seed),
-        "lens": summarize_lens(rows),
-        "interventions": summarize_interventions(rows),
-        "sanity": summarize_sanity(rows, seed),
-        "heads": summarize_heads(rows, seed),
-        "pruning": pruning_of(run.folder),
-        "contrast": summarize_contrast(rows, seed),
-        "n_skipped": len(run.manifest.get("skipped", [])),
-        "settings": run.manifest.get("analysis", {}),
-        "model": run.manifest.get("model", {}).get("name"),
-        "fingerprint": run.manifest.get("model", {}).get("fingerprint"),
-        "data": run.manifest.get("data", {}),
-        **_throughput(run),
-    }
+    seconds, per_hour = _throughput(run)
+    return DatasetSummary(
+        n=rows.num_rows, n_failed=len(run.manifest.failed),
+        exact_match=overall["exact_match"], f1=overall["f1"], layers=layers,
+        roles={c: [m["mean"] for m in means] for c, means in roles.items()},
+        roles_ci={c: [[m["low"], m["high"]] for m in means] for c, means in roles.items()},
+        jsd={v: nullable(m) for v, m in jsd.items()},
+        jsd_range={v: off_diagonal_range(m) for v, m in jsd.items()},
+        pos={g: [m["mean"] for m in means] for g, means in pos.items()},
+        pos_ci={g: [[m["low"], m["high"]] for m in means] for g, means in pos.items()},
+        answer_pos=_answer_pos(rows),
+        quantifier=_quantifier(rows, len(layers), seed),
+        question_types=_per_question_type(rows),
+        completeness=_completeness(rows),
+        faithfulness=summarize_faithfulness(rows, seed),
+        lens=summarize_lens(rows),
+        interventions=summarize_interventions(rows),
+        sanity=summarize_sanity(rows, seed),
+        heads=summarize_heads(rows, seed),
+        pruning=pruning_of(run.folder),
+        contrast=summarize_contrast(rows, seed),
+        n_skipped=len(run.manifest.skipped or ()),
+        settings=run.manifest.analysis,
+        model=run.manifest.model.name,
+        fingerprint=run.manifest.model.fingerprint,
+        data=run.manifest.data,
+        seconds=seconds, examples_per_hour=per_hour,
+    )
 
 
 def summarize_contrast(rows: pa.Table, seed: int = 0) -> dict | None:
@@ -266,12 +266,12 @@ def _completeness(rows: pa.Table) -> dict:
             "median_steps": np.median(steps, axis=0).tolist()}
 
 
-def _throughput(run: Run) -> dict:
+def _throughput(run: Run) -> tuple[float, float | None]:
     """Wall-clock seconds the run's sessions took and the examples per hour they computed."""
     seconds, computed = 0.0, 0
-    for session in run.manifest.get("runs", []):
-        if session.get("finished"):
-            seconds += (dt.datetime.fromisoformat(session["finished"])
-                        - dt.datetime.fromisoformat(session["started"])).total_seconds()
-            computed += session.get("computed", 0) + session.get("failed", 0)
-    return {"seconds": seconds, "examples_per_hour": 3600 * computed / seconds if seconds else None}
+    for session in run.manifest.runs:
+        if session.finished:
+            seconds += (dt.datetime.fromisoformat(session.finished)
+                        - dt.datetime.fromisoformat(session.started)).total_seconds()
+            computed += session.computed + session.failed
+    return seconds, 3600 * computed / seconds if seconds else None

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from rcqa.dataset.summary import DatasetSummary
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -37,30 +39,30 @@ def _trend(claim: str, values: list, rises: bool, unit: str = "%") -> Verdict:
                    f"early layers {early:.1f}{unit}, late layers {late:.1f}{unit}")
 
 
-def _query_falls(summary: dict) -> Verdict:
+def _query_falls(summary: DatasetSummary) -> Verdict:
     return _trend("Early layers look at the question's words (query share falls with depth)",
-                  summary["roles"]["query"], rises=False)
+                  summary.roles["query"], rises=False)
 
 
-def _answer_rises(summary: dict) -> Verdict:
+def _answer_rises(summary: DatasetSummary) -> Verdict:
     return _trend("Later layers settle on the answer (answer share rises with depth)",
-                  summary["roles"]["answer"], rises=True)
+                  summary.roles["answer"], rises=True)
 
 
-def _agree_beyond_top(summary: dict) -> Verdict:
+def _agree_beyond_top(summary: DatasetSummary) -> Verdict:
     claim = "Layers differ in their top words but agree on the rest (max JSD: top-k removed < top-k kept)"
-    removed, kept = summary["jsd_range"]["topk_removed"]["max"], summary["jsd_range"]["topk_kept"]["max"]
+    removed, kept = summary.jsd_range["topk_removed"]["max"], summary.jsd_range["topk_kept"]["max"]
     if removed is None or kept is None:
         return Verdict(claim, None, "undefined in this run")
     return Verdict(claim, removed < kept, f"top-k removed {removed:.3f}, top-k kept {kept:.3f}")
 
 
-def _numbers_later(summary: dict) -> Verdict:
+def _numbers_later(summary: DatasetSummary) -> Verdict:
     return _trend("On quantifier questions, later layers look at the passage's numbers (the ratio rises)",
-                  summary["quantifier"]["ratio"], rises=True)
+                  summary.quantifier["ratio"], rises=True)
 
 
-CHECKS: tuple[Callable[[dict], Verdict], ...] = (_query_falls, _answer_rises, _agree_beyond_top, _numbers_later)
+CHECKS: tuple[Callable[[DatasetSummary], Verdict], ...] = (_query_falls, _answer_rises, _agree_beyond_top, _numbers_later)
 
 
 CORRECT = 50.0  # % EM: "still predict correctly" reads as a majority of the questions answered exactly
@@ -100,23 +102,23 @@ def contrast_statement(contrast: dict) -> str | None:
     return f"The paper's quantifier claim {said} on this model under this test. {verdict.claim}: {verdict.evidence}."
 
 
-def verdicts(summary: dict) -> list[Verdict]:
+def verdicts(summary: DatasetSummary) -> list[Verdict]:
     """The paper's claims on the run; a distractor-number contrast run adds its quantifier claim."""
-    contrast = summary.get("contrast")
+    contrast = summary.contrast
     extra = [contrast_verdict(contrast)] if contrast and contrast["foil"] == "distractor-number" else []
     return [check(summary) for check in CHECKS] + extra
 
 
-def worst_completeness(summary: dict) -> float | None:
+def worst_completeness(summary: DatasetSummary) -> float | None:
     """The largest per-layer median relative completeness error of the run (the faithfulness of its numbers)."""
-    medians = [m for m in summary["completeness"]["median"] if m is not None and not np.isnan(m)]
+    medians = [m for m in summary.completeness["median"] if m is not None and not np.isnan(m)]
     return max(medians) if medians else None
 
 
-def conclusion_table(summary: dict) -> pd.DataFrame:
-    """One row per run and claim, from a report summary's `conclusions`."""
-    return pd.DataFrame([{"run": run, "claim": v["claim"], "holds": v["holds"], "evidence": v["evidence"]}
-                         for run, found in summary["conclusions"].items() for v in found])
+def conclusion_table(conclusions: dict[str, list[Verdict]]) -> pd.DataFrame:
+    """One row per run and claim, from each run's verdicts."""
+    return pd.DataFrame([{"run": run, "claim": v.claim, "holds": v.holds, "evidence": v.evidence}
+                         for run, found in conclusions.items() for v in found])
 
 
 def settings_words(settings: dict) -> str:

@@ -12,7 +12,7 @@ from rcqa.analysis.registered import ANALYSES, OPTIONAL
 
 if TYPE_CHECKING:  # the analyses load torch models; the aggregates that read EXTRAS do not need them
     from rcqa.model import QAModel
-    from rcqa.types import Attribution, Example
+    from rcqa.types import Aggregation, Attribution, Example
 
 # what the column holds, for --help and the README
 EXTRAS = {
@@ -97,7 +97,7 @@ def _registered(name: str, qa_model: QAModel, result: Attribution, job) -> dict:
     return run_analysis(name, qa_model, result, job.settings, job.aggregation, job.top_k).row()
 
 
-def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: str, k: int) -> str:
+def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: Aggregation, k: int) -> str:
     """The contrast (the explanation's first target) in a row: its foil, the shares (%) of each layer's top-k that
     are the foil's words and that are other numbers (neither the span's nor the foil's; the row's category columns
     hold the answer's, supporting and query words'), for a foil overlapping the span the share of the words of both

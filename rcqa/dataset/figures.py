@@ -15,6 +15,7 @@ from rcqa.analysis.roles import CATEGORIES
 from rcqa.analysis.similarity import describe
 from rcqa.dataset import published
 from rcqa.dataset.layers import DECIDED as DECIDED_SHARE
+from rcqa.dataset.summary import DatasetSummary
 from rcqa.faithfulness.compare import entry_label
 from rcqa.figures.common import Chart, apply_layout, largest
 from rcqa.figures.methods import COLOURS as METHOD_COLOURS
@@ -27,15 +28,15 @@ SOURCE_SYMBOLS = {published.PAPER: "diamond", published.MLRC: "x"}
 SOURCE_NAMES = {published.PAPER: "paper (slides)", published.MLRC: "MLRC reproduction"}
 
 
-def _depths(summary: dict) -> list[float]:
-    return [published.depth(i, len(summary["layers"])) for i in range(len(summary["layers"]))]
+def _depths(summary: DatasetSummary) -> list[float]:
+    return [published.depth(i, len(summary.layers)) for i in range(len(summary.layers))]
 
 
-def _long_table(name: str, summary: dict, series: dict[str, list], intervals: dict[str, list]) -> pd.DataFrame:
+def _long_table(name: str, summary: DatasetSummary, series: dict[str, list], intervals: dict[str, list]) -> pd.DataFrame:
     return pd.DataFrame([{"run": name, "layer": label, "depth": depth, "series": key, "mean": values[i],
                           "ci_low": intervals[key][i][0], "ci_high": intervals[key][i][1]}
                          for key, values in series.items()
-                         for i, (label, depth) in enumerate(zip(summary["layers"], _depths(summary)))])
+                         for i, (label, depth) in enumerate(zip(summary.layers, _depths(summary)))])
 
 
 def _band(figure: go.Figure, part: pd.DataFrame, colour: str, label: str) -> None:
@@ -64,13 +65,13 @@ def _published_points(figure: go.Figure, points: list[published.Published], colo
     return pd.DataFrame(rows)
 
 
-def roles_by_depth(runs: dict[str, dict], chart_name: str = "dataset-roles", of: str = "") -> Chart:
+def roles_by_depth(runs: dict[str, DatasetSummary], chart_name: str = "dataset-roles", of: str = "") -> Chart:
     """The answer / supporting / query shares of the top-k per layer, with 95 % intervals, beside the MLRC
     reproduction's first and last layer. `runs` may also be one run's parts (answered and abstained questions),
     said in `of` after the title."""
     figure, tables = go.Figure(), []
     for dash, (name, summary) in zip(DASHES, runs.items()):
-        table = _long_table(name, summary, summary["roles"], summary["roles_ci"])
+        table = _long_table(name, summary, summary.roles, summary.roles_ci)
         tables.append(table)
         for category in CATEGORIES:
             part = table[table.series == category]
@@ -86,17 +87,17 @@ def roles_by_depth(runs: dict[str, dict], chart_name: str = "dataset-roles", of:
     return Chart(chart_name, pd.concat(tables, ignore_index=True), figure)
 
 
-def roles_by_abstention(parts: dict[str, dict], run: str) -> Chart:
+def roles_by_abstention(parts: dict[str, DatasetSummary], run: str) -> Chart:
     """roles_by_depth of one run's answered and abstained questions, one line style each."""
-    named = {f"{run}, {part} ({summary['n']:,})": summary for part, summary in parts.items()}
+    named = {f"{run}, {part} ({summary.n:,})": summary for part, summary in parts.items()}
     return roles_by_depth(named, "dataset-roles-by-abstention", ": answered and abstained questions")
 
 
-def quantifier_by_depth(runs: dict[str, dict]) -> Chart:
+def quantifier_by_depth(runs: dict[str, DatasetSummary]) -> Chart:
     """The quantifier ratio per layer on 'how many / how much' questions, beside the paper's and MLRC's."""
     figure, tables = go.Figure(), []
     for dash, (name, summary) in zip(DASHES, runs.items()):
-        quantifier = summary["quantifier"]
+        quantifier = summary.quantifier
         table = _long_table(name, summary, {"quantifier ratio": quantifier["ratio"]},
                             {"quantifier ratio": quantifier["ratio_ci"]})
         tables.append(table)
@@ -113,10 +114,10 @@ def quantifier_by_depth(runs: dict[str, dict]) -> Chart:
     return Chart("dataset-quantifier", pd.concat(tables, ignore_index=True), figure)
 
 
-def jsd_map(summary: dict, variant: str, name: str = "") -> Chart:
+def jsd_map(summary: DatasetSummary, variant: str, name: str = "") -> Chart:
     """The layer x layer JSD averaged over examples, with its off-diagonal range beside the paper's."""
-    matrix = np.array([[np.nan if x is None else x for x in row] for row in summary["jsd"][variant]], dtype=float)
-    layers = summary["layers"]
+    matrix = np.array([[np.nan if x is None else x for x in row] for row in summary.jsd[variant]], dtype=float)
+    layers = summary.layers
     data = pd.DataFrame([{"layer_a": a, "layer_b": b, "jsd": matrix[i, j]}
                          for i, a in enumerate(layers) for j, b in enumerate(layers)])
     text = np.where(np.isnan(matrix), "undefined", np.char.mod("%.2f", np.nan_to_num(matrix)))
@@ -124,23 +125,23 @@ def jsd_map(summary: dict, variant: str, name: str = "") -> Chart:
                                   texttemplate="%{text}", colorbar={"title": {"text": "JSD (bits)"}},
                                   hovertemplate="%{y} vs %{x}: mean JSD %{text}<extra></extra>"))
     figure.update_yaxes(autorange="reversed")
-    ours = summary["jsd_range"][variant]
+    ours = summary.jsd_range[variant]
     reference = published.JSD_RANGES.get(variant)
     paper = (f" · paper (BERT-base): {reference['min'].value:g}–{reference['max'].value:g}" if reference else "")
     span = "undefined" if ours["min"] is None else f"{ours['min']:.2f}–{ours['max']:.2f}"
-    k = summary["settings"].get("top_k", 5)
+    k = summary.settings.top_k
     apply_layout(figure, f"Mean JSD between layers ({describe(variant, k)}){' · ' + name if name else ''}",
                  f"off the diagonal: ours {span}{paper}", "Layer (output of)", "Layer (output of)",
                  height=max(420, 40 * len(layers) + 200))
     return Chart(f"dataset-jsd-{variant}" + (f"-{_slug(name)}" if name else ""), data, figure)
 
 
-def pos_by_layer(summary: dict) -> Chart:
+def pos_by_layer(summary: DatasetSummary) -> Chart:
     """The POS mix of each layer's top-k words over the dataset, and that of the explained spans."""
-    rows = [{"layer": label, "group": g, "mean": summary["pos"][g][i], "ci_low": summary["pos_ci"][g][i][0],
-             "ci_high": summary["pos_ci"][g][i][1]} for g in GROUPS for i, label in enumerate(summary["layers"])]
+    rows = [{"layer": label, "group": g, "mean": summary.pos[g][i], "ci_low": summary.pos_ci[g][i][0],
+             "ci_high": summary.pos_ci[g][i][1]} for g in GROUPS for i, label in enumerate(summary.layers)]
     rows += [{"layer": "explained spans", "group": g, "mean": share, "ci_low": None, "ci_high": None}
-             for g, share in summary["answer_pos"].items()]
+             for g, share in summary.answer_pos.items()]
     data = pd.DataFrame(rows)
     figure = go.Figure()
     for group in GROUPS:
@@ -149,36 +150,36 @@ def pos_by_layer(summary: dict) -> Chart:
         figure.add_bar(x=part.layer, y=part["mean"], name=name, marker_color=POS_COLOURS[group],
                        hovertemplate=f"%{{x}}: %{{y:.1f}}% {name}<extra></extra>")
     figure.update_layout(barmode="stack")
-    k = summary["settings"].get("top_k", 5)
+    k = summary.settings.top_k
     apply_layout(figure, f"Parts of speech of each layer's top-{k} words, over the dataset",
                  "mean shares per layer; last bar: the words of the explained spans (the paper: answers are mostly "
                  "“entities”, here nouns, pronouns and numbers)", "Layer (output of)", "Share (%)")
     return Chart("dataset-pos", data, figure)
 
 
-def scores_by_type(summary: dict) -> Chart:
+def scores_by_type(summary: DatasetSummary) -> Chart:
     """EM and F1 per question type, with how many questions each bar averages."""
     data = pd.DataFrame([{"question_type": t, "n": s["n"], "exact_match": s["exact_match"], "f1": s["f1"]}
-                         for t, s in summary["question_types"].items()])
+                         for t, s in summary.question_types.items()])
     figure = go.Figure()
     for measure, colour in (("exact_match", "#1f77b4"), ("f1", "#ff7f0e")):
         figure.add_bar(x=[f"{t} ({n})" for t, n in zip(data.question_type, data.n)], y=data[measure],
                        name=measure.replace("_", " "), marker_color=colour,
                        hovertemplate=f"%{{x}}: {measure} %{{y:.1f}}<extra></extra>")
     apply_layout(figure, "Exact match and F1 per question type",
-                 f"all {summary['n']} explained questions: EM {number_text(summary['exact_match'])}, F1 "
-                 f"{number_text(summary['f1'])} · BERT-base (MLRC): F1 {published.SCORES['f1'].value}",
+                 f"all {summary.n} explained questions: EM {number_text(summary.exact_match)}, F1 "
+                 f"{number_text(summary.f1)} · BERT-base (MLRC): F1 {published.SCORES['f1'].value}",
                  "Question type (questions)", "Score (%)")
     return Chart("dataset-scores", data, figure)
 
 
-def completeness_by_layer(runs: dict[str, dict]) -> Chart:
+def completeness_by_layer(runs: dict[str, DatasetSummary]) -> Chart:
     """Median and largest relative completeness error per layer: how far each run's numbers can be trusted."""
-    rows = [{"run": name, "layer": label, "depth": depth, "median": summary["completeness"]["median"][i],
-             "max": summary["completeness"]["max"][i]}
+    rows = [{"run": name, "layer": label, "depth": depth, "median": summary.completeness["median"][i],
+             "max": summary.completeness["max"][i]}
             for name, summary in runs.items()
-            for i, (label, depth) in enumerate(zip(summary["layers"], _depths(summary)))
-            if summary["completeness"]["median"]]
+            for i, (label, depth) in enumerate(zip(summary.layers, _depths(summary)))
+            if summary.completeness["median"]]
     data = pd.DataFrame(rows, columns=["run", "layer", "depth", "median", "max"])
     figure = go.Figure()
     for dash, name in zip(DASHES, runs):
@@ -195,8 +196,8 @@ def completeness_by_layer(runs: dict[str, dict]) -> Chart:
     return Chart("dataset-completeness", data, figure)
 
 
-def _k(runs: dict[str, dict]) -> int:
-    return next(iter(runs.values()))["settings"].get("top_k", 5)
+def _k(runs: dict[str, DatasetSummary]) -> int:
+    return next(iter(runs.values())).settings.top_k
 
 
 def _slug(text: str) -> str:
@@ -208,10 +209,10 @@ def number_text(value: float | None, decimals: int = 1) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:,.{decimals}f}"
 
 
-def faithfulness_curves(summary: dict) -> Chart | None:
+def faithfulness_curves(summary: DatasetSummary) -> Chart | None:
     """Each method's mean deletion curve (the explained span's probability as its top-k words are deleted) beside
     random deletion's; None when the run did not compare the methods."""
-    found = summary.get("faithfulness")
+    found = summary.faithfulness
     if not found:
         return None
     data = pd.DataFrame([{"method": entry_label(name), "k": k, "span_probability": p, "flip_rate_pct": flips}
@@ -230,9 +231,9 @@ def faithfulness_curves(summary: dict) -> Chart | None:
     return Chart("dataset-faithfulness", data, figure)
 
 
-def faithfulness_table(summary: dict) -> pd.DataFrame | None:
+def faithfulness_table(summary: DatasetSummary) -> pd.DataFrame | None:
     """Per method: comprehensiveness, sufficiency and AOPC with 95 % intervals, and how often it beats random."""
-    found = summary.get("faithfulness")
+    found = summary.faithfulness
     if not found:
         return None
     normalised = any(m.get("naopc", {}).get("mean") is not None for m in found["methods"].values())
@@ -245,10 +246,10 @@ def faithfulness_table(summary: dict) -> pd.DataFrame | None:
                          for name, m in found["methods"].items()])
 
 
-def paired_table(summary: dict, measure: str = "aopc") -> pd.DataFrame | None:
+def paired_table(summary: DatasetSummary, measure: str = "aopc") -> pd.DataFrame | None:
     """Every pair of entries on one measure: A − B over the questions both define, its paired 95 % interval, how
     often each is ahead, the sign test, and whether the interval tells them apart (the rule the verdict reads)."""
-    found = (summary.get("faithfulness") or {}).get("paired")
+    found = (summary.faithfulness or {}).get("paired")
     if not found:
         return None
     return pd.DataFrame([{"A": entry_label(p["a"]), "B": entry_label(p["b"]), f"{measure} A − B": p["mean"],
@@ -266,20 +267,20 @@ LENS_COLOURS = {"head": "#1f77b4", "probe": "#ff7f0e"}
 KNOCKOUT_COLOURS = {"topk": "#d62728", "random": "#7f7f7f", "bottomk": "#2ca02c", "skip_block": "#9467bd"}
 
 
-def lens_by_layer(summary: dict) -> Chart | None:
+def lens_by_layer(summary: DatasetSummary) -> Chart | None:
     """F1 against gold of the answer each layer's states hold, read by the QA head and by the probes, and how often
     the layer already ranks the model's final answer first; None when the run has no lens."""
-    found = summary.get("lens")
+    found = summary.lens
     if not found:
         return None
     data = pd.DataFrame([{"reader": reader, "layer": label, "f1": values["f1"][i],
                           "exact_match": values["exact_match"][i], "final_answer_first": values["final_answer_first"][i]}
-                         for reader, values in found.items() for i, label in enumerate(summary["layers"])])
+                         for reader, values in found.items() for i, label in enumerate(summary.layers)])
     figure = go.Figure()
     for reader, values in found.items():
         part = data[data.reader == reader]
         decided = values["decided_at"]
-        name = f"{reader}: F1" + ("" if decided is None else f" (decided at {summary['layers'][decided]})")
+        name = f"{reader}: F1" + ("" if decided is None else f" (decided at {summary.layers[decided]})")
         figure.add_scatter(x=part.layer, y=part.f1, mode="lines+markers", name=name,
                            line={"color": LENS_COLOURS.get(reader)}, hovertemplate="%{x}: F1 %{y:.1f}<extra></extra>")
         figure.add_scatter(x=part.layer, y=part.final_answer_first, mode="lines", name=f"{reader}: final answer first",
@@ -292,15 +293,15 @@ def lens_by_layer(summary: dict) -> Chart | None:
     return Chart("dataset-lens", data, figure)
 
 
-def interventions_by_layer(summary: dict) -> Chart | None:
+def interventions_by_layer(summary: DatasetSummary) -> Chart | None:
     """Per layer, how often the answer flips when its top-k, k random or bottom-k words are knocked out, or the
     block is skipped; None when the run has no interventions."""
-    found = summary.get("interventions")
+    found = summary.interventions
     if not found:
         return None
     data = pd.DataFrame([{"knock_out": kind, "layer": label, "flip_rate_pct": rates[i],
                           "span_probability": found["probability"][kind][i]}
-                         for kind, rates in found["flip_rate"].items() for i, label in enumerate(summary["layers"])])
+                         for kind, rates in found["flip_rate"].items() for i, label in enumerate(summary.layers)])
     figure = go.Figure()
     for kind, colour in KNOCKOUT_COLOURS.items():
         part = data[data.knock_out == kind]
@@ -317,14 +318,14 @@ def interventions_by_layer(summary: dict) -> Chart | None:
 SHARE_NAMES = {"other_numbers": "other numbers (neither answer nor foil)"}
 
 
-def contrast_by_layer(summary: dict) -> Chart | None:
+def contrast_by_layer(summary: DatasetSummary) -> Chart | None:
     """A contrast run: per layer, the shares of answer, foil, supporting and query words and of the other numbers in
     the contrast's top-k (left axis) and the lens's mean margin log p(answer) − log p(foil) (right axis); None for
     another run."""
-    found = summary.get("contrast")
+    found = summary.contrast
     if not found:
         return None
-    layers = summary["layers"]
+    layers = summary.layers
     data = pd.DataFrame([{"layer": label, "series": name, "value": values[i]}
                          for name, values in {**found["shares"], "lens margin": found["lens_margin"],
                                               "answer leads on the lens": found["lens_ahead"]}.items()
@@ -342,16 +343,16 @@ def contrast_by_layer(summary: dict) -> Chart | None:
     apply_layout(figure, f"Why the answer and not the foil ({found['foil']})? {found['n']} questions",
                  "lines: what the top-k words of log p(answer) − log p(foil) are, per layer<br>dashed: the QA head's "
                  "mean margin of the answer over the foil, read from each layer's states", "Layer (output of)",
-                 f"Share of the contrast's top-{summary['settings'].get('top_k')} words (%)", height=520)
+                 f"Share of the contrast's top-{summary.settings.top_k} words (%)", height=520)
     # the legend under the chart: at the right it would cover the margin's axis
     figure.update_layout(legend={"orientation": "h", "y": -0.22, "x": 0}, margin={"t": figure.layout.margin.t + 20, "b": 150})
     return Chart("dataset-contrast", data, figure)
 
 
-def sanity_table(summary: dict) -> pd.DataFrame | None:
+def sanity_table(summary: DatasetSummary) -> pd.DataFrame | None:
     """Per entry, series and step: the mean ρ with its interval, the mean top-k overlap and the share (%) of
     questions at or above FAIL_AT; None when the run has no sanity checks."""
-    found = summary.get("sanity")
+    found = summary.sanity
     if not found:
         return None
     return pd.DataFrame([
@@ -363,13 +364,14 @@ def sanity_table(summary: dict) -> pd.DataFrame | None:
         for index, (label, step) in enumerate(zip(step_labels(found["parts"], series), entry[series]))])
 
 
-def sanity_by_step(summary: dict) -> Chart | None:
+def sanity_by_step(summary: DatasetSummary) -> Chart | None:
     """Per entry, the mean ρ with the trained model's word scores after each cascade step, its 95 % interval as
     error bars, and the line at which an entry fails; None when the run has no sanity checks."""
     table = sanity_table(summary)
     if table is None:
         return None
-    found, data = summary["sanity"], table[table.series == "cascade"]
+    found, data = summary.sanity, table[table.series == "cascade"]
+    assert found is not None  # sanity_table found the checks
     figure = go.Figure()
     for name, rows in data.groupby("entry", sort=False):
         method, _, ranking = name.partition(":")
@@ -391,10 +393,10 @@ def sanity_by_step(summary: dict) -> Chart | None:
     return Chart("dataset-sanity", data, figure)
 
 
-def heads_importance(summary: dict) -> Chart | None:
+def heads_importance(summary: DatasetSummary) -> Chart | None:
     """The layer × head grid of the mean drop in log p(span) when each head is knocked out, over the run's
     questions; None when the run stored no head scores."""
-    found = summary.get("heads")
+    found = summary.heads
     if not found:
         return None
     drop = found["scores"]["knockout_drop"]
@@ -412,10 +414,10 @@ def heads_importance(summary: dict) -> Chart | None:
     return Chart("dataset-heads", data, figure)
 
 
-def pruning_curves(summary: dict) -> Chart | None:
+def pruning_curves(summary: DatasetSummary) -> Chart | None:
     """F1 as heads are removed, least important first by each score, and in a random order (prune-heads); None
     when the run has no pruning curve."""
-    found = summary.get("pruning")
+    found = summary.pruning
     if not found:
         return None
     data = pd.DataFrame([{"order": order, "heads_removed": count, "f1": f1}

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from rcqa.dataset.summary import DatasetSummary
+
 PAPER = "Ramnath et al. 2020 (slides in the authors' repository): BERT-base, SQuAD v1.1 dev F1 88.7, zero " \
         "baseline at the layer, top-5 words, first 1,000 dev examples"
 MLRC = "MLRC 2020 reproduction (gchhablani): BERT-base, F1 88.51, Captum layer IG with 25 right-Riemann steps, " \
@@ -53,9 +55,9 @@ QUANTIFIER = {"exact_match": Published("EM on quantifier questions", 87.35, PAPE
 SCORES = {"f1": Published("SQuAD v1.1 dev F1", 88.51, MLRC)}
 
 
-def comparison(summary: dict) -> pd.DataFrame:
+def comparison(summary: DatasetSummary) -> pd.DataFrame:
     """Our numbers beside each published one at the same relative depth (the nearest of our layers)."""
-    layers = len(summary["layers"])
+    layers = len(summary.layers)
 
     def at_depth(values: list, wanted: float | None):
         assert wanted is not None  # ROLE_SHARES and QUANTIFIER_RATIO are measured per layer, each at a depth
@@ -63,13 +65,13 @@ def comparison(summary: dict) -> pd.DataFrame:
             return None
         return values[min(range(layers), key=lambda i: abs(depth(i, layers) - wanted))]
 
-    rows = [(f"{p.measure} share of top-k at depth {p.depth:g}", at_depth(summary["roles"][p.measure], p.depth), p)
+    rows = [(f"{p.measure} share of top-k at depth {p.depth:g}", at_depth(summary.roles[p.measure], p.depth), p)
             for p in ROLE_SHARES]
-    rows += [(f"quantifier ratio at depth {p.depth:.2f}", at_depth(summary["quantifier"]["ratio"], p.depth), p)
+    rows += [(f"quantifier ratio at depth {p.depth:.2f}", at_depth(summary.quantifier["ratio"], p.depth), p)
              for p in QUANTIFIER_RATIO]
-    rows += [(f"JSD {variant.replace('_', ' ')}, {end} off the diagonal", summary["jsd_range"][variant][end], p)
+    rows += [(f"JSD {variant.replace('_', ' ')}, {end} off the diagonal", summary.jsd_range[variant][end], p)
              for variant, ends in JSD_RANGES.items() for end, p in ends.items()]
-    rows += [(p.measure, summary["quantifier"][key], p) for key, p in QUANTIFIER.items()]
-    rows += [(p.measure, summary[key], p) for key, p in SCORES.items()]
+    rows += [(p.measure, summary.quantifier[key], p) for key, p in QUANTIFIER.items()]
+    rows += [(p.measure, getattr(summary, key), p) for key, p in SCORES.items()]
     return pd.DataFrame([{"measure": measure, "ours": ours, "published": p.value, "source": p.source}
                          for measure, ours, p in rows])

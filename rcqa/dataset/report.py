@@ -13,7 +13,9 @@ import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import plotly.io as pio
@@ -21,12 +23,50 @@ import plotly.io as pio
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import figures, published
 from rcqa.dataset.aggregate import Run, by_abstention, load_run, summarize
-from rcqa.dataset.conclusions import conclusion_table, contrast_statement, verdicts, worst_completeness
+from rcqa.dataset.conclusions import Verdict, conclusion_table, contrast_statement, verdicts, worst_completeness
+from rcqa.dataset.summary import DatasetSummary, Section, summary_json
 from rcqa.figures.common import Chart, image_export_available
+from rcqa.types.document import Document
+
+ABSTENTION_FIELDS = ("n", "exact_match", "f1", "roles", "roles_ci")  # what the report keeps of each part
 
 
-def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
-    """The report's summary (the first run's, with every run's verdicts and the other runs' summaries) and charts;
+@dataclass(frozen=True)
+class DatasetReport(Document):
+    """The report's summary.json: the first run's summary (its subject), its answered and abstained questions'
+    scores and roles, every run's verdicts on the paper's claims and worst median completeness error, and the
+    other runs' summaries."""
+
+    subject: DatasetSummary
+    run: str
+    conclusions: dict[str, list[Verdict]]
+    worst_median_completeness: dict[str, float | None]
+    compared_runs: dict[str, DatasetSummary]
+    by_abstention: dict[str, Section]  # empty where the model never abstained, or in reports written before
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.subject.to_dict(), "run": self.run, "by_abstention": self.by_abstention,
+                "conclusions": {name: [vars(v) for v in found] for name, found in self.conclusions.items()},
+                "worst_median_completeness": self.worst_median_completeness,
+                "compared_runs": {name: s.to_dict() for name, s in self.compared_runs.items()}}
+
+    def to_json(self) -> str:
+        return summary_json(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DatasetReport:
+        return cls(DatasetSummary.from_dict(data), data["run"],
+                   {name: [Verdict(**v) for v in found] for name, found in data["conclusions"].items()},
+                   data["worst_median_completeness"],
+                   {name: DatasetSummary.from_dict(s) for name, s in data["compared_runs"].items()},
+                   data.get("by_abstention", {}))
+
+    def __repr__(self) -> str:
+        return f"<DatasetReport of {self.run} · {len(self.compared_runs)} runs compared · {self.subject!r}>"
+
+
+def build(folders: list[str | Path]) -> tuple[DatasetReport, list[Chart]]:
+    """The report (the first run's summary, with every run's verdicts and the other runs' summaries) and charts;
     ValueError, in one sentence, where a run has no readable rows."""
     runs = [load_run(folder) for folder in folders]
     if empty := [str(run.folder) for run in runs if run.rows.num_rows == 0]:
@@ -36,12 +76,11 @@ def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
     summaries = {name: summarize(run) for name, run in zip(names, runs)}
     subject = summaries[names[0]]
     parts = by_abstention(runs[0])
-    summary = {**subject, "run": names[0],
-               "by_abstention": {part: {key: found[key] for key in ("n", "exact_match", "f1", "roles", "roles_ci")}
-                                 for part, found in parts.items()},
-               "conclusions": {name: [vars(v) for v in verdicts(s)] for name, s in summaries.items()},
-               "worst_median_completeness": {name: worst_completeness(s) for name, s in summaries.items()},
-               "compared_runs": {name: s for name, s in summaries.items() if name != names[0]}}
+    summary = DatasetReport(subject, names[0], {name: verdicts(s) for name, s in summaries.items()},
+                            {name: worst_completeness(s) for name, s in summaries.items()},
+                            {name: s for name, s in summaries.items() if name != names[0]},
+                            {part: {key: getattr(found, key) for key in ABSTENTION_FIELDS}
+                             for part, found in parts.items()})
     charts = [figures.roles_by_depth(summaries), *([figures.roles_by_abstention(parts, names[0])] if parts else []),
               figures.quantifier_by_depth(summaries),
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
@@ -53,23 +92,23 @@ def build(folders: list[str | Path]) -> tuple[dict, list[Chart]]:
     return summary, charts
 
 
-def write(folders: list[str | Path], out: str | Path, images: bool = True) -> dict:
+def write(folders: list[str | Path], out: str | Path, images: bool = True) -> DatasetReport:
     """Write the report into `out`; returns the summary. Images need kaleido and a local Chromium; without them
     (or with images=False) the HTML embeds the interactive figures instead, with plotly.js inline."""
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     (out / "tables").mkdir(exist_ok=True)
     summary, charts = build(folders)
-    (out / "summary.json").write_text(json.dumps(_json_safe(summary), indent=1) + "\n")
+    summary.save(out / "summary.json")
     for chart in charts:
         (out / "tables" / f"{chart.name}.csv").write_bytes(chart.csv())
-    published.comparison(summary).to_csv(out / "tables" / "published-comparison.csv", index=False)
-    conclusion_table(summary).to_csv(out / "tables" / "conclusions.csv", index=False)
-    if (methods := figures.faithfulness_table(summary)) is not None:
+    published.comparison(summary.subject).to_csv(out / "tables" / "published-comparison.csv", index=False)
+    conclusion_table(summary.conclusions).to_csv(out / "tables" / "conclusions.csv", index=False)
+    if (methods := figures.faithfulness_table(summary.subject)) is not None:
         methods.to_csv(out / "tables" / "faithfulness.csv", index=False)
-        if (paired := figures.paired_table(summary)) is not None:  # none where the run compared a single method
+        if (paired := figures.paired_table(summary.subject)) is not None:  # none where the run compared one method
             paired.to_csv(out / "tables" / "faithfulness_paired.csv", index=False)
-    if (sanity := figures.sanity_table(summary)) is not None:
+    if (sanity := figures.sanity_table(summary.subject)) is not None:
         sanity.to_csv(out / "tables" / "sanity.csv", index=False)
     svgs = _export_images(charts, out / "figures") if images and image_export_available() else None
     (out / "report.html").write_text(_html(summary, charts, svgs))
@@ -108,15 +147,15 @@ def _unique_names(runs: list[Run]) -> list[str]:
     return [name if names.count(name) == 1 else f"{name} #{i + 1}" for i, name in enumerate(names)]
 
 
-def _faithfulness_section(summary: dict) -> str:
+def _faithfulness_section(summary: DatasetSummary) -> str:
     table = figures.faithfulness_table(summary)
-    if table is None:
+    if table is None or summary.faithfulness is None:
         return ""
     return f"""<h2>Which explanation to trust?</h2>
 <p>Each method's top words deleted and the question answered again, against deleting random words
 (Wu &amp; Ong; ERASER's comprehensiveness and sufficiency, Samek's AOPC; higher comprehensiveness and AOPC and lower
-sufficiency are more faithful). {_ANSWER_PROTOCOL[summary["faithfulness"].get("spare_answer", False)]}</p>
-{_verdict(summary["faithfulness"])}
+sufficiency are more faithful). {_ANSWER_PROTOCOL[summary.faithfulness.get("spare_answer", False)]}</p>
+{_verdict(summary.faithfulness)}
 {_table(table)}
 {_paired(summary)}"""
 
@@ -125,7 +164,7 @@ def _verdict(found: dict) -> str:
     return "" if "verdict" not in found else f"<p><strong>{html.escape(found['verdict'])}</strong></p>"
 
 
-def _paired(summary: dict) -> str:
+def _paired(summary: DatasetSummary) -> str:
     table = figures.paired_table(summary)
     if table is None:
         return ""
@@ -135,10 +174,10 @@ kept) and a two-sided sign test; "told apart" where the interval excludes 0, the
 {_table(table)}"""
 
 
-def _sanity_section(summary: dict) -> str:
+def _sanity_section(summary: DatasetSummary) -> str:
     """A run with the sanity checks: the rule, each entry's verdict sentence and its numbers at the verdict step
     (the chart of every step is among the figures)."""
-    found = summary.get("sanity")
+    found = summary.sanity
     if not found:
         return ""
     step = found["verdict_step"]
@@ -158,16 +197,16 @@ and is not clear otherwise. The random baseline never reads the model: it fails 
 {_table(rows)}"""
 
 
-def _heads_section(summary: dict) -> str:
+def _heads_section(summary: DatasetSummary) -> str:
     """A run with head scores: how well each score predicts the knock-outs, layer by layer, and, where prune-heads
     ran, how many heads each order removes within 1 F1 point (the grid and the curves are among the figures)."""
-    found = summary.get("heads")
+    found = summary.heads
     if not found:
         return ""
     rows = pd.DataFrame([{"score": name, **{label: figures.number_text(rho, 2) if rho is not None else "–"
                                             for label, rho in zip(found["layers"], rhos)}}
                          for name, rhos in found["agreement"].items()])
-    pruning = summary.get("pruning")
+    pruning = summary.pruning
     spared = ("" if not pruning else "<p>Heads removed with F1 within 1 point of the unpruned "
               f"{figures.number_text(pruning['f1']['random'][0], 1)} ({pruning['n']} questions): "
               + ", ".join(f"{html.escape(order)} {count}" for order, count in pruning["spared"].items()) + ".</p>")
@@ -178,20 +217,20 @@ knock-outs, per layer (signed scores against the drop in log p(span), magnitudes
 {spared}"""
 
 
-def _contrast_section(summary: dict) -> str:
+def _contrast_section(summary: DatasetSummary) -> str:
     """A contrast run's section: where the margin over the foil is won, per layer, and the quantifier claim."""
-    found = summary.get("contrast")
+    found = summary.contrast
     if not found:
         return ""
     rows = pd.DataFrame([{"layer": label, **{f"{name.replace('_', ' ')} %": values[i]
                                              for name, values in found["shares"].items()},
                           "lens margin": found["lens_margin"][i], "answer leads on the lens %": found["lens_ahead"][i]}
-                         for i, label in enumerate(summary["layers"])])
+                         for i, label in enumerate(summary.layers)])
     statement = contrast_statement(found)
     claim = "" if statement is None else f"<p><b>{html.escape(statement)}</b></p>"
     return f"""<h2>Why this answer and not the foil?</h2>
 <p>Each question's explanation is the contrast log p(answer) − log p(foil), foil = {html.escape(found['foil'])}
-({found['n']} questions; {summary['n_skipped']} without such a foil skipped). Per layer: the shares of answer, foil,
+({found['n']} questions; {summary.n_skipped} without such a foil skipped). Per layer: the shares of answer, foil,
 supporting and query words, and of the other numbers (neither the answer's nor the foil's), among the contrast's
 top-k words, and the lens's mean margin of the answer over the foil
 (the QA head on each layer's states), with the share of questions whose answer already leads there. EM over these
@@ -206,34 +245,23 @@ _ANSWER_PROTOCOL = {True: "The explained span's own words were never deleted: th
                            "that the answer matters: every method ranks the answer's words first."}
 
 
-def _type_table(summary: dict) -> pd.DataFrame:
-    return pd.DataFrame([{"question type": kind, **scores} for kind, scores in summary["question_types"].items()])
+def _type_table(summary: DatasetSummary) -> pd.DataFrame:
+    return pd.DataFrame([{"question type": kind, **scores} for kind, scores in summary.question_types.items()])
 
 
-def _json_safe(value):
-    """NaN (undefined) as null, which JSON has."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
-
-
-def _html(summary: dict, charts: list[Chart], svgs: dict[str, str] | None) -> str:
-    settings = summary["settings"]
+def _html(report: DatasetReport, charts: list[Chart], svgs: dict[str, str] | None) -> str:
+    summary, settings = report.subject, report.subject.settings
     facts = {
-        "model": f"{summary['model']} (fingerprint {summary['fingerprint']})",
-        "data": f"{summary['data'].get('path')} (first {summary['data'].get('limit') or 'all'} questions, sha256 "
-                f"{str(summary['data'].get('sha256'))[:12]}…)",
-        "explained": f"{summary['n']} questions ({summary['n_failed']} failed and left out)",
-        "settings": f"preset {settings.get('preset')}: {json.dumps(settings.get('settings'))}, token score "
-                    f"{settings.get('aggregation')}, top-{settings.get('top_k')} words",
-        "scores": f"EM {figures.number_text(summary['exact_match'])}, F1 {figures.number_text(summary['f1'])}",
-        "speed": f"{figures.number_text(summary['examples_per_hour'], 0)} examples per hour ({figures.number_text(summary['seconds'], 0)} s)",
+        "model": f"{summary.model} (fingerprint {summary.fingerprint})",
+        "data": f"{summary.data.path} (first {summary.data.limit or 'all'} questions, sha256 "
+                f"{summary.data.sha256[:12]}…)",
+        "explained": f"{summary.n} questions ({summary.n_failed} failed and left out)",
+        "settings": f"preset {settings.preset}: {json.dumps(settings.settings)}, token score "
+                    f"{settings.aggregation}, top-{settings.top_k} words",
+        "scores": f"EM {figures.number_text(summary.exact_match)}, F1 {figures.number_text(summary.f1)}",
+        "speed": f"{figures.number_text(summary.examples_per_hour, 0)} examples per hour ({figures.number_text(summary.seconds, 0)} s)",
     }
-    if parts := summary["by_abstention"]:
+    if parts := report.by_abstention:
         facts["no answer"] = "; ".join(f"{part} {found['n']} (EM {figures.number_text(found['exact_match'])})"
                                        for part, found in parts.items())
     figures_html = []
@@ -243,7 +271,7 @@ def _html(summary: dict, charts: list[Chart], svgs: dict[str, str] | None) -> st
         else:
             figures_html.append(pio.to_html(chart.figure, include_plotlyjs=(i == 0), full_html=False))
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>rcqa dataset report: {html.escape(summary['run'])}</title>
+<html lang="en"><head><meta charset="utf-8"><title>rcqa dataset report: {html.escape(report.run)}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}}
 table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}
 figure{{margin:1.5em 0}}svg{{max-width:100%;height:auto}}.no{{color:#b00}}.yes{{color:#070}}</style></head><body>
@@ -253,9 +281,9 @@ figure{{margin:1.5em 0}}svg{{max-width:100%;height:auto}}.no{{color:#b00}}.yes{{
 <code>python -m rcqa report</code>.</p>
 {_dl(facts)}
 <h2>Do the paper's conclusions hold?</h2>
-{_table(conclusion_table(summary))}
+{_table(conclusion_table(report.conclusions))}
 <p>Worst per-layer median completeness error: {', '.join(f'{html.escape(n)} {figures.number_text(100 * v, 2) if v is not None else "–"} %'
-                                                         for n, v in summary['worst_median_completeness'].items())}.
+                                                         for n, v in report.worst_median_completeness.items())}.
 Early and late layers are the first and last third of the layers.</p>
 <h2>Beside the published numbers</h2>
 <p>The published model is BERT-base (12 blocks); ours may have fewer, so layers are compared at equal relative

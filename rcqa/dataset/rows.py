@@ -14,7 +14,7 @@ from rcqa.analysis.roles import CATEGORIES, category_masks, is_quantifier_questi
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.evaluate import score
 from rcqa.text import NUMBER_TAG
-from rcqa.types import Attribution, Example
+from rcqa.types import Aggregation, Attribution, Example
 
 QUESTION_TYPES = ("what", "who", "when", "where", "which", "why", "how many", "how much", "how", "other")
 _WH = {"what": "what", "who": "who", "whom": "who", "whose": "who", "when": "when", "where": "where",
@@ -70,7 +70,7 @@ def question_type(question: str) -> str:
     return "other"
 
 
-def example_row(result: Attribution, aggregation: str, k: int, extras: dict[str, str | None] | None = None) -> dict:
+def example_row(result: Attribution, aggregation: Aggregation, k: int, extras: dict[str, str | None] | None = None) -> dict:
     """The row of one explanation (see SCHEMA and the README's table), with the extra analyses' JSON if given. EM and
     F1 are null without gold answers."""
     example, answer = result.example, result.answer
@@ -99,7 +99,7 @@ def example_columns(example: Example) -> dict:
             "is_impossible": example.is_impossible}
 
 
-def top_word_records(result: Attribution, aggregation: str, k: int) -> list[list[dict]]:
+def top_word_records(result: Attribution, aggregation: Aggregation, k: int) -> list[list[dict]]:
     """Per layer, its top-k passage words best first, each with its weight, category flags and POS group."""
     distribution = passage_distribution(result, aggregation)
     words = result.passage_words()

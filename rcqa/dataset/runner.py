@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import dask
 from distributed import Client, Future, LocalCluster, Nanny, Scheduler, SpecCluster, WorkerPlugin, as_completed
@@ -21,8 +22,9 @@ from tqdm import tqdm
 
 from rcqa.attribution.settings import IGSettings
 from rcqa.dataset import store
+from rcqa.dataset.manifest import RunAnalysis, RunCounts, RunData, RunManifest, RunModel, Session, Unexplained
 from rcqa.resources import file_sha256
-from rcqa.types import Attribution, Example
+from rcqa.types import Aggregation, Attribution, Example
 from rcqa.version import version
 
 MAX_CHUNK = 8  # examples per task and shard: enough to keep shards few, few enough to balance the workers
@@ -35,7 +37,7 @@ class Job:
 
     model: str
     settings: IGSettings
-    aggregation: str
+    aggregation: Aggregation
     top_k: int
     device: str | None = None
     extras: tuple[str, ...] = ()  # analyses added to every example (rcqa.dataset.extras)
@@ -46,7 +48,7 @@ class Job:
     operator: str = "pad"  # how the faithfulness analysis deletes a word (rcqa.faithfulness.deletion.OPERATORS)
     folder: str | None = None  # the run's: an example whose explanation it kept is read from there, not recomputed
 
-    def protocol(self) -> dict:
+    def protocol(self) -> dict[str, Any]:
         """What the manifest records of the analyses' protocol: only what the chosen analyses use, so that a run
         without them resumes under any protocol."""
         uses = {"spare_answer": {"faithfulness", "interventions"}, "naopc_beam": {"faithfulness"},
@@ -71,20 +73,18 @@ class TorchThreads(WorkerPlugin):
 
 
 def new_manifest(job: Job, preset: str, data: Path, limit: int | None, source: str | None = None,
-                 questions: str = "all") -> dict:
+                 questions: str = "all") -> RunManifest:
     """The description of a run that decides whether a folder's rows can be resumed (see store.open_run)."""
     from rcqa.model import load_model
 
     qa_model = load_model(job.model, job.device)
     window = {"max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride}
-    return {"rcqa_version": version(),
-            "model": {"name": job.model, "fingerprint": qa_model.fingerprint},
-            "analysis": {"preset": preset, "settings": {**job.settings.to_dict(), **window},
-                         "aggregation": job.aggregation, "top_k": job.top_k,
-                         "extras": list(job.extras), "draws": job.draws, **job.protocol()},
-            "data": {"source": source or str(data), "path": str(data), "sha256": file_sha256(data),
-                     "limit": limit, **({"questions": questions} if questions != "all" else {})},
-            "counts": {}, "failed": [], "runs": []}
+    return RunManifest(RunModel(job.model, qa_model.fingerprint),
+                       RunAnalysis(preset, {**job.settings.to_dict(), **window}, job.aggregation, job.top_k,
+                                   job.extras, job.draws, **job.protocol()),
+                       RunData(str(data), file_sha256(data), limit, source or str(data),
+                               questions if questions != "all" else None),
+                       rcqa_version=version())
 
 
 def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[dict], list[tuple[str, Attribution]]]:
@@ -123,14 +123,15 @@ def _reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}".strip()
 
 
-def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, workers: int = 1,
-              scheduler: str | None = None, retry_failed: bool = False, progress: bool = True, gpus: int = 0) -> dict:
+def reproduce(job: Job, examples: list[Example], manifest: RunManifest, folder: Path, workers: int = 1,
+              scheduler: str | None = None, retry_failed: bool = False, progress: bool = True,
+              gpus: int = 0) -> RunManifest:
     """Explain the examples that are neither in the folder's shards nor recorded as failed (unless retry_failed);
     returns the final manifest. `manifest` describes the run (model, analysis settings, data); a folder holding
     another run is refused (store.RunMismatch), and so is a second writer while one runs (store.RunLocked). With
     gpus, the local cluster is one worker per GPU instead of `workers` (see gpu_workers)."""
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
-    job = replace(job, fingerprint=manifest["model"]["fingerprint"], folder=str(folder))
+    job = replace(job, fingerprint=manifest.model.fingerprint, folder=str(folder))
     with store.writing(folder):
         run = _Run.open(folder, manifest, examples, address)
         passed = run.done | run.skipped.keys() | (set() if retry_failed else run.failed.keys())
@@ -142,34 +143,32 @@ def reproduce(job: Job, examples: list[Example], manifest: dict, folder: Path, w
                     for rows, failures, results in _results(client, job, todo):
                         run.record(rows, failures, results)
                         bar.update(len(rows) + len(failures))
-        run.this_run["finished"] = _now()
-        run.save()
-        return run.manifest
+        run.this_run = replace(run.this_run, finished=_now())
+        return run.save()
 
 
 @dataclass
 class _Run:
-    """A run's bookkeeping: which selected examples are done and which failed, saved after every chunk."""
+    """A run's bookkeeping: which selected examples are done and which failed, saved after every chunk into the
+    manifest the run continues (its earlier sessions, then this one)."""
 
     folder: Path
-    manifest: dict
+    manifest: RunManifest
     selected: set[str]
     done: set[str]
     failed: dict[str, str]
-    this_run: dict
+    this_run: Session
     skipped: dict[str, str]  # examples the contrast does not apply to, with why: neither failed nor done again
 
     @classmethod
-    def open(cls, folder: Path, manifest: dict, examples: list[Example], address: str | None) -> _Run:
+    def open(cls, folder: Path, manifest: RunManifest, examples: list[Example], address: str | None) -> _Run:
         selected = {e.id for e in examples}
         if len(selected) != len(examples):
             raise ValueError("the data's question ids are not unique, so finished examples could not be told apart")
         manifest = store.open_run(folder, manifest)
-        this_run = {"started": _now(), "finished": None, "computed": 0, "failed": 0, "scheduler": address or "local"}
-        manifest["runs"].append(this_run)
         run = cls(folder, manifest, selected, store.finished_ids(folder),
-                  {f["id"]: f["reason"] for f in manifest["failed"]}, this_run,
-                  {f["id"]: f["reason"] for f in manifest.get("skipped", [])})
+                  {f.id: f.reason for f in manifest.failed}, Session(_now(), scheduler=address or "local"),
+                  {f.id: f.reason for f in manifest.skipped or ()})
         run.save()
         return run
 
@@ -187,17 +186,21 @@ class _Run:
             (self.skipped if failure.get("skipped") else self.failed)[failure["id"]] = failure["reason"]
             if failure.get("skipped"):
                 self.failed.pop(failure["id"], None)
-        self.this_run["computed"] += len(rows)
-        self.this_run["failed"] += sum(1 for f in failures if not f.get("skipped"))
+        self.this_run = replace(self.this_run, computed=self.this_run.computed + len(rows),
+                                failed=self.this_run.failed + sum(1 for f in failures if not f.get("skipped")))
         self.save()
 
-    def save(self) -> None:
-        self.manifest["counts"] = {"total": len(self.selected), "done": len(self.selected & self.done),
-                                   "failed": len(self.failed), **({"skipped": len(self.skipped)} if self.skipped else {})}
-        self.manifest["failed"] = [{"id": i, "reason": reason} for i, reason in self.failed.items()]
-        if self.skipped:  # a contrast run's questions without its foil (runs without any keep their old manifest)
-            self.manifest["skipped"] = [{"id": i, "reason": reason} for i, reason in self.skipped.items()]
-        store.write_manifest(self.folder, self.manifest)
+    def save(self) -> RunManifest:
+        """Write the manifest as the run stands now; returns it."""
+        counts = RunCounts(len(self.selected), len(self.selected & self.done), len(self.failed),
+                           len(self.skipped) if self.skipped else None)
+        # a contrast run's questions without its foil (runs without any keep their old manifest)
+        skipped = (tuple(Unexplained(i, reason) for i, reason in self.skipped.items()) if self.skipped else
+                   self.manifest.skipped)
+        saved = replace(self.manifest, counts=counts, failed=tuple(Unexplained(i, r) for i, r in self.failed.items()),
+                        runs=(*self.manifest.runs, self.this_run), skipped=skipped)
+        store.write_manifest(self.folder, saved)
+        return saved
 
 
 @contextmanager

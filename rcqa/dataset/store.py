@@ -5,6 +5,7 @@ shard and its manifest update loses nothing. A shard that cannot be read (a trun
 and its examples count as not done."""
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
@@ -17,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rcqa.attribution.cache import ResultCache
+from rcqa.dataset.manifest import RunManifest
 from rcqa.dataset.rows import SCHEMA
 
 MANIFEST = "manifest.json"
@@ -59,31 +61,21 @@ def writing(folder: Path) -> Iterator[None]:
         yield
 
 
-def _identity(manifest: dict) -> dict:
-    """What must be equal for a resumed run's rows to be comparable with the earlier ones (as JSON reads it back,
-    so a tuple and the list it was written as are equal)."""
-    return json.loads(json.dumps({"model fingerprint": manifest.get("model", {}).get("fingerprint"),
-                                  "settings": manifest.get("analysis"),
-                                  "data file (sha256)": manifest.get("data", {}).get("sha256")}))
-
-
-def open_run(folder: Path, fresh: dict) -> dict:
+def open_run(folder: Path, fresh: RunManifest) -> RunManifest:
     """The manifest to continue: the folder's own if it is the same run (refused if not), else `fresh`."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / SHARDS).mkdir(exist_ok=True)
     path = folder / MANIFEST
     if not path.is_file():
         return fresh
-    existing = json.loads(path.read_text())
-    old, new = _identity(existing), _identity(fresh)
+    existing = RunManifest.load(path)
+    old, new = existing.identity(), fresh.identity()
     for what in new:
         if old[what] != new[what]:
             raise RunMismatch(f"{folder} holds a run with another {what} ({_short(old[what])}, now "
                               f"{_short(new[what])}); give another --out folder")
-    resumed = {**fresh, "failed": existing.get("failed", []), "runs": existing.get("runs", [])}
-    if "skipped" in existing:  # a contrast run's questions without its foil
-        resumed["skipped"] = existing["skipped"]
-    return resumed
+    # a contrast run's questions without its foil are kept too (None where it skipped none)
+    return dataclasses.replace(fresh, failed=existing.failed, runs=existing.runs, skipped=existing.skipped)
 
 
 def _short(value) -> str:
@@ -91,8 +83,16 @@ def _short(value) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def write_manifest(folder: Path, manifest: dict) -> None:
-    _write_atomically(folder / MANIFEST, lambda temporary: temporary.write_text(json.dumps(manifest, indent=2)))
+def write_manifest(folder: Path, manifest: RunManifest) -> None:
+    _write_atomically(folder / MANIFEST, lambda temporary: temporary.write_text(manifest.to_json()))
+
+
+def read_manifest(folder: Path) -> RunManifest:
+    """The folder's manifest; FileNotFoundError, in one sentence, for a folder that is no run's."""
+    path = folder / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder} holds no {MANIFEST}: not a run folder")
+    return RunManifest.load(path)
 
 
 def finished_ids(folder: Path) -> set[str]:

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from rcqa.attribution.layerwise import layerwise_method
 from rcqa.attribution.targets import TARGETS
 from rcqa.text import without_bidi_controls
-from rcqa.types import NULL_TARGETS, Answer, Attribution
+from rcqa.types import NULL_TARGETS, Aggregation, Answer, Attribution
 
 COMPLETENESS_WARNING = 0.05  # relative error above which a layer's attributions do not add up
 # AttnLRP's: the share of the relevance entering at the target above which a layer is judged not to conserve it
@@ -81,7 +81,7 @@ def escape_label(text: str) -> str:
     return escape_text(text, quote=False)
 
 
-def settings_line(result: Attribution, aggregation: str, target: int) -> str:
+def settings_line(result: Attribution, aggregation: Aggregation, target: int) -> str:
     """The target, the settings and, for a target that explains "no answer", what decided between the two."""
     settings, name = result.settings, result.targets[target].name
     decision = (f" · {escape_label(null_decision(result.answer))}"

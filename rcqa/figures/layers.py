@@ -21,7 +21,7 @@ from rcqa.figures.common import (
     word_ticks,
 )
 from rcqa.figures.words import word_table
-from rcqa.types import Attribution, Completeness
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution, Completeness
 
 _SMALLEST_ERROR_PCT = 1e-6  # floor of the log-scale completeness chart (an exact 0 has no logarithm)
 
@@ -157,7 +157,7 @@ def incomplete_layers(result: Attribution, threshold: float = COMPLETENESS_WARNI
                                                       if c.kind == "completeness" and c.relative_error > threshold})]
 
 
-def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+def jsd(result: Attribution, variant: str = "full", k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
     """Jensen–Shannon divergence between every pair of layers' passage-word distributions."""
     return _jsd_chart(result.layers, jsd_matrix(passage_distribution(result, aggregation, target), variant, k), variant,
                       k, result.example.id)
@@ -190,7 +190,7 @@ def _jsd_chart(layers: list[str], matrix: np.ndarray, variant: str, k: int, exam
     return Chart(f"jsd-{variant}-{example_id}", data, figure)
 
 
-def layer_pair(result: Attribution, first: int, second: int, aggregation: str = "l2", target: int = 0) -> Chart:
+def layer_pair(result: Attribution, first: int, second: int, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
     """Two layers' word shares side by side, and their difference (second − first)."""
     table = word_table(result, aggregation, target)
     a, b = (table[table.layer == layer].reset_index(drop=True) for layer in (first, second))

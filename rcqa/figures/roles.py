@@ -21,7 +21,7 @@ from rcqa.analysis.roles import (
 )
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.figures.common import Chart, apply_layout, escape_label
-from rcqa.types import Attribution
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 
 # exclusive labels of a top-k word (a word can be a query word and an answer or supporting word at once)
 ROLE_COLOURS = {"answer": "#d62728", "answer+query": "#8c1c13", "supporting": "#ff7f0e",
@@ -30,7 +30,7 @@ ROLE_COLOURS = {"answer": "#d62728", "answer+query": "#8c1c13", "supporting": "#
 POS_COLOURS = dict(zip(POS_GROUPS, ("#1f77b4", "#d62728", "#ff7f0e", "#9467bd", "#c7c7c7", "#7f7f7f", "#e377c2")))
 
 
-def roles(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+def roles(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
     """Per layer, what its top-k passage words are: answer, supporting (±5 words around it), query, or other.
 
     Bars stack exclusive labels (reading_shares: a query word inside the answer counts once, as 'answer+query'), the
@@ -68,7 +68,7 @@ def _foil_text(result: Attribution, target: int) -> str:
     return f"“{escape_label(text if len(text) <= 40 else text[:39] + '…')}”"
 
 
-def pos_mix(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+def pos_mix(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
     """Per layer, the parts of speech of its top-k passage words (the paper's groups), beside those of the
     explained span's words."""
     distribution = passage_distribution(result, aggregation, target)
@@ -121,7 +121,7 @@ def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, 
     return figure
 
 
-def role_readings(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> list[tuple[str, str]]:
+def role_readings(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> list[tuple[str, str]]:
     """The phases in plain words (early / middle / late layers), from the roles chart's own stacks (each word
     counted once, so the shares add up to 100 %)."""
     top = top_k(passage_distribution(result, aggregation, target), k)
@@ -129,7 +129,7 @@ def role_readings(result: Attribution, k: int = 5, aggregation: str = "l2", targ
                           explains_abstention(result, target))
 
 
-def quantifiers(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart | None:
+def quantifiers(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart | None:
     """For 'how many / how much' questions over a passage with ≥ 2 numbers: the paper's quantifier ratio."""
     shares = quantifier_share(result, passage_distribution(result, aggregation, target), k, target)
     if shares is None:

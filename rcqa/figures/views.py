@@ -18,14 +18,14 @@ from rcqa.figures.roles import roles
 from rcqa.figures.words import heatmap, topk_passage, topk_words
 from rcqa.lens.interventions import Interventions
 from rcqa.lens.readout import AnswerLens
-from rcqa.types import VIEWS, Attribution
+from rcqa.types import DEFAULT_AGGREGATION, VIEWS, Aggregation, Attribution
 
 COMPARISON_VIEWS = ("methods", "deletion", "correlation")  # what Comparison.show draws
 LENS_VIEWS = ("layers",)  # what AnswerLens.show draws
 INTERVENTION_VIEWS = ("knockouts",)  # what Interventions.show draws
 
 
-def view_chart(result: Attribution, view: str, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+def view_chart(result: Attribution, view: str, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
     """The Chart of one of VIEWS."""
     if view == "heatmap":
         return heatmap(result, aggregation, target)

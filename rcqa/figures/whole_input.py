@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from rcqa.figures.common import Chart, apply_layout, escape_label, word_ticks
 from rcqa.figures.words import PAGE_WORDS, word_table
-from rcqa.types import Attribution
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 
 
 OVERVIEW_PAGES = 3  # a passage of one or two pages reads whole in the heatmap's slider: no overview above it
@@ -21,7 +21,7 @@ def needs_overview(words: int) -> bool:
     return words > (OVERVIEW_PAGES - 1) * PAGE_WORDS
 
 
-def overview_table(result: Attribution, k: int = 3, aggregation: str = "l2", target: int = 0,
+def overview_table(result: Attribution, k: int = 3, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0,
                    page_words: int = PAGE_WORDS) -> pd.DataFrame:
     """One row per layer and block of page_words passage words (in text order; a block is as wide as the heatmap's
     view): the block's share of the layer's attribution (%) and its k words with the largest shares there."""
@@ -37,7 +37,7 @@ def overview_table(result: Attribution, k: int = 3, aggregation: str = "l2", tar
     return pd.DataFrame(rows)
 
 
-def passage_overview(result: Attribution, k: int = 3, aggregation: str = "l2", target: int = 0,
+def passage_overview(result: Attribution, k: int = 3, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0,
                      page_words: int = PAGE_WORDS) -> Chart:
     """Layers × pages of the heatmap: how much of each layer's attribution falls on each page of page_words passage
     words, each cell naming its page's top-k words there, so that a long passage reads at a glance before paging."""
@@ -71,7 +71,7 @@ def start_end_targets(result: Attribution) -> tuple[int, int] | None:
     return (start, end) if same else None
 
 
-def start_end(result: Attribution, aggregation: str = "l2", with_sum: bool = True) -> Chart | None:
+def start_end(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION, with_sum: bool = True) -> Chart | None:
     """Layers × passage words for the start logit and for the end logit apart, and (with_sum) their sum (the span's
     logits joined), each as shares of its layer, on one word axis; None when the result does not hold both targets.
     The dashboard leaves the sum out: its joined view is the heatmap of the target as chosen."""

@@ -18,7 +18,7 @@ from rcqa.figures.common import (
     settings_line,
     word_ticks,
 )
-from rcqa.types import Attribution, Word, overlaps
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution, Word, overlaps
 
 MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
 PAGE_WORDS = 60  # a heatmap of more words shows this many at a time (labels stay legible), with a slider over the rest
@@ -46,7 +46,7 @@ def _columns(result: Attribution, include_question: bool,
     return columns
 
 
-def word_table(result: Attribution, aggregation: str = "l2", target: int = 0,
+def word_table(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0,
                include_question: bool = False, include_special: bool = False) -> pd.DataFrame:
     """One row per layer and word: its share of the layer's |attribution| among the shown words, rank, raw score.
     With include_special the special tokens ([CLS], where "no answer" is read, and [SEP]) are columns too.
@@ -80,7 +80,7 @@ def word_categories_of(result: Attribution, target: int = 0) -> list[str]:
     return [categories or "other" for categories in word_categories(result, target)]
 
 
-def heatmap(result: Attribution, aggregation: str = "l2", target: int = 0, include_question: bool = False,
+def heatmap(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0, include_question: bool = False,
             include_special: bool = False) -> Chart:
     """Layers × words: how each layer's attribution is spread over the words (with include_question and
     include_special, over the whole input: [CLS], the question, [SEP], the passage, [SEP])."""
@@ -145,7 +145,7 @@ def page_axis(figure: go.Figure, labels: list[str], around: int, **where) -> str
     return f"; {PAGE_WORDS} of its {len(labels)} words at a time: drag the slider below to scroll"
 
 
-def topk_table(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> pd.DataFrame:
+def topk_table(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> pd.DataFrame:
     """Each layer's k most important passage words, best first; a word with no attribution is never among them."""
     table = word_table(result, aggregation, target)
     best = table[(table["rank"] <= k) & (table.share_pct > 0)].sort_values(["layer", "rank"])
@@ -200,7 +200,7 @@ def _topk_legend(result: Attribution, k: int) -> str:
             f"is the rank; darker = more important). Underlined: the explained span ({escape_text(result.targets[0].span)}).{window}</p>")
 
 
-def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
     """The passage with one layer's top-k words highlighted."""
     table = topk_table(result, k, aggregation, target)
     marks = _marks(result, table, layer)
@@ -211,7 +211,7 @@ def topk_passage(result: Attribution, layer: int, k: int = 5, aggregation: str =
                  table[table.layer == layer], html=page)
 
 
-def topk_grid(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+def topk_grid(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
     """The passage once per layer, each with that layer's top-k words highlighted (the paper's qualitative view)."""
     table = topk_table(result, k, aggregation, target)
     rows = "".join(
@@ -224,7 +224,7 @@ def topk_grid(result: Attribution, k: int = 5, aggregation: str = "l2", target: 
     return Chart(f"top{k}-all-layers-{result.example.id}", table, html=page)
 
 
-def topk_words(result: Attribution, k: int = 5, aggregation: str = "l2", target: int = 0) -> Chart:
+def topk_words(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
     """Each layer's top-k passage words as a table: a row per layer, a column per rank, each word with its share."""
     table = topk_table(result, k, aggregation, target)
     cells = [[f"{escape_label(r.word)} ({r.share_pct:.1f}%)" for r in table[table.layer == layer].itertuples()]
@@ -243,7 +243,7 @@ def word_choices(result: Attribution) -> list[str]:
     return [f"{w.text} (#{i + 1})" for i, w in enumerate(result.passage_words())]
 
 
-def word_across_layers(result: Attribution, word: int, aggregation: str = "l2", target: int = 0) -> Chart:
+def word_across_layers(result: Attribution, word: int, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
     """One passage word's share of each layer's attribution, and its rank there."""
     table = word_table(result, aggregation, target)
     data = table[table.position == word]

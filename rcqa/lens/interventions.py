@@ -31,7 +31,7 @@ from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
 from rcqa.qa import encode
 from rcqa.spans import Windows, answer_standing, decode
-from rcqa.types import Attribution, ResultHeader, Span, Word
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution, ResultHeader, Span, Word
 
 KNOCKOUT_BASELINES = {
     "pad": "the layer's states for the input with every token but [CLS]/[SEP] replaced by [PAD]",
@@ -84,7 +84,7 @@ class KnockoutSettings:
     draws: int
     seed: int
     baseline: str
-    aggregation: str
+    aggregation: Aggregation
     target: str
     outside_span: bool
 
@@ -171,7 +171,7 @@ def outside(words: list[Word], start_token: int, end_token: int) -> np.ndarray:
 
 
 def intervene(qa_model: QAModel, result: Attribution, k: int = 5, draws: int = 5, baseline: str = "pad",
-              aggregation: str = "l2", seed: int = 0, outside_span: bool = True) -> Interventions:
+              aggregation: Aggregation = DEFAULT_AGGREGATION, seed: int = 0, outside_span: bool = True) -> Interventions:
     """Knock out each layer's top-k, bottom-k and k random passage words (outside the explained span unless
     outside_span is False), and skip each block, for the span the result's first target explains, ranking words
     by that target's IG word scores under aggregation."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -15,12 +16,14 @@ from rcqa.types.settings import IGSettings, Windowing, split_recorded_settings
 from rcqa.types.targets import ExplainedTarget
 
 # token score from its attribution vector: L2 norm (the paper's code), signed sum, |.| sum, squared L2 norm
-# (the paper's text)
-AGGREGATIONS = ("l2", "sum", "abs_sum", "l2_squared")
+# (the paper's text); a result's scores hold them in this order
+Aggregation = Literal["l2", "sum", "abs_sum", "l2_squared"]
+AGGREGATIONS: tuple[Aggregation, ...] = get_args(Aggregation)
+DEFAULT_AGGREGATION: Aggregation = "l2"  # what an analysis reads when neither its caller nor a preset names one
 # what a compact result file keeps (the result cache's): l2_squared is l2², rebuilt on reading, and the rest are
 # float32 where they fit (dataset runs keep thousands of results, and float64 doubled their size for digits beyond
 # the engine's float32 arithmetic)
-COMPACT_AGGREGATIONS = tuple(name for name in AGGREGATIONS if name != "l2_squared")
+COMPACT_AGGREGATIONS: tuple[Aggregation, ...] = tuple(name for name in AGGREGATIONS if name != "l2_squared")
 VIEWS = ("heatmap", "top-k", "roles", "jsd")  # what Attribution.show draws
 
 
@@ -100,7 +103,7 @@ class Attribution(ResultHeader):
 
     kind = "attribution"
 
-    def layer_scores(self, aggregation: str = "l2", target: int = 0) -> np.ndarray:
+    def layer_scores(self, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> np.ndarray:
         """(layers, tokens) scores of one target under one aggregation."""
         return self.scores[target, AGGREGATIONS.index(aggregation)]
 
@@ -129,7 +132,8 @@ class Attribution(ResultHeader):
         return f" · {self.settings.method}, {targets} · {len(self.layers)} layers × {words} passage words"
 
     # an Attribution names the options its views take, where ResultHeader.show passes on any
-    def show(self, view: str = "heatmap", k: int = 5, aggregation: str = "l2",  # type: ignore[override]
+    def show(self, view: str = "heatmap", k: int = 5,  # type: ignore[override]
+             aggregation: Aggregation = DEFAULT_AGGREGATION,
              target: int = 0):
         """The Plotly figure of one view: "heatmap" (layers × words), "top-k" (each layer's k best words), "roles"
         (what those words are) or "jsd" (how differently the layers spread their attribution)."""

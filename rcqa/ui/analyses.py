@@ -11,7 +11,7 @@ from rcqa.attribution.cost import Price
 from rcqa.attribution.settings import IGSettings
 from rcqa.figures import Chart
 from rcqa.model import QAModel
-from rcqa.types import Attribution, Example
+from rcqa.types import Aggregation, Attribution, Example
 from rcqa.ui import show, worker
 from rcqa.ui.results import (ask_button, explanation_change, explanation_price_of, queued, result_cache, result_key,
                               within_budget)
@@ -20,7 +20,7 @@ ANALYSIS_SECONDS = 1.0  # an analysis of one method reads the arrays of the expl
 
 
 def optional_charts(qa_model: QAModel, current: Example, settings: IGSettings, result: Attribution,
-                    aggregation: str, k: int) -> None:
+                    aggregation: Aggregation, k: int) -> None:
     """Each optional analysis under its heading: its button until asked for, then its figure."""
     for name in OPTIONAL:
         st.subheader(ANALYSES[name].title)
@@ -40,7 +40,7 @@ def analysis_price(qa_model: QAModel, current: Example, settings: IGSettings, na
 
 
 def optional_chart(qa_model: QAModel, current: Example, settings: IGSettings, result: Attribution, name: str,
-                   aggregation: str, k: int) -> Chart | None:
+                   aggregation: Aggregation, k: int) -> Chart | None:
     """The analysis' figure once asked for and computed; None (with its button, or why not) before."""
     chosen = ANALYSES[name]
     if chosen.companion_of(settings.method) is not None and settings.windows == "all":

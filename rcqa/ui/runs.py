@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,12 +17,12 @@ import pyarrow as pa
 import streamlit as st
 
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.settings import IGSettings
 from rcqa.data import load_examples
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import Run, by_abstention, has_abstentions, load_run, select, summarize
 from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.dataset.store import RUNS_ENV, run_folders
+from rcqa.dataset.summary import DatasetSummary
 from rcqa.resources import ResourceError, squad_file
 from rcqa.types import Example
 from rcqa.ui import examples, inputs, results, view
@@ -59,8 +58,8 @@ def readable_runs() -> tuple[list[Path], list[str]]:
     readable, unreadable = [], []
     for folder in run_folders():
         try:
-            run(folder).manifest["model"]["name"]
-        except (OSError, ValueError, KeyError, TypeError):
+            run(folder)
+        except (OSError, ValueError):
             unreadable.append(folder.name)
         else:
             readable.append(folder)
@@ -78,7 +77,7 @@ def _computed(folder: Path, what: str, chosen: Filter | None, compute: Callable[
     return copy.deepcopy(from_run(folder, (what, chosen), lambda: compute(run(folder)), spinner))
 
 
-def _summary_of(found: Run, chosen: Filter) -> dict | None:
+def _summary_of(found: Run, chosen: Filter) -> DatasetSummary | None:
     rows = chosen.apply(found.rows)
     return summarize(found, rows) if rows.num_rows else None
 
@@ -95,21 +94,20 @@ def methods_verdicts(fingerprint: str, operator: str, spare_answer: bool) -> lis
     found = []
     for folder in run_folders():
         try:  # the manifest alone decides; only a matching run's rows are read
-            manifest = json.loads((folder / store.MANIFEST).read_text())
-            analysis = manifest.get("analysis", {})
-            model = manifest["model"].get("fingerprint")
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            manifest = store.read_manifest(folder)
+        except (OSError, ValueError):
             continue
-        if (model != fingerprint or "faithfulness" not in analysis.get("extras", ())
-                or analysis.get("operator", "pad") != operator
-                or analysis.get("spare_answer", False) != spare_answer):
+        analysis = manifest.analysis
+        if (manifest.model.fingerprint != fingerprint or "faithfulness" not in analysis.extras
+                or (analysis.operator or "pad") != operator  # runs before the operator was recorded used pad
+                or bool(analysis.spare_answer) != spare_answer):
             continue
         if (summary_found := _methods_summary(folder)) is not None:
             found.append((folder.name, summary_found))
     return found
 
 
-def summary(folder: Path, chosen: Filter) -> dict | None:
+def summary(folder: Path, chosen: Filter) -> DatasetSummary | None:
     """The run's summary over the chosen rows; None when no row is chosen."""
     return _computed(folder, "summary", chosen, lambda found: _summary_of(found, chosen),
                      "Averaging over the run's examples…")
@@ -120,7 +118,7 @@ def abstains(folder: Path) -> bool:
     return has_abstentions(run(folder).rows)
 
 
-def abstention_parts(folder: Path, chosen: Filter) -> dict[str, dict]:
+def abstention_parts(folder: Path, chosen: Filter) -> dict[str, DatasetSummary]:
     """The summaries of the chosen rows' answered and abstained questions (empty where the model never abstained)."""
     return _computed(folder, "abstention", chosen, lambda found: by_abstention(found, chosen.apply(found.rows)),
                      "Averaging over the answered and the abstained questions…")
@@ -139,8 +137,8 @@ def _examples(path: str) -> list[Example]:
 
 def data_file(found: Run) -> Path:
     """The run's data file on this machine: SQuAD v1.1 dev from rcqa's cache, else the path the run read."""
-    data = found.manifest.get("data", {})
-    return squad_file("dev") if data.get("source") == "squad-dev" else Path(data.get("path", ""))
+    data = found.manifest.data
+    return squad_file("dev") if data.source == "squad-dev" else Path(data.path)
 
 
 def open_in_explore(found: Run, example_id: str) -> str | None:
@@ -158,15 +156,13 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
         example = next((e for e in offered if e.id == example_id), None)
         if example is None:
             return f"The run's data file holds no question {example_id!r}: it changed since the run."
-    analysis = found.manifest["analysis"]
-    # the manifest's settings also record the model's window, which is no IG setting
-    settings = IGSettings.from_dict({name: value for name, value in analysis["settings"].items()
-                                     if name not in ("max_len", "doc_stride")})
-    view.update(model=found.manifest["model"]["name"], source="upload", run=run_name, example_id=example.id,
-                question=example.question, aggregation=analysis["aggregation"], top_k=analysis["top_k"],
+    analysis = found.manifest.analysis
+    settings, _ = analysis.explained_with()
+    view.update(model=found.manifest.model.name, source="upload", run=run_name, example_id=example.id,
+                question=example.question, aggregation=analysis.aggregation, top_k=analysis.top_k,
                 **view.view_fields(settings))
     view.target_chosen()  # the run's target, kept even where its model abstained
-    fingerprint = found.manifest["model"]["fingerprint"]
+    fingerprint = found.manifest.model.fingerprint
     result = store.results(found.folder, read_only=True).get(ResultCache.key(fingerprint, example, settings))
     qa_model = inputs.model()
     if result is not None and qa_model is not None and qa_model.fingerprint == fingerprint:

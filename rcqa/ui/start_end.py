@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rcqa.figures import whole_input
-from rcqa.types import Attribution
+from rcqa.types import Aggregation, Attribution
 from rcqa.ui.show import chart, plain
 
 TARGET_NAMES = {"start_logit": "Start logit", "end_logit": "End logit"}
@@ -14,7 +14,7 @@ CHECKS = {"completeness": "|Σ attributions − (F(input) − F(baseline))| / |F
                           "rules (they absorb part of it by design)"}
 
 
-def show_apart(result: Attribution, aggregation: str) -> None:
+def show_apart(result: Attribution, aggregation: Aggregation) -> None:
     """The start and end logits' heatmaps, a sentence read from them and their completeness, where the result holds
     both; else where to ask for them."""
     apart = whole_input.start_end(result, aggregation, with_sum=False)

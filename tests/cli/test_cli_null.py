@@ -1,6 +1,8 @@
 """The command line with "no answer": answer --json's no_answer, --allow-null / --no-null, evaluate on v2 files."""
+import dataclasses
 import json
 
+from rcqa.dataset.manifest import RunCounts
 from rcqa.gallery import GALLERY
 from tests.helpers.cli import run
 
@@ -148,13 +150,13 @@ def test_reproduce_takes_allow_null_into_its_job_and_manifest(monkeypatch, tmp_p
 
     def capture(job, examples, manifest, folder, **_):
         given.update(job=job, examples=examples, manifest=manifest)
-        return {"counts": {"done": 0, "total": 1, "failed": 0}}
+        return dataclasses.replace(manifest, counts=RunCounts(total=1, done=0, failed=0))
 
     monkeypatch.setattr(runner, "reproduce", capture)
     assert main(["reproduce", "--data", str(data), "--out", str(tmp_path / "run"), "--model", abstaining_tiny_dir,
                  "--no-null", "--tolerance", "0", "--steps", "2"]) == 0
     job = given["job"]
-    assert job.settings.allow_null is False and given["manifest"]["analysis"]["settings"]["allow_null"] is False
+    assert job.settings.allow_null is False and given["manifest"].analysis.settings["allow_null"] is False
     # what the workers then record: no abstention with --no-null, an abstention where the card decides
     (row,), _, _ = runner.explain_chunk(job, given["examples"])
     assert row["abstained"] is None and row["null_probability"] is None

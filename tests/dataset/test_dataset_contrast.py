@@ -1,5 +1,6 @@
 """`reproduce --contrast`: a row per question with its foil and lens margin, a question without the foil skipped
 with its reason (no failure), and the report's contrast section on rows whose numbers were worked out by hand."""
+import dataclasses
 import json
 
 import pytest
@@ -9,11 +10,12 @@ from rcqa.attribution.settings import IGSettings
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import load_run, summarize
 from rcqa.dataset.conclusions import contrast_verdict, verdicts
+from rcqa.dataset.manifest import RunCounts, RunManifest
 from rcqa.dataset.report import write
 from rcqa.dataset.runner import Job, _Run, explain_chunk
 from rcqa.gallery import gallery_example
 from tests.helpers.contrast_runs import contrast_cell, contrast_rows
-from tests.helpers.hand_runs import MANIFEST, row, write_run
+from tests.helpers.hand_runs import MANIFEST, row, write_manifest_json, write_run
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -48,21 +50,22 @@ def test_a_question_without_a_distractor_number_is_skipped_not_failed(tiny_model
     # the run's bookkeeping: skipped is neither failed nor counted among the failures, and is not done again
     manifest = {**MANIFEST, "failed": [{"id": "lighthouse-who", "reason": "an earlier failure"}], "runs": []}
     (tmp_path / store.SHARDS).mkdir()
-    store.write_manifest(tmp_path, manifest)
-    run = _Run.open(tmp_path, manifest, [gallery_example(i) for i in ("orchard-how-many", "lighthouse-who")], None)
+    write_manifest_json(tmp_path, manifest)
+    run = _Run.open(tmp_path, RunManifest.from_dict(manifest),
+                    [gallery_example(i) for i in ("orchard-how-many", "lighthouse-who")], None)
     run.record(rows, failures, [])
     saved = json.loads((tmp_path / store.MANIFEST).read_text())
     assert saved["counts"] == {"total": 2, "done": 1, "failed": 0, "skipped": 1}
     assert saved["skipped"] == [{"id": "lighthouse-who", "reason": failures[0]["reason"]}] and not saved["failed"]
-    assert run.this_run["failed"] == 0
+    assert run.this_run.failed == 0
 
 
 def test_a_contrast_run_summarises_shares_margins_and_the_quantifier_claim(tmp_path):
     folder = write_run(tmp_path / "contrast", contrast_rows(late_other=20, em_of_c=0.0),
                        {**MANIFEST, "skipped": [{"id": "d", "reason": "not a quantifier question"}]})
     summary = summarize(load_run(folder))
-    found = summary["contrast"]
-    assert found["n"] == 3 and found["foil"] == "distractor-number" and summary["n_skipped"] == 1
+    found = summary.contrast
+    assert found["n"] == 3 and found["foil"] == "distractor-number" and summary.n_skipped == 1
     assert found["shares"]["other_numbers"] == pytest.approx([20 / 3, 30, 20, 0])  # b's undefined share left out
     assert found["shares"]["foil"] == pytest.approx([40, 30, 20 / 3, 50])
     assert found["shares"]["answer"] == pytest.approx([10, 30, 70, 50])
@@ -89,7 +92,7 @@ def test_the_quantifier_claim_fails_when_the_focus_falls_or_the_answers_are_wron
         rows[0]["contrast"] = contrast_cell([0, 20, 40, 50], [-1.0, 0.5, 2.0, 3.0], [30, 20, 0, 0])
     else:
         rows[1]["em"] = 0.0  # 1 of 3 answered exactly
-    found = summarize(load_run(write_run(tmp_path / "run", rows)))["contrast"]
+    found = summarize(load_run(write_run(tmp_path / "run", rows))).contrast
     assert contrast_verdict(found).holds is False
 
 
@@ -98,7 +101,7 @@ def test_a_run_whose_rows_predate_the_other_numbers_share_cannot_tell_the_claim(
     for one in rows:  # the foil's share rises here, yet it is no evidence for the claim
         cell = json.loads(one["contrast"])
         one["contrast"] = contrast_cell([0, 20, 40, 50], cell["lens_margin"])
-    found = summarize(load_run(write_run(tmp_path / "run", rows)))["contrast"]
+    found = summarize(load_run(write_run(tmp_path / "run", rows))).contrast
     assert "other_numbers" not in found["shares"]
     verdict = contrast_verdict(found)
     assert verdict.holds is None and "predate the other numbers' share" in verdict.evidence
@@ -106,7 +109,7 @@ def test_a_run_whose_rows_predate_the_other_numbers_share_cannot_tell_the_claim(
 
 def test_a_run_without_a_contrast_has_no_contrast_section(tmp_path):
     summary = summarize(load_run(write_run(tmp_path / "plain", [row("a"), row("b"), row("c")])))
-    assert summary["contrast"] is None and len(verdicts(summary)) == 4
+    assert summary.contrast is None and len(verdicts(summary)) == 4
 
 
 def test_reproduce_questions_quantifier_keeps_only_how_many_and_how_much_before_the_limit(tiny_model_dirs, tmp_path,
@@ -124,16 +127,16 @@ def test_reproduce_questions_quantifier_keeps_only_how_many_and_how_much_before_
     seen = {}
 
     def record(job, examples, manifest, out, **options):
-        seen.update(ids=[e.id for e in examples], data=manifest["data"])
-        return {**manifest, "counts": {"done": len(examples), "total": len(examples), "failed": 0}}
+        seen.update(ids=[e.id for e in examples], data=manifest.data)
+        return dataclasses.replace(manifest, counts=RunCounts(total=len(examples), done=len(examples), failed=0))
 
     monkeypatch.setattr(runner, "reproduce", record)
     assert main(["reproduce", "--data", str(tmp_path / "few.json"), "--out", str(tmp_path / "run"), "--model",
                  tiny_model_dirs["bert"], "--questions", "quantifier", "--limit", "2"]) == 0
-    assert seen["ids"] == ["q1", "q3"] and seen["data"]["questions"] == "quantifier" and seen["data"]["limit"] == 2
+    assert seen["ids"] == ["q1", "q3"] and seen["data"].questions == "quantifier" and seen["data"].limit == 2
     assert main(["reproduce", "--data", str(tmp_path / "few.json"), "--out", str(tmp_path / "run"), "--model",
                  tiny_model_dirs["bert"]]) == 0
-    assert seen["ids"] == [f"q{i}" for i in range(5)] and "questions" not in seen["data"]  # old runs still resume
+    assert seen["ids"] == [f"q{i}" for i in range(5)] and "questions" not in seen["data"].to_dict()  # old runs still resume
 
 
 def test_a_boundary_contrast_row_keeps_the_share_of_the_words_of_both_spans(tiny_model_dirs):

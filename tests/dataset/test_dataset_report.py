@@ -15,7 +15,7 @@ from rcqa.intervals import defined_means, mean_with_interval
 from rcqa.dataset.layers import decided_at
 from rcqa.dataset.report import build, write
 from rcqa.figures import image_export_available
-from tests.helpers.hand_runs import HAND_ROWS, LAYERS, MANIFEST, row, write_run
+from tests.helpers.hand_runs import HAND_ROWS, LAYERS, MANIFEST, row, write_manifest_json, write_run
 
 NAN = float("nan")
 
@@ -27,44 +27,44 @@ def hand_run(tmp_path):
 
 def test_summary_averages_defined_values_only(hand_run):
     summary = summarize(load_run(hand_run))
-    assert summary["n"] == 3 and summary["n_failed"] == 1
-    assert summary["exact_match"] == pytest.approx(100 / 3) and summary["f1"] == pytest.approx(50)
+    assert summary.n == 3 and summary.n_failed == 1
+    assert summary.exact_match == pytest.approx(100 / 3) and summary.f1 == pytest.approx(50)
     # layer "block 0": b is undefined there, so the mean is over a and c only
-    assert summary["roles"]["answer"] == pytest.approx([10, 30, 70])
-    assert summary["roles"]["query"] == pytest.approx([50, 15, 10])
-    assert summary["roles"]["supporting"] == pytest.approx([30, 35, 70 / 3])
-    assert summary["pos"]["entity"] == pytest.approx([100] * 3) and summary["pos"]["verb"] == pytest.approx([0] * 3)
-    assert summary["answer_pos"]["entity"] == pytest.approx(75) and summary["answer_pos"]["verb"] == pytest.approx(25)
-    full = np.array([[np.nan if x is None else x for x in line] for line in summary["jsd"]["full"]])
+    assert summary.roles["answer"] == pytest.approx([10, 30, 70])
+    assert summary.roles["query"] == pytest.approx([50, 15, 10])
+    assert summary.roles["supporting"] == pytest.approx([30, 35, 70 / 3])
+    assert summary.pos["entity"] == pytest.approx([100] * 3) and summary.pos["verb"] == pytest.approx([0] * 3)
+    assert summary.answer_pos["entity"] == pytest.approx(75) and summary.answer_pos["verb"] == pytest.approx(25)
+    full = np.array([[np.nan if x is None else x for x in line] for line in summary.jsd["full"]])
     assert full[0, 2] == pytest.approx((.4 + .6 + .4) / 3) and full[0, 1] == pytest.approx(.2)
     assert full[1, 1] == pytest.approx(0)  # a and c define it
-    assert summary["jsd_range"]["full"] == {"min": pytest.approx(.2), "max": pytest.approx(1.4 / 3)}
-    assert summary["question_types"] == {"what": {"n": 1, "exact_match": 100, "f1": 100},
+    assert summary.jsd_range["full"] == {"min": pytest.approx(.2), "max": pytest.approx(1.4 / 3)}
+    assert summary.question_types == {"what": {"n": 1, "exact_match": 100, "f1": 100},
                                          "how many": {"n": 1, "exact_match": 0, "f1": 50},
                                          "who": {"n": 1, "exact_match": 0, "f1": 0}}
-    quantifier = summary["quantifier"]
+    quantifier = summary.quantifier
     assert quantifier["n_questions"] == 1 and quantifier["exact_match"] == 0 and quantifier["f1"] == 50
     assert quantifier["confidence"] == pytest.approx(30)
     assert quantifier["ratio"] == pytest.approx([10, 30, 50]) and quantifier["ratio_ci"] == [[None, None]] * 3
-    assert summary["completeness"]["median"] == pytest.approx([.001, .002, .003])
-    assert summary["completeness"]["max"] == pytest.approx([.004, .02, .003])
+    assert summary.completeness["median"] == pytest.approx([.001, .002, .003])
+    assert summary.completeness["max"] == pytest.approx([.004, .02, .003])
     # two finished sessions: 40 s for 4 examples (the failure counts as work done); the unfinished one is left out
-    assert summary["seconds"] == 40 and summary["examples_per_hour"] == pytest.approx(360)
-    assert summary["fingerprint"] == "abc" and summary["settings"]["top_k"] == 5
-    assert summary["model"] == "default" and summary["data"] == MANIFEST["data"] and summary["layers"] == LAYERS
-    assert summary["completeness"]["median_steps"] == [8, 8, 16]
-    assert summary["roles_ci"]["answer"][1] == [20, 40]  # two values: the bootstrap's range is theirs
-    assert summary["pos_ci"]["entity"] == [[100, 100]] * 3
+    assert summary.seconds == 40 and summary.examples_per_hour == pytest.approx(360)
+    assert summary.fingerprint == "abc" and summary.settings.top_k == 5
+    assert summary.model == "default" and summary.data.to_dict() == MANIFEST["data"] and summary.layers == LAYERS
+    assert summary.completeness["median_steps"] == [8, 8, 16]
+    assert summary.roles_ci["answer"][1] == [20, 40]  # two values: the bootstrap's range is theirs
+    assert summary.pos_ci["entity"] == [[100, 100]] * 3
 
 
 def test_a_run_with_no_rows_yet(tmp_path):
     folder = tmp_path / "empty"
     (folder / store.SHARDS).mkdir(parents=True)
-    store.write_manifest(folder, {**MANIFEST, "runs": [], "failed": []})
+    write_manifest_json(folder, {**MANIFEST, "runs": [], "failed": []})
     summary = summarize(load_run(folder))
-    assert (summary["n"], summary["exact_match"], summary["layers"]) == (0, None, [])
-    assert summary["completeness"] == {"median": [], "max": [], "median_steps": []}
-    assert (summary["seconds"], summary["examples_per_hour"]) == (0, None)
+    assert (summary.n, summary.exact_match, summary.layers) == (0, None, [])
+    assert summary.completeness == {"median": [], "max": [], "median_steps": []}
+    assert (summary.seconds, summary.examples_per_hour) == (0, None)
     with pytest.raises(FileNotFoundError, match="not a run folder"):
         load_run(tmp_path / "nothing")
 
@@ -72,7 +72,7 @@ def test_a_run_with_no_rows_yet(tmp_path):
 def test_report_of_a_run_without_readable_rows_is_one_sentence_and_exit_2(hand_run, tmp_path, capsys):
     empty = tmp_path / "empty"
     (empty / store.SHARDS).mkdir(parents=True)
-    store.write_manifest(empty, {**MANIFEST, "runs": [], "failed": []})
+    write_manifest_json(empty, {**MANIFEST, "runs": [], "failed": []})
     unreadable = write_run(tmp_path / "unreadable", HAND_ROWS)
     for shard in (unreadable / store.SHARDS).glob("*.parquet"):
         shard.write_bytes(b"half a shard")
@@ -170,7 +170,7 @@ def test_report_compares_two_runs_and_opens_offline(hand_run, tmp_path):
                                                             "dataset-jsd-full-other-paper-code.csv", "conclusions.csv"}
     page = (out / "report.html").read_text()
     assert "<script src" not in page and "Plotly.newPlot" in page and len(page) > 3_000_000  # plotly.js inline
-    assert "Do the paper's conclusions hold?" in page and summary["n"] == 3
+    assert "Do the paper's conclusions hold?" in page and summary.subject.n == 3
 
 
 @pytest.mark.skipif(not image_export_available(), reason="kaleido finds no Chromium")
@@ -207,14 +207,14 @@ def test_faithfulness_over_the_run_method_against_random(tmp_path):
     ]
     rows = [{**row(i), "faithfulness": cell} for i, cell in zip("xy", cells)] + [row("z")]  # z: not compared
     folder = write_run(tmp_path / "f", rows)
-    found = summarize(load_run(folder))["faithfulness"]
+    found = summarize(load_run(folder)).faithfulness
     assert found["n"] == 2 and found["k"] == [0, 1, 2] and found["original_probability"] == pytest.approx(.7)
     gradient, random = found["methods"]["gradient"], found["methods"]["random"]
     assert gradient["aopc"]["mean"] == pytest.approx(.35) and random["sufficiency"]["mean"] == pytest.approx(.2)
     assert gradient["beats_random"] == 50 and random["beats_random"] is None
     assert gradient["span_probability"] == pytest.approx([.7, .45, .2])  # k = 2: only x reaches it
     assert gradient["flip_rate"] == pytest.approx([0, 50, 100]) and random["flip_rate"] == pytest.approx([0, 20, 20])
-    assert summarize(load_run(write_run(tmp_path / "none", HAND_ROWS)))["faithfulness"] is None
+    assert summarize(load_run(write_run(tmp_path / "none", HAND_ROWS))).faithfulness is None
     write([folder], tmp_path / "report", images=False)
     assert "Which explanation to trust?" in (tmp_path / "report" / "report.html").read_text()
     table = list(csv.reader((tmp_path / "report" / "tables" / "faithfulness.csv").read_text().splitlines()))
@@ -258,12 +258,12 @@ def test_what_layers_know_and_do_over_the_run(tmp_path):
             row("z")]
     folder = write_run(tmp_path / "layers", rows)
     summary = summarize(load_run(folder))
-    head, probe = summary["lens"]["head"], summary["lens"]["probe"]
+    head, probe = summary.lens["head"], summary.lens["probe"]
     assert head["n"] == 2 and probe["n"] == 1  # y has no probes
     assert head["f1"] == pytest.approx([0, 37.5, 100]) and head["exact_match"] == pytest.approx([0, 0, 100])
     assert head["final_answer_first"] == pytest.approx([0, 50, 100])
     assert head["decided_at"] == 2 and probe["decided_at"] == 1  # 37.5 < 90 % of 100; the probe's 100 at block 0
-    knocked = summary["interventions"]
+    knocked = summary.interventions
     assert knocked["n"] == 2 and knocked["k"] == 5 and knocked["unchanged_probability"] == pytest.approx(.8)
     assert knocked["flip_rate"]["topk"] == pytest.approx([50, 100, 50])
     assert knocked["flip_rate"]["random"] == pytest.approx([0, 10, 30])
@@ -285,17 +285,19 @@ def test_published_numbers_set_beside_ours_at_equal_depth(hand_run):
     assert table.loc["answer share of top-k at depth 1", "published"] == 42.94
     assert table.loc["query share of top-k at depth 0", "ours"] == pytest.approx(50)
     assert table.loc["quantifier ratio at depth 0.92", "ours"] == pytest.approx(50)  # the paper's layer 10 of 12
-    assert table.loc["JSD topk kept, max off the diagonal", "ours"] == pytest.approx(summary["jsd_range"]["topk_kept"]["max"])
+    assert table.loc["JSD topk kept, max off the diagonal", "ours"] == pytest.approx(summary.jsd_range["topk_kept"]["max"])
     assert table.loc["JSD topk removed, min off the diagonal", "published"] == .09
     assert table.loc["EM on quantifier questions", "ours"] == 0 and table.loc["SQuAD v1.1 dev F1", "ours"] == 50
     assert set(table.source) == {published.PAPER, published.MLRC}
 
 
 def test_layers_agree_beyond_their_top_words_only_when_strictly_closer():
+    from types import SimpleNamespace
+
     from rcqa.dataset.conclusions import _agree_beyond_top
 
-    def summary(removed, kept):
-        return {"jsd_range": {"topk_removed": {"max": removed}, "topk_kept": {"max": kept}}}
+    def summary(removed, kept):  # the one field the check reads
+        return SimpleNamespace(jsd_range={"topk_removed": {"max": removed}, "topk_kept": {"max": kept}})
     assert _agree_beyond_top(summary(.1, .2)).holds is True
     assert _agree_beyond_top(summary(.2, .2)).holds is False
     assert _agree_beyond_top(summary(.2, .2)).evidence == "top-k removed 0.200, top-k kept 0.200"

@@ -39,7 +39,7 @@ def test_means_shares_and_a_failing_verdict_by_hand(tmp_path):
     run = hand_run(tmp_path, [cell([1.0, 0.9, 0.9, 0.2], [1.0, 0.8, 0.6, 0.2]),
                               cell([0.8, 0.6, 0.7, 0.0], [1.0, 0.6, 0.4, 0.0]),
                               cell([0.6, 0.3, None, None], [0.4, 0.4, 0.2, 0.2])])
-    found = summarize(run)["sanity"]
+    found = summarize(run).sanity
     assert (found["n"], found["parts"], found["verdict_step"], found["methods"]) == (3, PARTS, 2, ["gradient"])
     entry = found["entries"]["gradient:magnitude"]
     cascade = entry["cascade"]
@@ -66,7 +66,7 @@ def test_means_shares_and_a_failing_verdict_by_hand(tmp_path):
 ])
 def test_the_verdict_reads_the_interval_at_the_verdict_step(tmp_path, rhos, outcome):
     run = hand_run(tmp_path, [cell([0.0, 0.0, rho, 0.0], [0.0] * 4) for rho in rhos])
-    entry = summarize(run)["sanity"]["entries"]["gradient:magnitude"]
+    entry = summarize(run).sanity["entries"]["gradient:magnitude"]
     assert entry["outcome"] == outcome
     assert entry["failing"] == pytest.approx(100 * sum(r is not None and r >= 0.5 for r in rhos) / 3)
     assert ("not clear" in entry["verdict"]) == (outcome == "not clear")
@@ -93,11 +93,11 @@ def test_the_report_shows_the_checks(tmp_path):
 
 def test_a_run_without_the_checks_still_summarizes(tmp_path):
     run = load_run(write_run(tmp_path / "run", HAND_ROWS))
-    assert summarize(run)["sanity"] is None
+    assert summarize(run).sanity is None
     old = write_run(tmp_path / "old", HAND_ROWS)  # shards written before the column existed
     for shard in (old / "shards").glob("*.parquet"):
         pq.write_table(pq.read_table(shard).drop_columns(["sanity"]), shard)
-    assert summarize_sanity(load_run(old).rows) is None and summarize(load_run(old))["n"] == 3
+    assert summarize_sanity(load_run(old).rows) is None and summarize(load_run(old)).n == 3
 
 
 
@@ -122,5 +122,5 @@ def test_a_runs_cells_equal_the_checks_run_directly(tmp_path, tiny_model_dirs, o
                                            np.array(found.spearman[series], dtype=float), atol=1e-6, equal_nan=True)
                 assert stored["entries"][name][series]["top_k_overlap"] == found.top_k_overlap[series]
     assert json.loads((out / "manifest.json").read_text())["analysis"]["extras"] == ["sanity"]
-    summary = summarize(load_run(out))["sanity"]
+    summary = summarize(load_run(out)).sanity
     assert summary["n"] == 2 and summary["entries"]["random"]["outcome"] == "fails"  # it never reads the weights

@@ -1,5 +1,7 @@
 """Dataset runs built by hand: rows as the runner writes them, with numbers worked out on paper, and a run folder
 holding them (the dataset report's tests and the Dataset page's)."""
+import json
+
 from rcqa.analysis.pos import GROUPS
 from rcqa.dataset import store
 
@@ -36,6 +38,7 @@ HAND_ROWS = [
 ]
 
 
+# a manifest.json as written by hand: only the fields the aggregates read (no version, counts, extras or draws)
 MANIFEST = {"model": {"name": "default", "fingerprint": "abc"},
             "analysis": {"preset": "default", "settings": {"steps": 8}, "aggregation": "l2", "top_k": 5},
             "data": {"path": "dev.json", "sha256": "0" * 64, "limit": 3},
@@ -52,5 +55,10 @@ def write_run(folder, rows, manifest=MANIFEST):
     (folder / store.SHARDS).mkdir()
     store.write_shard(folder, rows[:2])
     store.write_shard(folder, rows[2:])
-    store.write_manifest(folder, manifest)
+    write_manifest_json(folder, manifest)
     return folder
+
+
+def write_manifest_json(folder, manifest: dict) -> None:
+    """The manifest.json of a hand-made run, as JSON: the runner's typed manifest must read it."""
+    (folder / store.MANIFEST).write_text(json.dumps(manifest))

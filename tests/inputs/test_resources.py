@@ -50,9 +50,11 @@ def test_the_fetch_asks_pip_for_the_pinned_binary_only(empty_cache, capsys):
 def test_open_in_explore_on_a_squad_run_never_downloads(empty_cache):
     from types import SimpleNamespace
 
+    from rcqa.dataset.manifest import RunManifest
     from rcqa.ui.runs import open_in_explore
+    from tests.helpers.hand_runs import MANIFEST
 
     _, commands = empty_cache
-    problem = open_in_explore(SimpleNamespace(folder=Path("an-old-run"), manifest={"data": {"source": "squad-dev"}}),
-                              "any-id")
+    manifest = RunManifest.from_dict({**MANIFEST, "data": {**MANIFEST["data"], "source": "squad-dev"}})
+    problem = open_in_explore(SimpleNamespace(folder=Path("an-old-run"), manifest=manifest), "any-id")
     assert "`python -m rcqa data fetch`" in problem and commands == []

@@ -10,7 +10,7 @@ from rcqa.attribution.layerwise import IntegratedGradients as LayerwiseIG
 from rcqa.attribution.layerwise.integrated_gradients import expected_points
 from rcqa.attribution.methods.base import AttributionMethod, Case
 from rcqa.types.settings import IGSettings
-from rcqa.types import AGGREGATIONS
+from rcqa.types import AGGREGATIONS, Aggregation
 
 
 class IntegratedGradients(AttributionMethod):
@@ -19,7 +19,7 @@ class IntegratedGradients(AttributionMethod):
     colour = LayerwiseIG.colour  # one method, one colour, whether at every layer or at the embeddings
     # the engine's aggregations of the two rankings: the sum over dims is what completeness holds for; the squared
     # L2 norm ranks tokens as the L2 norm Explore shows does
-    aggregations = {"signed": "sum", "magnitude": "l2_squared"}
+    aggregations: dict[str, Aggregation] = {"signed": "sum", "magnitude": "l2_squared"}
     rankings = tuple(aggregations)
     description = ("Integrated Gradients at the embeddings' output with rcqa's engine (its baseline and rule, "
                    "checked for completeness), over the hidden dims")

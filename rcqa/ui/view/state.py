@@ -13,6 +13,7 @@ from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
 from rcqa.model import DEFAULT_MODEL
 from rcqa.spans import N_BEST
+from rcqa.types import Aggregation
 from rcqa.ui.ends import ends_of, explained_targets
 
 MODEL_ENV = "RCQA_MODEL"  # the app's default model: a folder or hub id (else the embedded model)
@@ -104,7 +105,7 @@ class View:
     rule: str = DEFAULT_SETTINGS.rule
     steps: int = DEFAULT_SETTINGS.steps
     tolerance: float | None = DEFAULT_SETTINGS.tolerance
-    aggregation: str = PRESETS["default"].aggregation
+    aggregation: Aggregation = PRESETS["default"].aggregation
     top_k: int = 5
     layer: int = 0  # of the top-k passage view
     variant: str = "full"

@@ -10,6 +10,7 @@ from rcqa.dataset import figures, published
 from rcqa.dataset.conclusions import (conclusion_table, contrast_statement, settings_words, verdicts,
                                       worst_completeness)
 from rcqa.dataset.rows import QUESTION_TYPES
+from rcqa.dataset.summary import DatasetSummary
 from rcqa.ui import PAGES, runs, show
 
 ANY = "any"
@@ -20,7 +21,7 @@ ABSTENTION = {ANY: None, "answered": False, "abstained (no answer)": True}
 
 def run_label(folder) -> str:
     found = runs.run(folder)
-    return f"{found.name}: {found.rows.num_rows:,} examples, model {shown_name(found.manifest['model']['name'])}"
+    return f"{found.name}: {found.rows.num_rows:,} examples, model {shown_name(found.manifest.model.name)}"
 
 
 def choose_filter(abstains: bool) -> runs.Filter:
@@ -36,21 +37,21 @@ def choose_filter(abstains: bool) -> runs.Filter:
                        QUANTIFIER[chosen_quantifier], ABSTENTION[chosen_abstention])
 
 
-def show_facts(summary: dict) -> None:
+def show_facts(summary: DatasetSummary) -> None:
     columns = st.columns(5)
-    columns[0].metric("Examples", f"{summary['n']:,}", help=f"{summary['n_failed']} failed in the run and are left out")
-    columns[1].metric("Exact match", "–" if summary["exact_match"] is None else f"{summary['exact_match']:.1f}")
-    columns[2].metric("F1", "–" if summary["f1"] is None else f"{summary['f1']:.1f}",
+    columns[0].metric("Examples", f"{summary.n:,}", help=f"{summary.n_failed} failed in the run and are left out")
+    columns[1].metric("Exact match", "–" if summary.exact_match is None else f"{summary.exact_match:.1f}")
+    columns[2].metric("F1", "–" if summary.f1 is None else f"{summary.f1:.1f}",
                       help=f"BERT-base: {published.SCORES['f1'].value} ({published.SCORES['f1'].source})")
-    columns[3].metric("Quantifier questions", summary["quantifier"]["n_questions"])
+    columns[3].metric("Quantifier questions", summary.quantifier["n_questions"])
     worst = worst_completeness(summary)
     columns[4].metric("Worst median completeness error", "–" if worst is None else f"{100 * worst:.2f} %",
                       help="the largest per-layer median of |Σ attributions − ΔF| / |ΔF|: how far the "
                            "attributions add up")
-    settings = summary["settings"]
-    st.caption(f"Preset {settings.get('preset')} · token score {settings.get('aggregation')} · top-"
-               f"{settings.get('top_k')} words · {settings_words(settings.get('settings', {}))} · model "
-               f"fingerprint {summary['fingerprint']}")
+    settings = summary.settings
+    st.caption(f"Preset {settings.preset} · token score {settings.aggregation} · top-"
+               f"{settings.top_k} words · {settings_words(settings.settings)} · model "
+               f"fingerprint {summary.fingerprint}")
 
 
 def show_examples(folder, chosen: runs.Filter) -> None:
@@ -102,15 +103,15 @@ def main() -> None:
     show_facts(subject)
 
     st.subheader("Do the paper's conclusions hold?")
-    conclusions = conclusion_table({"conclusions": {name: [vars(v) for v in verdicts(s)]
-                                                    for name, s in summaries.items()}})
+    conclusions = conclusion_table({name: verdicts(s) for name, s in summaries.items()})
     # the verdict first: the claims are long, and a narrow page would hide it off to the right
     show.table(conclusions[["holds", "claim", "evidence", "run"]], hide_index=True, wrap=True)
     if (contrast := figures.contrast_by_layer(subject)) is not None:
         st.subheader("Why this answer and not the foil?")
-        if statement := contrast_statement(subject["contrast"]):
+        assert subject.contrast is not None  # contrast_by_layer draws only a contrast run's
+        if statement := contrast_statement(subject.contrast):
             st.markdown(f"**{show.plain(statement)}**")
-        skipped = subject["n_skipped"]
+        skipped = subject.n_skipped
         st.caption(f"{skipped} question{'' if skipped == 1 else 's'} without such a foil {'was' if skipped == 1 else 'were'} "
                    "skipped.")
         show.chart(contrast)
@@ -138,8 +139,9 @@ def main() -> None:
         if chart is not None:
             show.chart(chart)
     if (methods := figures.faithfulness_curves(subject)) is not None:
+        assert subject.faithfulness is not None  # faithfulness_curves draws only a run that compared the methods
         with st.expander("Which explanation to trust: the methods' deletion tests over the run", expanded=True):
-            st.markdown(f"**{show.plain(subject['faithfulness']['verdict'])}**")
+            st.markdown(f"**{show.plain(subject.faithfulness['verdict'])}**")
             show.chart(methods)
             show.table(figures.faithfulness_table(subject), hide_index=True)
             st.caption("Every pair, question by question: A − B with a paired 95 % interval; told apart only where "

@@ -6,7 +6,7 @@ from rcqa.figures import whole_input
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS, FoilSpec, SpanSpec
 from rcqa.gallery import GALLERY
-from rcqa.types import AGGREGATIONS
+from rcqa.types import AGGREGATIONS, Aggregation
 from rcqa.ui import PAGES, ends, examples, explore, heads, inputs, results, show, start_end, view
 
 chosen = view.view()
@@ -189,7 +189,7 @@ def show_knockouts(qa_model, result, key: str) -> None:
         st.caption(show.plain(figures.knockout_reading(chart.data)))
 
 
-def show_heatmap(result, aggregation: str) -> None:
+def show_heatmap(result, aggregation: Aggregation) -> None:
     """The heatmap, optionally over the whole input, after an overview of a long passage; the start and end logits
     apart where the result holds both."""
     view.bind(st.toggle, "question_words", "Include the question's words")
