@@ -62,8 +62,14 @@ def pruning_curve(qa_model: QAModel, layout: HeadLayout, examples: list[Example]
     importance's (least important first) and RANDOM (seeded)."""
     orders = {name: removal_order(values) for name, values in importance.items()}
     orders[RANDOM] = random_order(layout.layers, layout.heads, seed)
-    return {name: [f1_with_heads_removed(qa_model, layout, examples, order[:count]) for count in counts]
-            for name, order in orders.items()}
+    measured: dict[frozenset[tuple[int, int]], float] = {}  # every order starts with none removed and ends with all
+
+    def f1(removed: list[tuple[int, int]]) -> float:
+        if (key := frozenset(removed)) not in measured:
+            measured[key] = f1_with_heads_removed(qa_model, layout, examples, removed)
+        return measured[key]
+
+    return {name: [f1(order[:count]) for count in counts] for name, order in orders.items()}
 
 
 def heads_spared(curve: list[float], counts: list[int], points: float = 1.0) -> int:

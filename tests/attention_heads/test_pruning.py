@@ -29,6 +29,25 @@ def test_the_least_important_head_goes_first_and_the_spared_count_reads_the_curv
     assert heads_spared([80.0, 79.5, 78.5, 79.2, 60.0], [0, 4, 8, 12, 16]) == 12
 
 
+def test_each_set_of_heads_is_measured_once_whatever_orders_share_it(monkeypatch):
+    import rcqa.attention_heads.pruning as pruning
+    from types import SimpleNamespace
+
+    measured = []
+    monkeypatch.setattr(pruning, "f1_with_heads_removed",
+                        lambda qa_model, layout, examples, removed: measured.append(frozenset(removed)) or 100.0 - len(removed))
+    # 1 layer of 4 heads; two scores that agree on the first two heads to go ((0, 0), (0, 1)) and differ after
+    importance = {"a": np.array([[0.1, 0.2, 0.3, 0.4]]), "b": np.array([[0.1, 0.2, 0.4, 0.3]])}
+    curves = pruning_curve(None, SimpleNamespace(layers=1, heads=4), [], importance, [0, 2, 3, 4], seed=0)
+    assert curves["a"] == curves["b"] == [100.0, 98.0, 97.0, 96.0] and set(curves) == {"a", "b", RANDOM}
+    assert len(measured) == len(set(measured))  # none twice
+    # none, all four, {0, 1} (a's and b's first two), a's and b's different first three, and the random order's
+    # first two and three where they are new
+    random_sets = {frozenset(pruning.random_order(1, 4, 0)[:count]) for count in (2, 3)}
+    assert set(measured) == {frozenset(), frozenset((0, h) for h in range(4)), frozenset({(0, 0), (0, 1)}),
+                             frozenset({(0, 0), (0, 1), (0, 2)}), frozenset({(0, 0), (0, 1), (0, 3)}), *random_sets}
+
+
 def plain_f1(qa_model, examples):
     return evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1, allow_null=False).best.text)["f1"]
 
