@@ -1,13 +1,19 @@
 """Measure one `streamlit run app.py` under load (a script, not a test; needs Playwright and /usr/bin/chromium):
 
-    python -m benchmarks.measure_sessions [--sessions 8] [--load-nice N] [--visitor-core C]
+    python -m benchmarks.measure_sessions [--sessions 8] [--visitors 1] [--visitor-delay 20]
+        [--visitor-example marathon-who] [--visitor-after-heatmaps K] [--runs 3] [--profile FILE]
+        [--load-nice N] [--visitor-core C]
 
 N browser sessions open N different gallery examples and press "Explain every layer" together, with an
-empty result cache. Reported: seconds from the first press until each session shows its heatmap, and the
-page times of more visitors who arrive one after another once every request is in: until the gallery answer is
-drawn, and until its n-best table is; and the two parts of the first: until the visitor's browser has loaded the
-app and opened its websocket (browser work), and from there until the server's message with the answer arrives
-(the server's share). The N sessions' browser stands in for browsers on the visitors' own machines, which a 2-core
+empty result cache; `--visitor-delay` seconds later (issue 46: 20 s; and not before K sessions show their heatmap,
+given `--visitor-after-heatmaps`: on busy cores the explanations land later) new visitors open the gallery example
+one after another. Reported per run (one JSON line) and as medians over `--runs` runs, each on a new server: seconds
+from the first press until each session shows its heatmap; each visitor's page times, until the answer is drawn
+and until its n-best table is; the browser's parts of the first: until the visitor's browser has loaded the app and
+opened its websocket, and from there until the server's message with the answer arrives; and the server's own time
+for the same page, from its rerun request to the answer's message, as the server logs it (rcqa.ui.page_timing,
+$RCQA_PAGE_TIMING_LOG). `--profile FILE` writes py-spy's collapsed stacks of the server from the press until every
+heatmap is in. The N sessions' browser stands in for browsers on the visitors' own machines, which a 2-core
 server would otherwise share with 9 Chromiums: it runs as SCHED_IDLE (`--load-nice N` runs it at niceness N
 instead, as this script did before; Chromium sets its own processes' niceness, its browser process to -8 and its
 renderers to 0 or 5 whatever it was started with, so niceness hardly keeps it back, while SCHED_IDLE, which

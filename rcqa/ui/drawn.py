@@ -28,12 +28,14 @@ KEPT_MB = 256  # what the kept results' charts may hold together (a whole passag
 class ResultCharts:
     """One result's built views: each value build(result, *args, **options) returned, by build and arguments, a
     Chart kept with its figure as JSON. `builds` counts the calls of each build (named by module and name) made in
-    this process."""
+    this process; `held` is the bytes the views hold, roughly (their JSON, tables and text), counted as each is
+    kept."""
 
     def __init__(self) -> None:
         self._built: dict[tuple, Any] = {}
         self._lock = threading.Lock()
         self.builds: Counter[str] = Counter()
+        self.held = 0
 
     def get(self, build: Callable[..., Any], result: Attribution, *args: Any, **options: Any) -> Any:
         """build(result, *args, **options), built on the first ask (arguments hashable: the view's choices)."""
@@ -49,25 +51,26 @@ class ResultCharts:
         found = stored(found) if isinstance(found, Chart) else found
         with self._lock:
             self.builds[key[0]] += 1
-            return self._built.setdefault(key, found)  # a session that built it meanwhile got the same
+            return self._keep(key, found)
+
+    def _keep(self, key: tuple, value: Any) -> Any:
+        if key not in self._built:  # else a session built it meanwhile, and has that one
+            self._built[key] = value
+            self.held += _size(value)
+        return self._built[key]
 
     def update(self, other: ResultCharts) -> None:
         """Keep what `other` built of the same result too (what its worker process built)."""
         with self._lock:
             for key, value in other._built.items():
-                self._built.setdefault(key, value)
-
-    def size(self) -> int:
-        """The bytes the kept views hold, roughly: their JSON, tables and text."""
-        with self._lock:
-            return sum(_size(value) for value in self._built.values())
+                self._keep(key, value)
 
     def __getstate__(self) -> dict:  # pickled to cross from a worker process: the views, not the lock; `builds`
-        return {"built": self._built}  # counts this process's own
+        return {"built": self._built, "held": self.held}  # counts this process's own
 
     def __setstate__(self, state: dict) -> None:
         self.__init__()  # type: ignore[misc]
-        self._built = state["built"]
+        self._built, self.held = state["built"], state["held"]
 
 
 def _name(build: Callable[..., Any]) -> str:
@@ -90,26 +93,24 @@ _kept_lock = threading.Lock()
 
 
 def charts_of(key: str) -> ResultCharts:
-    """The views kept for the result under `key` (the result cache's key), an empty set where none are."""
+    """The views kept for the result under `key` (the result cache's key), an empty set where none are; the least
+    recently used results past KEPT_MB are dropped (this one stays)."""
     with _kept_lock:
         if key not in _kept:
             _kept[key] = ResultCharts()
         _kept.move_to_end(key)
+        total = sum(kept.held for kept in _kept.values())
+        for name in list(_kept)[:-1]:
+            if total <= KEPT_MB * 2**20:
+                break
+            total -= _kept.pop(name).held
         return _kept[key]
 
 
 def keep(key: str, charts: ResultCharts) -> None:
-    """Keep `charts` (built elsewhere: in the worker process) with those of the result under `key`, then drop the
-    least recently used results past KEPT_MB (the one just kept stays)."""
+    """Keep `charts` (built elsewhere: in the worker process) with those of the result under `key`."""
     charts_of(key).update(charts)
-    with _kept_lock:
-        held = {name: kept.size() for name, kept in _kept.items()}
-        total = sum(held.values())
-        for name in list(_kept)[:-1]:
-            if total <= KEPT_MB * 2**20:
-                break
-            total -= held[name]
-            del _kept[name]
+    charts_of(key)  # what it added counts against KEPT_MB now
 
 
 def forget() -> None:

@@ -83,9 +83,9 @@ def test_each_view_of_a_result_is_built_once_for_every_session_and_another_view_
 
 def test_the_kept_results_stay_within_their_bytes_the_least_recently_used_dropped(apart, monkeypatch):
     one = drawn.HeatmapView("l2", False, None).draw(apart)
-    size = one.size()
-    assert size > len(one.get(figures.heatmap, apart, "l2", include_question=False, include_special=False)
-                      .figure.spec)
+    size = one.held
+    heatmap = one.get(figures.heatmap, apart, "l2", include_question=False, include_special=False)
+    assert size > len(heatmap.figure.spec) + heatmap.data.memory_usage(deep=True).sum()
     monkeypatch.setattr(drawn, "KEPT_MB", 2.5 * size / 2**20)  # room for two results' views
     for key in ("first", "second"):
         drawn.keep(key, one)
@@ -95,3 +95,6 @@ def test_the_kept_results_stay_within_their_bytes_the_least_recently_used_droppe
     monkeypatch.setattr(drawn, "KEPT_MB", 0)
     drawn.keep("fourth", one)
     assert set(drawn._kept) == {"fourth"}  # the one just kept stays, whatever its size
+    drawn.charts_of("fifth").get(figures.roles, apart, 5, "l2")  # views built in the page count too
+    drawn.charts_of("fifth")
+    assert set(drawn._kept) == {"fifth"}
