@@ -318,10 +318,12 @@ def test_a_real_explanation_stops_at_its_next_layer_and_keeps_nothing_in_the_cac
     example, settings = gallery_example("canal-long"), IGSettings(windows="all", steps=8, tolerance=None)
     cache = ResultCache(tmp_path)
     with pytest.raises(Stopped):
-        processes.run(task(tiny_bert, worker.explanation, example, settings, cache), first_layer_then_stop, stop)
+        processes.run(task(tiny_bert, worker.explanation, example, settings, cache, None), first_layer_then_stop,
+                      stop)
     assert not list(tmp_path.glob("*.npz"))
     everything = []
-    result, hit = processes.run(task(tiny_bert, worker.explanation, example, settings, cache), everything.append)
+    result, hit, _ = processes.run(task(tiny_bert, worker.explanation, example, settings, cache, None),
+                                   everything.append)
     assert not hit and len(result.layers) == tiny_bert.num_layers + 1  # the same worker goes on
     # the first run stopped early (a few reports were in the pipe already)
     assert len(layers) < len(everything) / 2
