@@ -14,6 +14,10 @@ PASSAGE_BOX = "max-height: 24em; overflow-y: auto; border: 1px solid #ddd; borde
 
 FOIL_MARK = "outline: 2px dashed #1f77b4; outline-offset: 1px;"  # the contrast's foil, in every passage drawn
 
+# what every answered summary says (after its probability): how a benchmark and the server's timing
+# (rcqa.ui.page_timing) know the answer was sent
+ANSWER_MARK = "among every valid span of the passage"
+
 
 def answer_passage(example: Example, answer: Answer, foil: Foil | None = None) -> str:
     """The passage as escaped HTML with the predicted answer highlighted, the gold answer underlined and, for a
@@ -66,7 +70,7 @@ def answer_summary(example: Example, answer: Answer, target: str | None = None) 
     if best is None:
         return "<p>The model found no span to answer with.</p>"
     parts = [f'<div style="font-size: 1.25em; font-weight: 600;">{escape_text(best.text)}</div>',
-             f"<p>probability {percent(best.probability)} among every valid span of the passage"
+             f"<p>probability {percent(best.probability)} {ANSWER_MARK}"
              + (f" · from window {best.window + 1} of {answer.n_windows}" if answer.n_windows > 1 else "") + "</p>"]
     golds = [g.text for g in example.answers]
     if golds:

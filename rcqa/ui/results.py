@@ -29,8 +29,9 @@ from rcqa.lens.interventions import Interventions
 from rcqa.model import QAModel
 from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example
-from rcqa.ui import worker
+from rcqa.ui import drawn, worker
 from rcqa.ui.capacity import refusal
+from rcqa.ui.drawn import HeatmapView, ResultCharts
 from rcqa.ui.queue import await_ticket, heavy, pending, submit, was_cancelled
 from rcqa.ui.show import callback, report
 
@@ -117,23 +118,25 @@ def pending_request(qa_model: QAModel, current: Example, settings: IGSettings, s
     return pending(_TICKET + side, result_key(qa_model, current, settings))
 
 
-def compute_result(qa_model: QAModel, current: Example, settings: IGSettings, side: str = "") -> Attribution | None:
+def compute_result(qa_model: QAModel, current: Example, settings: IGSettings, side: str = "",
+                   first_view: HeatmapView | None = None) -> Attribution | None:
     """Explain every layer through the queue, resuming this session's request if it made one, with its place in
     line and then its progress layer by layer; None (with a message shown) when the queue is full or the
-    explanation fails. `side`: as for stored_result (each side has its own request)."""
+    explanation fails. `side`: as for stored_result (each side has its own request). `first_view`: the heatmap tab
+    the page draws first, drawn by the worker process with the result and kept for it (rcqa.ui.drawn)."""
     key, slot = result_key(qa_model, current, settings), _TICKET + side
     ticket = pending(slot, key)
     if ticket is None:
         if (price := affordable_price(qa_model, current, settings)) is None:
             return None
-        ticket = submit(slot, key, heavy(qa_model, worker.explanation, current, settings, result_cache()),
-                        estimate=price)
+        ticket = submit(slot, key, heavy(qa_model, worker.explanation, current, settings, result_cache(),
+                                         first_view), estimate=price)
     if ticket is None:
         return None
     total, name = qa_model.num_layers + 1, shown_name(qa_model.name)
 
-    def finished(found: tuple[Attribution, bool]) -> str:
-        result, hit = found
+    def finished(found: tuple[Attribution, bool, ResultCharts | None]) -> str:
+        result, hit, _ = found
         origin = "from the result cache" if hit else f"in {result.seconds:.1f} s"
         return f"Attributed {total} layers of {name} {origin}"
 
@@ -142,8 +145,11 @@ def compute_result(qa_model: QAModel, current: Example, settings: IGSettings, si
                          progress=(f"layer 0/{total} done", lambda done: _progress(done, total)))
     if found is None:
         return None
-    keep_result(key, found[0], side)
-    return found[0]
+    result, _, charts = found
+    if charts is not None:
+        drawn.keep(key, charts)
+    keep_result(key, result, side)
+    return result
 
 
 def _progress(done: LayerResult | WindowProgress, total: int) -> tuple[float, str]:
@@ -155,11 +161,12 @@ def _progress(done: LayerResult | WindowProgress, total: int) -> tuple[float, st
 
 
 def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
-                    explained: str = "the answer") -> Attribution | None:
+                    explained: str = "the answer", first_view: HeatmapView | None = None) -> Attribution | None:
     """The explanation if it is stored, else, once "Explain every layer" is pressed (or this session's request is
     still under way: its place, then its progress), computed through the queue; None until then. `explained` says
     what the button attributes, and how long it is expected to take; an explanation over the server's budget
-    (rcqa.ui.capacity.refusal: its time, or one path point's memory) is refused instead, with what to change."""
+    (rcqa.ui.capacity.refusal: its time, or one path point's memory) is refused instead, with what to change.
+    `first_view`: as for compute_result."""
     if (result := stored_result(qa_model, current, settings)) is not None:
         return result
     if pending_request(qa_model, current, settings) is None:
@@ -173,7 +180,7 @@ def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
                        f"{shown_name(qa_model.name)}: {price.in_words()} on this server.")
             return None
         slot.empty()
-    return compute_result(qa_model, current, settings)
+    return compute_result(qa_model, current, settings, first_view=first_view)
 
 
 def explanation_price_of(qa_model: QAModel, current: Example, settings: IGSettings) -> Price | None:

@@ -263,11 +263,14 @@ class WorkerProcesses:
 
 # --- what the app sends: module-level, so that they pickle by name -----------------------------------------
 
-def explanation(qa_model, example, settings, cache, report: Callable[[Any], None]):
-    """(result, came_from_cache) for the dashboard's explanation, through the disk result cache (a ResultCache)."""
+def explanation(qa_model, example, settings, cache, first_view, report: Callable[[Any], None]):
+    """(result, came_from_cache, its first views) for the dashboard's explanation, through the disk result cache (a
+    ResultCache): with the heatmap tab as the page had it when it asked (an rcqa.ui.drawn.HeatmapView) drawn here,
+    so that the server only sends it (rcqa.ui.drawn.ResultCharts; None where no view was given)."""
     from rcqa.attribution.cache import cached_explain
 
-    return cached_explain(qa_model, example, settings, cache, report)
+    result, hit = cached_explain(qa_model, example, settings, cache, report)
+    return result, hit, None if first_view is None else first_view.draw(result)
 
 
 def answer(qa_model, passage, question, report: Callable[[Any], None]):

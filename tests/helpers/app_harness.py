@@ -108,3 +108,12 @@ def press(app: AppTest, key: str) -> AppTest:
     app.button(key=key).click().run()
     assert not app.exception, [e.value for e in app.exception]
     return app
+
+
+def open_tab(app: AppTest, label: str, key: str = "rcqa.explore_tabs") -> AppTest:
+    """Open the tab of this label, as a click on it does (the page then builds that tab alone), and rerun."""
+    assert label in [tab.label for tab in app.tabs], [tab.label for tab in app.tabs]
+    app.session_state[key] = label
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app

@@ -263,17 +263,17 @@ def test_real_explanations_the_short_inside_the_long_each_equal_to_the_same_expl
     short_example, short_settings = gallery_example("lighthouse-when"), IGSettings(steps=32, tolerance=None)
     queue, cache = lanes(time_limit=math.inf), ResultCache(tmp_path)
     long = submitted(queue, processes, tiny_bert, "long", LONG, worker.explanation, long_example, long_settings,
-                     cache)
+                     cache, None)
     began(long)
     short = submitted(queue, processes, tiny_bert, "short", SHORT, worker.explanation, short_example,
-                      short_settings, cache)
+                      short_settings, cache, None)
     assert short.wait(120) and short.state == "done"
     assert not long.job.finished.is_set()  # the short one ended first
     job = short.job
     assert job.started - job.arrived <= job.ended - job.started
     assert long.wait(300) and long.state == "done"
     for ticket, example, settings in ((long, long_example, long_settings), (short, short_example, short_settings)):
-        result, _ = ticket.result()
+        result, _, _ = ticket.result()
         alone = explain(tiny_bert, example, settings)
         np.testing.assert_allclose(result.scores, alone.scores, rtol=1e-5, atol=1e-6)
 

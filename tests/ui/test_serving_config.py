@@ -12,6 +12,13 @@ def test_the_server_listens_on_loopback_only():
     assert CONFIG["server"]["address"] == "127.0.0.1"
 
 
+def test_no_full_collection_holds_every_page_after_each_script_run():
+    # Streamlit's default collects every generation after each run, 1.1-1.4 s of the interpreter lock with the
+    # model loaded (docs/serving.md: Where a new visitor's time goes); the option must exist to be turned off
+    assert CONFIG["runner"]["postScriptGC"] is False
+    assert "runner.postScriptGC" in streamlit.config._config_options_template
+
+
 def test_visitors_see_no_error_details():
     option = streamlit.config._config_options_template["client.showErrorDetails"]
     assert CONFIG["client"]["showErrorDetails"] == "none" and "none" in option.description

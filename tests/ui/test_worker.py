@@ -18,7 +18,10 @@ from rcqa.attribution.settings import IGSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
+from rcqa import figures
+from rcqa.figures.stored import figure_json
 from rcqa.ui import worker
+from rcqa.ui.drawn import HeatmapView, heatmap_tab
 from rcqa.ui.capacity import WORKERS_ENV, default_workers, job_gpus
 from rcqa.ui.jobs import JobQueue, Stopped
 
@@ -132,14 +135,18 @@ def test_a_model_changed_since_the_server_loaded_it_is_refused(processes, tiny_b
 def test_an_explanation_from_a_worker_equals_the_one_computed_here(processes, tiny_bert, tmp_path):
     example, settings = gallery_example("lighthouse-when"), IGSettings(steps=8, tolerance=None)
     layers = []
-    result, hit = processes.run(task(tiny_bert, worker.explanation, example, settings, ResultCache(tmp_path)),
-                                layers.append)
+    view = HeatmapView("l2", include_question=False, special_tokens=None)
+    result, hit, charts = processes.run(
+        task(tiny_bert, worker.explanation, example, settings, ResultCache(tmp_path), view), layers.append)
     here = explain(tiny_bert, example, settings)
     assert not hit and [layer.layer for layer in layers] == list(range(len(here.layers)))
     np.testing.assert_allclose(result.scores, here.scores, rtol=1e-5, atol=1e-6)
-    _, hit = processes.run(task(tiny_bert, worker.explanation, example, settings, ResultCache(tmp_path)),
-                               lambda _: None)
-    assert hit  # the worker wrote the shared disk cache
+    # the heatmap the worker drew with the result is the one the page built from it before (its own result's)
+    drawn_there = heatmap_tab(charts, result, "l2", False, False).heatmap
+    assert drawn_there.figure.spec == figure_json(figures.heatmap(result, "l2").plotly) and charts.builds == {}
+    _, hit, none = processes.run(task(tiny_bert, worker.explanation, example, settings, ResultCache(tmp_path), None),
+                                 lambda _: None)
+    assert hit and none is None  # the worker wrote the shared disk cache; no view asked, none drawn
 
 
 def test_a_comparison_from_a_worker_equals_the_one_computed_here(processes, tiny_bert):
@@ -311,10 +318,12 @@ def test_a_real_explanation_stops_at_its_next_layer_and_keeps_nothing_in_the_cac
     example, settings = gallery_example("canal-long"), IGSettings(windows="all", steps=8, tolerance=None)
     cache = ResultCache(tmp_path)
     with pytest.raises(Stopped):
-        processes.run(task(tiny_bert, worker.explanation, example, settings, cache), first_layer_then_stop, stop)
+        processes.run(task(tiny_bert, worker.explanation, example, settings, cache, None), first_layer_then_stop,
+                      stop)
     assert not list(tmp_path.glob("*.npz"))
     everything = []
-    result, hit = processes.run(task(tiny_bert, worker.explanation, example, settings, cache), everything.append)
+    result, hit, _ = processes.run(task(tiny_bert, worker.explanation, example, settings, cache, None),
+                                   everything.append)
     assert not hit and len(result.layers) == tiny_bert.num_layers + 1  # the same worker goes on
     # the first run stopped early (a few reports were in the pipe already)
     assert len(layers) < len(everything) / 2

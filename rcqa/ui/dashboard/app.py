@@ -7,8 +7,10 @@ def main() -> None:
     # in every worker process the app starts, and a worker needs no streamlit
     import streamlit as st
 
-    from rcqa.ui import PAGES
+    from rcqa.ui import PAGES, page_timing
     from rcqa.ui.visitors import admitted
+
+    page_timing.install()  # only where $RCQA_PAGE_TIMING_LOG asks for the server's own times to first answers
 
     # an emoji favicon is drawn in the browser: without one, Streamlit shows each page's :material/ icon as the
     # favicon, fetched from fonts.gstatic.com (the icons in the page itself come with Streamlit's own files)

@@ -4,7 +4,8 @@ import pytest
 
 from rcqa.attribution.settings import SpanSpec
 from rcqa.ui.view import from_query
-from tests.helpers.app_harness import TIMEOUT, explain, html_of, open_app, spec_titled, texts, values  # noqa: F401
+from tests.helpers.app_harness import (TIMEOUT, explain, html_of, open_app, open_tab, spec_titled, texts,  # noqa: F401
+                                       values)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -30,10 +31,10 @@ def test_explain_every_layer_explains_the_abstention_and_names_the_rejected_span
     result = shown_result(app)
     assert result.answer.abstained and [t.name for t in result.targets] == ["answer_vs_null"]
     assert result.targets[0].span == result.answer.best.text  # the rejected best span
-    errors = values(spec_titled(app, "Completeness per layer")["data"][0]["y"])
+    errors = values(spec_titled(open_tab(app, "Completeness"), "Completeness per layer")["data"][0]["y"])
     assert len(errors) == len(result.layers)
     assert max(c.relative_error for c in result.completeness) <= 0.01
-    roles = spec_titled(app, "What each layer's top-5 passage words are")
+    roles = spec_titled(open_tab(app, "Layer roles"), "What each layer's top-5 passage words are")
     names = {trace["name"] for trace in roles["data"]}
     assert {"answer (the rejected best span)", "answer (the rejected best span)+query",
             "supporting (around that span)", "query"} <= names

@@ -10,7 +10,7 @@ from rcqa.attribution.explanation import explain as explain_example
 from rcqa.attribution.settings import IGSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
-from tests.helpers.app_harness import explain, html_of, open_app, spec_titled, values
+from tests.helpers.app_harness import explain, html_of, open_app, open_tab, spec_titled, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -25,7 +25,7 @@ def test_attnlrp_is_chosen_explained_and_linked():
     assert heatmap["data"][0]["y"] == ["embeddings", "block 0", "block 1", "block 2"]
     subtitle = heatmap["layout"]["title"]["subtitle"]["text"]
     assert "AttnLRP (one pass)" in subtitle and "baseline" not in subtitle
-    conservation = spec_titled(app, "AttnLRP's conservation per layer")
+    conservation = spec_titled(open_tab(app, "Completeness"), "AttnLRP's conservation per layer")
     assert len(values(conservation["data"][0]["y"])) == 4
     assert not app.warning  # no completeness warning: conservation is not completeness
     # AttnLRP explains the span logits unless a target was picked; the ledger of that target stands beside it

@@ -7,7 +7,7 @@ from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import answer
 from rcqa.ui.view import from_query
-from tests.helpers.app_harness import explain, open_app, spec_titled, texts
+from tests.helpers.app_harness import explain, open_app, open_tab, spec_titled, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -31,7 +31,7 @@ def test_why_not_this_span_contrasts_the_answer_with_the_chosen_candidate(app_en
     app.selectbox(key="rcqa.why_not").set_value(rank).run()
     assert app.query_params["contrast"] == f"nbest:{rank}" and app.query_params["span"] == "predicted"
     assert f"Attributes why the answer and not the n-best span #{rank + 1}" in texts(app.caption).replace("\\", "")
-    explain(app)
+    open_tab(explain(app), "Layer roles")  # where the contrast is read
     assert not app.error, texts(app.error)
     result = shown_result(app)
     chosen = result.answer.nbest[rank]
@@ -99,7 +99,7 @@ def test_a_whole_passage_contrast_explains_both_windows_and_reads_the_lens_in_ea
     rank = next(rank for rank, span in enumerate(found.nbest) if span.window != found.best.window
                 and not span.overlaps(found.best.start_char, found.best.end_char))
     app = open_app(query={"ex": "canal-long", "win": "all", "contrast": f"nbest:{rank}"})
-    explain(app)
+    open_tab(explain(app), "Layer roles")
     assert not app.error, texts(app.error)
     result = shown_result(app)
     assert result.whole_passage and result.targets[0].foil.window != result.window
@@ -117,7 +117,7 @@ def test_a_candidate_overlapping_the_answer_is_a_boundary_contrast_whose_shared_
                 and (s.start_char, s.end_char) != (best.start_char, best.end_char))
     app = open_app(query={"ex": "orchard-how-many"})
     app.selectbox(key="rcqa.why_not").set_value(rank).run()
-    explain(app)
+    open_tab(explain(app), "Layer roles")
     assert not app.error, texts(app.error)
     shown = texts(app.markdown).replace("\\", "")
     assert "The foil overlaps the answer: a boundary contrast" in shown

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rcqa.gallery import gallery_example
-from tests.helpers.app_harness import explain, html_of, open_app, read_html, spec_titled, texts, values
+from tests.helpers.app_harness import explain, html_of, open_app, open_tab, read_html, spec_titled, texts, values
 from tests.helpers.squad_files import squad_upload
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -34,11 +34,12 @@ def test_a_gallery_example_is_answered_then_explained_layer_by_layer():
     assert np.allclose(share.sum(axis=1), 100)
     assert "rank" in trace["hovertemplate"] and "category" in trace["hovertemplate"]
     assert heatmap["layout"]["xaxis"]["title"]["text"].startswith("Words of the analysed window")
-    for title in ("What each layer's top-5 passage words are", "Parts of speech of each layer's top-5",
-                  "Completeness per layer", "“"):
-        spec_titled(app, title)
-    assert "embeddings</strong>: top-5 passage words" in html_of(app)
+    assert "embeddings</strong>: top-5 passage words" in html_of(open_tab(app, "Top-5 words"))
+    for title in ("What each layer's top-5 passage words are", "Parts of speech of each layer's top-5"):
+        spec_titled(open_tab(app, "Layer roles"), title)
     assert "Early (embeddings" in texts(app.markdown)
+    spec_titled(open_tab(app, "Completeness"), "Completeness per layer")
+    spec_titled(open_tab(app, "One word across layers"), "“")
     labels = [b.proto.label for b in app.get("download_button")]
     assert {"⬇ CSV", "⬇ JSON"} <= set(labels)
 
@@ -50,7 +51,7 @@ def test_the_heatmap_can_include_the_question_and_the_top_k_view_follows_the_lay
     heatmap = spec_titled(app, "Where each layer")
     assert len(values(heatmap["data"][0]["x"])) > passage_only
     assert "question words, then passage words" in heatmap["layout"]["xaxis"]["title"]["text"]
-    app.select_slider(key="rcqa.widget.layer").set_value(2).run()
+    open_tab(app, "Top-5 words").select_slider(key="rcqa.widget.layer").set_value(2).run()
     assert "block 1</strong>: top-5 passage words" in html_of(app)
     assert app.query_params["layer"] == "2"
 
@@ -61,14 +62,15 @@ def test_settings_changes_recompute_and_travel_in_the_link():
     app.number_input(key="rcqa.widget.steps").set_value(2).run()
     app.selectbox(key="rcqa.widget.baseline").set_value("zero").run()
     app.button(key="rcqa.explain").click().run()  # new settings: not computed yet
-    completeness = spec_titled(app, "Completeness per layer")
+    completeness = spec_titled(open_tab(app, "Completeness"), "Completeness per layer")
     assert [text.split(" · ")[1] for text in completeness["data"][0]["text"]] == ["2 steps"] * 4
-    assert "baseline: zero" in spec_titled(app, "Where each layer")["layout"]["title"]["subtitle"]["text"]
+    heatmap = spec_titled(open_tab(app, "Heatmap"), "Where each layer")
+    assert "baseline: zero" in heatmap["layout"]["title"]["subtitle"]["text"]
     query = app.query_params
     assert (query["steps"], query["tol"], query["baseline"]) == ("2", "off", "zero")
 
     app.number_input(key="rcqa.widget.top_k").set_value(3).run()  # a reading setting: no recomputation
-    assert "top-3 passage words" in html_of(app)
+    assert "top-3 passage words" in html_of(open_tab(app, "Top-3 words"))
 
     app.button(key="rcqa.preset.paper-code").click().run()
     assert app.number_input(key="rcqa.widget.steps").disabled
@@ -124,11 +126,11 @@ def test_a_pasted_passage_is_shown_as_text_never_as_html():
     assert hostile in text
     query = app.query_params
     assert query["src"] == "paste" and "<script>" in query["passage"] and query["q"] == "Who built the tower?"
-    explain(app)
-    top_words = next(view.value for view in app.get("html") if "top-5 passage words" in view.value)
+    ticks = spec_titled(explain(app), "Where each layer")["layout"]["xaxis"]["ticktext"]
+    top_words = next(view.value for view in open_tab(app, "Top-5 words").get("html")
+                     if "top-5 passage words" in view.value)
     tags, text = read_html(top_words)
     assert "script" not in tags and hostile in text
-    ticks = spec_titled(app, "Where each layer")["layout"]["xaxis"]["ticktext"]
     assert "5&lt;6" in ticks and not any("<" in tick for tick in ticks)
 
 
@@ -227,3 +229,25 @@ def test_html_drawn_as_markdown_is_one_raw_line_that_reads_back_as_the_same_html
     assert html.unescape(line) == fragment
     tags, text = read_html(line)
     assert tags == {"div"} and text == html.unescape(text)  # the text is kept, with its newlines
+
+
+def test_only_the_open_tab_is_built_each_view_once_and_the_worker_drew_the_first():
+    from rcqa import figures
+    from rcqa.ui import drawn
+
+    def name(build) -> str:
+        return f"{build.__module__}.{build.__qualname__}"
+
+    drawn.forget()
+    app = explain(open_app(query={"ex": "comet-who"}))
+    spec_titled(app, "Where each layer")
+    builds = drawn.charts_of(app.session_state["rcqa.result"][0]).builds
+    assert builds[name(figures.heatmap)] == 0  # drawn by the worker process with the result, only sent here
+    closed = [figures.roles, figures.pos_mix, figures.topk_passage, figures.completeness, figures.word_across_layers]
+    assert not any(builds[name(build)] for build in closed)
+    open_tab(app, "Layer roles")
+    assert (builds[name(figures.roles)], builds[name(figures.pos_mix)]) == (1, 1)
+    assert not any(builds[name(build)] for build in (figures.topk_passage, figures.completeness))
+    open_tab(app, "Heatmap")
+    open_tab(app, "Layer roles")  # opened again: drawn from what was kept
+    assert (builds[name(figures.roles)], builds[name(figures.heatmap)]) == (1, 0)

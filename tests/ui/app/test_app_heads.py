@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from tests.helpers.app_harness import explain, open_app, press, spec_titled, texts, values
+from tests.helpers.app_harness import explain, open_app, open_tab, press, spec_titled, texts, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 SCORE_TITLES = {"attnlrp": "Each head's AttnLRP", "attention_attribution": "Each head's attention attribution",
@@ -24,7 +24,7 @@ def sentences(app) -> list[str]:
 
 def heads_on_explore():
     app = explain(open_app(query={"ex": "comet-who"}))
-    return press(app, "rcqa.ask.heads")
+    return press(open_tab(app, "Attention heads"), "rcqa.ask.heads")
 
 
 def test_the_heads_sentences_read_the_grids_they_stand_beside():

@@ -5,7 +5,7 @@ import pytest
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import answer
-from tests.helpers.app_harness import explain, open_app, plotly_specs, spec_titled, texts, values
+from tests.helpers.app_harness import explain, open_app, open_tab, plotly_specs, spec_titled, texts, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 LAYERS = ["embeddings", "block 0", "block 1", "block 2"]
@@ -15,7 +15,7 @@ def test_the_answer_lens_tab_shows_what_each_layer_would_answer(tiny_model_dirs)
     app = explain(open_app())
     assert {"Answer lens", "Interventions"} <= {tab.label for tab in app.tabs}
     assert not any(s["layout"]["title"]["text"].startswith("What each layer would answer") for s in plotly_specs(app))
-    app.button(key="rcqa.ask.lens").click().run()  # the lens is read on a click, through the queue
+    open_tab(app, "Answer lens").button(key="rcqa.ask.lens").click().run()  # the lens is read on a click, through the queue
     traces = {trace["name"]: trace for trace in spec_titled(app, "What each layer would answer")["data"]}
     assert set(traces) == {"head: its own best span", "head: the final answer"}  # the tiny model has no probes
     example = gallery_example("lighthouse-who")
@@ -29,7 +29,7 @@ def test_the_answer_lens_tab_shows_what_each_layer_would_answer(tiny_model_dirs)
 
 
 def test_the_interventions_tab_knocks_out_words_on_request_with_either_baseline():
-    app = explain(open_app())
+    app = open_tab(explain(open_app()), "Interventions")
     app.button(key="rcqa.ask.knockouts").click().run()
     chart = spec_titled(app, "How the explained span's probability changes")
     bars = {trace["name"]: trace for trace in chart["data"]}

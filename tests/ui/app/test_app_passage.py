@@ -2,7 +2,7 @@
 queue; drawn over the whole passage."""
 import pytest
 
-from tests.helpers.app_harness import html_of, open_app, spec_titled, texts
+from tests.helpers.app_harness import html_of, open_app, open_tab, spec_titled, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -27,4 +27,5 @@ def test_a_long_passage_is_explained_whole_through_the_queue():
     assert f"the whole passage, {n} windows" in heatmap["layout"]["title"]["subtitle"]["text"]
     assert heatmap["layout"]["xaxis"]["title"]["text"].startswith("Words of the whole passage")
     assert "Only the analysed window is shown" not in html_of(app)
-    assert "This tab reads one window" in texts(app.info)
+    for tab in ("Answer lens", "Interventions"):
+        assert "This tab reads one window" in texts(open_tab(app, tab).info)

@@ -9,7 +9,7 @@ from rcqa import qa
 from rcqa.attribution.cost import SPEED_ENV, in_words
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
-from tests.helpers.app_harness import explain, open_app, recorded_prices
+from tests.helpers.app_harness import explain, open_app, open_tab, recorded_prices
 
 pytestmark = pytest.mark.usefixtures("app_env")
 COMPARE = "pages/compare_layers.py"
@@ -63,8 +63,8 @@ def test_an_analysis_over_the_budget_is_refused_with_what_to_change(monkeypatch)
 def test_the_lens_and_the_knockouts_are_queued_priced(monkeypatch):
     prices = recorded_prices(monkeypatch)
     app = explain(open_app(query={"ex": "comet-who"}))
-    for ask in ("rcqa.ask.lens", "rcqa.ask.knockouts"):
-        app.button(key=ask).click().run()
+    for tab, ask in (("Answer lens", "rcqa.ask.lens"), ("Interventions", "rcqa.ask.knockouts")):
+        open_tab(app, tab).button(key=ask).click().run()
         assert not app.exception, [e.value for e in app.exception]
     (lens,) = [seconds for key, (seconds, _) in prices.items() if key.startswith("lens")]
     # by hand: the answer's forward and the layers' forward over the one window: 2 × 3 blocks × a third of a pass
@@ -87,7 +87,7 @@ def test_explore_says_what_an_explanation_costs_as_expected_and_at_worst(monkeyp
 
 def test_scoring_the_heads_is_queued_at_its_calibrated_price(monkeypatch):
     prices = recorded_prices(monkeypatch)
-    app = explain(open_app(query={"ex": "comet-who"}))
+    app = open_tab(explain(open_app(query={"ex": "comet-who"})), "Attention heads")
     (offer,) = [c.value for c in app.caption if "heads of" in c.value]  # what the button says it costs
     app.button(key="rcqa.ask.heads").click().run()
     assert not app.exception, [e.value for e in app.exception]

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.helpers.app_harness import explain, open_app, press, spec_titled, values
+from tests.helpers.app_harness import explain, open_app, open_tab, press, spec_titled, values
 from tests.helpers.sentences import check_knockout_reading, check_role_readings, legend_role
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -25,14 +25,14 @@ def unescaped(text: str) -> str:
 
 @pytest.mark.parametrize("example", ["orchard-how-many", "lighthouse-who"])
 def test_the_roles_readings_and_the_knock_out_sentence_read_their_charts(example):
-    app = explain(open_app(query={"ex": example}))
+    app = open_tab(explain(open_app(query={"ex": example})), "Layer roles")
     roles = spec_titled(app, "What each layer's top-5 passage words are")
     stacks = {legend_role(trace["name"]): list(values(trace["y"])) for trace in roles["data"]}
     readings = shown_readings(app)
     assert [phase.split(" ")[0] for phase, _ in readings] == ["Early", "Middle", "Late"]
     check_role_readings(readings, stacks, LAYERS)
 
-    press(app, "rcqa.ask.knockouts")
+    press(open_tab(app, "Interventions"), "rcqa.ask.knockouts")
     chart = spec_titled(app, "How the explained span's probability changes")
     bars = {trace["name"]: list(values(trace["y"])) for trace in chart["data"]}
     against = [hover[2] for hover in chart["data"][0]["customdata"]]

@@ -9,7 +9,7 @@ import pytest
 
 from rcqa.text import BIDI_CONTROLS
 from rcqa.ui.show import shown_cells
-from tests.helpers.app_harness import explain, open_app
+from tests.helpers.app_harness import explain, open_app, open_tab
 
 pytestmark = pytest.mark.usefixtures("app_env")
 ROOT = Path(__file__).resolve().parents[3]
@@ -41,12 +41,11 @@ def test_explore_s_tables_and_choices_of_a_pasted_passage_hold_no_bidi_control()
     app.radio(key="rcqa.widget.source").set_value("paste").run()
     app.text_area(key="rcqa.widget.passage").input(PASSAGE).run()
     app.text_input(key="rcqa.widget.question").input("Who lit the lamp?").run()
-    explain(app)
-    app.button(key="rcqa.ask.lens").click().run()
+    open_tab(explain(app), "Answer lens").button(key="rcqa.ask.lens").click().run()
     assert not app.exception, [e.value for e in app.exception]
     (lens,) = [frame.value for frame in app.dataframe if "reader" in frame.value.columns]
     assert lens.span.str.len().min() > 0 and not controls_in(lens)
-    words = [box for box in app.selectbox if box.label == "Passage word"]
+    words = [box for box in open_tab(app, "One word across layers").selectbox if box.label == "Passage word"]
     assert words and not set("".join(words[0].options)) & set(BIDI_CONTROLS)
     assert "Margaret" in "".join(words[0].options)  # the words are shown, in their stored order
 

@@ -4,7 +4,7 @@ what it showed before; a contrast says why it is not split."""
 import numpy as np
 import pytest
 
-from tests.helpers.app_harness import explain, open_app, plotly_specs, spec_titled, texts, values
+from tests.helpers.app_harness import explain, open_app, open_tab, plotly_specs, spec_titled, texts, values
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -37,7 +37,7 @@ def test_apart_shows_two_heatmaps_a_reading_and_two_completeness_figures():
     assert set(metrics) == {"Start logit: completeness error (worst layer)",
                             "End logit: completeness error (worst layer)"}
     assert all(value.endswith("%") and float(value[:-1]) <= 1.0 for value in metrics.values())  # under 1 %
-    completeness = spec_titled(app, "Completeness per layer")
+    completeness = spec_titled(open_tab(app, "Completeness"), "Completeness per layer")
     assert {trace.get("name") for trace in completeness["data"]} >= {"span_log_prob", "start_logit", "end_logit"}
 
 

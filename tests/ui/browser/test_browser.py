@@ -33,6 +33,7 @@ def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page)
     for tab, shot in (("Top-5 words", "03-explore-top-k"), ("Layer roles", "04-explore-roles"),
                       ("One word across layers", "05-explore-word"), ("Completeness", "06-explore-completeness")):
         page.get_by_role("tab", name=tab).click()
+        settle(page)  # a tab is built when opened: the click reruns the page
         page.wait_for_timeout(1500)  # Plotly draws a tab's chart when it becomes visible
         shoot(page, shot)
     page.get_by_role("link", name="Compare layers").click()

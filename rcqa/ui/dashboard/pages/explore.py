@@ -2,12 +2,11 @@
 import streamlit as st
 
 from rcqa import figures
-from rcqa.figures import whole_input
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS, FoilSpec, SpanSpec
 from rcqa.gallery import GALLERY
 from rcqa.types import AGGREGATIONS, Aggregation
-from rcqa.ui import PAGES, ends, examples, explore, heads, inputs, results, show, start_end, view
+from rcqa.ui import PAGES, drawn, ends, examples, explore, heads, inputs, results, show, start_end, view
 
 chosen = view.view()
 WHY_NOT, FOIL_TEXT = "rcqa.why_not", "rcqa.foil_text"
@@ -189,7 +188,12 @@ def show_knockouts(qa_model, result, key: str) -> None:
         st.caption(show.plain(figures.knockout_reading(chart.data)))
 
 
-def show_heatmap(result, aggregation: Aggregation) -> None:
+def heatmap_view() -> drawn.HeatmapView:
+    """The heatmap tab's choices in force: what a requested explanation's worker draws with it."""
+    return drawn.HeatmapView(chosen.aggregation, chosen.question_words, chosen.special_tokens)
+
+
+def show_heatmap(result, charts, aggregation: Aggregation) -> None:
     """The heatmap, optionally over the whole input, after an overview of a long passage; the start and end logits
     apart where the result holds both."""
     view.bind(st.toggle, "question_words", "Include the question's words")
@@ -197,55 +201,67 @@ def show_heatmap(result, aggregation: Aggregation) -> None:
     view.bind(st.toggle, "special_tokens", "Include [CLS] and [SEP]", unset=special,
               help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there, so they show "
                    "by default where the target explains it (null, answer_vs_null).")
-    chart = figures.heatmap(result, aggregation, include_question=chosen.question_words, include_special=special)
-    if whole_input.needs_overview(int(chart.data.position.max()) + 1):
-        show.chart(whole_input.passage_overview(result, aggregation=aggregation))
-    show.chart(chart)
-    start_end.show_apart(result, aggregation)
+    tab = drawn.heatmap_tab(charts, result, aggregation, chosen.question_words, special)
+    if tab.overview is not None:
+        show.chart(tab.overview)
+    show.chart(tab.heatmap)
+    start_end.show_apart(result, tab.apart, tab.apart_reading)
 
 
 def show_result(result, qa_model, key: str) -> None:
+    """The result's tabs; only the open one is built (the others when opened), from the views kept for the result
+    (rcqa.ui.drawn: its heatmap tab drawn by the worker that computed it)."""
     view.fit_layers(len(result.layers))
     k, aggregation = chosen.top_k, chosen.aggregation
-    if incomplete := explore.incomplete_warning(result):
+    charts = drawn.charts_of(key)
+    if incomplete := charts.get(explore.incomplete_warning, result):
         st.warning(incomplete)
     heatmap, top, roles, word, check, lens, knockouts, attention_heads = show.tabs(
         ["Heatmap", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness", "Answer lens",
          "Interventions", "Attention heads"], key="rcqa.explore_tabs")
-    with heatmap:
-        show_heatmap(result, aggregation)
-    with top:
-        view.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),
-                  format_func=result.layers.__getitem__)
-        show.chart(figures.topk_passage(result, chosen.layer, k, aggregation))
-        with st.expander("Every layer at once"):
-            show.chart(figures.topk_grid(result, k, aggregation))
-    with roles:
-        show_contrast(qa_model, result, key)
-        show.chart(figures.roles(result, k, aggregation))
-        for phase, reading in figures.role_readings(result, k, aggregation):
-            st.markdown(f"**{phase}**: {reading}")
-        show.chart(figures.pos_mix(result, k, aggregation))
-        if quantifiers := figures.quantifiers(result, k, aggregation):
-            show.chart(quantifiers)
-    with word:
-        choices = explore.word_choices(result)
-        word_index = st.selectbox("Passage word", range(len(choices)), index=figures.answer_word(result),
-                                  format_func=choices.__getitem__, key=f"rcqa.word.{result.example.id}")
-        show.chart(figures.word_across_layers(result, word_index, aggregation))
-    with check:
-        show.chart(figures.completeness(result))
-        for target in range(len(result.targets)):  # AttnLRP's ledger of each target, beside its conservation
-            if (ledger := figures.conservation_ledger(result, target)) is not None:
-                show.chart(ledger)
+    if heatmap.open:
+        with heatmap:
+            show_heatmap(result, charts, aggregation)
+    if top.open:
+        with top:
+            view.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),
+                      format_func=result.layers.__getitem__)
+            show.chart(charts.get(figures.topk_passage, result, chosen.layer, k, aggregation))
+            with st.expander("Every layer at once"):
+                show.chart(charts.get(figures.topk_grid, result, k, aggregation))
+    if roles.open:
+        with roles:
+            show_contrast(qa_model, result, key)
+            show.chart(charts.get(figures.roles, result, k, aggregation))
+            for phase, reading in charts.get(figures.role_readings, result, k, aggregation):
+                st.markdown(f"**{phase}**: {reading}")
+            show.chart(charts.get(figures.pos_mix, result, k, aggregation))
+            if quantifiers := charts.get(figures.quantifiers, result, k, aggregation):
+                show.chart(quantifiers)
+    if word.open:
+        with word:
+            choices = charts.get(explore.word_choices, result)
+            word_index = st.selectbox("Passage word", range(len(choices)),
+                                      index=charts.get(figures.answer_word, result),
+                                      format_func=choices.__getitem__, key=f"rcqa.word.{result.example.id}")
+            show.chart(charts.get(figures.word_across_layers, result, word_index, aggregation))
+    if check.open:
+        with check:
+            show.chart(charts.get(figures.completeness, result))
+            for target in range(len(result.targets)):  # AttnLRP's ledger of each target, beside its conservation
+                if (ledger := charts.get(figures.conservation_ledger, result, target)) is not None:
+                    show.chart(ledger)
     for tab, section in ((lens, show_lens), (knockouts, show_knockouts)):
-        with tab:
-            if result.whole_passage:
-                st.info("This tab reads one window: choose the answer's window under “Windows explained” to use it.")
-            else:
-                section(qa_model, result, key)
-    with attention_heads:  # the answer's window, whatever the explanation read
-        heads.show_heads(qa_model, result, key)
+        if tab.open:
+            with tab:
+                if result.whole_passage:
+                    st.info("This tab reads one window: choose the answer's window under “Windows explained” to "
+                            "use it.")
+                else:
+                    section(qa_model, result, key)
+    if attention_heads.open:
+        with attention_heads:  # the answer's window, whatever the explanation read
+            heads.show_heads(qa_model, result, key)
 
 
 def show_contrast(qa_model, result, key: str) -> None:
@@ -294,7 +310,8 @@ def main() -> None:
     except ValueError as error:
         show.report(error)
         return
-    if (result := results.result_on_click(qa_model, current, settings, explore.explained(settings, answer))) is not None:
+    if (result := results.result_on_click(qa_model, current, settings, explore.explained(settings, answer),
+                                          heatmap_view())) is not None:
         if (foil := result.targets[0].foil) is not None:  # the contrast's foil, as the explanation placed it
             show.html(figures.answer_passage(current, answer, foil), where=passage)
         offer_side_by_side(current, answer)
