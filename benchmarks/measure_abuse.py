@@ -402,7 +402,11 @@ def cancel_probe(browser, url: str, passage: str) -> dict:
     drawn (before issue 42 it failed: "the process that ran it ended")."""
     owner = browser.new_context().new_page()
     paste(owner, url, passage, "&win=all", CANCEL_QUESTION)
-    found: dict = {"owner_before": shown(owner), "owner_asked": press(owner, EXPLAIN)}
+    found: dict = {"owner_before": shown(owner)}
+    if not found["owner_before"]["explain_offered"]:  # its answer failed, or the page refused it: it says why
+        owner.context.close()
+        return found
+    found["owner_asked"] = press(owner, EXPLAIN)
     try:  # computing in its worker: a whole passage reports each window of a layer
         owner.locator("[data-testid=stProgress]").filter(has_text="window").first.wait_for(timeout=900_000)
     except PlaywrightTimeout:
@@ -524,8 +528,8 @@ def abuse_in_own_playwright(url: str, folder: Path, files: tuple[Path, Path], pa
         try:
             abuse(browser, url, folder, files, passages, visitors_done, times, steps)
         except Exception as error:  # reported, not lost with the thread
-            steps["abuse_failed"] = (f"{type(error).__name__}: {(str(error).splitlines() or [''])[0]} (line "
-                                     f"{traceback.extract_tb(error.__traceback__)[-1].lineno})")
+            lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == __file__]
+            steps["abuse_failed"] = f"{type(error).__name__}: {(str(error).splitlines() or [''])[0]} (line {lines[-1]})"
         finally:
             times["queued"].set()  # the visitors do not wait for a step that failed
             browser.close()
