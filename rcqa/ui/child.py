@@ -2,7 +2,8 @@
 
 A worker runs one task at a time, and, at the checkpoints of a long one (between its chunks of path points:
 rcqa.attribution.memory.checkpoint), the short tasks the server sent meanwhile, each to its end, before the long
-one goes on. So a short job never waits for a long one to finish, and the process holds
+one goes on; those the long one read but did not reach a checkpoint for (it ended first, stopped at a progress
+report or done), right after it. So a short job never waits for a long one to finish, and the process holds
 one task's working memory at a time (the paused task keeps only its sums so far): no second process, with its own
 torch and copy of the model, is needed for it. Short tasks run inside a long one only, never inside each other.
 
@@ -61,6 +62,7 @@ def serve(connection, threads: int, preload: str | None, gpu: str | None) -> Non
             return
         if kind == "task":
             worker.run(number, value)
+            worker.run_waiting()
         # else a stop for a task that ended before it came: nothing to stop
 
 
@@ -95,6 +97,12 @@ class _Worker:
         finally:
             self.running.pop()
             self.stopped.discard(number)
+
+    def run_waiting(self) -> None:
+        """The short tasks the last task read and ended before it ran (a stop, or its end, came before its next
+        checkpoint), in the order they came: else each would wait here, unanswered, until its time limit."""
+        while self.waiting:
+            self.run(*self.waiting.pop(0))
 
     def report(self, number: int, progress: Any) -> None:
         """Progress of the innermost task, unless the server asked it to stop. No short task runs here: a whole

@@ -315,6 +315,34 @@ def test_a_short_job_past_the_time_limit_inside_a_long_one_is_stopped_and_the_lo
     assert long.wait(60) and long.state == "done"  # 2 s of work and over 3 s held: within its 3 s
 
 
+def reports_for(qa_model, ticks, report):
+    """A long task that reports progress every 0.1 s for `ticks` ticks and has no checkpoint: a short task sent to
+    it is read at a report (as a whole passage's, which reports each window between its chunks) but runs only at a
+    checkpoint, so it is still waiting in the worker when this one ends, stopped at a report or done."""
+    for tick in range(ticks):
+        time.sleep(0.1)
+        report(tick)
+    return os.getpid()
+
+
+@pytest.mark.parametrize("ends", ["cancelled", "finished"])
+def test_a_short_job_waiting_in_a_long_one_that_ends_before_its_next_checkpoint_runs_next_in_the_same_worker(
+        processes, tiny_bert, ends):
+    queue, pid = lanes(time_limit=math.inf), worker_pid(processes, tiny_bert)
+    long = submitted(queue, processes, tiny_bert, "long", LONG, reports_for, 600 if ends == "cancelled" else 20)
+    began(long)
+    short = submitted(queue, processes, tiny_bert, "short", SHORT, sleeps, 0.1)
+    time.sleep(0.5)  # sent to the busy worker, and read there at one of the long task's reports
+    assert short.state == "running" and short.progress is None  # waiting in the worker for a checkpoint
+    if ends == "cancelled":
+        long.cancel()  # it stops itself at its next report: the worker is not killed
+        assert long.job.finished.wait(STOPS_WITHIN) and isinstance(long.job.error, Stopped)
+    else:
+        assert long.wait(WAIT) and long.result() == pid
+    assert short.wait(WAIT) and short.state == "done", short.job.error  # before: it waited there until its limit
+    assert short.result() == pid
+
+
 @pytest.mark.slow  # a worker killed and replaced for real: about 20 s
 def test_a_short_job_waiting_in_a_long_one_killed_for_its_stop_runs_again_on_the_next_worker(processes, tiny_bert):
     """The long task's chunk never reaches a checkpoint (a step longer than the grace), so its cancel kills the
