@@ -91,12 +91,12 @@ def windows_within_budget() -> int:
     """The most windows of the default model whose whole passage the server's job budget allows, as the server
     estimates it (rcqa.attribution.cost at its default speed), with a tenth to spare."""
     from rcqa.attribution.cost import explanation_cost
-    from rcqa.attribution.settings import IGSettings
+    from rcqa.attribution.settings import ExplainSettings
     from rcqa.model import load_model
     from rcqa.ui.capacity import job_budget
 
     qa_model = load_model()
-    window = explanation_cost(qa_model, IGSettings(windows="all"), windows=1, tokens=qa_model.max_len).seconds()
+    window = explanation_cost(qa_model, ExplainSettings(windows="all"), windows=1, tokens=qa_model.max_len).seconds()
     return max(2, int(0.9 * job_budget() / window))
 
 

@@ -23,7 +23,7 @@ from scipy.stats import bootstrap
 from rcqa.analysis.agreement import COMPARED_SCORES, layer_agreement
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.data import load_examples
 from rcqa.dataset import store
 from rcqa.model import load_model
@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     manifest = json.loads((args.run / "manifest.json").read_text())
     analysis = manifest["analysis"]
-    settings = IGSettings.from_dict({k: v for k, v in analysis["settings"].items()
+    settings = ExplainSettings.from_dict({k: v for k, v in analysis["settings"].items()
                                      if k not in ("max_len", "doc_stride")})
     qa_model = load_model(manifest["model"]["name"])
     kept = store.results(args.run, read_only=True)

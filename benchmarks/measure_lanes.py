@@ -19,7 +19,7 @@ import time
 import psutil
 
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.types import Example
@@ -57,7 +57,7 @@ def measure(windows: int, example_id: str) -> dict:
     cache = ResultCache(tempfile.mkdtemp())
 
     def submit(name: str, estimate: float, example: Example):
-        settings = IGSettings(windows="all") if name == "long" else IGSettings()
+        settings = ExplainSettings(windows="all") if name == "long" else ExplainSettings()
         task = worker.Task(worker.explanation, qa_model.name, qa_model.fingerprint, str(qa_model.device),
                            (example, settings, cache, None))
         return queue.submit(name, name, lambda running: processes.run(task, running, running.stop,

@@ -20,21 +20,21 @@ import torch
 from rcqa import qa
 from rcqa.attribution.cost import explanation_price
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.types import Example
 
 ATTNLRP = dict(method="attnlrp", targets=("span_logits",))
 CASES = {  # name: (gallery example, settings)
-    "short-ig": ("lighthouse-when", IGSettings()),
-    "short-attnlrp": ("lighthouse-when", IGSettings(**ATTNLRP)),
-    "short-ig-steps1-tol0.001": ("lighthouse-when", IGSettings(steps=1, tolerance=0.001)),
-    "short-ig-riemann32": ("lighthouse-when", IGSettings(rule="riemann_right", steps=32, tolerance=None)),
-    "long-ig": ("canal-long", IGSettings()),
-    "long-attnlrp": ("canal-long", IGSettings(**ATTNLRP)),
-    "long-ig-all-windows": ("canal-long", IGSettings(windows="all")),
-    "paste32-ig": ("paste:32", IGSettings()),
+    "short-ig": ("lighthouse-when", ExplainSettings()),
+    "short-attnlrp": ("lighthouse-when", ExplainSettings(**ATTNLRP)),
+    "short-ig-steps1-tol0.001": ("lighthouse-when", ExplainSettings(steps=1, tolerance=0.001)),
+    "short-ig-riemann32": ("lighthouse-when", ExplainSettings(rule="riemann_right", steps=32, tolerance=None)),
+    "long-ig": ("canal-long", ExplainSettings()),
+    "long-attnlrp": ("canal-long", ExplainSettings(**ATTNLRP)),
+    "long-ig-all-windows": ("canal-long", ExplainSettings(windows="all")),
+    "paste32-ig": ("paste:32", ExplainSettings()),
 }
 
 

@@ -18,11 +18,12 @@ from rcqa import drawing as _drawing
 _EXPORTS = {  # name -> the module that defines it
     "load_model": "rcqa.model", "answer": "rcqa.api", "explain": "rcqa.api", "compare_methods": "rcqa.api",
     "lens": "rcqa.lens", "intervene": "rcqa.api", "analyze": "rcqa.api", "reproduce": "rcqa.api",
-    "PRESETS": "rcqa.attribution.settings", "IGSettings": "rcqa.attribution.settings", "load_result": "rcqa.api",
+    "PRESETS": "rcqa.attribution.settings", "ExplainSettings": "rcqa.attribution.settings", "load_result": "rcqa.api",
     "Attribution": "rcqa.types", "ExplainedTarget": "rcqa.types", "Comparison": "rcqa.api", "AnswerLens": "rcqa.api",
     "Interventions": "rcqa.api", "sanity_checks": "rcqa.api", "SanityCheck": "rcqa.api",
     "Example": "rcqa.types", "gallery_example": "rcqa.gallery", "compare": "rcqa.analysis.pair",
     "SideBySide": "rcqa.analysis.pair", "heads": "rcqa.api", "HeadScores": "rcqa.api",
+    "IGSettings": "rcqa.types.settings",  # ExplainSettings' earlier name
 }
 __all__ = [*_EXPORTS, "__version__"]
 

@@ -9,12 +9,12 @@ from rcqa.analysis.registered import analysis
 from rcqa.analysis.registry import AnalysisResult, Inputs
 from rcqa.attribution.cache import ResultCache, cached_explain
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.model import QAModel
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 
 
-def run_analysis(name: str, qa_model: QAModel, result: Attribution, settings: IGSettings, aggregation: Aggregation = DEFAULT_AGGREGATION,
+def run_analysis(name: str, qa_model: QAModel, result: Attribution, settings: ExplainSettings, aggregation: Aggregation = DEFAULT_AGGREGATION,
             k: int = 5, target: int = 0, cache: ResultCache | None = None, **options) -> AnalysisResult:
     """The analysis `name` of `result` (explained with `settings`); its companion explanation, if it needs one, is
     read from or written to `cache` (default: none kept)."""
@@ -25,7 +25,7 @@ def run_analysis(name: str, qa_model: QAModel, result: Attribution, settings: IG
     return analysis(name).run(Inputs(result, aggregation, k, target, settings.method, companion), **options)
 
 
-def companion_settings(name: str, settings: IGSettings) -> IGSettings | None:
+def companion_settings(name: str, settings: ExplainSettings) -> ExplainSettings | None:
     """The settings of the second explanation the analysis `name` compares one explained with `settings` with (the
     same settings, the companion's method); None for an analysis of one method. What running it costs is that
     explanation's price: the analysis itself reads arrays already computed."""

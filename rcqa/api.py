@@ -43,7 +43,7 @@ def explain(model_or_name: str | QAModel, passage: str, question: str, preset: s
             gold: str | Sequence[str] = (), cache: bool | str | Path | None = False, device: str | None = None,
             **settings) -> Attribution:
     """Layer-wise Integrated Gradients of the answer: the preset's settings (rcqa.PRESETS), each keyword in
-    `settings` (a field of rcqa.IGSettings) in its place. `gold`: the gold answer text(s), for span="gold" and the
+    `settings` (a field of rcqa.ExplainSettings) in its place. `gold`: the gold answer text(s), for span="gold" and the
     scores. `cache`: False or None (the default: False) computes afresh and keeps nothing; True reads and keeps
     results in the result cache's folder (RCQA_RESULT_CACHE, else RCQA_CACHE_DIR/results, ~/.cache/rcqa/results);
     a path, in that folder. A result the cache holds comes back in a fraction of the time, so leave it off to time

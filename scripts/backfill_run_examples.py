@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.data import load_examples
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import load_run, run_examples
@@ -55,7 +55,7 @@ def check_keys(folder: Path, manifest: dict) -> int:
     """How many of the run's kept explanations a rebuilt example finds by its key: every one must be found (the
     run keeps some of its explanations, not all)."""
     analysis = manifest["analysis"]
-    settings = IGSettings.from_dict({k: v for k, v in analysis["settings"].items() if k not in ("max_len", "doc_stride")})
+    settings = ExplainSettings.from_dict({k: v for k, v in analysis["settings"].items() if k not in ("max_len", "doc_stride")})
     fingerprint = manifest["model"]["fingerprint"]
     keys = {ResultCache.key(fingerprint, example, settings) for example in run_examples(folder)}
     kept = {path.stem for path in (folder / store.RESULTS).glob("*.npz")}

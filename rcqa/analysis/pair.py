@@ -27,8 +27,7 @@ def describe(result: Attribution, target: int = 0) -> str:
     """A short name for what one explanation explains: its model, its target, which span, and a contrast's foil."""
     chosen = result.targets[target]
     span = result.settings.span
-    which = ("the answer" if span == "predicted" else "the gold span" if span == "gold" else
-             f"n-best span #{int(span.partition(':')[2]) + 1}")
+    which = {"predicted": "the answer", "gold": "the gold span"}.get(span.kind, f"n-best span #{span.rank + 1}")
     against = "" if chosen.foil is None else f" vs “{chosen.foil.text or 'no answer'}”"
     return f"{result.model}: {chosen.name} of {which} “{chosen.span}”{against}"
 

@@ -15,12 +15,13 @@ import os
 import time
 import zipfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.explanation import explain
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 from rcqa.model import QAModel
 from rcqa.resources import cache_dir
 from rcqa.types import Attribution, Example
@@ -59,11 +60,19 @@ class ResultCache:
             except OSError:  # another process swept it, or it is not ours to delete
                 continue
 
+    def result_for(self, example: Example, key: str) -> Attribution | None:
+        """The result kept under key, given back as this example's. The key holds the passage, the question and the
+        settings, not the id, the title or (unless the explanation reads it) the gold answer, so a twin question
+        (SQuAD v1.1 dev asks some twice, under two ids) finds the other's result: its numbers are this one's too,
+        its example is not."""
+        found = self.get(key)
+        return None if found is None else replace(found, example=example)
+
     @staticmethod
-    def key(fingerprint: str, example: Example, settings: IGSettings) -> str:
+    def key(fingerprint: str, example: Example, settings: ExplainSettings) -> str:
         identity = {"format": FORMAT, "model": fingerprint, "passage": example.passage,
                     "question": example.question, "settings": settings.to_dict(),
-                    "gold": [[a.text, a.start_char] for a in example.answers] if "gold" in (settings.span, settings.contrast) else None}
+                    "gold": [[a.text, a.start_char] for a in example.answers] if settings.reads_gold else None}
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
 
     def _path(self, key: str) -> Path:
@@ -134,13 +143,13 @@ class ResultCache:
             total -= size
 
 
-def cached_explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
+def cached_explain(qa_model: QAModel, example: Example, settings: ExplainSettings = ExplainSettings(),
                    cache: ResultCache | None = None,
                    on_layer: Callable[[LayerResult | WindowProgress], None] | None = None) -> tuple[Attribution, bool]:
     """(result, came_from_cache): the engine's result for this model, example and settings."""
     cache = cache or ResultCache()
     key = cache.key(qa_model.fingerprint, example, settings)
-    stored = cache.get(key)
+    stored = cache.result_for(example, key)
     if stored is not None:
         return stored, True
     result = explain(qa_model, example, settings, on_layer=on_layer)

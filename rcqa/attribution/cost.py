@@ -32,7 +32,7 @@ from rcqa.attribution.layerwise import method_of
 from rcqa.attribution.layerwise.integrated_gradients import ADAPTIVE_GROWTH, ADAPTIVE_POINTS  # noqa: F401
 from rcqa.attribution.layerwise.integrated_gradients import expected_points, worst_case  # noqa: F401
 from rcqa.attribution.memory import attention_heads, point_bytes
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 # this server's speed is the cost model's too, and named here as it always was (RCQA_SECONDS_PER_MULTIPLY_ADD)
 from rcqa.attribution.speed import SECONDS_PER_MULTIPLY_ADD, SPEED_ENV  # noqa: F401
 from rcqa.attribution.speed import MULTIPLY_ADDS_PER_TOKEN_BLOCK, pass_seconds, server_speed
@@ -99,7 +99,7 @@ def model_width(qa_model: QAModel) -> int:
     return int(getattr(config, "hidden_size", None) or getattr(config, "dim"))
 
 
-def explanation_cost(qa_model: QAModel, settings: IGSettings, windows: int, tokens: int,
+def explanation_cost(qa_model: QAModel, settings: ExplainSettings, windows: int, tokens: int,
                      passage_windows: int | None = None) -> Cost:
     """The cost of explaining `windows` windows of `tokens` tokens each (the whole passage's, or the one window's)
     with these settings, after answering the question over the passage's `passage_windows` (default: `windows`).
@@ -113,11 +113,11 @@ def explanation_cost(qa_model: QAModel, settings: IGSettings, windows: int, toke
                 width=model_width(qa_model), read_windows=windows if passage_windows is None else passage_windows)
 
 
-def explanation_price(qa_model: QAModel, settings: IGSettings, windows: int, tokens: int,
+def explanation_price(qa_model: QAModel, settings: ExplainSettings, windows: int, tokens: int,
                       passage_windows: int | None = None) -> Price:
     """The explanation's price (explanation_cost's seconds), at worst (priced on the method's worst case: IG's
     adaptive rule refined to max_steps), and its path point's memory."""
-    def seconds(chosen: IGSettings) -> float:
+    def seconds(chosen: ExplainSettings) -> float:
         return explanation_cost(qa_model, chosen, windows, tokens, passage_windows).seconds()
 
     return Price(seconds(settings), seconds(method_of(settings).worst_case(settings)), point_memory_mb(qa_model, tokens))
@@ -167,7 +167,7 @@ def in_words(seconds: float) -> str:
     return f"about {hours} hour{'s' * (hours > 1)}" + (f" {rest} minutes" if rest else "")
 
 
-def calibrate(qa_model: QAModel, example, settings: IGSettings = IGSettings()) -> dict:
+def calibrate(qa_model: QAModel, example, settings: ExplainSettings = ExplainSettings()) -> dict:
     """One measurement: the example explained with the settings (its one window), its seconds over its estimated
     multiply-adds, which is the server's seconds per multiply-add."""
     from rcqa.attribution.explanation import explain

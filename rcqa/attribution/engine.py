@@ -22,7 +22,7 @@ import torch
 
 from rcqa.attribution.memory import CHECKPOINT_SECONDS, attention_heads, budget_mb, in_chunks, point_bytes
 from rcqa.attribution.path import Integral, Path, integrate_path
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 from rcqa.attribution.speed import points_within
 from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target
@@ -49,7 +49,7 @@ class Scope(Protocol):
     @property
     def labels(self) -> list[str]: ...
 
-    def path(self, layer: int, settings: IGSettings) -> Path:
+    def path(self, layer: int, settings: ExplainSettings) -> Path:
         """The path at the layer, as rcqa.attribution.path integrates it (with its difference x − x')."""
 
     def layer_scores(self, attributions: list[torch.Tensor],
@@ -60,7 +60,7 @@ class Scope(Protocol):
         """The layer outputs a result keeps (layers × tokens × dim) and which of its tokens they are (None: all)."""
 
 
-def iter_layers(scope: Scope, settings: IGSettings, layers: Sequence[int] | None = None) -> Iterator[LayerResult]:
+def iter_layers(scope: Scope, settings: ExplainSettings, layers: Sequence[int] | None = None) -> Iterator[LayerResult]:
     """Attribute every layer (or only `layers`), from the embeddings up, yielding each as soon as it is done."""
     for layer in range(len(scope.labels)) if layers is None else layers:
         started = time.perf_counter()
@@ -90,7 +90,7 @@ class WindowScope:
     def labels(self) -> list[str]:
         return self.stack.labels
 
-    def path(self, layer: int, settings: IGSettings) -> _WindowPath:
+    def path(self, layer: int, settings: ExplainSettings) -> _WindowPath:
         x = self.stack.hidden[layer]
         x_base = self.baseline.hidden[layer] if self.baseline else torch.zeros_like(x)
         return _WindowPath(self.stack, self.baseline, layer, x, x_base, self.targets, settings.memory_budget_mb)

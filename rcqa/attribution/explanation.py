@@ -1,7 +1,7 @@
 """explain: the one explanation pipeline. Answer the example, find the explained span's window and the targets the
 settings ask for there (a contrast first: rcqa.attribution.contrast), have the method the settings name
 (rcqa.attribution.layerwise) explain every layer, and build the Attribution (here, and nowhere else). Every caller
-that takes IGSettings from a user explains through here."""
+that takes ExplainSettings from a user explains through here."""
 from __future__ import annotations
 
 import time
@@ -18,29 +18,29 @@ from rcqa.attribution.window import explained_window
 from rcqa.model import QAModel
 from rcqa.qa import InputError
 from rcqa.types import NULL_TARGETS, Attribution, Example, Windowing, explained_target
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 
 
-def explained_targets(qa_model: QAModel, example: Example, settings: IGSettings) -> ExplainedTargets:
+def explained_targets(qa_model: QAModel, example: Example, settings: ExplainSettings) -> ExplainedTargets:
     """Answer the example, find the explained span's window, and the targets the settings ask for there."""
     refuse_null_targets(qa_model, settings)
-    explained = explained_window(qa_model, example, settings.span_spec, settings.allow_null)
-    foil = settings.foil and find_foil(settings.foil, explained.logits, example, explained.answer,
-                                       explained.windows, explained.span)
+    explained = explained_window(qa_model, example, settings.span, settings.allow_null)
+    foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer,
+                                           explained.windows, explained.span)
     targets = ([contrast_target(foil, *explained.span)] if foil else []) + [
         Target(name, explained.start_token, explained.end_token) for name in settings.targets]
     return ExplainedTargets(explained, targets, foil or None)
 
 
-def refuse_null_targets(qa_model: QAModel, settings: IGSettings) -> None:
+def refuse_null_targets(qa_model: QAModel, settings: ExplainSettings) -> None:
     """A "no answer" target (null, answer_vs_null, a contrast with it) on a model with nowhere to read it: refused
     with the model's sentence (rcqa.model.QAModel.null_refusal)."""
-    null_foil = settings.foil is not None and settings.foil.kind == "null"
+    null_foil = settings.contrast is not None and settings.contrast.kind == "null"
     if (set(settings.targets) & set(NULL_TARGETS) or null_foil) and qa_model.null_refusal:
         raise InputError(qa_model.null_refusal)
 
 
-def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettings(),
+def explain(qa_model: QAModel, example: Example, settings: ExplainSettings = ExplainSettings(),
             on_layer: Callable[[LayerResult | WindowProgress], None] | None = None) -> Attribution:
     """Answer the example, then attribute the chosen targets at every layer by the method the settings name: of the
     answer's window, or, with settings.windows == "all", of every window of the passage at once. on_layer hears
@@ -52,7 +52,7 @@ def explain(qa_model: QAModel, example: Example, settings: IGSettings = IGSettin
                         method.explain_layers(qa_model, example, settings, explained, on_layer), started)
 
 
-def _attribution(qa_model: QAModel, example: Example, settings: IGSettings, explained: ExplainedTargets,
+def _attribution(qa_model: QAModel, example: Example, settings: ExplainSettings, explained: ExplainedTargets,
                  found: ExplainedLayers, started: float) -> Attribution:
     """The result: scores (targets × aggregations × layers × tokens), the targets as explained, the settings."""
     window, tokens, layers = explained.window, found.tokens, found.layers

@@ -33,7 +33,7 @@ import torch
 from rcqa.attribution.engine import aggregate, baseline_logits, chunk_size
 from rcqa.attribution.layout import PassageLayout
 from rcqa.attribution.memory import budget_mb, in_chunks
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 from rcqa.attribution.stack import LayerStack, same_calls
 from rcqa.attribution.targets import Target
 from rcqa.attribution.window import ExplainedWindow, baseline_stack, on_device, window_inputs
@@ -261,7 +261,7 @@ class PassageScope:
                           null_token=position(self.null_window, NULL_TOKEN), **foil_tokens)
         return [place(target) for target in window_targets]
 
-    def path(self, layer: int, settings: IGSettings) -> PassagePath:
+    def path(self, layer: int, settings: ExplainSettings) -> PassagePath:
         on_progress = self.on_progress
         report = ((lambda w: on_progress(WindowProgress(layer, self.labels[layer], w + 1, len(self.stacks))))
                   if on_progress else None)

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from rcqa.attribution.quadrature import adaptive, gauss_kronrod, nodes_and_weights
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 
 
 class Path(Protocol):
@@ -50,7 +50,7 @@ class Integral:
         self.f_input, self.f_baseline = panels[-1].f_end, panels[0].f_start
 
 
-def integrate_path(path: Path, settings: IGSettings) -> Integral:
+def integrate_path(path: Path, settings: ExplainSettings) -> Integral:
     """IG along the path, with the rule as set, or adaptively (Gauss–Legendre with a tolerance)."""
     if settings.tolerance is not None and adaptive(settings.rule):
         return Integral(_adaptive_panels(path, settings))
@@ -80,7 +80,7 @@ class _Panel:
         return (self.sums - (self.f_end - self.f_start)).abs()
 
 
-def _adaptive_panels(path: Path, settings: IGSettings) -> list[_Panel]:
+def _adaptive_panels(path: Path, settings: ExplainSettings) -> list[_Panel]:
     """Composite Gauss–Legendre on panels of steps/2 points. Every panel can be checked for completeness on its
     own, F at its ends costing a forward pass only, so the panel with the largest gap is refined, and only it,
     until the relative error is under the tolerance or max_steps gradients have been spent. A Gauss

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rcqa.types.settings import PAPER_STEPS, RULES  # the names IGSettings accepts
+from rcqa.types.settings import PAPER_STEPS, RULES  # the names ExplainSettings accepts
 
 
 def nodes_and_weights(rule: str, steps: int) -> tuple[np.ndarray, np.ndarray]:

@@ -24,7 +24,7 @@ import torch
 from rcqa.attribution.cache import ResultCache, cached_explain
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.window import window_inputs
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.stack import find_blocks
 from rcqa.gallery import gallery_example
 from rcqa.model import QAModel
@@ -123,18 +123,18 @@ def l2_and_sum(result) -> np.ndarray:
 def run(qa_model: QAModel, tokens: int = 256, steps: int = 16, repeats: int = 1,
         matmul: str = "highest") -> dict:
     example = example_of_length(qa_model, tokens)
-    explain(qa_model, example, IGSettings(steps=2, tolerance=None))  # warm-up: first-call allocations
+    explain(qa_model, example, ExplainSettings(steps=2, tolerance=None))  # warm-up: first-call allocations
     (default,) = fastest(repeats, lambda: explain(qa_model, example))
     assert isinstance(default, Attribution)
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    (fixed,) = fastest(repeats, lambda: explain(qa_model, example, IGSettings(steps=FIXED_STEPS, tolerance=None)))
+    (fixed,) = fastest(repeats, lambda: explain(qa_model, example, ExplainSettings(steps=FIXED_STEPS, tolerance=None)))
     cache_hit_seconds = _cache_hit_seconds(qa_model, example, default)
 
-    same = IGSettings(targets=("start_logit", "end_logit"), steps=steps, tolerance=None)
+    same = ExplainSettings(targets=("start_logit", "end_logit"), steps=steps, tolerance=None)
     engine_same, captum_same = fastest(repeats, lambda: explain(qa_model, example, same),
                                        lambda: captum_loop(qa_model, example, steps))
     assert isinstance(engine_same, Attribution) and isinstance(captum_same, CaptumRun)
-    accurate = replace(same, steps=IGSettings().steps, tolerance=0.01)
+    accurate = replace(same, steps=ExplainSettings().steps, tolerance=0.01)
     engine_accurate, captum_tutorial = fastest(
         repeats, lambda: explain(qa_model, example, accurate),
         lambda: captum_loop(qa_model, example, CAPTUM_TUTORIAL_STEPS))
@@ -223,10 +223,10 @@ def fastest(repeats: int, *runs: Callable[[], Attribution | CaptumRun]) -> list[
 def _cache_hit_seconds(qa_model: QAModel, example: Example, result) -> float:
     """Time to serve a repeated request from a fresh on-disk cache (a new ResultCache, as a new process has)."""
     with tempfile.TemporaryDirectory() as folder:
-        key = ResultCache.key(qa_model.fingerprint, example, IGSettings())
+        key = ResultCache.key(qa_model.fingerprint, example, ExplainSettings())
         ResultCache(folder).put(key, result)
         started = time.perf_counter()
-        cached, hit = cached_explain(qa_model, example, IGSettings(), ResultCache(folder))
+        cached, hit = cached_explain(qa_model, example, ExplainSettings(), ResultCache(folder))
         seconds = time.perf_counter() - started
     if not (hit and np.allclose(cached.scores, result.scores, rtol=2**-23, atol=0)):  # kept as float32
         raise RuntimeError("the result cache did not return the stored result")

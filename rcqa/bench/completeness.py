@@ -5,12 +5,12 @@ import numpy as np
 
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import GALLERY
 from rcqa.model import QAModel
 
 
-def completeness_distribution(qa_model: QAModel, settings: IGSettings, k: int = 5) -> dict:
+def completeness_distribution(qa_model: QAModel, settings: ExplainSettings, k: int = 5) -> dict:
     """Over the gallery examples, per layer: the min / median / max relative completeness error, and the min /
     median number of passage words with any attribution (a layer with fewer than k has fewer top words)."""
     errors, attributed = [], []

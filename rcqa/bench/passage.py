@@ -14,7 +14,7 @@ import torch
 
 from rcqa.attribution.engine import WindowScope, iter_layers
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.targets import Target
 from rcqa.attribution.window import explained_window, window_inputs
 from rcqa.gallery import GALLERY, gallery_example
@@ -42,7 +42,7 @@ def example_of_windows(qa_model: QAModel, windows: int) -> Example:
 
 
 def passage_run(model: str, device: str | None = None, random_config: dict | None = None, windows: int = 5,
-                settings: IGSettings = IGSettings(), repeats: int = 1) -> dict:
+                settings: ExplainSettings = ExplainSettings(), repeats: int = 1) -> dict:
     """The whole passage (--windows all) against explaining its windows one after another (each window's IG at
     every layer for the same target, at the answer's span in its window and at the window's first passage token
     in the others): seconds, CPU seconds, path points and peak memory of each, each run in a fresh process (so that
@@ -73,10 +73,10 @@ def passage_side(model: str, device: str | None, random_config: dict | None, win
     from rcqa.model import load_model, random_bert
 
     qa_model = load_model(model, device) if random_config is None else random_bert(device, **random_config)
-    chosen = IGSettings.from_dict(settings)
+    chosen = ExplainSettings.from_dict(settings)
     example = example_of_windows(qa_model, windows)
     explained = explained_window(qa_model, example, chosen.span, chosen.allow_null)
-    explain(qa_model, example, IGSettings(steps=2, tolerance=None))  # warm-up: first-call allocations
+    explain(qa_model, example, ExplainSettings(steps=2, tolerance=None))  # warm-up: first-call allocations
 
     blocks = qa_model.num_layers
 

@@ -198,7 +198,7 @@ def add_intervene(commands: argparse._SubParsersAction) -> None:
                          help="what replaces a word's states: " + "; ".join(
                              f"{name}: {text}" for name, text in KNOCKOUT_BASELINES.items()))
     command.add_argument("--preset", choices=PRESETS, default="default",
-                         help="the IG settings that rank the words (see explain)")
+                         help="the explanation settings that rank the words (see explain)")
     add_answer_protocol(command)
     add_aggregation(command)
     add_result_cache(command)

@@ -43,14 +43,14 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from rcqa.attribution.settings import IGSettings
+    from rcqa.attribution.settings import ExplainSettings
     from rcqa.bench import against_captum, heads, passage
     from rcqa.bench.completeness import completeness_distribution
     from rcqa.model import load_model, random_bert
 
     if args.windows:  # each side in a process of its own, which loads the model itself
         report = passage.passage_run(args.model, args.device, args.random_bert, args.windows,
-                                     IGSettings(memory_budget_mb=args.memory_budget_mb), args.repeats)
+                                     ExplainSettings(memory_budget_mb=args.memory_budget_mb), args.repeats)
         print(json.dumps(report, indent=2) if args.json else passage.format_passage_table(report))
         return 0
     qa_model = (load_model(args.model, args.device) if args.random_bert is None else
@@ -63,9 +63,9 @@ def _bench(args: argparse.Namespace) -> int:
         report = bench.run(qa_model, tokens=args.tokens, repeats=args.repeats)
         text = bench.format_table(report)
     elif args.completeness:
-        report = {"default": completeness_distribution(qa_model, IGSettings()),
-                  "span_logits": completeness_distribution(qa_model, IGSettings(targets=("span_logits",))),
-                  "paper": completeness_distribution(qa_model, IGSettings.paper())}
+        report = {"default": completeness_distribution(qa_model, ExplainSettings()),
+                  "span_logits": completeness_distribution(qa_model, ExplainSettings(targets=("span_logits",))),
+                  "paper": completeness_distribution(qa_model, ExplainSettings.paper())}
         text = "\n".join(f"{name}: median per layer {[f'{e:.2%}' for e in r['median']]}, max "
                          f"{[f'{e:.2%}' for e in r['max']]}; passage words with attribution, fewest per layer "
                          f"{r['attributed_words_min']}" for name, r in report.items())

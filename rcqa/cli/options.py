@@ -1,5 +1,5 @@
 """What several verbs share: one-line user errors, the example read from the command line, and the option
-groups (model, example, IG settings, result cache) defined once."""
+groups (model, example, explanation settings, result cache) defined once."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +12,7 @@ from rcqa.types import AGGREGATIONS, Aggregation
 if TYPE_CHECKING:
     from rcqa.attribution.engine import LayerResult
     from rcqa.attribution.passage import WindowProgress
-    from rcqa.attribution.settings import IGSettings
+    from rcqa.attribution.settings import ExplainSettings
     from rcqa.model import QAModel
     from rcqa.types import Attribution, Example
 
@@ -77,7 +77,7 @@ def add_result_cache(command: argparse.ArgumentParser) -> None:
     command.add_argument("--no-cache", action="store_true")
 
 
-def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, settings: IGSettings,
+def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, settings: ExplainSettings,
               on_layer: Callable[[LayerResult | WindowProgress], None] | None = None) -> tuple[Attribution, bool]:
     """The attribution of `example` and whether it came from the result cache (never, with --no-cache)."""
     from rcqa.attribution.cache import ResultCache, cached_explain
@@ -131,8 +131,8 @@ _IG_FIELDS = {"target": "targets", "span": "span", "baseline": "baseline", "rule
               "contrast": "contrast", "windows": "windows", "method": "method"}
 
 
-def preset_settings(args: argparse.Namespace) -> tuple[IGSettings, Aggregation]:
-    """The preset's IGSettings and token score, with every option given on the command line in its place."""
+def preset_settings(args: argparse.Namespace) -> tuple[ExplainSettings, Aggregation]:
+    """The preset's ExplainSettings and token score, with every option given on the command line in its place."""
     from rcqa.attribution.settings import PRESETS, resolve
 
     given = {field: getattr(args, option) for option, field in _IG_FIELDS.items()

@@ -122,7 +122,7 @@ def conclusion_table(conclusions: dict[str, list[Verdict]]) -> pd.DataFrame:
 
 
 def settings_words(settings: dict) -> str:
-    """A run's IG settings as words (its manifest's dict, which a page would show raw): 'targets span_log_prob ·
+    """A run's explanation settings as words (its manifest's dict, which a page would show raw): 'targets span_log_prob ·
     baseline pad · …', a list's items joined by commas."""
     return " · ".join(f"{name.replace('_', ' ')} {', '.join(map(str, value)) if isinstance(value, list) else value}"
                       for name, value in settings.items())

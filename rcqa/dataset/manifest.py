@@ -10,7 +10,7 @@ from typing import Any
 
 from rcqa.types import Aggregation
 from rcqa.types.document import Document
-from rcqa.types.settings import IGSettings, Windowing, split_recorded_settings
+from rcqa.types.settings import ExplainSettings, Windowing, split_recorded_settings
 
 
 def _without_none(data: dict[str, Any]) -> dict[str, Any]:
@@ -25,7 +25,7 @@ class RunModel:
 
 @dataclass(frozen=True)
 class RunAnalysis:
-    """What every example gets: the preset named, the explanation's settings as results record them (the IG settings
+    """What every example gets: the preset named, the explanation's settings as results record them (the explanation settings
     beside the model's window), the analyses' token score and top-k, the analyses added, and of their protocol only
     what those analyses use (rcqa.dataset.runner.Job.protocol)."""
 
@@ -39,7 +39,7 @@ class RunAnalysis:
     naopc_beam: int | None = None
     operator: str | None = None
 
-    def explained_with(self) -> tuple[IGSettings, Windowing]:
+    def explained_with(self) -> tuple[ExplainSettings, Windowing]:
         """The settings every example was explained with, and the window the model read."""
         return split_recorded_settings(self.settings)
 

@@ -20,7 +20,7 @@ from distributed import Client, Future, LocalCluster, Nanny, Scheduler, SpecClus
 from distributed.comm import get_address_host
 from tqdm import tqdm
 
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.dataset import store
 from rcqa.dataset.manifest import RunAnalysis, RunCounts, RunData, RunManifest, RunModel, Session, Unexplained
 from rcqa.resources import file_sha256
@@ -36,7 +36,7 @@ class Job:
     """What each example gets: the model and the settings of its explanation and analyses."""
 
     model: str
-    settings: IGSettings
+    settings: ExplainSettings
     aggregation: Aggregation
     top_k: int
     device: str | None = None
@@ -104,7 +104,7 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
     rows, failures, results = [], [], []
     for example in examples:
         key = ResultCache.key(qa_model.fingerprint, example, job.settings)
-        found = kept.get(key) if kept else None
+        found = kept.result_for(example, key) if kept else None
         try:
             result = found or explain(qa_model, example, job.settings)
             rows.append(example_row(result, job.aggregation, job.top_k, extra_cells(qa_model, example, result, job)))

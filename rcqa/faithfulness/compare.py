@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.methods import (
     COMPARED,
     METHODS,
@@ -216,14 +216,14 @@ class Comparison(ResultHeader):
 
 
 def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED, protocol: Protocol | None = None,
-            settings: IGSettings | None = None,
+            settings: ExplainSettings | None = None,
             known: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> Comparison:
     """Score the example with each method under each of its rankings (the target and span of `settings`; IG with
     its baseline and rule), then delete each ranking's top words and re-answer, against `protocol.draws` random
     rankings. `known` holds, per method and ranking, token scores some methods already gave for this same window and
     target (the dataset runner passes IG's, from the layer-wise explanation's embeddings layer), which are used
     instead of computing them again."""
-    protocol, settings = protocol or Protocol(), settings or IGSettings()
+    protocol, settings = protocol or Protocol(), settings or ExplainSettings()
     case = Case.of(qa_model, example, settings.targets[0], settings.span, settings.allow_null)
     names = [*dict.fromkeys(m for m in methods if m != RandomBaseline.name), RandomBaseline.name]
     scores, seconds = _scores(case, names, protocol, settings, known or {})
@@ -263,7 +263,7 @@ def _parts(name: str) -> tuple[str, str]:
     return method, ranking or "random"
 
 
-def _scores(case: Case, methods: list[str], protocol: Protocol, settings: IGSettings,
+def _scores(case: Case, methods: list[str], protocol: Protocol, settings: ExplainSettings,
             known: Mapping[str, Mapping[str, np.ndarray]]) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
     """Per entry (a method under one of its rankings), its normalised token scores (one per random draw), and per
     method the seconds its scores took (0 if known)."""

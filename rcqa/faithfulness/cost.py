@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from rcqa.attribution.cost import FORWARD, block_seconds
 from rcqa.attribution.methods import METHODS, make_method
 from rcqa.attribution.methods.random_baseline import RandomBaseline
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.model import QAModel
 
 
-def scoring_passes(settings: IGSettings, methods: Sequence[str]) -> float:
+def scoring_passes(settings: ExplainSettings, methods: Sequence[str]) -> float:
     """Passes through every block to score one window with every method (and random), the recording forward in."""
     found: dict[str, float] = {}
     for name in (*methods, RandomBaseline.name):
@@ -39,7 +39,7 @@ def pass_seconds(qa_model: QAModel, passes: float, tokens: int) -> float:
     return block_seconds(qa_model, passes * qa_model.num_layers, tokens)
 
 
-def comparison_seconds(qa_model: QAModel, settings: IGSettings, methods: Sequence[str], protocol,
+def comparison_seconds(qa_model: QAModel, settings: ExplainSettings, methods: Sequence[str], protocol,
                        tokens: int) -> float:
     """The expected seconds of one comparison (rcqa.faithfulness.compare.compare) on a window of `tokens` tokens;
     the deletable words are counted as the tokens (an upper bound)."""

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from rcqa.attribution.methods import COMPARED
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.methods import RANKINGS
 from rcqa.faithfulness.compare import Comparison, MethodResult, Protocol, compare, entry_label
 from rcqa.faithfulness.deletion import OPERATORS
@@ -30,7 +30,7 @@ READING_K = 5  # the words deleted in the one-sentence reading of each method's 
 
 
 def example_faithfulness(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED,
-                         protocol: Protocol | None = None, settings: IGSettings | None = None,
+                         protocol: Protocol | None = None, settings: ExplainSettings | None = None,
                          known: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> dict:
     """Compare the methods on one example and return the JSON document (no file is written); `known`: scores
     already computed (see compare)."""

@@ -35,7 +35,7 @@ import torch
 
 from rcqa.attribution.methods import COMPARED, METHODS, Case, make_method, normalised, word_scores
 from rcqa.attribution.methods.random_baseline import RandomBaseline
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.compare import entry_label, entry_name
 from rcqa.attribution.cost import Price, point_memory_mb, worst_case
 from rcqa.faithfulness.cost import pass_seconds, scoring_passes
@@ -148,12 +148,12 @@ def randomise(model: torch.nn.Module, part: Part, seed: int) -> None:
 
 
 def sanity_checks(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED,
-                  settings: IGSettings | None = None, k: int = TOP_K, seed: int = 0,
+                  settings: ExplainSettings | None = None, k: int = TOP_K, seed: int = 0,
                   progress: Callable[[tuple[int, int]], None] | None = None) -> SanityCheck:
     """Every method's word scores on the trained model and on each randomised one (module docstring), compared;
     the random baseline is always among them (seeded with `seed`, as each part's weights are with seed + its index).
     `progress` is told (models done, models in all) after each model."""
-    settings, started = settings or IGSettings(), time.perf_counter()
+    settings, started = settings or ExplainSettings(), time.perf_counter()
     case = Case.of(qa_model, example, settings.targets[0], settings.span, settings.allow_null)
     names = [*dict.fromkeys(m for m in methods if m != RandomBaseline.name), RandomBaseline.name]
     words = case.passage_words()
@@ -184,7 +184,7 @@ def _private(qa_model: QAModel) -> QAModel:
     return dataclasses.replace(qa_model, model=copy.deepcopy(qa_model.model).eval())
 
 
-def _word_scores(case: Case, methods: list[str], settings: IGSettings, seed: int,
+def _word_scores(case: Case, methods: list[str], settings: ExplainSettings, seed: int,
                  words: list[Word]) -> dict[str, np.ndarray]:
     """Per entry, its passage-word scores (normalised as compare's: special tokens 0, over the largest |score|)."""
     scores = {}
@@ -203,7 +203,7 @@ def top_k_overlap(original: np.ndarray, randomised: np.ndarray, k: int) -> float
     return len(top(original) & top(randomised)) / k if k else 1.0
 
 
-def sanity_seconds(qa_model: QAModel, settings: IGSettings, methods: Sequence[str], tokens: int) -> float:
+def sanity_seconds(qa_model: QAModel, settings: ExplainSettings, methods: Sequence[str], tokens: int) -> float:
     """The expected seconds of sanity_checks on one window of `tokens` tokens (rcqa.attribution.cost's model of the
     work): per model (the trained one and two per part), each method's block passes through all L blocks, each
     12 h² multiply-adds per token forward and twice that backward, plus the forward that records the layer outputs.
@@ -213,7 +213,7 @@ def sanity_seconds(qa_model: QAModel, settings: IGSettings, methods: Sequence[st
     return pass_seconds(qa_model, models * scoring_passes(settings, methods), tokens)
 
 
-def sanity_price(qa_model: QAModel, settings: IGSettings, methods: Sequence[str], tokens: int) -> Price:
+def sanity_price(qa_model: QAModel, settings: ExplainSettings, methods: Sequence[str], tokens: int) -> Price:
     """sanity_seconds, and at worst (IG refined up to max_steps on every model), with the path point's memory."""
     expected, worst = (sanity_seconds(qa_model, chosen, methods, tokens) for chosen in (settings, worst_case(settings)))
     return Price(expected, worst, point_memory_mb(qa_model, tokens))

@@ -12,7 +12,7 @@ import numpy as np
 from rcqa.types import storage
 from rcqa.types.answers import Word
 from rcqa.types.header import ResultHeader
-from rcqa.types.settings import IGSettings, Windowing, split_recorded_settings
+from rcqa.types.settings import ExplainSettings, Windowing, split_recorded_settings
 from rcqa.types.targets import ExplainedTarget
 
 # token score from its attribution vector: L2 norm (the paper's code), signed sum, |.| sum, squared L2 norm
@@ -95,7 +95,7 @@ class Attribution(ResultHeader):
     targets: list[ExplainedTarget]
     scores: np.ndarray
     completeness: list[Completeness]
-    settings: IGSettings
+    settings: ExplainSettings
     windowing: Windowing
     seconds: float = 0.0
     hidden_states: np.ndarray | None = None

@@ -1,4 +1,4 @@
-"""The settings a result records: IGSettings, everything that changes an explanation's numbers (part of every cache
+"""The settings a result records: ExplainSettings, everything that changes an explanation's numbers (part of every cache
 key), with the names each of its fields may take; and Windowing, how the passage was cut into the windows the model
 read. They sit with the results, below the engine that reads them (rcqa.attribution.settings adds the presets)."""
 from __future__ import annotations
@@ -115,11 +115,13 @@ WINDOWS = {
 
 
 @dataclass(frozen=True)
-class IGSettings:
-    """Everything that changes the numbers; part of every cache key."""
+class ExplainSettings:
+    """Everything that changes an explanation's numbers, the layer-wise method among them; part of every cache key.
+    The span and the foil are held parsed (SpanSpec, FoilSpec); their string forms, which to_dict writes, are
+    parsed once here when given instead."""
 
     targets: tuple[str, ...] = ("span_log_prob",)  # every word gets a share at every layer (README: the target)
-    span: str = "predicted"  # "predicted", "gold", or "nbest:K" (K-th best span, 0-based); or its SpanSpec
+    span: SpanSpec = SpanSpec("predicted")  # the model's best span, the gold one or the K-th best (0-based)
     baseline: str = "pad"
     rule: str = "gausslegendre"
     steps: int = 8
@@ -127,7 +129,7 @@ class IGSettings:
     max_steps: int = 128
     memory_budget_mb: int = 1024
     allow_null: bool | None = None  # decode with "no answer" (rcqa.qa.answer); None: as the model's card says
-    contrast: str | None = None  # a FOIL (or its FoilSpec): adds, first, the target log p(span) − log p(foil) (rcqa.attribution.contrast)
+    contrast: FoilSpec | None = None  # the foil: adds, first, the target log p(span) − log p(foil) (rcqa.attribution.contrast)
     windows: str = "answer"  # "answer": the explained span's window; "all": every window (rcqa.attribution.passage)
     method: str = DEFAULT_METHOD  # a layer-wise method's name (rcqa.attribution.layerwise, which checks it)
 
@@ -145,35 +147,23 @@ class IGSettings:
             raise ValueError(f"steps must be between 1 and max_steps ({self.max_steps})")
         if "contrast" in self.targets:
             raise ValueError("the contrast target is asked for by its foil: contrast=FOIL (--contrast FOIL)")
-        # parsed once, here: a bad span or foil is refused at once; a spec given (the dashboard's) is taken as it is,
-        # and the fields hold the string forms, which to_dict and the cache keys write
-        span = SpanSpec.parse(self.span)
-        foil = None if self.contrast is None else FoilSpec.parse(self.contrast)
-        object.__setattr__(self, "span", span.to_string())
-        object.__setattr__(self, "contrast", None if foil is None else foil.to_string())
-        object.__setattr__(self, "_specs", (span, foil))
+        # a string form (a user's, a record's) is parsed once, here, so a bad span or foil is refused at once
+        object.__setattr__(self, "span", SpanSpec.parse(self.span))
+        if self.contrast is not None:
+            object.__setattr__(self, "contrast", FoilSpec.parse(self.contrast))
 
     @property
-    def span_spec(self) -> SpanSpec:
-        """The span, parsed (SpanSpec)."""
-        return self._parsed()[0]
-
-    @property
-    def foil(self) -> FoilSpec | None:
-        """The contrast's foil, parsed (FoilSpec); None without a contrast."""
-        return self._parsed()[1]
-
-    def _parsed(self) -> tuple[SpanSpec, FoilSpec | None]:
-        # set by __post_init__ beside the fields, not as one: asdict, to_dict and the cache keys never see it
-        return self.__dict__["_specs"]
+    def reads_gold(self) -> bool:
+        """Whether the explanation reads the example's gold answer: as its span or as its foil."""
+        return self.span.kind == "gold" or (self.contrast is not None and self.contrast.kind == "gold")
 
     @classmethod
-    def paper(cls) -> IGSettings:
+    def paper(cls) -> ExplainSettings:
         """The released code of the EMNLP 2020 paper: zero baseline, 20-point trapezoid, its F."""
         return cls(targets=("paper_confidence",), baseline="zero", rule="paper_trapezoid", steps=20, tolerance=None)
 
     @classmethod
-    def paper_text(cls) -> IGSettings:
+    def paper_text(cls) -> ExplainSettings:
         """The EMNLP 2020 paper's text: zero baseline, 50 right-Riemann steps, its F (the squared norm is the
         token score, an analysis setting: see PRESETS)."""
         return cls(targets=("paper_confidence",), baseline="zero", rule="riemann_right", steps=50, tolerance=None)
@@ -182,7 +172,8 @@ class IGSettings:
         """The settings as JSON-ready values (targets a list); from_dict reads it back. allow_null and contrast are
         left out while they are None, windows while it is "answer" and method while it is IG, so cache keys and run manifests written before
         they existed still match."""
-        data = {**asdict(self), "targets": list(self.targets)}
+        data = {**asdict(self), "targets": list(self.targets), "span": self.span.to_string(),
+                "contrast": None if self.contrast is None else self.contrast.to_string()}
         for optional in ("allow_null", "contrast"):
             if data[optional] is None:
                 del data[optional]
@@ -193,7 +184,7 @@ class IGSettings:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> IGSettings:
+    def from_dict(cls, data: dict) -> ExplainSettings:
         """The settings of to_dict's dictionary, or of any part of it (the other fields keep their defaults);
         ValueError, naming them, for keys that are no setting."""
         known = {f.name for f in fields(cls)}
@@ -207,6 +198,9 @@ class IGSettings:
         return cls(**data)
 
 
+IGSettings = ExplainSettings  # the name before a layer-wise method was more than IG, for code written against it
+
+
 @dataclass(frozen=True)
 class Windowing:
     """How the passage was cut into windows (the model's max_len tokens, doc_stride apart) and, for a whole-passage
@@ -218,7 +212,7 @@ class Windowing:
     windows_read: tuple[int, ...] | None = None
 
     def to_dict(self) -> dict:
-        """As results recorded it beside the IG settings: the whole passage's two fields only when set."""
+        """As results recorded it beside the explanation settings: the whole passage's two fields only when set."""
         data: dict[str, int | list[int]] = {"max_len": self.max_len, "doc_stride": self.doc_stride}
         if self.n_windows is not None:
             data["n_windows"] = self.n_windows
@@ -236,7 +230,7 @@ class Windowing:
 WINDOWING_FIELDS = tuple(f.name for f in fields(Windowing))
 
 
-def split_recorded_settings(recorded: dict) -> tuple[IGSettings, Windowing]:
-    """A result file's one "settings" object, the IG settings and the windowing side by side, read apart."""
-    return (IGSettings.from_dict({k: v for k, v in recorded.items() if k not in WINDOWING_FIELDS}),
+def split_recorded_settings(recorded: dict) -> tuple[ExplainSettings, Windowing]:
+    """A result file's one "settings" object, the explanation settings and the windowing side by side, read apart."""
+    return (ExplainSettings.from_dict({k: v for k, v in recorded.items() if k not in WINDOWING_FIELDS}),
             Windowing.from_dict(recorded))

@@ -8,7 +8,7 @@ from rcqa.analysis.registered import ANALYSES, OPTIONAL
 from rcqa.analysis.registry import Inputs, figure_of
 from rcqa.analysis_run import companion_settings
 from rcqa.attribution.cost import Price
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.figures import Chart
 from rcqa.model import QAModel
 from rcqa.types import Aggregation, Attribution, Example
@@ -19,7 +19,7 @@ from rcqa.ui.results import (ask_button, explanation_change, explanation_price_o
 ANALYSIS_SECONDS = 1.0  # an analysis of one method reads the arrays of the explanation it is given: well under this
 
 
-def optional_charts(qa_model: QAModel, current: Example, settings: IGSettings, result: Attribution,
+def optional_charts(qa_model: QAModel, current: Example, settings: ExplainSettings, result: Attribution,
                     aggregation: Aggregation, k: int) -> None:
     """Each optional analysis under its heading: its button until asked for, then its figure."""
     for name in OPTIONAL:
@@ -28,7 +28,7 @@ def optional_charts(qa_model: QAModel, current: Example, settings: IGSettings, r
             show.chart(chart)
 
 
-def analysis_price(qa_model: QAModel, current: Example, settings: IGSettings, name: str) -> Price | None:
+def analysis_price(qa_model: QAModel, current: Example, settings: ExplainSettings, name: str) -> Price | None:
     """What the analysis costs: its companion explanation's price (rcqa.analysis_run.companion_settings), or, for an
     analysis of one method, ANALYSIS_SECONDS; None, with the reason shown, where that explanation is over the
     server's budget (with what to change) or the model cannot read the example."""
@@ -39,7 +39,7 @@ def analysis_price(qa_model: QAModel, current: Example, settings: IGSettings, na
     return price if within_budget("analysis", price, explanation_change(companion)) else None
 
 
-def optional_chart(qa_model: QAModel, current: Example, settings: IGSettings, result: Attribution, name: str,
+def optional_chart(qa_model: QAModel, current: Example, settings: ExplainSettings, result: Attribution, name: str,
                    aggregation: Aggregation, k: int) -> Chart | None:
     """The analysis' figure once asked for and computed; None (with its button, or why not) before."""
     chosen = ANALYSES[name]

@@ -10,7 +10,7 @@ import torch
 
 from rcqa.attribution.cost import Price, in_words
 from rcqa.attribution.memory import budget_mb
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.model import pick_device
 
 WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
@@ -89,7 +89,7 @@ MEMORY_CHANGE = "choose a smaller model, or a shorter question and passage (fewe
 def memory_budget() -> float:
     """The MB one batch of a job's path points may hold, as the workers size them (rcqa.attribution.memory.budget_mb:
     $RCQA_MEMORY_BUDGET_MB, else the settings' budget, on a GPU within most of its free memory)."""
-    return budget_mb(pick_device(), IGSettings().memory_budget_mb)
+    return budget_mb(pick_device(), ExplainSettings().memory_budget_mb)
 
 
 def over_memory(job: str, point_mb: float, budget: float) -> str:

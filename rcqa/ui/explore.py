@@ -14,7 +14,7 @@ from rcqa.evaluate import score
 from rcqa.lens.contrast import margin_reading
 from rcqa.text import without_bidi_controls
 from rcqa.model import QAModel
-from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, IGSettings
+from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, ExplainSettings
 from rcqa.ui.ends import ends_of
 from rcqa.ui.errors import plain
 from rcqa.ui.results import KNOCKOUT_DRAWS
@@ -84,7 +84,7 @@ def why_not_choices(answer: Answer) -> dict[int, str]:
     return {rank: without_bidi_controls(f"#{rank + 1}: {span.text}") for rank, span in enumerate(answer.nbest)}
 
 
-def explained(settings: IGSettings, answer: Answer) -> str:
+def explained(settings: ExplainSettings, answer: Answer) -> str:
     """What an explanation with these settings explains, in words (escaped: a foil may be a link's text)."""
     said = ("why the model said no answer (" + settings.targets[0] + ")"
             if answer.abstained and settings.targets[0] in NULL_TARGETS else "the answer")
@@ -141,8 +141,8 @@ def side_by_side_offers(current: View, example: Example, answer: Answer) -> dict
     return offers
 
 
-def repeated_versus(qa_model: QAModel, other_model: QAModel, example: Example, answer: Answer, settings: IGSettings,
-                    other: IGSettings) -> str | None:
+def repeated_versus(qa_model: QAModel, other_model: QAModel, example: Example, answer: Answer, settings: ExplainSettings,
+                    other: ExplainSettings) -> str | None:
     """The one sentence saying that B (`other` on `other_model`) would be A's explanation again, found before any
     job is queued: the same model, the same settings and the same span's tokens (the gold span, where the model's
     answer is it, or the same foil). None where B differs from A."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.catalog import shown_name
 from rcqa.figures import example_heading
 from rcqa.gallery import GALLERY
@@ -65,7 +65,7 @@ def switch_model(name: str) -> str | None:
     return None
 
 
-def page_inputs() -> tuple[QAModel, Example, IGSettings] | None:
+def page_inputs() -> tuple[QAModel, Example, ExplainSettings] | None:
     """For a page that reads the example chosen on Explore: the model, the example and the settings, with the
     example named at the top; None (with a message and a link to Explore) when one of them is missing."""
     show_url_problems()

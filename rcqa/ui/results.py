@@ -16,7 +16,7 @@ from rcqa.attribution.cost import (Price, explanation_price, point_memory_mb, re
                                    worst_case)
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.passage import WindowProgress
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.catalog import shown_name
 from rcqa.attribution.methods import COMPARED
 from rcqa.faithfulness.compare import Comparison, Protocol
@@ -90,18 +90,18 @@ def result_cache() -> ResultCache:
     return ResultCache()
 
 
-def result_key(qa_model: QAModel, current: Example, settings: IGSettings) -> str:
+def result_key(qa_model: QAModel, current: Example, settings: ExplainSettings) -> str:
     return result_cache().key(qa_model.fingerprint, current, settings)
 
 
-def stored_result(qa_model: QAModel, current: Example, settings: IGSettings, side: str = "") -> Attribution | None:
+def stored_result(qa_model: QAModel, current: Example, settings: ExplainSettings, side: str = "") -> Attribution | None:
     """The result for this model, example and settings if it was computed before (this session or on disk); `side`
     names a second result kept beside the first (the side-by-side view's)."""
     key = result_key(qa_model, current, settings)
     kept = st.session_state.get(_RESULT + side)
     if kept and kept[0] == key:
         return kept[1]
-    found = result_cache().get(key)
+    found = result_cache().result_for(current, key)
     if found is not None:
         keep_result(key, found, side)
     return found
@@ -112,13 +112,13 @@ def keep_result(key: str, result: Attribution, side: str = "") -> None:
     st.session_state[_RESULT + side] = (key, result)
 
 
-def pending_request(qa_model: QAModel, current: Example, settings: IGSettings, side: str = ""):
+def pending_request(qa_model: QAModel, current: Example, settings: ExplainSettings, side: str = ""):
     """This session's request for this result (a Ticket), if it made one that is still queued, running or just
     finished."""
     return pending(_TICKET + side, result_key(qa_model, current, settings))
 
 
-def compute_result(qa_model: QAModel, current: Example, settings: IGSettings, side: str = "",
+def compute_result(qa_model: QAModel, current: Example, settings: ExplainSettings, side: str = "",
                    first_view: HeatmapView | None = None) -> Attribution | None:
     """Explain every layer through the queue, resuming this session's request if it made one, with its place in
     line and then its progress layer by layer; None (with a message shown) when the queue is full or the
@@ -160,7 +160,7 @@ def _progress(done: LayerResult | WindowProgress, total: int) -> tuple[float, st
     return (done.layer + 1) / total, f"layer {done.layer + 1}/{total} done ({done.label}, {done.seconds:.1f} s)"
 
 
-def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
+def result_on_click(qa_model: QAModel, current: Example, settings: ExplainSettings,
                     explained: str = "the answer", first_view: HeatmapView | None = None) -> Attribution | None:
     """The explanation if it is stored, else, once "Explain every layer" is pressed (or this session's request is
     still under way: its place, then its progress), computed through the queue; None until then. `explained` says
@@ -183,7 +183,7 @@ def result_on_click(qa_model: QAModel, current: Example, settings: IGSettings,
     return compute_result(qa_model, current, settings, first_view=first_view)
 
 
-def explanation_price_of(qa_model: QAModel, current: Example, settings: IGSettings) -> Price | None:
+def explanation_price_of(qa_model: QAModel, current: Example, settings: ExplainSettings) -> Price | None:
     """What explaining the example with these settings costs on this server (rcqa.attribution.cost): every window of
     the passage, or the answer's, whose tokens are counted where it is the only one (a longer passage's windows are
     full), after reading every window to answer. None, with the reason shown, where the model cannot read the
@@ -203,7 +203,7 @@ def window_tokens(qa_model: QAModel, current: Example, found: Answer) -> int:
     return qa_model.max_len
 
 
-def affordable_price(qa_model: QAModel, current: Example, settings: IGSettings) -> Price | None:
+def affordable_price(qa_model: QAModel, current: Example, settings: ExplainSettings) -> Price | None:
     """The explanation's price if the server takes it (rcqa.ui.capacity.refusal: its expected seconds within the time
     budget, one path point within the memory budget); None, with the reason shown (what to change), otherwise."""
     if (price := explanation_price_of(qa_model, current, settings)) is None:
@@ -217,7 +217,7 @@ WHOLE_PASSAGE_OFFLINE = ("`python -m rcqa explain --passage-file PASSAGE.txt --q
                          "reproduce --data FILE.json --out RUN --windows all`) explains every question of a file")
 
 
-def explanation_change(settings: IGSettings) -> str:
+def explanation_change(settings: ExplainSettings) -> str:
     """What to change to make an explanation cheaper (and, for a whole passage, where it can be explained
     instead)."""
     return (f"explain the answer's window only (Windows explained); {WHOLE_PASSAGE_OFFLINE}"
@@ -235,23 +235,23 @@ def within_budget(job: str, price: Price, change: str) -> bool:
 
 # --- the methods' comparison ---------------------------------------------------------------------------------
 
-def comparison_key(qa_model: QAModel, current: Example, settings: IGSettings, protocol: Protocol) -> str:
+def comparison_key(qa_model: QAModel, current: Example, settings: ExplainSettings, protocol: Protocol) -> str:
     return f"methods-{protocol.operator}-{protocol.spare_answer}-{result_key(qa_model, current, settings)}"
 
 
-def stored_comparison(qa_model: QAModel, current: Example, settings: IGSettings,
+def stored_comparison(qa_model: QAModel, current: Example, settings: ExplainSettings,
                       protocol: Protocol) -> Comparison | None:
     """The methods' comparison on this example, if this session computed it."""
     kept = st.session_state.get(_COMPARISON)
     return kept[1] if kept and kept[0] == comparison_key(qa_model, current, settings, protocol) else None
 
 
-def pending_comparison(qa_model: QAModel, current: Example, settings: IGSettings, protocol: Protocol) -> bool:
+def pending_comparison(qa_model: QAModel, current: Example, settings: ExplainSettings, protocol: Protocol) -> bool:
     """Whether this session asked for this comparison and it is still queued, running or just finished."""
     return pending(_COMPARISON_TICKET, comparison_key(qa_model, current, settings, protocol)) is not None
 
 
-def comparison_price(qa_model: QAModel, current: Example, settings: IGSettings, protocol: Protocol) -> Price | None:
+def comparison_price(qa_model: QAModel, current: Example, settings: ExplainSettings, protocol: Protocol) -> Price | None:
     """The comparison's price on this server (rcqa.faithfulness.cost), at worst with IG refined to max_steps; None
     where the answer is not known yet (it is then being computed, with its own message)."""
     if (found := answer(qa_model, current)) is None:
@@ -262,7 +262,7 @@ def comparison_price(qa_model: QAModel, current: Example, settings: IGSettings, 
     return Price(expected, worst, point_memory_mb(qa_model, tokens))
 
 
-def compute_comparison(qa_model: QAModel, current: Example, settings: IGSettings,
+def compute_comparison(qa_model: QAModel, current: Example, settings: ExplainSettings,
                        protocol: Protocol, estimate: Price) -> Comparison | None:
     """Compare the attribution methods through the queue, priced at `estimate`, showing the request's place
     in line with a Cancel button, or resuming this session's request; None, with a message shown, when the queue is

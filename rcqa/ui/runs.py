@@ -163,7 +163,7 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
                 **view.view_fields(settings))
     view.target_chosen()  # the run's target, kept even where its model abstained
     fingerprint = found.manifest.model.fingerprint
-    result = store.results(found.folder, read_only=True).get(ResultCache.key(fingerprint, example, settings))
+    result = store.results(found.folder, read_only=True).result_for(example, ResultCache.key(fingerprint, example, settings))
     qa_model = inputs.model()
     if result is not None and qa_model is not None and qa_model.fingerprint == fingerprint:
         results.keep_result(results.result_key(qa_model, example, view.view().settings()), result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rcqa.attribution.methods import COMPARED, METHODS
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.sanity import model_parts, sanity_price
 from rcqa.figures.sanity import TITLE, sanity_curves, sanity_verdicts
 from rcqa.model import QAModel
@@ -14,7 +14,7 @@ from rcqa.ui import show, worker
 from rcqa.ui.results import answer, ask_button, queued, result_key, window_tokens, within_budget
 
 
-def sanity_section(qa_model: QAModel, current: Example, settings: IGSettings) -> None:
+def sanity_section(qa_model: QAModel, current: Example, settings: ExplainSettings) -> None:
     """The section: the methods to check and what they cost, the button, then the cascade's chart, each part alone
     in an expander, and every method's verdict."""
     st.subheader(TITLE)

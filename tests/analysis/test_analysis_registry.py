@@ -17,10 +17,10 @@ from rcqa.analysis.roles import RoleShares
 from rcqa.analysis.similarity import VARIANTS, LayerSimilarity
 from rcqa.analysis.words import passage_distribution, word_scores
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 
-FAST = IGSettings(steps=3, tolerance=None)
+FAST = ExplainSettings(steps=3, tolerance=None)
 LAYERS = ["embeddings", "block 0", "block 1"]
 
 # one result per registered analysis, written out by hand (a new analysis without one fails the first test)
@@ -79,7 +79,7 @@ def explained(tiny_bert):
     from rcqa.analysis_run import run_analysis
 
     example = gallery_example("orchard-how-many")
-    ig, lrp = explain(tiny_bert, example, FAST), explain(tiny_bert, example, IGSettings(method="attnlrp"))
+    ig, lrp = explain(tiny_bert, example, FAST), explain(tiny_bert, example, ExplainSettings(method="attnlrp"))
     return ig, lrp, run_analysis("agreement", tiny_bert, ig, FAST, "l2", 3)
 
 
@@ -107,7 +107,7 @@ def test_agreement_is_the_same_whichever_method_explained_first(tiny_bert, expla
     from rcqa.analysis_run import run_analysis
 
     ig, lrp, found = explained
-    from_lrp = run_analysis("agreement", tiny_bert, lrp, IGSettings(method="attnlrp", steps=3, tolerance=None), "l2", 3)
+    from_lrp = run_analysis("agreement", tiny_bert, lrp, ExplainSettings(method="attnlrp", steps=3, tolerance=None), "l2", 3)
     assert from_lrp.methods == found.methods
     assert from_lrp.to_dict() == found.to_dict()
 

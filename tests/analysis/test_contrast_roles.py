@@ -12,7 +12,7 @@ from rcqa.analysis.roles import (boundary_contrast, category_labels, category_ma
                                  other_number_share, phase_readings, quantifier_share, word_categories)
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.figures.roles import roles
 from rcqa.gallery import gallery_example
 from rcqa.lens.contrast import contrast_margins, contrast_summary, margin_reading
@@ -96,7 +96,7 @@ def test_the_lens_says_where_the_answer_first_beats_the_foil(margins, reading):
 
 def test_the_lens_margin_is_the_heads_reading_of_the_models_own_hidden_states(tiny_bert):
     example = gallery_example("orchard-how-many")
-    result = explain(tiny_bert, example, IGSettings(contrast="runner-up", tolerance=None, steps=2))
+    result = explain(tiny_bert, example, ExplainSettings(contrast="runner-up", tolerance=None, steps=2))
     chosen, foil = result.targets[0], result.targets[0].foil
     assert foil.window == result.window
     windows = encode(tiny_bert, example.question, example.passage)
@@ -115,7 +115,7 @@ def test_the_lens_margin_is_the_heads_reading_of_the_models_own_hidden_states(ti
     summary = contrast_summary(tiny_bert, result)
     assert summary["explained_window"] == result.window and len(summary["completeness"]) == len(result.layers)
     with pytest.raises(ValueError, match="no contrast"):
-        contrast_margins(tiny_bert, explain(tiny_bert, example, IGSettings(tolerance=None, steps=2)))
+        contrast_margins(tiny_bert, explain(tiny_bert, example, ExplainSettings(tolerance=None, steps=2)))
 
 
 @pytest.mark.parametrize("margins, reading", [
@@ -132,7 +132,7 @@ def test_a_tie_is_no_lead_and_a_margin_that_never_grows_is_not_said_to(margins, 
 
 def test_the_contrast_summary_is_the_contrasts_own(tiny_bert):
     result = explain(tiny_bert, gallery_example("orchard-how-many"),
-                     IGSettings(contrast="runner-up", tolerance=None, steps=2))
+                     ExplainSettings(contrast="runner-up", tolerance=None, steps=2))
     assert [t.name for t in result.targets] == ["contrast", "span_log_prob"]
     summary = contrast_summary(tiny_bert, result)
     checks = [c for c in result.completeness if c.target == "contrast"]

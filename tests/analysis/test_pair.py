@@ -6,7 +6,7 @@ from scipy.spatial.distance import jensenshannon
 
 import rcqa
 from rcqa.analysis.pair import SideBySide, compare, describe
-from rcqa.types import IGSettings
+from rcqa.types import ExplainSettings
 from tests.helpers.app_harness import read_html
 from tests.helpers.handmade import handmade
 
@@ -98,10 +98,10 @@ def test_the_pair_draws_its_views_and_names_each_side(predicted, gold):
     tags, text = read_html(pair._repr_html_())
     assert "predicted <b>" in text and "predicted <b>" not in pair._repr_html_()
     # without labels each side says what it explains
-    gold.settings, predicted.settings = IGSettings(span="gold"), IGSettings(span="predicted")
+    gold.settings, predicted.settings = ExplainSettings(span="gold"), ExplainSettings(span="predicted")
     assert compare(predicted, gold).labels == ("handmade: span_log_prob of the answer “1872”",
                                                 "handmade: span_log_prob of the gold span “Ellison”")
-    predicted.settings = IGSettings(span="nbest:1")
+    predicted.settings = ExplainSettings(span="nbest:1")
     assert describe(predicted) == "handmade: span_log_prob of n-best span #2 “1872”"
 
 

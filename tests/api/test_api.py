@@ -11,7 +11,7 @@ import pytest
 import rcqa
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.explanation import explain as engine_explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.types import Attribution, Example
 
@@ -42,7 +42,7 @@ def test_import_rcqa_loads_no_torch_and_every_name_resolves():
 
 def test_explain_on_plain_strings_is_the_engine_with_the_preset_and_the_given_settings(tiny, comet):
     example = gallery_example("comet-who")
-    expected = engine_explain(tiny, Example("python", example.passage, example.question), IGSettings(**SHORT))
+    expected = engine_explain(tiny, Example("python", example.passage, example.question), ExplainSettings(**SHORT))
     assert np.array_equal(comet.scores, expected.scores) and comet.answer == expected.answer
     paper = rcqa.explain(tiny, example.passage, example.question, preset="paper-code")
     assert (paper.settings.baseline, paper.settings.rule) == ("zero", "paper_trapezoid")

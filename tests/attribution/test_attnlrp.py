@@ -12,7 +12,7 @@ from transformers import (BertConfig, BertForQuestionAnswering, DebertaV2Config,
 
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.lrp import layer_relevance
-from rcqa.attribution.settings import IGSettings, resolve
+from rcqa.attribution.settings import ExplainSettings, resolve
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
@@ -100,7 +100,7 @@ def test_other_families_are_refused_in_one_sentence():
 
 def test_explain_gives_every_layer_and_its_conservation(tiny_bert):
     example = gallery_example("lighthouse-who")
-    settings = IGSettings(method="attnlrp", targets=("span_logits", "span_log_prob"))
+    settings = ExplainSettings(method="attnlrp", targets=("span_logits", "span_log_prob"))
     result = explain(tiny_bert, example, settings)
     layers = tiny_bert.model.config.num_hidden_layers + 1
     assert result.scores.shape == (2, 4, layers, len(result.tokens))
@@ -189,7 +189,7 @@ def test_attnlrp_explains_one_window_only(tiny_bert):
     with pytest.raises(ValueError, match=r"AttnLRP \(one pass\) explains the window holding the explained span"):
         resolve(method="attnlrp", windows="all")
     with pytest.raises(ValueError, match="use windows='answer' with it"):
-        explain(tiny_bert, gallery_example("canal-long"), IGSettings(method="attnlrp", windows="all"))
+        explain(tiny_bert, gallery_example("canal-long"), ExplainSettings(method="attnlrp", windows="all"))
 
 
 def test_the_benchmark_times_both_methods_and_accounts_for_what_was_absorbed(tiny_bert):
@@ -219,7 +219,7 @@ def with_word_scores(result, values: np.ndarray):
 def test_layer_agreement_by_hand(tiny_bert):
     from rcqa.analysis.agreement import layer_agreement
 
-    result = explain(tiny_bert, gallery_example("canal-long"), IGSettings(method="attnlrp"))
+    result = explain(tiny_bert, gallery_example("canal-long"), ExplainSettings(method="attnlrp"))
     n = len(result.passage_words())
     assert n >= 10
     rising = np.arange(1.0, n + 1)
@@ -233,7 +233,7 @@ def test_layer_agreement_by_hand(tiny_bert):
     assert rows[1].spearman == pytest.approx(1.0) and rows[1].top_k_overlap == 1.0
     assert rows[2].spearman == pytest.approx(1 - 6 * 2 / (n * (n ** 2 - 1))) and rows[2].top_k_overlap == 1.0
     assert np.isnan(rows[3].spearman)  # a flat layer ranks nothing
-    other_question = explain(tiny_bert, gallery_example("comet-who"), IGSettings(method="attnlrp"))
+    other_question = explain(tiny_bert, gallery_example("comet-who"), ExplainSettings(method="attnlrp"))
     with pytest.raises(ValueError, match="different words"):
         layer_agreement(result, other_question)
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from rcqa.attribution.cache import PREFIX, ResultCache, cached_explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 
-SETTINGS = IGSettings(steps=4, tolerance=None)
+SETTINGS = ExplainSettings(steps=4, tolerance=None)
 
 
 def test_a_repeated_request_is_served_from_disk(tmp_path, tiny_model_dirs):
@@ -47,8 +47,8 @@ def test_scores_float32_cannot_hold_stay_float64_and_older_files_are_read_as_wri
 def test_every_setting_and_the_text_are_part_of_the_key():
     example = gallery_example("comet-who")
     keys = {ResultCache.key("m1", example, SETTINGS), ResultCache.key("m2", example, SETTINGS),
-            ResultCache.key("m1", example, IGSettings(steps=5, tolerance=None)),
-            ResultCache.key("m1", example, IGSettings(steps=4, tolerance=None, baseline="zero")),
+            ResultCache.key("m1", example, ExplainSettings(steps=5, tolerance=None)),
+            ResultCache.key("m1", example, ExplainSettings(steps=4, tolerance=None, baseline="zero")),
             ResultCache.key("m1", gallery_example("bakery-where"), SETTINGS)}
     assert len(keys) == 5
 
@@ -177,7 +177,7 @@ def test_a_whole_passage_keeps_one_windows_states_through_the_cache_and_its_map_
                                                                                                   tiny_bert):
     from rcqa.figures import projection
 
-    example, settings = gallery_example("canal-long"), IGSettings(windows="all", steps=2, tolerance=None)
+    example, settings = gallery_example("canal-long"), ExplainSettings(windows="all", steps=2, tolerance=None)
     cache = ResultCache(tmp_path)
     result, _ = cached_explain(tiny_bert, example, settings, cache)
     again, hit = cached_explain(tiny_bert, example, settings, cache)
@@ -195,7 +195,7 @@ def test_an_old_whole_passage_result_loads_without_reading_its_every_windows_sta
                                                                                      monkeypatch):
     from rcqa.attribution import cache as cache_module
 
-    example, settings = gallery_example("canal-long"), IGSettings(windows="all", steps=2, tolerance=None)
+    example, settings = gallery_example("canal-long"), ExplainSettings(windows="all", steps=2, tolerance=None)
     cache = ResultCache(tmp_path)
     result, _ = cached_explain(tiny_bert, example, settings, cache)
     # as results were kept before: every token's states of the whole passage, no hidden_tokens

@@ -10,7 +10,7 @@ import torch
 
 from rcqa import qa
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from tests.helpers.tiny_models import ARCHITECTURES
@@ -20,7 +20,7 @@ from tests.helpers.tiny_models import ARCHITECTURES
 EXAMPLES = tuple(replace(gallery_example(name), passage=gallery_example(name).passage[:length], answers=())
                  for name, length in (("lighthouse-who", 15), ("orchard-how-many", 30), ("comet-who", 45),
                                       ("choir-how-many", 60), ("canal-long", 75)))
-SETTINGS = IGSettings(steps=4, tolerance=None)
+SETTINGS = ExplainSettings(steps=4, tolerance=None)
 
 
 @pytest.fixture(autouse=True)

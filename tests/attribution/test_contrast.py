@@ -14,7 +14,7 @@ from rcqa.attribution import explanation
 from rcqa.attribution.contrast import NoFoil, contrast_target, find_foil
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.window import explained_window
-from rcqa.attribution.settings import FoilSpec, IGSettings
+from rcqa.attribution.settings import FoilSpec, ExplainSettings
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
 from rcqa.qa import InputError, encode, logits as model_logits
@@ -41,20 +41,20 @@ def test_the_contrast_is_the_span_logits_less_the_foils():
                                           ("distractor-number", FoilSpec("distractor-number"))])
 def test_every_foil_form_parses_and_round_trips(foil, parsed):
     assert FoilSpec.parse(foil) == parsed and parsed.to_string() == foil
-    assert IGSettings(contrast=foil).contrast == foil and IGSettings(contrast=foil).foil == parsed
+    assert ExplainSettings(contrast=foil).contrast == parsed and ExplainSettings(contrast=foil).to_dict()["contrast"] == foil
 
 
 @pytest.mark.parametrize("foil", ["nbest:", "nbest:-1", "nbest:x", "nbest:99999", "text:", "text:  ", "best",
                                   "Gold", "text:" + "x" * 301])
 def test_malformed_foils_are_refused_in_one_sentence(foil):
     with pytest.raises(ValueError, match="foil") as refused:
-        IGSettings(contrast=foil)
+        ExplainSettings(contrast=foil)
     assert "\n" not in str(refused.value)
 
 
 def test_the_contrast_is_left_out_of_settings_without_one_so_old_cache_keys_match():
-    assert "contrast" not in IGSettings().to_dict()
-    assert IGSettings.from_dict(IGSettings(contrast="gold").to_dict()).contrast == "gold"
+    assert "contrast" not in ExplainSettings().to_dict()
+    assert ExplainSettings.from_dict(ExplainSettings(contrast="gold").to_dict()).contrast == FoilSpec("gold")
 
 
 QUANTITY = Example(id="q", passage="In 1990 the farm had 3 cats and 12 dogs.", question="How many dogs had the farm?",
@@ -175,11 +175,11 @@ def test_the_contrast_is_the_difference_of_the_two_span_targets_by_linearity(tin
     # IG is linear in F: with the same path points, the contrast's signed scores are the span's less the foil's
     example = gallery_example("river-where")
     fixed = {"tolerance": None, "steps": 16}
-    result = explain(tiny_bert, example, IGSettings(targets=("span_logits",), contrast="runner-up", **fixed))
+    result = explain(tiny_bert, example, ExplainSettings(targets=("span_logits",), contrast="runner-up", **fixed))
     foil = result.targets[0].foil
     assert [t.name for t in result.targets] == ["contrast", "span_logits"] and foil.window == result.window
     rank = next(i for i, s in enumerate(result.answer.nbest) if s.text == foil.text)
-    at_foil = explain(tiny_bert, example, IGSettings(targets=("span_logits",), span=f"nbest:{rank}", **fixed))
+    at_foil = explain(tiny_bert, example, ExplainSettings(targets=("span_logits",), span=f"nbest:{rank}", **fixed))
     difference = result.layer_scores("sum", 1) - at_foil.layer_scores("sum", 0)
     assert np.abs(result.layer_scores("sum", 0) - difference).max() <= 1e-6
     best = result.answer.best
@@ -190,7 +190,7 @@ def test_the_contrast_is_the_difference_of_the_two_span_targets_by_linearity(tin
 @pytest.mark.parametrize("rule, limit", [("gausslegendre", 0.01), ("riemann_right", 0.05),
                                          ("paper_trapezoid", 0.2)])  # the paper's fixed 20 points are coarse
 def test_the_contrast_is_complete_at_every_layer(tiny_bert, rule, limit):
-    settings = IGSettings(contrast="runner-up", rule=rule,
+    settings = ExplainSettings(contrast="runner-up", rule=rule,
                           **({} if rule == "gausslegendre" else {"steps": 50, "tolerance": None}))
     result = explain(tiny_bert, gallery_example("orchard-how-many"), settings)
     checks = [c for c in result.completeness if c.target == "contrast"]
@@ -217,7 +217,7 @@ def test_a_foil_in_another_window_leaves_the_answers_logit_target_alone(tiny_ber
     far = find_foil(FoilSpec.parse(f"text:{word}"), explained.logits, example, explained.answer, explained.windows, explained.span)
     assert far.window != explained.window
     fixed = {"tolerance": None, "steps": 8}
-    both = explain(tiny_bert, example, IGSettings(targets=("span_logits",), contrast=f"text:{word}", **fixed))
+    both = explain(tiny_bert, example, ExplainSettings(targets=("span_logits",), contrast=f"text:{word}", **fixed))
     foil = both.targets[0].foil
     recorded = both.targets[0].to_dict()["foil"]
     assert (foil.window, recorded["explained_window"], recorded["in_explained_window"]) == (far.window, both.window,
@@ -244,7 +244,7 @@ def test_the_python_api_takes_the_contrast_as_a_setting(tiny_model_dirs):
     result = rcqa.explain(tiny_model_dirs["bert"], example.passage, example.question, contrast="runner-up",
                           tolerance=None, steps=2)
     assert [t.name for t in result.targets] == ["contrast", "span_log_prob"]
-    assert result.settings.contrast == "runner-up"
+    assert result.settings.contrast == FoilSpec("runner-up")
 
 
 def test_explain_contrast_on_the_command_line_writes_the_foil_and_refuses_an_overlap(tiny_model_dirs, tmp_path,
@@ -317,10 +317,10 @@ def test_a_contrast_runs_no_window_through_the_model_again(tiny_bert, foil, wind
     hook = qa_model.model.base_model.embeddings.register_forward_hook(lambda module, args, out: rows.append(len(out)))
     try:
         fixed = {"tolerance": None, "steps": 2, "windows": windows}
-        contrasted = explanation.explain(qa_model, example, IGSettings(contrast=foil, **fixed))
+        contrasted = explanation.explain(qa_model, example, ExplainSettings(contrast=foil, **fixed))
         with_contrast = sum(rows)
         rows.clear()
-        explanation.explain(qa_model, example, IGSettings(**fixed))
+        explanation.explain(qa_model, example, ExplainSettings(**fixed))
     finally:
         hook.remove()
     n = contrasted.answer.n_windows
@@ -335,7 +335,7 @@ def test_the_foil_is_found_on_the_logits_the_answer_was_decoded_from(tiny_bert, 
     second = example.passage.index("cats", 1)
     planted = {(9, 4): (9.0, 9.0), (second, 4): (1.5, 0.5), (0, 4): (0.5, -0.5)}
     monkeypatch.setattr(rcqa.qa, "logits", lambda qa_model, windows: hand_logits(windows, planted))
-    result = explain(tiny_bert, example, IGSettings(contrast="text:cats", tolerance=None, steps=2))
+    result = explain(tiny_bert, example, ExplainSettings(contrast="text:cats", tolerance=None, steps=2))
     foil = result.targets[0].foil
     assert result.answer.best.text == "dogs" and result.answer.best.start_char == 9
     assert (foil.text, foil.start_char, foil.score) == ("cats", second, pytest.approx(2.0))
@@ -352,7 +352,7 @@ def test_a_null_foil_is_read_in_the_window_of_the_smallest_planted_null_score(ti
         return start, torch.zeros_like(start)
 
     monkeypatch.setattr(rcqa.qa, "logits", planted)
-    result = explanation.explain(qa_model, example, IGSettings(contrast="null", windows="all", tolerance=None,
+    result = explanation.explain(qa_model, example, ExplainSettings(contrast="null", windows="all", tolerance=None,
                                                                steps=2))
     foil = result.targets[0].foil
     assert result.answer.n_windows > 2 and (foil.window, foil.score, foil.start_char) == (1, -4.0, None)
@@ -527,7 +527,7 @@ def test_a_boundary_contrast_is_found_and_complete_at_every_layer(tiny_bert):
     foil = find_foil(FoilSpec.parse(f"nbest:{rank}"), explained.logits, example, explained.answer, explained.windows, explained.span)
     assert (foil.start_char, foil.end_char, foil.score) == (other.start_char, other.end_char,
                                                             pytest.approx(other.score))
-    result = explain(tiny_bert, example, IGSettings(contrast=f"nbest:{rank}"))  # adaptive Gauss–Legendre to 1 %
+    result = explain(tiny_bert, example, ExplainSettings(contrast=f"nbest:{rank}"))  # adaptive Gauss–Legendre to 1 %
     checks = [c for c in result.completeness if c.target == "contrast"]
     assert len(checks) == len(result.layers) and max(c.relative_error for c in checks) <= 0.01
     margin = explained.answer.best.score - other.score  # log p(A) − log p(B): the two spans' logit sums

@@ -4,7 +4,7 @@ import re
 import pytest
 
 from rcqa.attribution.cost import (Cost, expected_points, explanation_cost, in_words, model_width, server_speed)
-from rcqa.attribution.settings import PRESETS, IGSettings
+from rcqa.attribution.settings import PRESETS, ExplainSettings
 from rcqa.cli import build_parser
 from rcqa.model import load_model
 from rcqa.ui.capacity import JOB_BUDGET_SECONDS, job_budget
@@ -29,14 +29,14 @@ def test_the_work_is_windows_tokens_block_passes_points_targets_and_the_widths_s
 
 
 def test_the_expected_points_are_a_fixed_rules_steps_or_the_adaptive_rules_grown_within_its_maximum():
-    assert expected_points(IGSettings(steps=20, tolerance=None)) == 20
+    assert expected_points(ExplainSettings(steps=20, tolerance=None)) == 20
     assert expected_points(PRESETS["paper-code"].settings) == 20  # the paper's 20-point trapezoid
-    assert expected_points(IGSettings()) == 12  # 8 Gauss–Legendre points grown by the measured 1.5
-    assert expected_points(IGSettings(steps=120, max_steps=128)) == 128
+    assert expected_points(ExplainSettings()) == 12  # 8 Gauss–Legendre points grown by the measured 1.5
+    assert expected_points(ExplainSettings(steps=120, max_steps=128)) == 128
 
 
 def test_attnlrp_costs_one_pass_through_every_block(tiny_bert):
-    lrp = explanation_cost(tiny_bert, IGSettings(method="attnlrp"), windows=1, tokens=100)
+    lrp = explanation_cost(tiny_bert, ExplainSettings(method="attnlrp"), windows=1, tokens=100)
     blocks, width = tiny_bert.num_layers, model_width(tiny_bert)
     # L block passes of 100 tokens, after the answer's forward through the L blocks (a third of a pass each)
     assert lrp.multiply_adds == pytest.approx(100 * blocks * (1 + 1 / 3) * 36 * width ** 2)
@@ -52,9 +52,9 @@ def test_the_default_budget_refuses_a_whole_128_window_passage_and_keeps_a_galle
         monkeypatch.delenv(name, raising=False)
     qa_model = load_model()
     assert job_budget() == JOB_BUDGET_SECONDS and model_width(qa_model) == 384 and qa_model.num_layers == 6
-    whole = explanation_cost(qa_model, IGSettings(windows="all"), windows=128, tokens=qa_model.max_len)
+    whole = explanation_cost(qa_model, ExplainSettings(windows="all"), windows=128, tokens=qa_model.max_len)
     assert whole.seconds() > 10 * job_budget()  # measured: about an hour (issue 33)
-    one_window = explanation_cost(qa_model, IGSettings(), windows=1, tokens=qa_model.max_len)
+    one_window = explanation_cost(qa_model, ExplainSettings(), windows=1, tokens=qa_model.max_len)
     assert one_window.seconds() < job_budget() / 5
     assert whole.seconds() == pytest.approx(128 * one_window.seconds())
     monkeypatch.setenv("RCQA_SECONDS_PER_MULTIPLY_ADD", "1e-12")  # a faster server, as its operator measured

@@ -9,7 +9,7 @@ from rcqa.attribution.methods import METHODS, Case, make_method, normalised, wor
 from rcqa.attribution.methods.attention import roll_down
 from rcqa.attribution.methods.rollout import rollout_mixings, rollout_scores
 from rcqa.attribution.methods.tracing import tracing_scores
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from tests.helpers.reference import max_relative_difference
@@ -77,7 +77,7 @@ def test_integrated_gradients_equals_captums_layer_ig_on_the_embeddings(case):
     attribution = LayerIntegratedGradients(forward, model.base_model.embeddings).attribute(
         ids, baselines=pad_baseline, additional_forward_args=(inputs["attention_mask"], inputs["token_type_ids"]),
         method="gausslegendre", n_steps=16)[0]
-    ours = make_method("integrated_gradients", IGSettings(rule="gausslegendre", steps=16, tolerance=None))
+    ours = make_method("integrated_gradients", ExplainSettings(rule="gausslegendre", steps=16, tolerance=None))
     found = ours.attribute(case)
     assert max_relative_difference(torch.from_numpy(found["magnitude"]), (attribution.double() ** 2).sum(-1)) <= 1e-4
     # the signed score is Captum's attribution summed over dims: what its completeness (convergence delta) holds for
@@ -172,5 +172,5 @@ def test_the_engine_only_computes_the_layers_asked_for(case):
     from rcqa.attribution.engine import WindowScope, iter_layers
 
     scope = WindowScope.of(case.qa_model, case.window.inputs, [case.target], "pad", case.stack)
-    (only,) = iter_layers(scope, IGSettings(steps=2), layers=[0])
+    (only,) = iter_layers(scope, ExplainSettings(steps=2), layers=[0])
     assert only.layer == 0 and only.label == "embeddings"

@@ -10,7 +10,7 @@ import torch
 from rcqa.attribution.window import baseline_stack, explained_window, window_inputs
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.passage import PassageLayout, PassagePath, WindowProgress
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
@@ -63,7 +63,7 @@ def few_windows(qa_model, max_len=40, doc_stride=8):
 @pytest.mark.parametrize("targets", [("span_log_prob",), ("span_logits", "null", "answer_vs_null")])
 def test_a_one_window_passage_gives_todays_scores(tiny_bert, targets):
     example = gallery_example("comet-who")
-    settings = IGSettings(targets=targets)
+    settings = ExplainSettings(targets=targets)
     today = explain(tiny_bert, example, settings)
     whole = explain(tiny_bert, example, dataclasses.replace(settings, windows="all"))
     assert whole.answer.n_windows == 1 and whole.settings.windows == "all"
@@ -92,7 +92,7 @@ def test_the_joint_target_is_complete_at_every_layer_of_a_long_passage(tiny_bert
     example = gallery_example("bridge-how-much")
     reports = []
     wall = time.perf_counter()
-    result = explain(qa_model, example, IGSettings(windows="all"), on_layer=reports.append)
+    result = explain(qa_model, example, ExplainSettings(windows="all"), on_layer=reports.append)
     wall = time.perf_counter() - wall
     windows = result.answer.n_windows
     assert windows == 4 and result.windowing.windows_read == (0, 1, 2, 3)
@@ -126,7 +126,7 @@ def test_the_joint_paths_ends_are_every_windows_own_logits_and_take_no_forward(t
     run_from, rows = LayerStack.run_from, []
     monkeypatch.setattr(LayerStack, "run_from", lambda self, layer, hidden: (rows.append(len(hidden)),
                                                                              run_from(self, layer, hidden))[1])
-    result = explain(qa_model, example, IGSettings(windows="all", tolerance=None, steps=4))
+    result = explain(qa_model, example, ExplainSettings(windows="all", tolerance=None, steps=4))
     assert sum(rows) == len(result.layers) * 4 * len(result.windowing.windows_read)  # the gradients' points only
     windows = encode(qa_model, example.question, example.passage)
     lengths = windows.inputs["attention_mask"].sum(1).tolist()
@@ -151,7 +151,7 @@ def test_the_joint_paths_ends_are_every_windows_own_logits_and_take_no_forward(t
 def test_a_target_of_one_window_leaves_the_other_windows_alone(tiny_bert, target):
     qa_model = few_windows(tiny_bert)
     example = gallery_example("bridge-how-much")
-    settings = IGSettings(targets=(target,), tolerance=None)
+    settings = ExplainSettings(targets=(target,), tolerance=None)
     whole = explain(qa_model, example, dataclasses.replace(settings, windows="all"))
     window = explain(qa_model, example, settings)
     assert whole.windowing.windows_read == (window.window,)
@@ -206,10 +206,10 @@ def test_the_joint_gradient_equals_autograd_through_every_window(tiny_bert, memo
 
 
 def test_windows_is_a_checked_setting_left_out_of_old_cache_keys():
-    assert "windows" not in IGSettings().to_dict()
-    assert IGSettings.from_dict({"windows": "all"}).to_dict()["windows"] == "all"
+    assert "windows" not in ExplainSettings().to_dict()
+    assert ExplainSettings.from_dict({"windows": "all"}).to_dict()["windows"] == "all"
     with pytest.raises(ValueError, match="windows"):
-        IGSettings(windows="every")
+        ExplainSettings(windows="every")
 
 
 def test_explain_windows_all_on_the_command_line(capsys, tmp_path, tiny_model_dirs):
@@ -242,7 +242,7 @@ def test_the_heatmap_of_a_3000_word_passage_pages_around_the_span():
 
     words = [(f"w{i}", "NN", [float(i % 7), 1.0]) for i in range(3000)]
     result = handmade([("what", "WP")], words, explained=(2000, 2001))
-    result = replace(result, settings=IGSettings(windows="all"),
+    result = replace(result, settings=ExplainSettings(windows="all"),
                      answer=replace(result.answer, n_windows=24))
     figure = heatmap(result).figure
     axis = figure.layout.xaxis
@@ -258,7 +258,7 @@ def test_the_null_is_read_in_the_window_the_decoder_takes_it_from(tiny_bert, all
 
     qa_model = few_windows(tiny_bert)
     example = gallery_example("bridge-how-much")
-    result = explain(qa_model, example, IGSettings(targets=("null",), windows="all", allow_null=allow_null,
+    result = explain(qa_model, example, ExplainSettings(targets=("null",), windows="all", allow_null=allow_null,
                                                    tolerance=None, steps=4))
     start, end = logits(qa_model, encode(qa_model, example.question, example.passage))
     smallest = int((start[:, 0] + end[:, 0]).argmin())  # run_squad: the null score of the window where it is least
@@ -278,7 +278,7 @@ def test_the_null_is_read_in_the_window_the_decoder_takes_it_from(tiny_bert, all
 def test_the_passage_benchmark_measures_both_sides(tiny_model_dirs):
     from rcqa.bench import passage as bench
 
-    sides = {side: bench.passage_side(tiny_model_dirs["bert"], "cpu", None, 3, IGSettings(steps=2).to_dict(), side)
+    sides = {side: bench.passage_side(tiny_model_dirs["bert"], "cpu", None, 3, ExplainSettings(steps=2).to_dict(), side)
              for side in bench.PASSAGE_SIDES}
     assert all(side["seconds"] > 0 and side["cpu_seconds"] > 0 and side["steps"] > 0 for side in sides.values())
     # the tiny model's 4 layers (3 blocks), at least 2 points each; one after another: every window's
@@ -299,10 +299,10 @@ def test_reproduce_refuses_one_window_extras_with_the_whole_passage(capsys, tmp_
 def test_the_layer_outputs_kept_are_the_explained_windows_own_with_their_place_in_the_passage(tiny_bert):
     qa_model = few_windows(tiny_bert)
     example = gallery_example("bridge-how-much")
-    result = explain(qa_model, example, IGSettings(windows="all", tolerance=None, steps=2))
+    result = explain(qa_model, example, ExplainSettings(windows="all", tolerance=None, steps=2))
     windows = encode(qa_model, example.question, example.passage)
     layout = PassageLayout.of(windows)
-    assert len(windows) > 2 and result.window == explain(qa_model, example, IGSettings(steps=2)).window
+    assert len(windows) > 2 and result.window == explain(qa_model, example, ExplainSettings(steps=2)).window
     own = torch.cat(LayerStack(qa_model.model, window_inputs(windows, result.window)).hidden).numpy()
     assert result.hidden_states.shape == own.shape and np.allclose(result.hidden_states, own, atol=1e-6)
     assert result.hidden_tokens == list(layout.positions[result.window])
@@ -320,7 +320,7 @@ def test_a_contrast_with_a_foil_in_another_window_reads_both_windows(tiny_bert):
     best = found.best
     rank = next(k for k, span in enumerate(found.nbest)
                 if span.window != best.window and not span.overlaps(best.start_char, best.end_char))
-    result = explain(qa_model, example, IGSettings(targets=("span_logits",), contrast=f"nbest:{rank}",
+    result = explain(qa_model, example, ExplainSettings(targets=("span_logits",), contrast=f"nbest:{rank}",
                                                    windows="all", tolerance=None, steps=4))
     contrast = result.targets[0]
     assert contrast.name == "contrast" and contrast.foil.window != result.window
@@ -517,7 +517,7 @@ def test_the_joint_values_are_the_target_at_every_windows_path_point(tiny_bert, 
 def test_the_zero_baselines_end_is_run_from_each_layer(tiny_bert):
     qa_model = sharp(few_windows(tiny_bert))
     example = gallery_example("bridge-how-much")
-    result = explain(qa_model, example, IGSettings(windows="all", baseline="zero", tolerance=None, steps=2))
+    result = explain(qa_model, example, ExplainSettings(windows="all", baseline="zero", tolerance=None, steps=2))
     windows = encode(qa_model, example.question, example.passage)
     stacks = [LayerStack(qa_model.model, window_inputs(windows, w)) for w in range(len(windows))]
     explained = explained_window(qa_model, example)
@@ -549,7 +549,7 @@ def test_the_lens_margin_of_a_whole_passage_is_read_in_the_spans_own_window(tiny
 
     qa_model = few_windows(tiny_bert)
     example = gallery_example("bridge-how-much")
-    settings = IGSettings(contrast="runner-up", tolerance=None, steps=2)
+    settings = ExplainSettings(contrast="runner-up", tolerance=None, steps=2)
     one = explain(qa_model, example, settings)
     whole = explain(qa_model, example, dataclasses.replace(settings, windows="all"))
     assert whole.window == one.window > 0 and whole.targets[0].start_token != one.targets[0].start_token

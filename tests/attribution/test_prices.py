@@ -10,7 +10,7 @@ from rcqa import qa
 from rcqa.analysis_run import companion_settings
 from rcqa.attribution.cost import (SPEED_ENV, Price, expected_points, explanation_cost, explanation_price,
                                    windows_of_text, worst_case)
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.lens.cost import interventions_seconds, lens_seconds, margins_seconds
 from rcqa.model import load_model
@@ -27,33 +27,33 @@ def nanosecond_server(monkeypatch):
 
 def test_with_a_tolerance_the_worst_case_is_max_steps_points_at_every_layer():
     for steps in (1, 2, 8):  # the finding: steps 1 or 2 at tolerance 0.001 ran to max_steps
-        worst = worst_case(IGSettings(steps=steps, tolerance=0.001))
+        worst = worst_case(ExplainSettings(steps=steps, tolerance=0.001))
         assert expected_points(worst) == 128 and worst.tolerance is None
-    assert expected_points(worst_case(IGSettings(steps=4, max_steps=64))) == 64
-    fixed = IGSettings(rule="riemann_right", steps=32, tolerance=None)
+    assert expected_points(worst_case(ExplainSettings(steps=4, max_steps=64))) == 64
+    fixed = ExplainSettings(rule="riemann_right", steps=32, tolerance=None)
     assert worst_case(fixed) == fixed  # a fixed rule takes its steps, no more
 
 
 def test_the_adaptive_rule_is_expected_to_spend_twelve_points_a_layer_from_any_start():
     # measured on lighthouse-when: 10.9 points a layer from 8 steps at 1 %, 11 from 1 step at 0.1 % (docs/serving.md)
-    assert expected_points(IGSettings(steps=1, tolerance=0.001)) == 12  # was 1.5
-    assert expected_points(IGSettings(steps=2, tolerance=0.001)) == 12  # was 3
-    assert expected_points(IGSettings(steps=32)) == 48  # from more steps, grown by 1.5 as before
+    assert expected_points(ExplainSettings(steps=1, tolerance=0.001)) == 12  # was 1.5
+    assert expected_points(ExplainSettings(steps=2, tolerance=0.001)) == 12  # was 3
+    assert expected_points(ExplainSettings(steps=32)) == 48  # from more steps, grown by 1.5 as before
 
 
 def test_an_explanation_is_priced_as_expected_and_at_worst_by_hand(tiny_bert, nanosecond_server):
-    price = explanation_price(tiny_bert, IGSettings(steps=2, tolerance=0.001), windows=1, tokens=100)
+    price = explanation_price(tiny_bert, ExplainSettings(steps=2, tolerance=0.001), windows=1, tokens=100)
     # 3 + 2 + 1 = 6 block passes a path point, plus the answer's forward through the 3 blocks (1 pass)
     assert price.seconds == pytest.approx((6 * 12 + 1) * BLOCK_PASS_OF_100_TOKENS)
     assert price.worst == pytest.approx((6 * 128 + 1) * BLOCK_PASS_OF_100_TOKENS)
     # AttnLRP: one pass through the 3 blocks, plus the answer's forward; nothing refined
-    lrp = explanation_price(tiny_bert, IGSettings(method="attnlrp"), windows=1, tokens=100)
+    lrp = explanation_price(tiny_bert, ExplainSettings(method="attnlrp"), windows=1, tokens=100)
     assert lrp.seconds == lrp.worst == pytest.approx((3 + 1) * BLOCK_PASS_OF_100_TOKENS)
 
 
 def test_a_long_paste_pays_for_reading_all_its_windows(tiny_bert):
-    one = explanation_cost(tiny_bert, IGSettings(), windows=1, tokens=100, passage_windows=1)
-    paste = explanation_cost(tiny_bert, IGSettings(), windows=1, tokens=100, passage_windows=32)
+    one = explanation_cost(tiny_bert, ExplainSettings(), windows=1, tokens=100, passage_windows=1)
+    paste = explanation_cost(tiny_bert, ExplainSettings(), windows=1, tokens=100, passage_windows=32)
     assert paste.multiply_adds - one.multiply_adds == pytest.approx(31 * 3 * 100 * 12 * 32 ** 2)  # 12 h² forward
 
 
@@ -82,6 +82,6 @@ def test_a_price_reads_as_expected_and_at_worst():
 
 
 def test_an_analysis_of_two_methods_needs_its_companions_explanation():
-    attnlrp = IGSettings(method="attnlrp", targets=("span_logits",), rule="riemann_right", steps=128, tolerance=None)
+    attnlrp = ExplainSettings(method="attnlrp", targets=("span_logits",), rule="riemann_right", steps=128, tolerance=None)
     assert companion_settings("agreement", attnlrp) == replace(attnlrp, method="integrated_gradients")
-    assert companion_settings("roles", IGSettings()) is None
+    assert companion_settings("roles", ExplainSettings()) is None

@@ -1,47 +1,47 @@
-"""IGSettings.from_dict reads back what to_dict writes (through JSON too), and refuses what is no setting."""
+"""ExplainSettings.from_dict reads back what to_dict writes (through JSON too), and refuses what is no setting."""
 import json
 
 import pytest
 
-from rcqa.attribution.settings import PRESETS, IGSettings
+from rcqa.attribution.settings import PRESETS, ExplainSettings
 from rcqa.ui.view import View, view_fields
 
 SETTINGS = [
-    IGSettings(),
-    IGSettings.paper(),
-    IGSettings.paper_text(),
-    IGSettings(targets=("span_logits", "span_log_prob"), span="nbest:2", baseline="mask", rule="riemann_right",
+    ExplainSettings(),
+    ExplainSettings.paper(),
+    ExplainSettings.paper_text(),
+    ExplainSettings(targets=("span_logits", "span_log_prob"), span="nbest:2", baseline="mask", rule="riemann_right",
                steps=16, tolerance=None, max_steps=64, memory_budget_mb=256),
-    IGSettings(span="gold", baseline="zero", steps=4, tolerance=0.001),
-    IGSettings(targets=("null", "answer_vs_null"), allow_null=True),
-    IGSettings(allow_null=False),
+    ExplainSettings(span="gold", baseline="zero", steps=4, tolerance=0.001),
+    ExplainSettings(targets=("null", "answer_vs_null"), allow_null=True),
+    ExplainSettings(allow_null=False),
 ]
 
 
 @pytest.mark.parametrize("settings", SETTINGS, ids=str)
 def test_from_dict_reads_back_to_dict_and_its_json(settings):
-    assert IGSettings.from_dict(settings.to_dict()) == settings
-    assert IGSettings.from_dict(json.loads(json.dumps(settings.to_dict()))) == settings
+    assert ExplainSettings.from_dict(settings.to_dict()) == settings
+    assert ExplainSettings.from_dict(json.loads(json.dumps(settings.to_dict()))) == settings
 
 
 def test_a_partial_dict_keeps_the_other_defaults():
-    assert IGSettings.from_dict({"baseline": "zero", "targets": ["span_logits"]}) == IGSettings(
+    assert ExplainSettings.from_dict({"baseline": "zero", "targets": ["span_logits"]}) == ExplainSettings(
         baseline="zero", targets=("span_logits",))
-    assert IGSettings.from_dict({}) == IGSettings()
+    assert ExplainSettings.from_dict({}) == ExplainSettings()
 
 
 def test_unknown_keys_are_refused_by_name():
     with pytest.raises(ValueError, match=r"unknown IG setting 'stpes'; the settings are allow_null, baseline, "):
-        IGSettings.from_dict({**IGSettings().to_dict(), "stpes": 8})
+        ExplainSettings.from_dict({**ExplainSettings().to_dict(), "stpes": 8})
     with pytest.raises(ValueError, match=r"unknown IG settings 'a', 'b'"):
-        IGSettings.from_dict({"b": 1, "a": 2})
+        ExplainSettings.from_dict({"b": 1, "a": 2})
 
 
 def test_bad_values_are_refused_as_the_constructor_refuses_them():
     with pytest.raises(ValueError, match="a list of target names"):
-        IGSettings.from_dict({"targets": "span_logits"})  # would otherwise become 11 one-letter targets
+        ExplainSettings.from_dict({"targets": "span_logits"})  # would otherwise become 11 one-letter targets
     with pytest.raises(ValueError, match="unknown baseline 'nope'"):
-        IGSettings.from_dict({"baseline": "nope"})
+        ExplainSettings.from_dict({"baseline": "nope"})
 
 
 @pytest.mark.parametrize("name", PRESETS)

@@ -3,7 +3,7 @@ their string forms kept, and resolve(preset, **overrides) as the API, the CLI an
 import pytest
 
 import rcqa
-from rcqa.attribution.settings import PRESETS, FoilSpec, IGSettings, SpanSpec, resolve
+from rcqa.attribution.settings import PRESETS, FoilSpec, ExplainSettings, SpanSpec, resolve
 from rcqa.cli import main
 from rcqa.ui.view import View, from_query
 
@@ -12,15 +12,16 @@ from rcqa.ui.view import View, from_query
                                         ("nbest:0", SpanSpec("nbest", 0)), ("nbest:19", SpanSpec("nbest", 19))])
 def test_every_span_form_parses_and_round_trips(span, spec):
     assert SpanSpec.parse(span) == spec and spec.to_string() == span and str(spec) == span
-    settings = IGSettings(span=span)
-    assert settings.span_spec == spec and IGSettings.from_dict(settings.to_dict()).span == span
+    settings = ExplainSettings(span=span)
+    assert settings.span == spec and settings.to_dict()["span"] == span
+    assert ExplainSettings.from_dict(settings.to_dict()).span == spec
 
 
 @pytest.mark.parametrize("span", ["best", "Gold", "nbest:", "nbest:-1", "nbest:x", "nbest:1000", "nbest:²",
                                   "predicted:1", "x" * 5000])
 def test_a_bad_span_is_refused_as_the_settings_are_made_in_one_sentence(span):
     with pytest.raises(ValueError, match=r"^unknown span '.{0,40}'; use predicted, gold or nbest:K") as refused:
-        IGSettings(span=span)
+        ExplainSettings(span=span)
     message = str(refused.value)
     assert "\n" not in message and len(message) < 200 and message.count(". ") == 0
 
@@ -35,9 +36,10 @@ def test_a_bad_span_is_refused_as_the_settings_are_made_in_one_sentence(span):
 def test_every_foil_form_round_trips_through_its_spec_and_the_settings_json(foil, spec):
     assert FoilSpec.parse(foil) == spec and spec.to_string() == foil
     assert FoilSpec.parse(spec.to_string()) == spec
-    settings = IGSettings(contrast=foil)
-    assert settings.foil == spec and IGSettings.from_dict(settings.to_dict()).foil == spec
-    assert IGSettings().foil is None
+    settings = ExplainSettings(contrast=foil)
+    assert settings.contrast == spec and settings.to_dict()["contrast"] == foil
+    assert ExplainSettings.from_dict(settings.to_dict()).contrast == spec
+    assert ExplainSettings().contrast is None and "contrast" not in ExplainSettings().to_dict()
 
 
 @pytest.mark.parametrize("kind, fields", [("nbest", {}), ("gold", {"rank": 1}), ("text", {}),
@@ -61,12 +63,12 @@ def test_resolve_gives_each_presets_settings():
     text = resolve("paper-text")  # the paper's text: 50 right-Riemann steps
     assert (text.targets, text.baseline, text.rule, text.steps, text.tolerance) == \
         (("paper_confidence",), "zero", "riemann_right", 50, None)
-    assert resolve() == resolve("default") == IGSettings()
+    assert resolve() == resolve("default") == ExplainSettings()
 
 
 def test_overrides_win_and_the_rest_stays_the_presets():
     chosen = resolve("paper-text", steps=30, span="gold", contrast="runner-up", targets=["span_logits"])
-    assert (chosen.steps, chosen.span_spec, chosen.foil, chosen.targets) == \
+    assert (chosen.steps, chosen.span, chosen.contrast, chosen.targets) == \
         (30, SpanSpec("gold"), FoilSpec("runner-up"), ("span_logits",))
     assert (chosen.baseline, chosen.rule, chosen.tolerance) == ("zero", "riemann_right", None)
 

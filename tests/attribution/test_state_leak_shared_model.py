@@ -10,7 +10,7 @@ import torch
 from transformers import AutoModelForQuestionAnswering
 
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from tests.helpers.random_weights import randomised
@@ -34,8 +34,8 @@ def test_attnlrp_after_a_whole_passage_gives_a_fresh_models_numbers(tiny_model_d
     fresh = dataclasses.replace(load_model(str(fresh_folder)), max_len=40, doc_stride=8)
     assert fresh.model is not used.model
     example = gallery_example("comet-who")
-    whole = explain(used, example, IGSettings(steps=4, tolerance=None, windows="all"))
+    whole = explain(used, example, ExplainSettings(steps=4, tolerance=None, windows="all"))
     assert whole.answer.n_windows > 1 and whole.settings.windows == "all"
-    lrp = IGSettings(method="attnlrp")
+    lrp = ExplainSettings(method="attnlrp")
     np.testing.assert_allclose(explain(used, example, lrp).scores, explain(fresh, example, lrp).scores,
                                rtol=1e-6, atol=1e-9)

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.cli import build_parser, main
 from rcqa.gallery import gallery_example
 from tests.helpers.cli import run
@@ -159,7 +159,7 @@ def test_bench_of_a_small_random_bert_on_the_cpu_reports_every_field_within_the_
     assert report["model"] == "random-bert-L2-H64-A2" and report["device"] == "cpu"
     assert report["layers"] == 3 and report["tokens"] <= 64  # the embeddings and 2 blocks
     assert len(report["all_layers_steps"]) == 3 and report["reduced_precision"] is None
-    tolerance = IGSettings().tolerance
+    tolerance = ExplainSettings().tolerance
     assert report["all_layers_completeness_error"] <= tolerance
     assert report["time_to_accuracy"]["engine_completeness_error"] <= tolerance
     assert report["same_work"]["max_rel_diff"] <= 1e-4  # the engine and Captum did the same work

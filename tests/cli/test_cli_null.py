@@ -105,7 +105,7 @@ def test_explain_target_null_explains_an_abstention_complete_to_1_percent_per_la
 
 def test_explain_no_null_decodes_without_no_answer_and_keys_the_cache_apart(tmp_path, abstaining_tiny_dir):
     from rcqa.attribution.cache import ResultCache
-    from rcqa.attribution.settings import IGSettings
+    from rcqa.attribution.settings import ExplainSettings
     from rcqa.gallery import gallery_example
 
     _, result = explain_json(tmp_path, abstaining_tiny_dir, "--no-null", "--target", "answer_vs_null")
@@ -113,9 +113,9 @@ def test_explain_no_null_decodes_without_no_answer_and_keys_the_cache_apart(tmp_
     assert result["settings"]["allow_null"] is False
     assert result["analyses"]["category_labels"]["answer"] == "answer (the best span, chosen over no answer)"
     example = gallery_example("library-unanswerable")
-    keys = {ResultCache.key("f", example, IGSettings(allow_null=allowed)) for allowed in (None, True, False)}
+    keys = {ResultCache.key("f", example, ExplainSettings(allow_null=allowed)) for allowed in (None, True, False)}
     assert len(keys) == 3
-    assert ResultCache.key("f", example, IGSettings()) == ResultCache.key("f", example, IGSettings(allow_null=None))
+    assert ResultCache.key("f", example, ExplainSettings()) == ResultCache.key("f", example, ExplainSettings(allow_null=None))
 
 
 def test_faithfulness_decodes_with_allow_null(tmp_path, tiny_model_dirs):

@@ -17,7 +17,7 @@ import torch
 from rcqa.analysis.report import analyses
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.cli import main
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import run_examples
@@ -48,7 +48,7 @@ def data_file(tmp_path_factory) -> Path:
 
 
 # the default preset with a fixed 8-point rule: a random tiny model would refine its paths at length
-FAST = IGSettings(tolerance=None)
+FAST = ExplainSettings(tolerance=None)
 
 
 def reproduce_cli(data: Path, out: Path, model: str, *extra: str) -> int:
@@ -145,6 +145,22 @@ def test_the_run_keeps_each_explanation_for_explore(local_run, tiny_model_dirs):
         assert [(w.text, w.tag) for w in stored.words] == [(w.text, w.tag) for w in direct.words]
         np.testing.assert_allclose(stored.scores, direct.scores, rtol=1e-4, atol=1e-9)
     assert len(list((local_run / store.RESULTS).glob("*.npz"))) == len(CHOSEN)
+
+
+def test_a_twin_question_kept_by_the_run_gets_its_own_row(tmp_path, tiny_model_dirs):
+    """SQuAD v1.1 dev asks some questions twice (the same passage and question under two ids, e.g.
+    56beace93aeaaa14008c91e1 and 56bf10f43aeaaa14008c94fe): the result kept for the first answers the second, whose
+    row must still carry its own id and be scored against its own gold answer, or the run never counts it done."""
+    qa_model = load_model(tiny_model_dirs["bert"])
+    first = gallery_example("lighthouse-who")
+    twin = Example(id="twin", passage=first.passage, question=first.question, title="another title", answers=())
+    key = ResultCache.key(qa_model.fingerprint, first, FAST)
+    assert key == ResultCache.key(qa_model.fingerprint, twin, FAST)  # the key does not hold the id or the gold
+    store.results(tmp_path).put(key, explain(qa_model, first, FAST))
+    job = Job(tiny_model_dirs["bert"], FAST, "l2", 3, folder=str(tmp_path))
+    (row,), failures, kept = explain_chunk(job, [twin])
+    assert failures == [] and kept == []  # read from the run, not computed again
+    assert (row["id"], row["title"], row["gold_answers"], row["em"]) == ("twin", "another title", [], None)
 
 
 def test_a_failing_example_is_recorded_and_the_others_finish(local_run):

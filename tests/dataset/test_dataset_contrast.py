@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import load_run, summarize
 from rcqa.dataset.conclusions import contrast_verdict, verdicts
@@ -27,7 +27,7 @@ def one_torch_thread():
 
 
 def test_a_question_without_a_distractor_number_is_skipped_not_failed(tiny_model_dirs, tmp_path):
-    job = Job(tiny_model_dirs["bert"], IGSettings(contrast="distractor-number", tolerance=None, steps=2), "l2", 5)
+    job = Job(tiny_model_dirs["bert"], ExplainSettings(contrast="distractor-number", tolerance=None, steps=2), "l2", 5)
     rows, failures, results = explain_chunk(job, [gallery_example("orchard-how-many"),
                                                   gallery_example("lighthouse-who")])
     assert [r["id"] for r in rows] == ["orchard-how-many"] and len(results) == 1
@@ -150,7 +150,7 @@ def test_a_boundary_contrast_row_keeps_the_share_of_the_words_of_both_spans(tiny
     best = found.best
     rank, foil = next((r, s) for r, s in enumerate(found.nbest) if s.overlaps(best.start_char, best.end_char)
                       and (s.start_char, s.end_char) != (best.start_char, best.end_char))
-    job = Job(tiny_model_dirs["bert"], IGSettings(contrast=f"nbest:{rank}", tolerance=None, steps=2), "l2", 5)
+    job = Job(tiny_model_dirs["bert"], ExplainSettings(contrast=f"nbest:{rank}", tolerance=None, steps=2), "l2", 5)
     rows, failures, _ = explain_chunk(job, [example])
     assert not failures
     cell = json.loads(rows[0]["contrast"])

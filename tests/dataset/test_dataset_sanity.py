@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rcqa.attribution.methods import METHODS
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.dataset.aggregate import load_run, summarize
 from rcqa.dataset.sanity import summarize_sanity
 from rcqa.faithfulness.sanity import sanity_checks
@@ -112,7 +112,7 @@ def test_a_runs_cells_equal_the_checks_run_directly(tmp_path, tiny_model_dirs, o
     assert set(rows) == set(EXAMPLES)
     qa_model = load_model(tiny_model_dirs["bert"])
     for example_id, row in rows.items():
-        direct = sanity_checks(qa_model, gallery_example(example_id), settings=IGSettings(tolerance=None))
+        direct = sanity_checks(qa_model, gallery_example(example_id), settings=ExplainSettings(tolerance=None))
         stored = json.loads(row["sanity"])
         assert stored["parts"] == [p.label for p in direct.parts] and stored["verdict_step"] == direct.verdict_step
         assert set(stored["entries"]) == set(direct.entries) and "random" in stored["methods"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.dataset.aggregate import load_run, summarize
 from rcqa.dataset.manifest import RunCounts, RunManifest, Session, Unexplained
 from rcqa.dataset.report import DatasetReport
@@ -36,7 +36,7 @@ def test_every_committed_manifest_loads_and_saves_back_to_the_same_text(path, tm
 def test_the_paper_code_run_records_the_papers_settings_and_the_models_window():
     manifest = RunManifest.load(ROOT / "reports" / "runs" / "squad-dev-1000-paper-code" / "manifest.json")
     assert manifest.analysis.preset == "paper-code" and manifest.analysis.aggregation == "l2"
-    assert manifest.analysis.explained_with() == (IGSettings.paper(), Windowing(max_len=384, doc_stride=128))
+    assert manifest.analysis.explained_with() == (ExplainSettings.paper(), Windowing(max_len=384, doc_stride=128))
 
 
 def test_a_contrast_run_keeps_its_skipped_questions_and_its_selection():

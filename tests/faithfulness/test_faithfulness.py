@@ -11,7 +11,7 @@ import torch
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.methods import Case, make_method, word_scores
 from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.faithfulness.deletion import _variants, reanswer
 from rcqa.faithfulness.metrics import (
@@ -392,7 +392,7 @@ def test_the_searched_bounds_are_those_of_every_ordering_of_the_deletable_words(
 
 
 def test_igs_scores_from_the_layer_wise_explanation_are_those_the_method_computes(tiny_bert, monkeypatch):
-    example, settings = gallery_example("lighthouse-when"), IGSettings()
+    example, settings = gallery_example("lighthouse-when"), ExplainSettings()
     result = explain(tiny_bert, example, settings)
     embeddings = {"signed": result.layer_scores("sum")[0], "magnitude": result.layer_scores("l2_squared")[0]}
     protocol = Protocol(k=3, draws=2)

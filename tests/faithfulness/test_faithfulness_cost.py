@@ -4,18 +4,18 @@ import pytest
 
 from rcqa.attribution.cost import MULTIPLY_ADDS_PER_TOKEN_BLOCK, SPEED_ENV
 from rcqa.attribution.methods import COMPARED
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.compare import Protocol
 from rcqa.faithfulness.cost import comparison_seconds, deletion_variants, scoring_passes
 
 
 def test_scoring_counts_each_shared_pass_once_and_ig_by_its_expected_points():
-    adaptive = IGSettings(steps=8, tolerance=0.01)  # the adaptive rule's 8 steps grown 1.5 times: 12 points
+    adaptive = ExplainSettings(steps=8, tolerance=0.01)  # the adaptive rule's 8 steps grown 1.5 times: 12 points
     # recording forward 1/3 + the embeddings' gradient once (gradient, gradient × input) 1 + IG 12 + AttnLRP 1
     # + the attention maps once (tracing, rollout) 1/3 + random 0
     assert scoring_passes(adaptive, COMPARED) == pytest.approx(1 / 3 + 1 + 12 + 1 + 1 / 3)
     assert scoring_passes(adaptive, ["gradient", "gradient_x_input"]) == pytest.approx(1 / 3 + 1)
-    assert scoring_passes(IGSettings(steps=20, tolerance=None, rule="riemann_right"), ["integrated_gradients"]) == \
+    assert scoring_passes(ExplainSettings(steps=20, tolerance=None, rule="riemann_right"), ["integrated_gradients"]) == \
         pytest.approx(1 / 3 + 20)
 
 
@@ -27,7 +27,7 @@ def test_the_variants_are_every_rankings_curve_fractions_and_bins_and_the_naopc_
 
 def test_the_comparison_is_priced_at_the_servers_speed(tiny_bert, monkeypatch):
     monkeypatch.setenv(SPEED_ENV, "1e-9")
-    protocol, settings = Protocol(), IGSettings(steps=8, tolerance=0.01)
+    protocol, settings = Protocol(), ExplainSettings(steps=8, tolerance=0.01)
     passes = (1 / 3 + 1 + 12 + 1 + 1 / 3) + (14 * 26) / 3
     width, blocks = tiny_bert.config.hidden_size, tiny_bert.num_layers
     expected = passes * blocks * 100 * MULTIPLY_ADDS_PER_TOKEN_BLOCK * width ** 2 * 1e-9

@@ -9,7 +9,7 @@ import torch
 
 from rcqa.attribution.cost import MULTIPLY_ADDS_PER_TOKEN_BLOCK, SECONDS_PER_MULTIPLY_ADD, SPEED_ENV
 from rcqa.attribution.methods import METHODS, AttributionMethod
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.cli import main
 from rcqa.faithfulness.metrics import rank_correlation
 from rcqa.faithfulness.sanity import FAIL_AT, model_parts, randomise, sanity_checks, sanity_seconds, top_k_overlap
@@ -113,10 +113,10 @@ def test_the_cost_is_each_models_block_passes_by_hand(tiny_bert, monkeypatch):
     monkeypatch.delenv(SPEED_ENV, raising=False)
     # 11 models (trained, 2 × 5 parts) × (a recording forward 1/3 + the shared gradient pass 1) × 3 blocks
     work = 11 * (1 / 3 + 1) * 3 * 100 * MULTIPLY_ADDS_PER_TOKEN_BLOCK * 32 ** 2
-    assert sanity_seconds(tiny_bert, IGSettings(), ["gradient", "gradient_x_input"], 100) == pytest.approx(
+    assert sanity_seconds(tiny_bert, ExplainSettings(), ["gradient", "gradient_x_input"], 100) == pytest.approx(
         work * SECONDS_PER_MULTIPLY_ADD)
-    with_ig = sanity_seconds(tiny_bert, IGSettings(), ["integrated_gradients"], 100)
-    assert with_ig > sanity_seconds(tiny_bert, IGSettings(), ["gradient"], 100) * IGSettings().steps / 2
+    with_ig = sanity_seconds(tiny_bert, ExplainSettings(), ["integrated_gradients"], 100)
+    assert with_ig > sanity_seconds(tiny_bert, ExplainSettings(), ["gradient"], 100) * ExplainSettings().steps / 2
 
 
 def test_faithfulness_sanity_adds_its_section_to_the_json(tiny_model_dirs, tmp_path, capsys):
@@ -142,7 +142,7 @@ def test_the_api_checks_plain_strings_with_the_presets_settings(tiny_bert):
 
     example = gallery_example("comet-who")
     found = rcqa.sanity_checks(tiny_bert, example.passage, example.question, ["gradient"], k=3, seed=2)
-    direct = sanity_checks(tiny_bert, example, ["gradient"], IGSettings(), k=3, seed=2)
+    direct = sanity_checks(tiny_bert, example, ["gradient"], ExplainSettings(), k=3, seed=2)
     assert isinstance(found, rcqa.SanityCheck) and found.k == 3 and list(found.entries) == ["gradient:magnitude",
                                                                                           "random"]
     assert all(found.entries[name] == direct.entries[name] for name in direct.entries)

@@ -9,7 +9,7 @@ from rcqa.analysis.projection import GROUPS, token_groups
 from rcqa.analysis.roles import category_shares
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.types import Example
 from tests.helpers.app_harness import read_html
@@ -21,12 +21,12 @@ HOSTILE = Example(id="hostile", title="<i>title</i>", question="Who built the <b
 
 @pytest.fixture(scope="module")
 def result(tiny_bert):
-    return explain(tiny_bert, gallery_example("orchard-how-many"), IGSettings(steps=8))
+    return explain(tiny_bert, gallery_example("orchard-how-many"), ExplainSettings(steps=8))
 
 
 @pytest.fixture(scope="module")
 def hostile(tiny_bert):
-    return explain(tiny_bert, HOSTILE, IGSettings(steps=4, tolerance=None))
+    return explain(tiny_bert, HOSTILE, ExplainSettings(steps=4, tolerance=None))
 
 
 def test_the_heatmap_puts_passage_words_in_order_against_labelled_layers(result):
@@ -80,7 +80,7 @@ REORDERING = Example(id="bidi", title="Price list", question="What does the tick
 
 
 def test_no_view_lets_a_bidirectional_control_reorder_the_passage(tiny_bert):
-    reordering = explain(tiny_bert, REORDERING, IGSettings(steps=4, tolerance=None))
+    reordering = explain(tiny_bert, REORDERING, ExplainSettings(steps=4, tolerance=None))
     views = [figures.topk_passage(reordering, 0).html, figures.topk_grid(reordering).html,
              figures.answer_passage(REORDERING, reordering.answer),
              figures.answer_summary(REORDERING, reordering.answer), figures.example_heading(REORDERING, "m"),
@@ -118,7 +118,7 @@ def test_quantifier_ratio_only_for_how_many_questions(result, tiny_bert):
     chart = figures.quantifiers(result)
     assert chart is not None and len(chart.data) == len(result.layers)
     assert chart.figure.layout.yaxis.title.text == "Passage numbers in the top-k (%)"  # short: clear of the subtitle
-    who = explain(tiny_bert, gallery_example("comet-who"), IGSettings(steps=4, tolerance=None))
+    who = explain(tiny_bert, gallery_example("comet-who"), ExplainSettings(steps=4, tolerance=None))
     assert figures.quantifiers(who) is None
 
 
@@ -133,7 +133,7 @@ def test_one_word_across_layers_matches_the_heatmap_column(result):
 
 
 def test_completeness_per_layer_flags_layers_over_the_threshold(tiny_bert):
-    coarse = explain(tiny_bert, gallery_example("bakery-where"), IGSettings(steps=1, tolerance=None))
+    coarse = explain(tiny_bert, gallery_example("bakery-where"), ExplainSettings(steps=1, tolerance=None))
     chart = figures.completeness(coarse, threshold=0.05)
     bars, threshold_legend = chart.figure.data
     errors = np.array([c.relative_error for c in coarse.completeness])

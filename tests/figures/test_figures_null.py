@@ -2,7 +2,7 @@
 import dataclasses
 
 from rcqa.figures.answer import answer_summary, nbest_html, nbest_table
-from rcqa.types import Answer, Example, IGSettings, NoAnswer, Span
+from rcqa.types import Answer, Example, ExplainSettings, NoAnswer, Span
 
 EXAMPLE = Example(id="x", passage="The fair opened in <May>.", question="When did it close?", is_impossible=True)
 SPAN = Span("<May>", 19, 24, 5, 7, 0, 2.0, 1.5, 0.3)
@@ -98,7 +98,7 @@ def test_a_null_targets_heatmap_subtitle_says_what_decides_with_the_numbers():
 
     result = handmade([("When", "WRB")], [("in", "IN", [1, 1]), ("May", "NNP", [2, 3])], explained=(1, 1))
     result.targets[0] = dataclasses.replace(result.targets[0], name="answer_vs_null")
-    result.settings = IGSettings(baseline="pad", rule="gausslegendre")
+    result.settings = ExplainSettings(baseline="pad", rule="gausslegendre")
     for threshold, verdict in ((-1.79, "above the threshold -1.79, so the model abstains"),
                                (0.0, "not above the threshold +0.00, so the model answers")):
         result.answer = Answer(question="When", nbest=result.answer.nbest, n_windows=1,

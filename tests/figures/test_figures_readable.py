@@ -11,7 +11,7 @@ import pytest
 from rcqa import figures
 from rcqa.analysis.projection import GROUPS
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.figures.common import SUBTITLE_WIDTH, apply_layout
 from rcqa.gallery import gallery_example
 from tests.helpers.app_harness import read_html
@@ -19,7 +19,7 @@ from tests.helpers.app_harness import read_html
 
 @pytest.fixture(scope="module")
 def result(tiny_bert):
-    return explain(tiny_bert, gallery_example("orchard-how-many"), IGSettings(steps=8))
+    return explain(tiny_bert, gallery_example("orchard-how-many"), ExplainSettings(steps=8))
 
 
 def test_a_long_subtitle_wraps_into_lines_that_fit_and_the_margin_makes_room():

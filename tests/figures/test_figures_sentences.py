@@ -4,7 +4,7 @@ worked out on paper, and on the gallery's examples explained by the tiny model."
 import pytest
 
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.figures import knockout_reading, knockouts, role_readings, roles
 from rcqa.gallery import gallery_example
 from rcqa.lens.interventions import intervene
@@ -32,7 +32,7 @@ def test_the_roles_reading_counts_the_words_the_chart_stacks_as_supporting_and_q
 
 @pytest.fixture(scope="module")
 def explained(tiny_bert):
-    return {name: explain(tiny_bert, gallery_example(name), IGSettings(steps=4, tolerance=None))
+    return {name: explain(tiny_bert, gallery_example(name), ExplainSettings(steps=4, tolerance=None))
             for name in ("orchard-how-many", "lighthouse-who", "bridge-how-much")}
 
 

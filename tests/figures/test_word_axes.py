@@ -7,7 +7,7 @@ import pytest
 
 from rcqa.analysis.pair import compare
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.figures import heatmap
 from rcqa.figures.pair import pair_heatmaps
 from rcqa.figures.whole_input import needs_overview
@@ -18,7 +18,7 @@ from rcqa.text import written_words
 
 @pytest.fixture(scope="module")
 def orchard(tiny_bert):
-    return explain(tiny_bert, gallery_example("orchard-how-many"), IGSettings(steps=4))
+    return explain(tiny_bert, gallery_example("orchard-how-many"), ExplainSettings(steps=4))
 
 
 @pytest.fixture(scope="module")

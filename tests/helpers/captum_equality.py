@@ -4,7 +4,7 @@ import numpy as np
 import torch
 
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.targets import Target
 from rcqa.attribution.window import window_inputs
 from rcqa.qa import encode
@@ -32,7 +32,7 @@ def captum_aggregations(reference: torch.Tensor) -> dict[str, np.ndarray]:
 def assert_matches_captum(qa_model, example, baseline_kind, target_name, method, steps, windows="answer"):
     """explain (one window, or the whole passage when it is one window) against Captum's IG of the same target at
     the same span, at every layer, per token and token score."""
-    settings = IGSettings(targets=(target_name,), baseline=baseline_kind, rule=method, steps=steps, tolerance=None,
+    settings = ExplainSettings(targets=(target_name,), baseline=baseline_kind, rule=method, steps=steps, tolerance=None,
                           memory_budget_mb=1, windows=windows)  # a tiny budget: the path points run in chunks
     result = explain(qa_model, example, settings)
     assert result.answer.n_windows == 1  # one window, so the whole passage's tokens are the window's

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rcqa.types import AGGREGATIONS, Answer, Attribution, Example, ExplainedTarget, IGSettings, Span, Windowing, Word
+from rcqa.types import AGGREGATIONS, Answer, Attribution, Example, ExplainedTarget, ExplainSettings, Span, Windowing, Word
 
 # (text, Penn Treebank tag, scores per layer): a word of several pieces gives a list of per-piece scores
 HandWord = tuple[str, str, list]
@@ -64,4 +64,4 @@ def handmade(question: list[tuple[str, str]], passage: list[HandWord], explained
         words=words, layers=["embeddings"] + [f"block {i}" for i in range(layers - 1)],
         targets=[ExplainedTarget("span_log_prob", "", start_token, end_token, passage_text[start_char:end_char], 0)],
         scores=np.repeat(scores[None, None], len(AGGREGATIONS), axis=1).astype(np.float32),
-        completeness=[], settings=IGSettings(), windowing=Windowing(max_len=384, doc_stride=128))
+        completeness=[], settings=ExplainSettings(), windowing=Windowing(max_len=384, doc_stride=128))

@@ -6,7 +6,7 @@ import numpy as np
 
 from rcqa.lens.interventions import Interventions, KnockoutSettings, LayerKnockouts, Outcome
 from rcqa.lens.readout import AnswerLens, LayerReading
-from rcqa.types import Answer, AnswerSettings, Attribution, Example, Foil, GoldAnswer, IGSettings, Span, Windowing
+from rcqa.types import Answer, AnswerSettings, Attribution, Example, Foil, GoldAnswer, ExplainSettings, Span, Windowing
 from tests.helpers.handmade import handmade
 
 PASSAGE = "The tower was built by <b>Ellison</b> in 1872."
@@ -28,7 +28,7 @@ def contrast_result() -> Attribution:
     null = dataclasses.replace(explained, name="null", null_token=0, null_window=1)
     return dataclasses.replace(
         result, targets=[contrast, null], scores=np.concatenate([result.scores, 2 * result.scores]),
-        settings=IGSettings(targets=("null",), contrast="distractor-number", windows="all", steps=4, tolerance=None),
+        settings=ExplainSettings(targets=("null",), contrast="distractor-number", windows="all", steps=4, tolerance=None),
         windowing=Windowing(max_len=32, doc_stride=8, n_windows=3, windows_read=(0, 1)), seconds=1.5,
         hidden_states=np.arange(2 * len(result.tokens) * 4, dtype=np.float32).reshape(2, len(result.tokens), 4))
 

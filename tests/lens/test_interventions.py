@@ -9,7 +9,7 @@ import torch
 
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.cli import main
 from rcqa.gallery import gallery_example
 from rcqa.lens.interventions import intervene, intervention_row, random_words
@@ -18,7 +18,7 @@ from rcqa.qa import answer
 from tests.helpers.lens_reference import answer_probabilities, one_window
 from tests.helpers.reference import layer_module
 
-FAST = IGSettings(steps=4, tolerance=None)
+FAST = ExplainSettings(steps=4, tolerance=None)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import torch
 
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.window import window_inputs
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.stack import LayerStack
 from rcqa.figures import model_facts
 from rcqa.gallery import gallery_example
@@ -41,8 +41,8 @@ def test_every_family_explains(family_dir, name):
     example = gallery_example("canal-long")  # more than one window
     found = answer(qa_model, example.passage, example.question)
     assert found.best is not None and example.passage[found.best.start_char:found.best.end_char] == found.best.text
-    one = explain(qa_model, gallery_example("comet-who"), IGSettings())
-    whole = explain(qa_model, example, IGSettings(windows="all"))
+    one = explain(qa_model, gallery_example("comet-who"), ExplainSettings())
+    whole = explain(qa_model, example, ExplainSettings(windows="all"))
     layers = family.layers + 1
     worst = 0.0
     for result in (one, whole):
@@ -73,7 +73,7 @@ def test_an_encoder_the_decoder_hardly_reads_still_explains_within_the_tolerance
     still holds to 1 % at every layer (issue 40, item 9: in float32 F was 8.8 % off on BART, 1.1 % on mBART)."""
     family = BY_NAME[name]
     folder = build_family(dataclasses.replace(family, config={**family.config, "init_std": 0.02}), tmp_path)
-    result = explain(load_model(str(folder)), gallery_example("comet-who"), IGSettings())
+    result = explain(load_model(str(folder)), gallery_example("comet-who"), ExplainSettings())
     encoder = [c for c in result.completeness if c.layer <= family.layers - family.decoder]
     assert max(abs(c.delta) for c in encoder) < 1e-4  # the case in point: F hardly depends on the encoder
     assert max(c.relative_error for c in result.completeness) <= TOLERANCE
@@ -133,8 +133,8 @@ def test_a_decoder_only_model_refuses_no_answer_in_one_sentence(family_dir):
     qa_model = load_model(family_dir("Llama"))
     assert qa_model.null_token is None
     example = gallery_example("comet-who")
-    for run in (lambda: explain(qa_model, example, IGSettings(targets=("null",))),
-                lambda: explain(qa_model, example, IGSettings(contrast="null")),
+    for run in (lambda: explain(qa_model, example, ExplainSettings(targets=("null",))),
+                lambda: explain(qa_model, example, ExplainSettings(contrast="null")),
                 lambda: answer(qa_model, example.passage, example.question, allow_null=True)):
         with pytest.raises(InputError, match="^LlamaForQuestionAnswering has no \\[CLS\\]-style first token"):
             run()
@@ -169,7 +169,7 @@ def test_the_lens_probes_and_knock_outs_name_an_encoder_decoders_layers_by_its_a
     assert read_layers(qa_model, example).layers == ENCODER_DECODER_LABELS
     probes = train_probes(qa_model, list(GALLERY), ProbeSettings(examples=2, max_iterations=2))
     assert probes.report["layers"] == ENCODER_DECODER_LABELS and probes.weight.shape[0] == 5
-    result = explain(qa_model, example, IGSettings(steps=4, tolerance=None))
+    result = explain(qa_model, example, ExplainSettings(steps=4, tolerance=None))
     found = intervene(qa_model, result, k=1, draws=1)
     assert [layer["label"] for layer in found.to_dict()["layers"]] == ENCODER_DECODER_LABELS
 
@@ -185,7 +185,7 @@ def test_skipping_an_encoder_decoders_block_equals_the_model_without_it(family_d
 
     qa_model = load_model(family_dir("BART"))
     example = gallery_example("comet-who")
-    result = explain(qa_model, example, IGSettings(steps=4, tolerance=None))
+    result = explain(qa_model, example, ExplainSettings(steps=4, tolerance=None))
     found = intervene(qa_model, result, k=1, draws=1)
     inputs, offsets, passage_tokens = one_window(qa_model, example)
     best = result.answer.best

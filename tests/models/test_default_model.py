@@ -2,7 +2,7 @@
 import pytest
 
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.evaluate import score
 from rcqa.gallery import GALLERY, gallery_example
 from rcqa.model import load_model
@@ -54,6 +54,6 @@ def test_engine_equals_captum_on_the_default_model(default_model):
 def test_default_settings_are_complete_within_one_percent_at_every_layer(default_model, example):
     # an unanswerable question's abstention is explained too: the null targets share the forward pass
     targets = ("span_log_prob", "null", "answer_vs_null") if example.is_impossible else ("span_log_prob",)
-    result = explain(default_model, example, IGSettings(targets=targets, allow_null=example.is_impossible or None))
+    result = explain(default_model, example, ExplainSettings(targets=targets, allow_null=example.is_impossible or None))
     assert {c.target for c in result.completeness} == set(targets)
     assert max(c.relative_error for c in result.completeness) <= 0.01

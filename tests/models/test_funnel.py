@@ -9,7 +9,7 @@ from captum.attr import LayerIntegratedGradients
 from transformers import AutoModelForQuestionAnswering
 
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.window import window_inputs
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
@@ -18,7 +18,7 @@ from rcqa.types import AGGREGATIONS
 from tests.helpers.families import BY_NAME, build_family
 from tests.helpers.reference import max_relative_difference
 
-SETTINGS = IGSettings(baseline="pad", rule="gausslegendre", steps=16, tolerance=None)
+SETTINGS = ExplainSettings(baseline="pad", rule="gausslegendre", steps=16, tolerance=None)
 POOLED = 2  # layers: embeddings, encoder block 0, encoder block 1 (pooled), decoder block 0
 
 

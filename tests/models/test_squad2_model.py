@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.evaluate import score
 from rcqa.gallery import GALLERY
 from rcqa.data import load_examples
@@ -103,7 +103,7 @@ def test_it_answers_most_answerable_gallery_questions(squad2_model):
 @pytest.mark.parametrize("example", UNANSWERABLE, ids=lambda e: e.id)
 def test_its_abstentions_are_explained_completely_at_every_layer(squad2_model, example):
     targets = ("null", "answer_vs_null")
-    result = explain(squad2_model, example, IGSettings(targets=targets))
+    result = explain(squad2_model, example, ExplainSettings(targets=targets))
     assert result.answer.abstained == (example.id not in TRAPPED)
     assert {c.target for c in result.completeness} == set(targets)
     assert max(c.relative_error for c in result.completeness) <= 0.01

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rcqa.types import AGGREGATIONS, Attribution, Foil, IGSettings, Windowing, load_result
+from rcqa.types import AGGREGATIONS, Attribution, Foil, ExplainSettings, Windowing, load_result
 
 DATA = Path(__file__).parents[1] / "data" / "results_main"
 
@@ -33,7 +33,7 @@ def test_an_old_contrast_json_loads_with_typed_targets_and_settings(contrast_fil
     assert (contrast.foil_start_token, contrast.foil_end_token, contrast.foil_score) == (
         written["foil_start_token"], written["foil_end_token"], written["foil_score"])
     assert logits.foil is None and logits.null_token is None and logits.name == "span_logits"
-    assert result.settings == IGSettings(targets=("span_logits",), contrast="runner-up", tolerance=None, steps=4)
+    assert result.settings == ExplainSettings(targets=("span_logits",), contrast="runner-up", tolerance=None, steps=4)
     assert result.windowing == Windowing(max_len=raw["settings"]["max_len"], doc_stride=raw["settings"]["doc_stride"])
     assert not result.whole_passage
     # every JSON once held the layer outputs (save leaves them out now unless asked): they still load

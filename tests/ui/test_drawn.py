@@ -9,7 +9,7 @@ import pytest
 
 from rcqa import figures
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.figures import whole_input
 from rcqa.figures.stored import FigureJSON, figure_json, stored
 from rcqa.gallery import gallery_example
@@ -19,7 +19,7 @@ from rcqa.ui import drawn
 @pytest.fixture(scope="module")
 def apart(tiny_bert):
     """A result with the start and end logits apart, so the heatmap tab draws all it can."""
-    settings = IGSettings(steps=4, tolerance=None, targets=("span_logits", "start_logit", "end_logit"))
+    settings = ExplainSettings(steps=4, tolerance=None, targets=("span_logits", "start_logit", "end_logit"))
     return explain(tiny_bert, gallery_example("comet-who"), settings)
 
 

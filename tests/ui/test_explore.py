@@ -1,32 +1,33 @@
 """What the Explore page works out before it lays it out (rcqa.ui.explore): the span and foil choices it offers as
 strings for the specs the View holds, and the sentence saying what an explanation explains."""
-from rcqa.attribution.settings import FoilSpec, IGSettings, SpanSpec
+from rcqa.attribution.settings import FoilSpec, ExplainSettings, SpanSpec
 from rcqa.types import Answer
 from rcqa.ui.explore import explained, foil_choices, search_summary, span_choices, typed_foil
 from rcqa.ui.view import View
+from tests.helpers.views import view_with
 
 NAMED = [None, "runner-up", "gold", "null", "distractor-number"]
 
 
 def test_the_views_own_span_and_foil_are_offered_beside_the_named_ones_in_their_string_forms():
     assert span_choices(View()) == ["predicted", "gold"]
-    assert span_choices(View(span=SpanSpec("nbest", 3))) == ["predicted", "gold", "nbest:3"]
+    assert span_choices(view_with(span=SpanSpec("nbest", 3))) == ["predicted", "gold", "nbest:3"]
     assert foil_choices(View()) == NAMED
-    assert foil_choices(View(contrast=FoilSpec("gold"))) == NAMED
-    assert foil_choices(View(contrast=FoilSpec("text", text="a: b"))) == [*NAMED, "text:a: b"]
+    assert foil_choices(view_with(contrast=FoilSpec("gold"))) == NAMED
+    assert foil_choices(view_with(contrast=FoilSpec("text", text="a: b"))) == [*NAMED, "text:a: b"]
 
 
 def test_only_a_typed_foil_fills_the_text_box():
-    assert typed_foil(View(contrast=FoilSpec("text", text="3,750"))) == "3,750"
-    assert typed_foil(View(contrast=FoilSpec("nbest", rank=2))) == typed_foil(View()) == ""
+    assert typed_foil(view_with(contrast=FoilSpec("text", text="3,750"))) == "3,750"
+    assert typed_foil(view_with(contrast=FoilSpec("nbest", rank=2))) == typed_foil(View()) == ""
 
 
 def test_what_is_explained_is_said_in_words():
     answered = Answer(question="Who?", nbest=(), n_windows=3)  # no "no answer" decoded: it answered
-    assert explained(IGSettings(), answered) == "the answer"
-    assert explained(IGSettings(contrast="nbest:1", windows="all"), answered) == \
+    assert explained(ExplainSettings(), answered) == "the answer"
+    assert explained(ExplainSettings(contrast="nbest:1", windows="all"), answered) == \
         "why the answer and not the n-best span \\#2 over all 3 windows of the passage"  # markdown's # escaped
-    assert explained(IGSettings(targets=("span_log_prob", "start_logit", "end_logit")), answered) == \
+    assert explained(ExplainSettings(targets=("span_log_prob", "start_logit", "end_logit")), answered) == \
         "the answer, and its start and end logits apart"
 
 

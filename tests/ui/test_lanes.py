@@ -12,7 +12,7 @@ import pytest
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.memory import checkpoint
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.ui import worker
 from rcqa.ui.capacity import SHORT_JOB_ENV, SHORT_JOB_SECONDS, SHORT_WORKERS_ENV, short_job_seconds, short_workers
@@ -259,8 +259,8 @@ def test_real_explanations_the_short_inside_the_long_each_equal_to_the_same_expl
     # the long job's chunks one path point each, as a larger model's are in the memory budget: its checkpoints are
     # a fraction of the short job apart, as they are for the default model's whole passage and one window
     long_example = gallery_example("canal-long")
-    long_settings = IGSettings(windows="all", steps=16, tolerance=None, memory_budget_mb=1)
-    short_example, short_settings = gallery_example("lighthouse-when"), IGSettings(steps=32, tolerance=None)
+    long_settings = ExplainSettings(windows="all", steps=16, tolerance=None, memory_budget_mb=1)
+    short_example, short_settings = gallery_example("lighthouse-when"), ExplainSettings(steps=32, tolerance=None)
     queue, cache = lanes(time_limit=math.inf), ResultCache(tmp_path)
     long = submitted(queue, processes, tiny_bert, "long", LONG, worker.explanation, long_example, long_settings,
                      cache, None)

@@ -44,7 +44,7 @@ def whole_passage_figures(tiny_model, copies: int) -> dict[str, tuple[int, int, 
     import plotly.io
 
     from rcqa.attribution.explanation import explain
-    from rcqa.attribution.settings import IGSettings
+    from rcqa.attribution.settings import ExplainSettings
     from rcqa.figures.common import escape_label
     from rcqa.figures.whole_input import start_end
     from rcqa.figures.words import heatmap
@@ -53,7 +53,7 @@ def whole_passage_figures(tiny_model, copies: int) -> dict[str, tuple[int, int, 
 
     canal = gallery_example("canal-long")
     example = Example(id="long", question=canal.question, passage=" ".join([canal.passage] * copies) + f" {MARK}.")
-    result = explain(tiny_model, example, IGSettings(targets=("start_logit", "end_logit"), rule="riemann_right",
+    result = explain(tiny_model, example, ExplainSettings(targets=("start_logit", "end_logit"), rule="riemann_right",
                                                      steps=1, tolerance=None, windows="all"))
     figures = {"heatmap": heatmap(result, include_question=True, include_special=True),
                "start and end": start_end(result, with_sum=False)}

@@ -9,13 +9,14 @@ import pytest
 import rcqa
 from rcqa import figures
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.settings import FoilSpec
+from rcqa.attribution.settings import PRESETS, FoilSpec
 from rcqa.figures.whole_input import start_end, start_end_completeness, start_end_reading
 from rcqa.gallery import gallery_example
 from rcqa.types import AGGREGATIONS
 from rcqa.ui import worker
-from rcqa.ui.ends import refusal
-from rcqa.ui.view import PRESET_VIEWS, View, from_query, to_query, view_fields
+from rcqa.ui.ends import explained_targets, refusal
+from rcqa.ui.view import View, from_query, to_query, view_fields
+from tests.helpers.views import view_with
 
 FIXED = {"steps": 4, "tolerance": None}  # one fixed rule: the same path points whatever the targets
 
@@ -32,24 +33,24 @@ def comet():
 
 def apart_job(tiny, comet, tmp_path, target: str, **settings):
     """The dashboard's explanation for a view with start and end apart: its settings, through the worker's job."""
-    chosen = dataclasses.replace(View(target=target, ends="apart").settings(), **settings)
+    chosen = dataclasses.replace(view_with(target=target, ends="apart").settings(), **settings)
     result, _, _ = worker.explanation(tiny, comet, chosen, ResultCache(tmp_path), None, report=lambda _: None)
     return result
 
 
 def test_apart_adds_the_start_and_end_logits_after_the_chosen_target_where_it_is_offered():
     assert View().settings().targets == ("span_log_prob",)  # joined: as before
-    assert View(ends="apart").settings().targets == ("span_log_prob", "start_logit", "end_logit")
-    assert View(target="start_logit", ends="apart").settings().targets == ("start_logit", "end_logit")
-    for refused in (View(target="answer_vs_null", ends="apart"), View(target="null", ends="apart"),
-                    View(contrast=FoilSpec("runner-up"), ends="apart")):
+    assert view_with(ends="apart").settings().targets == ("span_log_prob", "start_logit", "end_logit")
+    assert view_with(target="start_logit", ends="apart").settings().targets == ("start_logit", "end_logit")
+    for refused in (view_with(target="answer_vs_null", ends="apart"), view_with(target="null", ends="apart"),
+                    view_with(contrast=FoilSpec("runner-up"), ends="apart")):
         assert refused.settings().targets == (refused.target,)  # a contrast adds its own target, first, in the engine
         assert refusal(refused.target, refused.contrast).count(".") == 1  # one sentence says why
     assert refusal("span_log_prob", None) is None
 
 
 def test_apart_travels_in_a_link_and_an_unknown_value_is_refused_in_one_sentence():
-    sent = View(example_id="comet-who", ends="apart", steps=5)
+    sent = view_with(example_id="comet-who", ends="apart", steps=5)
     query = to_query(sent)
     assert query["ends"] == "apart"
     received, problems = from_query(query)
@@ -62,10 +63,15 @@ def test_apart_travels_in_a_link_and_an_unknown_value_is_refused_in_one_sentence
 
 def test_a_view_gives_apart_settings_back_and_a_preset_leaves_the_setting_alone():
     for targets in (("span_log_prob", "start_logit", "end_logit"), ("start_logit", "end_logit")):
-        settings = rcqa.IGSettings(targets=targets)
+        settings = rcqa.ExplainSettings(targets=targets)
         assert view_fields(settings)["ends"] == "apart"
         assert View(**view_fields(settings)).settings() == settings
-    assert all("ends" not in fields for fields in PRESET_VIEWS.values())
+    for name, preset in PRESETS.items():  # a preset sets its settings and token score, not the ends or the windows
+        chosen = view_with(ends="apart", windows="all", baseline="mask", aggregation="sum")
+        chosen.apply(preset)
+        assert (chosen.ends, chosen.windows, chosen.aggregation) == ("apart", "all", preset.aggregation), name
+        expected = explained_targets(preset.settings.targets[0], "apart", None)
+        assert chosen.settings() == dataclasses.replace(preset.settings, targets=expected, windows="all"), name
 
 
 def test_the_start_target_in_the_apart_job_is_the_start_logit_explained_alone(tiny, comet, tmp_path):

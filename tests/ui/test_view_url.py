@@ -2,7 +2,7 @@
 to the settings, and their string forms come back out of the link unchanged."""
 import pytest
 
-from rcqa.attribution.settings import FoilSpec, IGSettings, SpanSpec
+from rcqa.attribution.settings import FoilSpec, ExplainSettings, SpanSpec
 from rcqa.ui.view import View, from_query, to_query, view_fields
 
 LINKS = [{"span": "nbest:3", "contrast": "text:a: b"}, {"span": "gold", "contrast": "text:Zürich"},
@@ -33,15 +33,15 @@ def test_a_links_span_and_foil_are_parsed_exactly_once(link, monkeypatch):
     view, _ = from_query(link)
     settings = view.settings()
     assert sorted(parsed) == sorted(link.values())  # each of the link's strings once: read, then handed on
-    assert (settings.span, settings.contrast) == (link.get("span", "predicted"), link["contrast"])
+    assert (str(settings.span), str(settings.contrast)) == (link.get("span", "predicted"), link["contrast"])
 
 
 def test_settings_made_from_specs_are_the_settings_made_from_their_strings():
-    from_specs = IGSettings(span=SpanSpec("nbest", 4), contrast=FoilSpec("text", text="3,750"))
-    from_strings = IGSettings(span="nbest:4", contrast="text:3,750")
+    from_specs = ExplainSettings(span=SpanSpec("nbest", 4), contrast=FoilSpec("text", text="3,750"))
+    from_strings = ExplainSettings(span="nbest:4", contrast="text:3,750")
     assert from_specs == from_strings and hash(from_specs) == hash(from_strings)
     assert from_specs.to_dict() == from_strings.to_dict() and from_specs.to_dict()["span"] == "nbest:4"
-    assert (from_specs.span_spec, from_specs.foil) == (SpanSpec("nbest", 4), FoilSpec("text", text="3,750"))
+    assert (from_specs.span, from_specs.contrast) == (SpanSpec("nbest", 4), FoilSpec("text", text="3,750"))
 
 
 def test_a_view_holds_the_specs_and_its_settings_read_back_into_the_same_view():

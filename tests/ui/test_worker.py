@@ -14,7 +14,7 @@ import torch
 
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.explanation import explain
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
@@ -133,7 +133,7 @@ def test_a_model_changed_since_the_server_loaded_it_is_refused(processes, tiny_b
 
 
 def test_an_explanation_from_a_worker_equals_the_one_computed_here(processes, tiny_bert, tmp_path):
-    example, settings = gallery_example("lighthouse-when"), IGSettings(steps=8, tolerance=None)
+    example, settings = gallery_example("lighthouse-when"), ExplainSettings(steps=8, tolerance=None)
     layers = []
     view = HeatmapView("l2", include_question=False, special_tokens=None)
     result, hit, charts = processes.run(
@@ -151,7 +151,7 @@ def test_an_explanation_from_a_worker_equals_the_one_computed_here(processes, ti
 
 def test_a_comparison_from_a_worker_equals_the_one_computed_here(processes, tiny_bert):
     example, protocol = gallery_example("lighthouse-when"), Protocol(k=3, draws=2)
-    settings = IGSettings(steps=8, tolerance=None)
+    settings = ExplainSettings(steps=8, tolerance=None)
     theirs = processes.run(task(tiny_bert, worker.comparison, example, settings, protocol), lambda _: None)
     ours = compare(tiny_bert, example, protocol=protocol, settings=settings)
     for name, result in ours.methods.items():
@@ -315,7 +315,7 @@ def test_a_real_explanation_stops_at_its_next_layer_and_keeps_nothing_in_the_cac
         layers.append(layer)
         stop.set()
 
-    example, settings = gallery_example("canal-long"), IGSettings(windows="all", steps=8, tolerance=None)
+    example, settings = gallery_example("canal-long"), ExplainSettings(windows="all", steps=8, tolerance=None)
     cache = ResultCache(tmp_path)
     with pytest.raises(Stopped):
         processes.run(task(tiny_bert, worker.explanation, example, settings, cache, None), first_layer_then_stop,

@@ -8,7 +8,7 @@ from rcqa.attribution.lrp import explain_layers
 from rcqa.attribution.targets import ENTERING
 from rcqa.model import QAModel
 from rcqa.types import Example
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 
 
 class AttnLRP(LayerwiseMethod):
@@ -28,15 +28,15 @@ class AttnLRP(LayerwiseMethod):
     def target_note(self, target: str) -> str:
         return f" (AttnLRP's rules receive {ENTERING[target]})" if target in ENTERING else ""
 
-    def settings_text(self, settings: IGSettings) -> str:
+    def settings_text(self, settings: ExplainSettings) -> str:
         return "AttnLRP (one pass)"  # no baseline, no path
 
-    def path_points(self, settings: IGSettings, blocks: int) -> float:
+    def path_points(self, settings: ExplainSettings, blocks: int) -> float:
         # one forward and one backward through every block, as one path point of the embeddings' layer is: L block
         # passes, over the L (L + 1) / 2 that a path point at every layer runs
         return 2 / (blocks + 1)
 
-    def explain_layers(self, qa_model: QAModel, example: Example, settings: IGSettings,
+    def explain_layers(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
                        explained: ExplainedTargets, on_layer: OnLayer | None) -> ExplainedLayers:
         layers, hidden_states = explain_layers(qa_model, explained.window.inputs, explained.targets)
         return ExplainedLayers(Tokens.of_window(example, explained), streamed(layers, on_layer), hidden_states, None)

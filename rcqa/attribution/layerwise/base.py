@@ -17,7 +17,7 @@ from rcqa.attribution.targets import Target
 from rcqa.attribution.window import ExplainedWindow, token_words
 from rcqa.model import QAModel
 from rcqa.types import Example, Foil, Word
-from rcqa.types.settings import WINDOWS, IGSettings
+from rcqa.types.settings import WINDOWS, ExplainSettings
 
 OnLayer = Callable[[LayerResult | WindowProgress], None]
 
@@ -80,7 +80,7 @@ class LayerwiseMethod(ABC):
     colour: ClassVar[str]  # as the figures draw it
     description: ClassVar[str]  # one sentence for the CLI's help
     caption: ClassVar[str]  # the line under Explore's title: the method the explanations below are made with
-    windows: ClassVar[tuple[str, ...]] = tuple(WINDOWS)  # the windows it explains (IGSettings.windows)
+    windows: ClassVar[tuple[str, ...]] = tuple(WINDOWS)  # the windows it explains (ExplainSettings.windows)
     default_targets: ClassVar[tuple[str, ...] | None] = None  # explained where none is asked for (None: a preset's)
 
     def __init_subclass__(cls, **kwargs):
@@ -88,7 +88,7 @@ class LayerwiseMethod(ABC):
         if "name" in cls.__dict__:  # a method, not an intermediate base
             LAYERWISE_METHODS[cls.name] = cls()
 
-    def check(self, settings: IGSettings) -> None:
+    def check(self, settings: ExplainSettings) -> None:
         """ValueError, in one sentence, for settings this method cannot explain with."""
         if settings.windows not in self.windows:
             raise ValueError(f"{self.label} explains {' or '.join(WINDOWS[w] for w in self.windows)} only; use "
@@ -98,22 +98,22 @@ class LayerwiseMethod(ABC):
         """What the Target choice adds to a target's name under this method ("" where its name says it all)."""
         return ""
 
-    def settings_text(self, settings: IGSettings) -> str:
+    def settings_text(self, settings: ExplainSettings) -> str:
         """The settings the numbers depend on beside the target, as a figure's settings line writes them."""
         return f"baseline: {settings.baseline} · {settings.rule} rule"
 
     @abstractmethod
-    def path_points(self, settings: IGSettings, blocks: int) -> float:
+    def path_points(self, settings: ExplainSettings, blocks: int) -> float:
         """What an explanation costs a layer, in layer-wise IG's path points (each a forward and a backward through
         the blocks above the layer: rcqa.attribution.cost), for a model of `blocks` blocks."""
 
-    def worst_case(self, settings: IGSettings) -> IGSettings:
+    def worst_case(self, settings: ExplainSettings) -> ExplainSettings:
         """Settings that cost what these cost at most (rcqa.attribution.cost.worst_case); a method that spends a
         fixed amount costs what it is expected to."""
         return settings
 
     @abstractmethod
-    def explain_layers(self, qa_model: QAModel, example: Example, settings: IGSettings,
+    def explain_layers(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
                        explained: ExplainedTargets, on_layer: OnLayer | None) -> ExplainedLayers:
         """Every layer of the explained targets; on_layer hears each as it is done."""
 
@@ -125,7 +125,7 @@ def layerwise_method(name: str) -> LayerwiseMethod:
     return LAYERWISE_METHODS[name]
 
 
-def method_of(settings: IGSettings) -> LayerwiseMethod:
+def method_of(settings: ExplainSettings) -> LayerwiseMethod:
     """The method the settings name, having checked that it can explain with them (ValueError otherwise): the one
     place a method's limits are decided, asked by resolve and again by explain for settings built by hand."""
     method = layerwise_method(settings.method)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rcqa.attribution.layerwise.integrated_gradients import IntegratedGradients
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 
 
 class GradientTimesActivation(IntegratedGradients):
@@ -20,8 +20,8 @@ class GradientTimesActivation(IntegratedGradients):
                "gradient there (Shrikumar et al., 2016; Captum's LayerGradientXActivation), read as in Ramnath et al. "
                "(EMNLP 2020).")
 
-    def path(self, settings: IGSettings) -> IGSettings:
+    def path(self, settings: ExplainSettings) -> ExplainSettings:
         return replace(settings, baseline="zero", rule="riemann_right", steps=1, tolerance=None)
 
-    def settings_text(self, settings: IGSettings) -> str:
+    def settings_text(self, settings: ExplainSettings) -> str:
         return "gradient × activation (no baseline, no path)"

@@ -17,13 +17,13 @@ from rcqa.attribution.passage import PassageScope
 from rcqa.attribution.quadrature import adaptive
 from rcqa.model import QAModel
 from rcqa.types import Example
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 
 ADAPTIVE_GROWTH = 1.5  # the adaptive rule's points per layer, over its starting `steps` (module docstring)
 ADAPTIVE_POINTS = 12  # the adaptive rule's points per layer, at least, whatever its start (module docstring)
 
 
-def expected_points(settings: IGSettings) -> float:
+def expected_points(settings: ExplainSettings) -> float:
     """Path points a layer the settings are expected to spend: a fixed rule's steps, or the adaptive rule's
     starting steps grown as measured (ADAPTIVE_GROWTH, at least ADAPTIVE_POINTS), never past max_steps."""
     if settings.tolerance is not None and adaptive(settings.rule):
@@ -31,7 +31,7 @@ def expected_points(settings: IGSettings) -> float:
     return settings.steps
 
 
-def worst_case(settings: IGSettings) -> IGSettings:
+def worst_case(settings: ExplainSettings) -> ExplainSettings:
     """Settings that cost what these cost at most: the adaptive rule refines until its tolerance is met or max_steps
     gradients are spent (rcqa.attribution.path), so at most it is the fixed rule at max_steps points a layer. Any
     price of IG's path (an explanation's, a comparison's) priced on worst_case(settings) is its worst case."""
@@ -48,17 +48,17 @@ class IntegratedGradients(LayerwiseMethod):
     caption = ("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting BERT "
                "for Reading Comprehension Based QA” (EMNLP 2020).")
 
-    def path_points(self, settings: IGSettings, blocks: int) -> float:
+    def path_points(self, settings: ExplainSettings, blocks: int) -> float:
         return expected_points(self.path(settings))
 
-    def worst_case(self, settings: IGSettings) -> IGSettings:
+    def worst_case(self, settings: ExplainSettings) -> ExplainSettings:
         return worst_case(self.path(settings))
 
-    def path(self, settings: IGSettings) -> IGSettings:
+    def path(self, settings: ExplainSettings) -> ExplainSettings:
         """The settings the engine integrates the path with: the settings as chosen."""
         return settings
 
-    def explain_layers(self, qa_model: QAModel, example: Example, settings: IGSettings,
+    def explain_layers(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
                        explained: ExplainedTargets, on_layer: OnLayer | None) -> ExplainedLayers:
         path = self.path(settings)
         scope: Scope

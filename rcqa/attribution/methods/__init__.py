@@ -3,7 +3,7 @@ scores the tokens of the same explained input for the same target, so that their
 (rcqa.faithfulness)."""
 from __future__ import annotations
 
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 from rcqa.attribution.methods.base import (
     RANKINGS,
     AttributionMethod,
@@ -25,7 +25,7 @@ METHODS: dict[str, type[AttributionMethod]] = {method.name: method for method in
 COMPARED = tuple(name for name in METHODS if name != RandomBaseline.name)  # the methods random is compared with
 
 
-def make_method(name: str, settings: IGSettings | None = None, seed: int = 0) -> AttributionMethod:
+def make_method(name: str, settings: ExplainSettings | None = None, seed: int = 0) -> AttributionMethod:
     """The method called name; IG takes the engine's settings, random its seed."""
     if name not in METHODS:
         raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}")

@@ -18,6 +18,7 @@ from rcqa.attribution.window import ExplainedWindow, explained_window
 from rcqa.attribution.methods.attention import attention_maps
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
+from rcqa.types.settings import SpanSpec
 from rcqa.model import QAModel
 from rcqa.types import Example, Word
 
@@ -36,9 +37,9 @@ class Case:
 
     @classmethod
     def of(cls, qa_model: QAModel, example: Example, target: str = "span_log_prob",
-           span: str = "predicted", allow_null: bool | None = None) -> Case:
+           span: SpanSpec | str = "predicted", allow_null: bool | None = None) -> Case:
         """Answer the example (allow_null as in rcqa.qa.answer) and take the window of the span to explain
-        ('predicted', 'gold' or 'nbest:K')."""
+        (a SpanSpec, or its string form 'predicted', 'gold' or 'nbest:K')."""
         return cls(qa_model, example, explained_window(qa_model, example, span, allow_null), target)
 
     @property

@@ -9,7 +9,7 @@ from rcqa.attribution.engine import WindowScope, iter_layers
 from rcqa.attribution.layerwise import IntegratedGradients as LayerwiseIG
 from rcqa.attribution.layerwise.integrated_gradients import expected_points
 from rcqa.attribution.methods.base import AttributionMethod, Case
-from rcqa.types.settings import IGSettings
+from rcqa.types.settings import ExplainSettings
 from rcqa.types import AGGREGATIONS, Aggregation
 
 
@@ -24,8 +24,8 @@ class IntegratedGradients(AttributionMethod):
     description = ("Integrated Gradients at the embeddings' output with rcqa's engine (its baseline and rule, "
                    "checked for completeness), over the hidden dims")
 
-    def __init__(self, settings: IGSettings | None = None):
-        self.settings = settings or IGSettings()
+    def __init__(self, settings: ExplainSettings | None = None):
+        self.settings = settings or ExplainSettings()
 
     def block_passes(self) -> float:
         return expected_points(self.settings)  # its path points, each a pass through the blocks above the embeddings

@@ -1,5 +1,5 @@
 """How the pages name the View's choices: methods, rules, spans, foils and what a side-by-side view compares with
-(a span's or foil's string form, as the widgets offer it)."""
+(a span or foil as its spec or the string form the widgets offer)."""
 from __future__ import annotations
 
 from rcqa.attribution.layerwise import LAYERWISE_METHODS, layerwise_method
@@ -7,6 +7,7 @@ from rcqa.attribution.targets import TARGETS
 from rcqa.catalog import shown_name
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.text import without_bidi_controls
+from rcqa.attribution.settings import FoilSpec, SpanSpec
 from rcqa.ui.view.state import NAMED_FOILS, SPANS, VersusSpec
 
 METHOD_NAMES = {name: method.label for name, method in LAYERWISE_METHODS.items()}  # the registry's, as offered
@@ -22,24 +23,28 @@ def target_label(name: str, method: str) -> str:
     return f"{name}: {TARGETS[name]}{layerwise_method(method).target_note(name)}"
 
 
-def foil_label(foil: str | None) -> str:
-    if foil in NAMED_FOILS:
-        return NAMED_FOILS[foil]
-    assert foil is not None  # None is one of NAMED_FOILS
-    if foil.startswith("nbest:"):
-        return f"the n-best span #{int(foil.split(':')[1]) + 1}"
-    return f"the text “{without_bidi_controls(foil.removeprefix('text:'))}”"  # a link's text, shown in a choice
+def foil_label(foil: FoilSpec | str | None) -> str:
+    """A foil in words, from its spec or the string form a choice offers."""
+    if foil is None:
+        return NAMED_FOILS[None]
+    spec = FoilSpec.parse(foil)
+    if spec.kind == "nbest":
+        assert spec.rank is not None  # an nbest foil's rank
+        return f"the n-best span #{spec.rank + 1}"
+    if spec.kind == "text":
+        return f"the text “{without_bidi_controls(spec.text or '')}”"  # a link's text, shown in a choice
+    return NAMED_FOILS[spec.kind]
 
 
-def span_label(span: str) -> str:
-    if span in SPANS:
-        return SPANS[span]
-    return f"the n-best span #{int(span.split(':')[1]) + 1}"
+def span_label(span: SpanSpec | str) -> str:
+    """A span in words, from its spec or the string form a choice offers."""
+    spec = SpanSpec.parse(span)
+    return f"the n-best span #{spec.rank + 1}" if spec.kind == "nbest" else SPANS[spec.kind]
 
 
 def versus_label(versus: VersusSpec) -> str:
     if versus.model is not None:
         return f"the model {without_bidi_controls(shown_name(versus.model))}"
     if versus.foil is not None:
-        return f"the contrast with {foil_label(versus.foil.to_string())}"
+        return f"the contrast with {foil_label(versus.foil)}"
     return "the gold span"

@@ -8,12 +8,11 @@ from typing import Any
 
 import streamlit as st
 
-from rcqa.attribution.quadrature import PAPER_STEPS
-from rcqa.attribution.settings import FoilSpec, SpanSpec
+from rcqa.attribution.settings import PRESETS, FoilSpec, SpanSpec
 from rcqa.spans import N_BEST
 from rcqa.types import Answer
 from rcqa.ui.errors import callback, log_failure, plain
-from rcqa.ui.view.state import ABSTENTION_TARGET, DEFAULT_SETTINGS, PRESET_VIEWS, View, default_target
+from rcqa.ui.view.state import ABSTENTION_TARGET, DEFAULT_SETTINGS, View, default_target
 from rcqa.ui.view.url import from_query, to_query
 
 _VIEW, _URL_PROBLEMS = "rcqa.view", "rcqa.url_problems"
@@ -87,8 +86,8 @@ def bind(widget: Callable[..., Any], name: str, label: str, then: Callable[[View
 def apply_preset(name: str) -> None:
     """A preset's settings; its target is pinned (in the link too) unless it is the default one, which leaves an
     abstention to be explained by answer_vs_null."""
-    update(**PRESET_VIEWS[name])
-    st.session_state[_TARGET_CHOSEN] = PRESET_VIEWS[name]["target"] != DEFAULT_SETTINGS.targets[0]
+    view().apply(PRESETS[name])
+    st.session_state[_TARGET_CHOSEN] = PRESETS[name].settings.targets[0] != DEFAULT_SETTINGS.targets[0]
 
 
 def target_chosen(current: View | None = None) -> None:
@@ -150,12 +149,6 @@ def fit_windows(answer: Answer) -> None:
 def foil_typed(text: str) -> None:
     """A foil typed as text: the contrast with that text (nothing typed: no contrast)."""
     update(contrast=FoilSpec("text", text=text) if text.strip() else None)
-
-
-def steps_of_rule(current: View) -> None:
-    """After the rule changed: show the 20 points the paper's fixed rule always takes."""
-    if current.rule == "paper_trapezoid":
-        current.steps = PAPER_STEPS
 
 
 def fit_layers(count: int) -> None:

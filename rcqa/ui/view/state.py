@@ -1,14 +1,15 @@
-"""The View: everything that decides what the pages show, the values each of its fields may take, the IG settings
-it stands for (span and foil held parsed, as SpanSpec and FoilSpec) and the views the presets set."""
+"""The View: everything that decides what the pages show, the values each of its fields may take, and the
+explanation settings it holds (ExplainSettings itself, so a link, a run's record and the API carry the same
+settings without loss)."""
 from __future__ import annotations
 
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from rcqa.attribution.layerwise import layerwise_method
-from rcqa.attribution.settings import PRESETS, FoilSpec, IGSettings, SpanSpec, resolve
+from rcqa.attribution.layerwise import layerwise_method, method_of
+from rcqa.attribution.settings import PRESETS, ExplainSettings, FoilSpec, Preset, SpanSpec, resolve
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
 from rcqa.model import DEFAULT_MODEL
@@ -34,7 +35,7 @@ def default_model() -> str:
     return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
 
 
-DEFAULT_SETTINGS = resolve("default")  # a new view's IG settings: the default preset's, typed in one place
+DEFAULT_SETTINGS = resolve("default")  # a new view's explanation settings: the default preset's, typed in one place
 
 
 def method_windows(method: str) -> tuple[str, ...]:
@@ -80,14 +81,33 @@ class VersusSpec:
 
     __str__ = to_string
 
-    def settings(self, settings: IGSettings) -> IGSettings:
+    def settings(self, settings: ExplainSettings) -> ExplainSettings:
         """The second explanation's settings: the gold span, or the contrast with another foil; another model
         keeps them."""
         if self.kind == "gold":
-            return dataclasses.replace(settings, span="gold")
+            return dataclasses.replace(settings, span=SpanSpec("gold"))
         if self.foil is not None:
-            return dataclasses.replace(settings, contrast=self.foil.to_string())
+            return dataclasses.replace(settings, contrast=self.foil)
         return settings
+
+
+T = TypeVar("T")
+
+
+class Setting(Generic[T]):
+    """A View attribute that is one field of the settings it holds (View.explain): read from them, and a change
+    replaces them (ValueError, from ExplainSettings, for a value they refuse), so widgets and links reach the
+    settings by the field's name."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, view: View, owner: type | None = None) -> T:
+        return getattr(view.explain, self.name)
+
+    def __set__(self, view: View, value: T) -> None:
+        changed: dict[str, Any] = {self.name: value}
+        view.explain = dataclasses.replace(view.explain, **changed)
 
 
 @dataclass
@@ -99,12 +119,8 @@ class View:
     example_id: str = GALLERY[0].id  # a gallery id, or an id in the uploaded file
     passage: str = ""  # a pasted passage
     question: str = GALLERY[0].question
-    target: str = DEFAULT_SETTINGS.targets[0]
-    span: SpanSpec = DEFAULT_SETTINGS.span_spec
-    baseline: str = DEFAULT_SETTINGS.baseline
-    rule: str = DEFAULT_SETTINGS.rule
-    steps: int = DEFAULT_SETTINGS.steps
-    tolerance: float | None = DEFAULT_SETTINGS.tolerance
+    # the explanation settings, but for the targets beyond the one chosen, which `ends` adds (settings())
+    explain: ExplainSettings = dataclasses.replace(DEFAULT_SETTINGS, targets=DEFAULT_SETTINGS.targets[:1])
     aggregation: Aggregation = PRESETS["default"].aggregation
     top_k: int = 5
     layer: int = 0  # of the top-k passage view
@@ -117,43 +133,56 @@ class View:
     head_score: str = "knockout"  # the heads' grid: the knock-outs or a score (rcqa.figures.heads.HEAD_VIEWS)
     head_layer: int = 0  # the head whose attention is shown: its layer and its index there
     head: int = 0
-    contrast: FoilSpec | None = DEFAULT_SETTINGS.foil  # explain why the span and not it (rcqa.attribution.contrast)
-    windows: str = DEFAULT_SETTINGS.windows  # "all": the whole passage in one explanation (offered when it has several windows)
     versus: VersusSpec | None = None  # what the side-by-side view compares with
-    method: str = DEFAULT_SETTINGS.method  # a layer-wise method's name (rcqa.attribution.layerwise)
     ends: str = "joined"  # "apart": the start and end logits too, in the same job (rcqa.ui.start_end)
     question_words: bool = False  # the heatmap's display toggles: the question's words, [CLS] and [SEP] beside the
     special_tokens: bool | None = None  # passage's (None: as the target has it, shows_special_tokens)
     run: str = ""  # the dataset run whose questions source "upload" offers (rcqa.ui.runs), by its folder's name
+
+    # the settings' fields the pages and links change one at a time (the rest travel in explain)
+    span = Setting[SpanSpec]()
+    baseline = Setting[str]()
+    rule = Setting[str]()
+    steps = Setting[int]()
+    tolerance = Setting[float | None]()
+    max_steps = Setting[int]()
+    memory_budget_mb = Setting[int]()
+    allow_null = Setting[bool | None]()
+    contrast = Setting[FoilSpec | None]()  # explain why the span and not it (rcqa.attribution.contrast)
+    windows = Setting[str]()  # "all": the whole passage in one explanation (offered when it has several windows)
+    method = Setting[str]()  # a layer-wise method's name (rcqa.attribution.layerwise)
+
+    @property
+    def target(self) -> str:
+        """The target chosen: the settings' one target."""
+        return self.explain.targets[0]
+
+    @target.setter
+    def target(self, name: str) -> None:
+        self.explain = dataclasses.replace(self.explain, targets=(name,))
 
     def shows_special_tokens(self, explains_null: bool) -> bool:
         """Whether the heatmap shows [CLS] and [SEP]: as toggled, else where the target explains "no answer", which
         the model reads at [CLS]."""
         return explains_null if self.special_tokens is None else self.special_tokens
 
-    def settings(self) -> IGSettings:
-        """The engine's settings (ValueError if they are invalid); the span and foil go as the specs the view
-        holds, so they are not parsed again."""
-        chosen = {"targets": explained_targets(self.target, self.ends, self.contrast),
-                  **{name: getattr(self, name) for name in _SETTINGS}}
-        if self.windows not in (offered := method_windows(self.method)):  # kept for a method that reads them all
-            chosen["windows"] = offered[0]
-        return resolve("default", **chosen)
+    def settings(self) -> ExplainSettings:
+        """The engine's settings: the view's, with the start and end logits where they are apart, over the windows
+        the method reads (ValueError where the method cannot explain with them)."""
+        chosen = dataclasses.replace(self.explain, targets=explained_targets(self.target, self.ends, self.contrast))
+        if chosen.windows not in (offered := method_windows(chosen.method)):  # kept for a method that reads them all
+            chosen = dataclasses.replace(chosen, windows=offered[0])
+        method_of(chosen)
+        return chosen
+
+    def apply(self, preset: Preset) -> None:
+        """A preset's settings and token score; the windows explained, the method and the ends stay as chosen."""
+        self.explain = dataclasses.replace(preset.settings, targets=preset.settings.targets[:1],
+                                           windows=self.windows, method=self.method)
+        self.aggregation = preset.aggregation
 
 
-# the IGSettings fields a View holds beside its target, and the parsed form the view holds of those it parses
-_SETTINGS = ("span", "baseline", "rule", "steps", "tolerance", "contrast", "windows", "method")
-_PARSED = {"span": "span_spec", "contrast": "foil"}
-
-
-def view_fields(settings: IGSettings) -> dict[str, Any]:
+def view_fields(settings: ExplainSettings) -> dict[str, Any]:
     """The View fields that hold these settings: View.settings read backwards (a view explains one target, with
-    the start and end logits apart or not, the default max_steps and memory budget)."""
-    data = settings.to_dict()
-    return {"target": data["targets"][0], "ends": ends_of(data["targets"]),
-            **{name: getattr(settings, _PARSED.get(name, name)) for name in _SETTINGS}}
-
-
-# a preset sets IG's settings, not what is attributed: the windows explained, the method and the ends stay as chosen
-PRESET_VIEWS = {name: {**{k: v for k, v in view_fields(p.settings).items() if k not in ("windows", "method", "ends")},
-                       "aggregation": p.aggregation} for name, p in PRESETS.items()}
+    the start and end logits apart or not)."""
+    return {"explain": dataclasses.replace(settings, targets=settings.targets[:1]), "ends": ends_of(settings.targets)}

@@ -21,17 +21,19 @@ from rcqa.lens.interventions import KNOCKOUT_BASELINES
 from rcqa.text import quoted
 from rcqa.types import AGGREGATIONS
 from rcqa.ui.ends import ENDS
-from rcqa.ui.view.state import (MAX_TOP_K, NBEST_SPANS, PICKABLE_TARGETS, SOURCES, SPANS, TOLERANCES, VersusSpec,
-                                View, default_model)
+from rcqa.ui.view.state import (DEFAULT_SETTINGS, MAX_TOP_K, NBEST_SPANS, PICKABLE_TARGETS, SOURCES, SPANS, TOLERANCES,
+                                VersusSpec, View, default_model)
 
 URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
 RUN_NAME = re.compile(r"[\w.-]{1,120}", re.ASCII)  # a run folder's name in a link
 _SPAN_CHOICES = (*SPANS, *NBEST_SPANS)  # the spans a link may name: the n-best list's ranks only
+MAX_STEPS = 512  # the most path points a link may ask for (the queue prices a job at its max_steps before it runs)
+_SWITCH_VALUES = ("on", "off")
 
 # URL parameter → (View field, allowed values, a (type, low, high) range, or the spec it is parsed into)
 _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "target": ("target", PICKABLE_TARGETS), "span": ("span", SpanSpec), "baseline": ("baseline", tuple(BASELINES)),
-    "rule": ("rule", RULES), "steps": ("steps", (int, 1, 128)), "tol": ("tolerance", TOLERANCES),
+    "rule": ("rule", RULES), "steps": ("steps", (int, 1, MAX_STEPS)), "tol": ("tolerance", TOLERANCES),
     "agg": ("aggregation", AGGREGATIONS), "k": ("top_k", (int, 1, MAX_TOP_K)), "layer": ("layer", (int, 0, 100)),
     "jsd": ("variant", tuple(VARIANTS)), "first": ("first_layer", (int, -1, 100)),
     "second": ("second_layer", (int, -1, 100)), "map": ("projection", PROJECTIONS),
@@ -44,10 +46,18 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "ends": ("ends", tuple(ENDS)),
 }
 
+# URL parameter → a setting no widget shows (a run's or the API's), named only when it is not the default: first, so
+# that steps are read against the max_steps the link gives. A link may lower the memory one batch takes, never raise
+# it above the default (the server sizes its workers for that).
+_URL_UNSHOWN: dict[str, tuple[str, Any]] = {
+    "maxsteps": ("max_steps", (int, 1, MAX_STEPS)),
+    "mem": ("memory_budget_mb", (int, 16, DEFAULT_SETTINGS.memory_budget_mb)),
+    "null": ("allow_null", _SWITCH_VALUES),  # decode with "no answer" or not; absent: as the model's card says
+}
+
 # URL parameter → a View field that is on or off; the link names it only when it is not at its default (off, or for
 # [CLS] and [SEP], None: as the target has it)
 _URL_SWITCHES = {"qwords": "question_words", "special": "special_tokens"}
-_SWITCH_VALUES = ("on", "off")
 
 
 def passage_hash(passage: str) -> str:
@@ -71,6 +81,9 @@ def to_query(view: View, target_chosen: bool = True) -> dict[str, str]:
     gallery = GALLERY_BY_ID.get(view.example_id)
     if view.source != "gallery" or gallery is None or view.question != gallery.question:
         query["q"] = view.question
+    for name, (attribute, _) in _URL_UNSHOWN.items():
+        if (value := getattr(view.explain, attribute)) != getattr(DEFAULT_SETTINGS, attribute):
+            query[name] = ("on" if value else "off") if isinstance(value, bool) else str(value)
     for name, (attribute, _) in _URL_FIELDS.items():
         if name == "target" and not target_chosen:
             continue
@@ -109,15 +122,15 @@ def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
                             "uploaded it. Upload the file again to see this question.")
     gallery = GALLERY_BY_ID.get(view.example_id)
     view.question = query.get("q", gallery.question if view.source == "gallery" and gallery else "")
-    fields = {**_URL_FIELDS, **{name: (attribute, _SWITCH_VALUES) for name, attribute in _URL_SWITCHES.items()}}
+    fields = {**_URL_UNSHOWN, **_URL_FIELDS,
+              **{name: (attribute, _SWITCH_VALUES) for name, attribute in _URL_SWITCHES.items()}}
     for name, (attribute, allowed) in fields.items():
         if name in query:
-            try:
+            try:  # a value the settings refuse beside the others (steps over max_steps) is refused as a bad one
                 value = _parse(query[name], allowed)
+                setattr(view, attribute, value == "on" if allowed is _SWITCH_VALUES else value)
             except ValueError as error:
                 problems.append(f"Ignored {name}={quoted(query[name])} from the link: {error}.")
-                continue
-            setattr(view, attribute, value == "on" if name in _URL_SWITCHES else value)
     return view, problems
 
 

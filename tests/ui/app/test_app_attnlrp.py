@@ -7,7 +7,7 @@ import pytest
 
 from rcqa.analysis.agreement import layer_agreement
 from rcqa.attribution.explanation import explain as explain_example
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from tests.helpers.app_harness import explain, html_of, open_app, open_tab, spec_titled, values
@@ -56,8 +56,8 @@ def test_compare_layers_explains_the_other_method_on_a_click_and_draws_their_agr
     # the page's numbers are those of the library on the two explanations
     tiny = load_model(os.environ["RCQA_MODEL"])
     example = gallery_example("orchard-how-many")
-    ig = IGSettings(steps=3, tolerance=None)
+    ig = ExplainSettings(steps=3, tolerance=None)
     rows = layer_agreement(explain_example(tiny, example, ig),
-                           explain_example(tiny, example, IGSettings(method="attnlrp", steps=3, tolerance=None)))
+                           explain_example(tiny, example, ExplainSettings(method="attnlrp", steps=3, tolerance=None)))
     assert np.allclose(correlation, [row.spearman for row in rows], equal_nan=True)
     assert np.allclose(overlap, [row.top_k_overlap for row in rows])

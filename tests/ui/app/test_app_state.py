@@ -6,6 +6,7 @@ from rcqa.attribution.settings import SpanSpec
 from rcqa.ui import view as view_module
 from rcqa.ui.view import View, to_query
 from tests.helpers.app_harness import open_app, texts
+from tests.helpers.views import view_with
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -39,7 +40,7 @@ def test_the_settings_of_an_example_reset_with_it():
 
 def test_a_link_carries_the_target_only_when_it_was_chosen():
     assert "target" not in to_query(View(), target_chosen=False)
-    assert to_query(View(target="answer_vs_null"), target_chosen=True)["target"] == "answer_vs_null"
+    assert to_query(view_with(target="answer_vs_null"), target_chosen=True)["target"] == "answer_vs_null"
 
 
 def test_a_table_shows_its_numbers_to_three_digits_and_its_headers_in_words(monkeypatch):

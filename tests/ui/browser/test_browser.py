@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rcqa.attribution.settings import IGSettings
+from rcqa.attribution.settings import ExplainSettings
 from tests.helpers.browser import paste, settle, shoot, wait_for_chart
 
 HOSTILE = "The tower <script>window.__pwned=1</script> was built by <b>Margaret Ellison</b> in 1872."
@@ -19,7 +19,7 @@ def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page)
     page.get_by_role("button", name="Explain every layer").click()
     settle(page)
     wait_for_chart(page, "Where each layer's attribution goes")
-    assert "ex=orchard-how-many" in page.url and f"steps={IGSettings().steps}" in page.url
+    assert "ex=orchard-how-many" in page.url and f"steps={ExplainSettings().steps}" in page.url
     shoot(page, "02-explore-heatmap")
     for extension, start in (("csv", b"layer,layer_label,position,word"), ("svg", b"<svg")):
         # the heatmap's own buttons (a whole-passage overview may come first), by their widget keys

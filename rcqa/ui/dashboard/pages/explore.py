@@ -72,12 +72,11 @@ def choose_settings(answer) -> None:
                       format_func=lambda name: view.target_label(name, chosen.method), then=view.target_chosen)
             view.bind(st.selectbox, "baseline", "Baseline", options=list(BASELINES),
                       format_func=lambda name: f"{name}: {BASELINES[name]}")
-            view.bind(st.selectbox, "rule", "Integration rule", options=list(RULES), format_func=view.RULE_NAMES.get,
-                      then=view.steps_of_rule)
+            view.bind(st.selectbox, "rule", "Integration rule", options=list(RULES), format_func=view.RULE_NAMES.get)
         with narrow:
             view.bind(st.selectbox, "span", "Span the target is taken at", options=explore.span_choices(chosen),
                       format_func=view.span_label, spec=SpanSpec)
-            view.bind(st.number_input, "steps", "Steps (path points)", min_value=1, max_value=128,
+            view.bind(st.number_input, "steps", "Steps (path points)", min_value=1, max_value=chosen.max_steps,
                       disabled=chosen.rule == "paper_trapezoid",
                       help="The paper's released rule always evaluates its 20 points.")
             view.bind(st.selectbox, "tolerance", "Adaptive steps", options=list(view.TOLERANCES),
