@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -138,22 +139,23 @@ def _faithfulness(args: argparse.Namespace) -> int:
     protocol = Protocol(k=args.k, draws=args.draws, seed=args.seed, operator=args.operator,
                         spare_answer=args.spare_answer, naopc_beam=args.naopc_beam)
     qa_model, example, settings = load_model(args.model, args.device), cli_example(args), preset_settings(args)[0]
-    document = example_faithfulness(qa_model, example, args.methods, protocol, settings)
-    if args.sanity:
-        document["sanity"] = sanity_checks(qa_model, example, args.methods, settings, seed=args.seed).to_dict()
-    Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
-    random = document["random"]
-    print(f"answer {document['original']['answer']!r} (p = {document['original']['span_probability']:.3f}); "
-          f"random over {args.draws} draws: comprehensiveness {random['comprehensiveness']['mean']:.3f}, "
-          f"sufficiency {random['sufficiency']['mean']:.3f}, AOPC {random['aopc']['mean']:.3f}", file=sys.stderr)
-    print(document["verdict"], file=sys.stderr)
-    for name, method in document["methods"].items():
-        normalised = "" if method["naopc"] is None else f", normalised AOPC {method['naopc']:.3f}"
-        print(f"{name:>31}: comprehensiveness {method['comprehensiveness']:.3f}, sufficiency "
-              f"{method['sufficiency']:.3f}, AOPC {method['aopc']:.3f}{normalised}. "
-              f"{method['versus_random']['reading']}", file=sys.stderr)
-    for method in document.get("sanity", {}).get("methods", {}).values():
-        print(method["verdict"], file=sys.stderr)
+    report = example_faithfulness(qa_model, example, args.methods, protocol, settings)
+    checked = sanity_checks(qa_model, example, args.methods, settings, seed=args.seed) if args.sanity else None
+    if checked is not None:
+        report = dataclasses.replace(report, sanity=checked.to_dict())
+    report.save(args.json)
+    original, random = report.original, report.random
+    print(f"answer {original.answer!r} (p = {original.span_probability:.3f}); random over {args.draws} draws: "
+          f"comprehensiveness {random.comprehensiveness.mean:.3f}, sufficiency {random.sufficiency.mean:.3f}, "
+          f"AOPC {random.aopc.mean:.3f}", file=sys.stderr)
+    print(report.verdict, file=sys.stderr)
+    for name, entry in report.methods.items():
+        normalised = "" if entry.naopc is None else f", normalised AOPC {entry.naopc:.3f}"
+        print(f"{name:>31}: comprehensiveness {entry.comprehensiveness:.3f}, sufficiency {entry.sufficiency:.3f}, "
+              f"AOPC {entry.aopc:.3f}{normalised}. {entry.versus_random.reading}", file=sys.stderr)
+    if checked is not None:
+        for name in checked.entries:
+            print(checked.verdict(name), file=sys.stderr)
     print(f"-> {args.json}", file=sys.stderr)
     return 0
 

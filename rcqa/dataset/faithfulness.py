@@ -1,7 +1,7 @@
 """The methods' faithfulness over a dataset: what a run stores per example (a compact record of the document
 `python -m rcqa faithfulness` writes) and its averages, each method against random deletion.
 
-A per-example record keeps, per method, the deletion curve (the explained span's probability and whether the
+A per-example record (rcqa.faithfulness.document.FaithfulnessReport, trimmed) keeps, per method, the deletion curve (the explained span's probability and whether the
 answer flipped, for k = 0 … K deleted words), comprehensiveness, sufficiency and AOPC; for random deletion the mean
 over its draws. Passages with fewer than K deletable words have shorter curves: a mean at k is over the examples
 that reach k.
@@ -15,27 +15,31 @@ import numpy as np
 import pyarrow as pa
 
 from rcqa.faithfulness.compare import entry_label
+from rcqa.faithfulness.document import SUMMARIES, FaithfulnessReport, Spread  # naopc: null unless bounds searched
 from rcqa.faithfulness.paired import MEASURES, paired_differences, verdict
 from rcqa.intervals import defined_means, mean_with_interval, nullable
 
-SUMMARIES = ("comprehensiveness", "sufficiency", "aopc", "naopc")  # naopc: null unless the run searched AOPC's bounds
 RANDOM = "random"
 
 
-def record(document: dict) -> str:
-    """The row's `faithfulness` cell (JSON) from a faithfulness document."""
-    methods = {name: {**{s: found.get(s) for s in SUMMARIES},
-                      "span_probability": found["deletion"]["span_probability"],
-                      "flipped": [float(f) for f in found["deletion"]["flipped"]]}
-               for name, found in document["methods"].items()}
-    random = document["random"]
-    methods[RANDOM] = {**{s: random[s]["mean"] if random.get(s) else None for s in SUMMARIES},
-                       "span_probability": random["deletion"]["span_probability"]["mean"],
-                       "flipped": random["deletion"]["flipped"]["mean"]}
-    return json.dumps({"k": document["methods"][next(iter(document["methods"]))]["deletion"]["k"],
-                       "original_probability": document["original"]["span_probability"],
-                       "operator": document["protocol"]["operator"],
-                       "spare_answer": document["protocol"]["spare_answer"], "methods": methods})
+def record(report: FaithfulnessReport) -> str:
+    """The row's `faithfulness` cell (JSON) from a faithfulness report."""
+    methods = {name: {**{s: getattr(entry, s) for s in SUMMARIES},
+                      "span_probability": entry.deletion.span_probability,
+                      "flipped": [float(f) for f in entry.deletion.flipped]}
+               for name, entry in report.methods.items()}
+    random = report.random
+    methods[RANDOM] = {**{s: _mean(getattr(random, s)) for s in SUMMARIES},
+                       "span_probability": random.deletion.span_probability.mean,
+                       "flipped": random.deletion.flipped.mean}
+    return json.dumps({"k": next(iter(report.methods.values())).deletion.k,
+                       "original_probability": report.original.span_probability,
+                       "operator": report.protocol.operator, "spare_answer": report.protocol.spare_answer,
+                       "methods": methods})
+
+
+def _mean(summary: Spread | None) -> float | None:
+    return None if summary is None else summary.mean
 
 
 def _padded(curves: list[list[float]], length: int) -> np.ndarray:

@@ -173,7 +173,7 @@ class Comparison(ResultHeader):
     kind = "comparison"
 
     def to_dict(self) -> dict:
-        """Every field, for save and load (rcqa.faithfulness.report.faithfulness_document is the report's JSON)."""
+        """Every field, for save and load (rcqa.faithfulness.report.faithfulness_report builds the report)."""
         return {**self.header_dict(), "token_segments": self.token_segments, "words": [asdict(w) for w in self.words],
                 "deletable": self.deletable, "target": self.target_dict(), "protocol": asdict(self.protocol),
                 "original": asdict(self.original), "methods": [m.to_dict() for m in self.methods.values()],

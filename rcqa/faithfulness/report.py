@@ -1,5 +1,6 @@
-"""One example's faithfulness comparison as one JSON-ready dictionary: what `python -m rcqa faithfulness` writes
-and what a dataset run stores per example (see the README's "Which explanation to trust")."""
+"""One example's faithfulness comparison as one typed document (rcqa.faithfulness.document.FaithfulnessReport):
+what `python -m rcqa faithfulness` writes and what a dataset run stores per example (see the README's "Which
+explanation to trust")."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -11,6 +12,16 @@ from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.methods import RANKINGS
 from rcqa.faithfulness.compare import Comparison, MethodResult, Protocol, compare, entry_label
 from rcqa.faithfulness.deletion import OPERATORS
+from rcqa.faithfulness.document import (
+    DeletionCurve,
+    EntryFaithfulness,
+    FaithfulnessReport,
+    OriginalAnswer,
+    RandomFaithfulness,
+    ReportProtocol,
+    Spread,
+    VersusRandom,
+)
 from rcqa.faithfulness.metrics import (
     aopc,
     comprehensiveness,
@@ -25,19 +36,20 @@ from rcqa.faithfulness.metrics import (
 from rcqa.faithfulness.paired import MEASURES, paired_differences, verdict
 from rcqa.model import QAModel
 from rcqa.types import Example
+from rcqa.types.header import ResultHeader
 
 READING_K = 5  # the words deleted in the one-sentence reading of each method's curve
 
 
 def example_faithfulness(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED,
                          protocol: Protocol | None = None, settings: ExplainSettings | None = None,
-                         known: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> dict:
-    """Compare the methods on one example and return the JSON document (no file is written); `known`: scores
-    already computed (see compare)."""
-    return faithfulness_document(compare(qa_model, example, methods, protocol, settings, known))
+                         known: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> FaithfulnessReport:
+    """Compare the methods on one example and return its report (no file is written); `known`: scores already
+    computed (see compare)."""
+    return faithfulness_report(compare(qa_model, example, methods, protocol, settings, known))
 
 
-def faithfulness_document(comparison: Comparison) -> dict:
+def faithfulness_report(comparison: Comparison) -> FaithfulnessReport:
     """Every method's scores, deletion curves, comprehensiveness, sufficiency and AOPC, each against random's mean
     and spread over its draws, and the methods' rank correlations."""
     protocol, words, original = comparison.protocol, comparison.words, comparison.original
@@ -47,27 +59,25 @@ def faithfulness_document(comparison: Comparison) -> dict:
         for values in found.values():
             values["naopc"] = np.array([normalised_aopc(v, *bounds) for v in values["aopc"]])
     random = found[comparison.random.name]
-    methods = {result.name: {**_single(result, found[result.name]),
-                             "versus_random": versus_random(comparison, found[result.name], random)}
+    methods = {result.name: _single(result, found[result.name], versus_random(comparison, found[result.name], random))
                for result in comparison.compared()}
     paired, sentence = one_question_verdict(found)
-    return {
-        **comparison.header_dict(), "token_segments": comparison.token_segments, "target": comparison.target_dict(),
-        "passage_words": [w.text for w in words], "passage_word_tokens": [list(w.tokens) for w in words],
-        "protocol": {"operator": protocol.operator, "operator_description": OPERATORS[protocol.operator],
-                     "k": protocol.k, "fractions": list(protocol.fractions), "eraser_bins": list(protocol.bins),
-                     "draws": protocol.draws, "seeds": protocol.seeds(), "spare_answer": protocol.spare_answer,
-                     "naopc_beam": protocol.naopc_beam,
-                     "deletable_words": comparison.deletable, "reading_k": reading_k(comparison)},
-        "original": {"answer": original.text, "characters": list(original.answer) if original.answer else None,
-                     "span_probability": original.span_probability},
-        "methods": methods,
-        "random": _spread(comparison.random, random),
-        "aopc_bounds": None if bounds is None else {"lower": bounds[0], "upper": bounds[1]},
-        "rank_correlation": rank_correlations({r.name: r.word_scores[0] for r in comparison.compared()}),
-        "paired": paired, "verdict": sentence,
-        "seconds": comparison.seconds,
-    }
+    return FaithfulnessReport(
+        header=ResultHeader(comparison.example, comparison.model, comparison.fingerprint, comparison.answer,
+                            comparison.window, comparison.tokens),
+        token_segments=comparison.token_segments, target=comparison.target_dict(),
+        passage_words=[w.text for w in words], passage_word_tokens=[list(w.tokens) for w in words],
+        protocol=ReportProtocol(
+            operator=protocol.operator, operator_description=OPERATORS[protocol.operator], k=protocol.k,
+            fractions=list(protocol.fractions), eraser_bins=list(protocol.bins), draws=protocol.draws,
+            seeds=protocol.seeds(), spare_answer=protocol.spare_answer, naopc_beam=protocol.naopc_beam,
+            deletable_words=comparison.deletable, reading_k=reading_k(comparison)),
+        original=OriginalAnswer(answer=original.text, characters=list(original.answer) if original.answer else None,
+                                span_probability=original.span_probability),
+        methods=methods, random=_spread(comparison.random, random),
+        aopc_bounds=None if bounds is None else {"lower": bounds[0], "upper": bounds[1]},
+        rank_correlation=rank_correlations({r.name: r.word_scores[0] for r in comparison.compared()}),
+        paired=paired, verdict=sentence, seconds=comparison.seconds)
 
 
 def one_question_verdict(found: Mapping[str, dict]) -> tuple[dict, str]:
@@ -112,23 +122,23 @@ def reading_k(comparison: Comparison) -> int:
     return min(READING_K, comparison.protocol.ks(len(comparison.deletable))[-1])
 
 
-def versus_random(comparison: Comparison, method: dict, random: dict) -> dict:
+def versus_random(comparison: Comparison, method: dict, random: dict) -> VersusRandom:
     """A method's measures against random's: per k, how many times more the method lowers p than random's mean
     does (null where random does not lower it) and whether it lowers p below every random draw; the AOPC
     difference and random's AOPC range; and a one-sentence reading at k = reading_k."""
     p0 = comparison.original.span_probability
     curve, random_curve = method["deletion"]["span_probability"][0], random["deletion"]["span_probability"]
     k = reading_k(comparison)
-    return {
-        "drop_ratio": [drop_ratio(p0, m, r) for m, r in zip(curve, random_curve.mean(axis=0))],
-        "below_every_random_draw": (curve < random_curve.min(axis=0)).tolist(),
-        "aopc_minus_random": float(method["aopc"][0] - random["aopc"].mean()),
-        "random_aopc_range": [float(random["aopc"].min()), float(random["aopc"].max())],
-        "reading": reading(k, p0, curve[k], random_curve[:, k]),
-        "comprehensiveness_reading": summary_reading(
+    return VersusRandom(
+        drop_ratio=[drop_ratio(p0, m, r) for m, r in zip(curve, random_curve.mean(axis=0))],
+        below_every_random_draw=(curve < random_curve.min(axis=0)).tolist(),
+        aopc_minus_random=float(method["aopc"][0] - random["aopc"].mean()),
+        random_aopc_range=[float(random["aopc"].min()), float(random["aopc"].max())],
+        reading=reading(k, p0, curve[k], random_curve[:, k]),
+        comprehensiveness_reading=summary_reading(
             "comprehensiveness (the probability lost with the top 1, 5, 10, 20 and 50 % of the words deleted, "
             "ERASER's bins)", float(method["comprehensiveness"][0]), random["comprehensiveness"], True),
-    }
+    )
 
 
 def readings(comparison: Comparison) -> dict[str, str]:
@@ -137,8 +147,8 @@ def readings(comparison: Comparison) -> dict[str, str]:
     random = measures(comparison, comparison.random)
     found = {result.name: versus_random(comparison, measures(comparison, result), random)
              for result in comparison.compared()}
-    return {name: " ".join(filter(None, (versus["reading"], against_the_answer(comparison, comparison.methods[name]),
-                                        versus["comprehensiveness_reading"])))
+    return {name: " ".join(filter(None, (versus.reading, against_the_answer(comparison, comparison.methods[name]),
+                                        versus.comprehensiveness_reading)))
             for name, versus in found.items()}
 
 
@@ -158,28 +168,36 @@ def against_the_answer(comparison: Comparison, result: MethodResult) -> str:
             "score: deleting them helps the answer.")
 
 
-_SUMMARIES = ("comprehensiveness", "sufficiency", "aopc", "naopc")
+def _single(result: MethodResult, values: dict, versus: VersusRandom) -> EntryFaithfulness:
+    """A compared entry's fields: its one draw (naopc only where AOPC's bounds were searched)."""
+    def first(draws: np.ndarray):
+        return draws[0].tolist()
+
+    return EntryFaithfulness(
+        method=result.method, ranked_by=result.ranked_by, ranked_by_description=RANKINGS[result.ranked_by],
+        label=entry_label(result.name), description=result.description, scores=result.scores[0].tolist(),
+        word_scores=result.word_scores[0].tolist(), ranking=list(result.deletions[0].ranking),
+        deletion=_curve(values["deletion"], first), deletion_by_fraction=_curve(values["deletion_by_fraction"], first),
+        comprehensiveness=float(values["comprehensiveness"][0]), sufficiency=float(values["sufficiency"][0]),
+        aopc=float(values["aopc"][0]), naopc=float(values["naopc"][0]) if "naopc" in values else None,
+        versus_random=versus)
 
 
-def _single(result: MethodResult, values: dict) -> dict:
-    """A method's fields: its one draw."""
-    return {"method": result.method, "ranked_by": result.ranked_by, "ranked_by_description": RANKINGS[result.ranked_by],
-            "label": entry_label(result.name), "description": result.description, "scores": result.scores[0].tolist(),
-            "word_scores": result.word_scores[0].tolist(), "ranking": list(result.deletions[0].ranking),
-            **{name: _curve(values[name], lambda v: v[0].tolist()) for name in ("deletion", "deletion_by_fraction")},
-            **{name: float(values[name][0]) if name in values else None for name in _SUMMARIES}}
-
-
-def _spread(result: MethodResult, values: dict) -> dict:
+def _spread(result: MethodResult, values: dict) -> RandomFaithfulness:
     """Random's fields: mean, std, min and max over the draws (of a flip: the share of draws whose answer moved),
-    and each draw's summaries."""
-    return {"description": result.description, "scores": [s.tolist() for s in result.scores],
-            "rankings": [list(d.ranking) for d in result.deletions],
-            **{name: _curve(values[name], spread) for name in ("deletion", "deletion_by_fraction")},
-            **{name: {**spread(values[name]), "draws": values[name].tolist()} if name in values else None
-               for name in _SUMMARIES}}
+    and each draw's summaries (naopc only where AOPC's bounds were searched)."""
+    def summary(draws: np.ndarray) -> Spread:
+        return Spread.from_dict({**spread(draws), "draws": draws.tolist()})
+
+    return RandomFaithfulness(
+        description=result.description, scores=[s.tolist() for s in result.scores],
+        rankings=[list(d.ranking) for d in result.deletions],
+        deletion=_curve(values["deletion"], spread), deletion_by_fraction=_curve(values["deletion_by_fraction"], spread),
+        comprehensiveness=summary(values["comprehensiveness"]), sufficiency=summary(values["sufficiency"]),
+        aopc=summary(values["aopc"]), naopc=summary(values["naopc"]) if "naopc" in values else None)
 
 
-def _curve(curve: dict, summary) -> dict:
+def _curve(curve: dict, summary) -> DeletionCurve:
     """A curve's axes (lists) as they are, its measures (arrays: draws × points) through summary."""
-    return {name: summary(values) if isinstance(values, np.ndarray) else values for name, values in curve.items()}
+    return DeletionCurve.from_dict({name: summary(values) if isinstance(values, np.ndarray) else values
+                                    for name, values in curve.items()})

@@ -1,5 +1,6 @@
 """Dataset aggregates and the report, on runs written row by row with values worked out by hand."""
 import csv
+import dataclasses
 import json
 import math
 
@@ -14,8 +15,10 @@ from rcqa.dataset.faithfulness import record
 from rcqa.intervals import defined_means, mean_with_interval
 from rcqa.dataset.layers import decided_at
 from rcqa.dataset.report import build, write
+from rcqa.faithfulness.report import faithfulness_report
 from rcqa.figures import image_export_available
 from tests.helpers.hand_runs import HAND_ROWS, LAYERS, MANIFEST, row, write_manifest_json, write_run
+from tests.helpers.handmade_comparison import handmade_comparison
 
 NAN = float("nan")
 
@@ -85,23 +88,23 @@ def test_report_of_a_run_without_readable_rows_is_one_sentence_and_exit_2(hand_r
     assert capsys.readouterr().err.endswith("holds no manifest.json: not a run folder\n")
 
 
-def test_a_faithfulness_document_becomes_one_cell():
-    curve = {"k": [0, 1], "span_probability": [.9, .3], "flipped": [False, True], "f1": [1, 0]}
-    document = {"protocol": {"operator": "pad", "spare_answer": True}, "original": {"span_probability": .9},
-                "methods": {"gradient": {"comprehensiveness": .5, "sufficiency": .2, "aopc": .3, "naopc": .6,
-                                         "deletion": curve}},
-                "random": {"comprehensiveness": {"mean": .1}, "sufficiency": {"mean": .4}, "aopc": {"mean": .05},
-                           "naopc": {"mean": .1},
-                           "deletion": {"span_probability": {"mean": [.9, .85]}, "flipped": {"mean": [0, .2]}}}}
-    assert json.loads(record(document)) == {
-        "k": [0, 1], "original_probability": .9, "operator": "pad", "spare_answer": True,
-        "methods": {"gradient": {"comprehensiveness": .5, "sufficiency": .2, "aopc": .3, "naopc": .6,
-                                 "span_probability": [.9, .3], "flipped": [0.0, 1.0]},
-                    "random": {"comprehensiveness": .1, "sufficiency": .4, "aopc": .05, "naopc": .1,
-                               "span_probability": [.9, .85], "flipped": [0, .2]}}}
-    unsearched = {**document, "methods": {"gradient": {**document["methods"]["gradient"], "naopc": None}},
-                  "random": {**document["random"], "naopc": None}}
-    assert json.loads(record(unsearched))["methods"]["random"]["naopc"] is None
+def test_a_faithfulness_report_becomes_one_cell():
+    # the handmade comparison (tests/helpers/handmade_comparison.py) with AOPC's bounds searched as 0 … 0.5; every
+    # number worked out by hand: random's are the means of its two draws
+    searched = faithfulness_report(dataclasses.replace(handmade_comparison(), aopc_bounds=(0.0, 0.5)))
+    cell = json.loads(record(searched))
+    assert (cell["k"], cell["original_probability"], cell["operator"], cell["spare_answer"]) == ([0, 1, 2, 3], .8,
+                                                                                                 "pad", True)
+    by_hand = {"gradient": ((.5, .15, .35, .7), [.8, .5, .3, .2], [0, 1, 1, 1]),
+               "attention_tracing": ((0, .65, 0, 0), [.8, .8, .8, .8], [0, 0, 0, 0]),
+               "random": ((.25, .55, .15, .3), [.8, .7, .6, .5], [0, 0, 0, .5])}
+    assert list(cell["methods"]) == list(by_hand)
+    for name, (summaries, curve, flipped) in by_hand.items():
+        found = cell["methods"][name]
+        assert [found[s] for s in ("comprehensiveness", "sufficiency", "aopc", "naopc")] == pytest.approx(summaries)
+        assert found["span_probability"] == pytest.approx(curve) and found["flipped"] == flipped
+    unsearched = json.loads(record(faithfulness_report(handmade_comparison())))
+    assert {found["naopc"] for found in unsearched["methods"].values()} == {None}
 
 
 def test_intervals_bracket_the_mean_and_degenerate_cases():

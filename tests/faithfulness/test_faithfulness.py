@@ -2,7 +2,9 @@
 against independent forwards of hand-built inputs, and the properties a deletion test must have."""
 import dataclasses
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.faithfulness.deletion import _variants, reanswer
+from rcqa.faithfulness.document import FaithfulnessReport
 from rcqa.faithfulness.metrics import (
     aopc,
     aopc_bounds,
@@ -25,7 +28,7 @@ from rcqa.faithfulness.metrics import (
     spread,
     sufficiency,
 )
-from rcqa.faithfulness.report import faithfulness_document, readings
+from rcqa.faithfulness.report import faithfulness_report, readings
 from rcqa.gallery import gallery_example
 from rcqa.spans import Windows, decode
 from tests.helpers.handmade_comparison import handmade_comparison
@@ -146,53 +149,74 @@ def test_a_summary_reading_places_the_number_among_randoms_draws_either_way():
 # --- a comparison built by hand (tests/helpers/handmade_comparison.py) --------------------------------------------
 
 
-def test_the_document_of_a_handmade_comparison_holds_the_numbers_worked_out_by_hand():
-    document = faithfulness_document(handmade_comparison())
-    method = document["methods"]["gradient"]
-    assert method["deletion"]["k"] == [0, 1, 2, 3]
-    assert method["deletion"]["span_probability"] == pytest.approx([0.8, 0.5, 0.3, 0.2])
-    assert method["deletion"]["flipped"] == [False, True, True, True]
-    assert method["deletion"]["f1"] == [1.0, 0.0, 0.0, 0.0]
-    assert method["deletion_by_fraction"]["k"] == [2] and method["deletion_by_fraction"]["span_probability"] == [0.3]
-    assert method["aopc"] == pytest.approx((0 + 0.3 + 0.5 + 0.6) / 4)
-    assert method["comprehensiveness"] == pytest.approx((0.3 + 0.7) / 2)  # top 1 and top 5 deleted: .5 and .1
-    assert method["sufficiency"] == pytest.approx((0.2 + 0.1) / 2)  # only they kept: .6 and .7
-    random = document["random"]
-    assert random["deletion"]["span_probability"]["mean"] == pytest.approx([0.8, 0.7, 0.6, 0.5])
-    assert random["deletion"]["span_probability"]["min"] == pytest.approx([0.8, 0.6, 0.5, 0.4])
-    assert random["deletion"]["flipped"]["mean"] == [0, 0, 0, 0.5]  # one draw of two moved the answer at k = 3
-    assert random["deletion"]["f1"]["mean"] == pytest.approx([1, 1, 1, (2 / 3 + 1) / 2])  # "w3 w4" against "w3"
-    assert random["aopc"]["draws"] == pytest.approx([0.075, 0.225])  # (0 + 0 + .1 + .2) / 4, (0 + .2 + .3 + .4) / 4
-    assert random["aopc"]["std"] == pytest.approx(0.15 / math.sqrt(2))
-    assert random["comprehensiveness"]["mean"] == pytest.approx(((0 + 0.3) / 2 + (0.2 + 0.5) / 2) / 2)
-    assert random["sufficiency"]["mean"] == pytest.approx(((0.6 + 0.4) / 2 + (0.7 + 0.5) / 2) / 2)
-    versus = method["versus_random"]
-    assert versus["drop_ratio"] == pytest.approx([None, 3.0, 2.5, 2.0])  # .3/.1, .5/.2, .6/.3; none at k = 0
-    assert versus["below_every_random_draw"] == [False, True, True, True]
-    assert versus["aopc_minus_random"] == pytest.approx(0.35 - 0.15)
-    assert versus["reading"].startswith("Deleting its top-3 words lowers the answer's probability from 80% to 20%: "
-                                        "2.0× the drop")
-    assert document["rank_correlation"]["spearman"][0][1] == pytest.approx(-1.0)
-    assert document["rank_correlation"]["kendall"][0][1] == pytest.approx(-1.0)
-    assert readings(handmade_comparison())["gradient"] == f"{versus['reading']} {versus['comprehensiveness_reading']}"
+def test_the_report_of_a_handmade_comparison_holds_the_numbers_worked_out_by_hand():
+    report = faithfulness_report(handmade_comparison())
+    method = report.methods["gradient"]
+    assert method.deletion.k == [0, 1, 2, 3]
+    assert method.deletion.span_probability == pytest.approx([0.8, 0.5, 0.3, 0.2])
+    assert method.deletion.flipped == [False, True, True, True]
+    assert method.deletion.f1 == [1.0, 0.0, 0.0, 0.0]
+    assert method.deletion_by_fraction.k == [2] and method.deletion_by_fraction.span_probability == [0.3]
+    assert method.aopc == pytest.approx((0 + 0.3 + 0.5 + 0.6) / 4)
+    assert method.comprehensiveness == pytest.approx((0.3 + 0.7) / 2)  # top 1 and top 5 deleted: .5 and .1
+    assert method.sufficiency == pytest.approx((0.2 + 0.1) / 2)  # only they kept: .6 and .7
+    random = report.random
+    assert random.deletion.span_probability.mean == pytest.approx([0.8, 0.7, 0.6, 0.5])
+    assert random.deletion.span_probability.min == pytest.approx([0.8, 0.6, 0.5, 0.4])
+    assert random.deletion.flipped.mean == [0, 0, 0, 0.5]  # one draw of two moved the answer at k = 3
+    assert random.deletion.f1.mean == pytest.approx([1, 1, 1, (2 / 3 + 1) / 2])  # "w3 w4" against "w3"
+    assert random.aopc.draws == pytest.approx([0.075, 0.225])  # (0 + 0 + .1 + .2) / 4, (0 + .2 + .3 + .4) / 4
+    assert random.aopc.std == pytest.approx(0.15 / math.sqrt(2))
+    assert random.comprehensiveness.mean == pytest.approx(((0 + 0.3) / 2 + (0.2 + 0.5) / 2) / 2)
+    assert random.sufficiency.mean == pytest.approx(((0.6 + 0.4) / 2 + (0.7 + 0.5) / 2) / 2)
+    versus = method.versus_random
+    assert versus.drop_ratio == pytest.approx([None, 3.0, 2.5, 2.0])  # .3/.1, .5/.2, .6/.3; none at k = 0
+    assert versus.below_every_random_draw == [False, True, True, True]
+    assert versus.aopc_minus_random == pytest.approx(0.35 - 0.15)
+    assert versus.reading.startswith("Deleting its top-3 words lowers the answer's probability from 80% to 20%: "
+                                     "2.0× the drop")
+    assert report.rank_correlation["spearman"][0][1] == pytest.approx(-1.0)
+    assert report.rank_correlation["kendall"][0][1] == pytest.approx(-1.0)
+    assert readings(handmade_comparison())["gradient"] == f"{versus.reading} {versus.comprehensiveness_reading}"
     # comprehensiveness .5 against random's draws .15 and .35: the table's number, placed among random's
-    assert versus["comprehensiveness_reading"].startswith("Its comprehensiveness (")
+    assert versus.comprehensiveness_reading.startswith("Its comprehensiveness (")
     assert "is 0.500, above every random draw's (0.150–0.350 over 2 draws): by this measure, better than random." \
-        in versus["comprehensiveness_reading"]
-    assert document["aopc_bounds"] is None and method["naopc"] is None and random["naopc"] is None
+        in versus.comprehensiveness_reading
+    assert report.aopc_bounds is None and method.naopc is None and random.naopc is None
 
 
 def test_normalised_aopc_of_a_handmade_comparison_by_hand():
     # AOPCs: gradient .35, attention_tracing 0 (nothing it deletes moves p), random draws .075 and .225
-    searched = faithfulness_document(dataclasses.replace(handmade_comparison(), aopc_bounds=(0.0, 0.5)))
-    assert searched["aopc_bounds"] == {"lower": 0.0, "upper": 0.5}
-    assert searched["methods"]["gradient"]["naopc"] == pytest.approx(0.7)
-    assert searched["random"]["naopc"]["draws"] == pytest.approx([0.15, 0.45])
+    searched = faithfulness_report(dataclasses.replace(handmade_comparison(), aopc_bounds=(0.0, 0.5)))
+    assert searched.aopc_bounds == {"lower": 0.0, "upper": 0.5}
+    assert searched.methods["gradient"].naopc == pytest.approx(0.7)
+    assert searched.random.naopc is not None and searched.random.naopc.draws == pytest.approx([0.15, 0.45])
     # a beam that missed orderings the rankings reached is widened to them: here up to gradient's .35
-    narrow = faithfulness_document(dataclasses.replace(handmade_comparison(), aopc_bounds=(0.05, 0.3)))
-    assert narrow["aopc_bounds"] == pytest.approx({"lower": 0.0, "upper": 0.35})
-    assert narrow["methods"]["gradient"]["naopc"] == pytest.approx(1.0)
-    assert narrow["methods"]["attention_tracing"]["naopc"] == pytest.approx(0.0)
+    narrow = faithfulness_report(dataclasses.replace(handmade_comparison(), aopc_bounds=(0.05, 0.3)))
+    assert narrow.aopc_bounds == pytest.approx({"lower": 0.0, "upper": 0.35})
+    assert narrow.methods["gradient"].naopc == pytest.approx(1.0)
+    assert narrow.methods["attention_tracing"].naopc == pytest.approx(0.0)
+
+
+# the JSON text `faithfulness --json` wrote of the handmade comparison with AOPC's bounds searched as 0 … 0.5, written
+# by rcqa.faithfulness.report before the document was typed (json.dumps, ensure_ascii=False)
+HANDMADE_REPORT = Path(__file__).resolve().parents[1] / "data" / "handmade_faithfulness_report.json"
+
+
+def test_the_typed_report_writes_the_text_the_untyped_document_wrote():
+    written = HANDMADE_REPORT.read_text(encoding="utf-8")
+    report = faithfulness_report(dataclasses.replace(handmade_comparison(), aopc_bounds=(0.0, 0.5)))
+    assert report.to_json() == written
+    loaded = FaithfulnessReport.load(HANDMADE_REPORT)
+    assert loaded == report and loaded.to_json() == written
+    assert loaded.header.example.id == "toy" and loaded.original.span_probability == 0.8 and loaded.sanity is None
+
+
+def test_a_file_that_holds_no_report_is_refused_in_one_sentence(tmp_path):
+    path = tmp_path / "comparison.json"
+    path.write_text(json.dumps(handmade_comparison().to_dict()))  # a saved Comparison: its methods are a list
+    with pytest.raises(ValueError, match="^comparison.json does not hold a FaithfulnessReport"):
+        FaithfulnessReport.load(path)
 
 
 # --- the deletion operators, on a real (tiny) model ------------------------------------------------------------
@@ -387,8 +411,8 @@ def test_the_searched_bounds_are_those_of_every_ordering_of_the_deletable_words(
     p0 = found.original.span_probability
     drops = [p0 - r.span_probability for r in reanswer(case, [(w,) for w in found.deletable])]
     assert found.aopc_bounds == pytest.approx((min(drops) / 2, max(drops) / 2), rel=1e-6)
-    document = faithfulness_document(found)
-    assert 0 <= document["methods"]["gradient:magnitude"]["naopc"] <= 1 and document["protocol"]["naopc_beam"] == 1
+    report = faithfulness_report(found)
+    assert 0 <= report.methods["gradient:magnitude"].naopc <= 1 and report.protocol.naopc_beam == 1
 
 
 def test_igs_scores_from_the_layer_wise_explanation_are_those_the_method_computes(tiny_bert, monkeypatch):

@@ -1,10 +1,12 @@
 """`python -m rcqa faithfulness`: the JSON it writes, field by field, and its errors."""
 import json
+from pathlib import Path
 
 import pytest
 
 from rcqa.cli import main
 from rcqa.attribution.methods import COMPARED, METHODS
+from rcqa.faithfulness.document import FaithfulnessReport
 from rcqa.gallery import gallery_example
 
 CURVE = {"span_probability", "flipped", "f1"}
@@ -14,14 +16,28 @@ ENTRIES = [f"{name}:{ranking}" for name in COMPARED for ranking in METHODS[name]
 
 
 @pytest.fixture(scope="module")
-def document(tiny_model_dirs, tmp_path_factory):
+def written(tiny_model_dirs, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("faithfulness")
     example = gallery_example("comet-who")
     (folder / "passage.txt").write_text(example.passage)
     status = main(["faithfulness", "--passage-file", str(folder / "passage.txt"), "--question", example.question,
                    "--json", str(folder / "out.json"), "--k", "4", "--draws", "3", "--model", tiny_model_dirs["bert"]])
     assert status == 0
-    return json.loads((folder / "out.json").read_text())
+    return folder / "out.json"
+
+
+@pytest.fixture(scope="module")
+def document(written):
+    return json.loads(written.read_text())
+
+
+def test_the_file_loads_as_a_report_and_saves_back_to_its_text(written, document, tmp_path):
+    report = FaithfulnessReport.load(written)
+    assert report.save(tmp_path / "again.json").read_text(encoding="utf-8") == written.read_text(encoding="utf-8")
+    entry = report.methods["gradient_x_input:signed"]
+    assert entry.versus_random.reading == document["methods"]["gradient_x_input:signed"]["versus_random"]["reading"]
+    assert report.random.deletion.flipped.mean == document["random"]["deletion"]["flipped"]["mean"]
+    assert report.protocol.seeds == [0, 1, 2] and report.header.answer.text == document["answer"]["answer"]
 
 
 def test_every_method_has_its_scores_curves_and_summaries(document):
@@ -77,7 +93,14 @@ def test_a_subset_of_methods_and_the_remove_operator(tiny_model_dirs, tmp_path, 
     document = json.loads((tmp_path / "out.json").read_text())
     assert status == 0 and list(document["methods"]) == ["gradient:magnitude", "attention_rollout:magnitude"]
     assert document["protocol"]["operator"] == "remove" and document["protocol"]["spare_answer"] is True
-    assert "attention_rollout:magnitude: comprehensiveness" in capsys.readouterr().err
+    printed, random = capsys.readouterr().err, document["random"]
+    # what it prints is what the file holds
+    assert f"random over 2 draws: comprehensiveness {random['comprehensiveness']['mean']:.3f}, sufficiency " \
+           f"{random['sufficiency']['mean']:.3f}, AOPC {random['aopc']['mean']:.3f}" in printed
+    for name, entry in document["methods"].items():
+        assert f"{name}: comprehensiveness {entry['comprehensiveness']:.3f}, sufficiency {entry['sufficiency']:.3f}, " \
+               f"AOPC {entry['aopc']:.3f}. {entry['versus_random']['reading']}" in printed
+    assert document["verdict"] in printed
 
 
 def test_an_unknown_method_is_refused(tiny_model_dirs, tmp_path, capsys):

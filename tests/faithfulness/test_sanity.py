@@ -11,6 +11,7 @@ from rcqa.attribution.cost import MULTIPLY_ADDS_PER_TOKEN_BLOCK, SECONDS_PER_MUL
 from rcqa.attribution.methods import METHODS, AttributionMethod
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.cli import main
+from rcqa.faithfulness.document import FaithfulnessReport
 from rcqa.faithfulness.metrics import rank_correlation
 from rcqa.faithfulness.sanity import FAIL_AT, model_parts, randomise, sanity_checks, sanity_seconds, top_k_overlap
 from rcqa.gallery import gallery_example
@@ -135,6 +136,8 @@ def test_faithfulness_sanity_adds_its_section_to_the_json(tiny_model_dirs, tmp_p
             assert len(method[series]["spearman"]) == len(method[series]["top_k_overlap"]) == 5
         assert method["verdict"] in printed
     assert sanity["methods"]["random"]["fails"] and not sanity["methods"]["gradient:magnitude"]["fails"]
+    report = FaithfulnessReport.load(tmp_path / "out.json")  # the section rides along, last
+    assert report.sanity == sanity and report.to_json() == (tmp_path / "out.json").read_text(encoding="utf-8")
 
 
 def test_the_api_checks_plain_strings_with_the_presets_settings(tiny_bert):
