@@ -47,6 +47,8 @@ def explain(qa_model: QAModel, example: Example, settings: ExplainSettings = Exp
     each layer as it is done (and, over the whole passage, each window's progress)."""
     started = time.perf_counter()
     method = method_of(settings)
+    if (refused := method.model_refusal(qa_model)) is not None:
+        raise InputError(refused)
     explained = explained_targets(qa_model, example, settings)
     return _attribution(qa_model, example, settings, explained,
                         method.explain_layers(qa_model, example, settings, explained, on_layer), started)

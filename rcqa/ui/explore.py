@@ -40,6 +40,11 @@ HELP = {  # the longer help texts of the page's widgets
 }
 
 
+def method_refusal(qa_model: QAModel, method: str) -> str | None:
+    """Why the chosen method cannot explain this model (its class names the families it explains), or None."""
+    return layerwise_method(method).model_refusal(qa_model)
+
+
 def method_caption(method: str) -> str:
     """The line under the page's title: the method the explanations below are made with."""
     return layerwise_method(method).caption

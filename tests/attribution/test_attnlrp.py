@@ -98,6 +98,26 @@ def test_other_families_are_refused_in_one_sentence():
         layer_relevance(model, inputs(), [Target("span_logits", 2, 5)])
 
 
+def test_explain_refuses_a_family_the_method_has_no_rules_for_before_any_work(family_dir, monkeypatch):
+    """The method's class says which families it explains; explain asks it first, so a DeBERTa-v2 model is refused
+    in one sentence naming its family, before the model is asked for its answer, and IG still explains it."""
+    from rcqa.attribution import explanation
+    from rcqa.model import load_model
+    from rcqa.qa import InputError
+
+    deberta = load_model(family_dir("DeBERTa-v2"))
+    example = gallery_example("lighthouse-who")
+    answered = []
+    monkeypatch.setattr(explanation, "explained_targets", lambda *a: answered.append(a) or pytest.fail("answered"))
+    with pytest.raises(InputError) as refused:
+        explain(deberta, example, ExplainSettings(method="attnlrp", targets=("span_logits",)))
+    assert str(refused.value) == ("AttnLRP (one pass) explains bert, roberta, xlm-roberta, electra, distilbert, "
+                                  "albert, mpnet models, not deberta-v2: choose another method.")
+    assert answered == []
+    monkeypatch.undo()
+    assert explain(deberta, example, ExplainSettings(tolerance=None, steps=2)).layers  # IG: every family
+
+
 def test_explain_gives_every_layer_and_its_conservation(tiny_bert):
     example = gallery_example("lighthouse-who")
     settings = ExplainSettings(method="attnlrp", targets=("span_logits", "span_log_prob"))

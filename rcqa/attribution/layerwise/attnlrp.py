@@ -5,6 +5,7 @@ from __future__ import annotations
 from rcqa.attribution.layerwise.base import ExplainedLayers, ExplainedTargets, LayerwiseMethod, OnLayer, Tokens, \
     streamed
 from rcqa.attribution.lrp import explain_layers
+from rcqa.attribution.lrp.model import FAMILIES
 from rcqa.attribution.targets import ENTERING
 from rcqa.model import QAModel
 from rcqa.types import Example
@@ -24,6 +25,7 @@ class AttnLRP(LayerwiseMethod):
     # what its rules propagate and what LXT and the paper explain: a log-probability hands its rules z − E_p[z],
     # not log p (docs/attnlrp.md), so IG's default target is not AttnLRP's
     default_targets = ("span_logits",)
+    families = FAMILIES  # those its rules are written for
 
     def target_note(self, target: str) -> str:
         return f" (AttnLRP's rules receive {ENTERING[target]})" if target in ENTERING else ""

@@ -82,6 +82,8 @@ class LayerwiseMethod(ABC):
     caption: ClassVar[str]  # the line under Explore's title: the method the explanations below are made with
     windows: ClassVar[tuple[str, ...]] = tuple(WINDOWS)  # the windows it explains (ExplainSettings.windows)
     default_targets: ClassVar[tuple[str, ...] | None] = None  # explained where none is asked for (None: a preset's)
+    families: ClassVar[tuple[str, ...] | None] = None  # the model families (config.model_type) it explains; None: all
+
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -93,6 +95,13 @@ class LayerwiseMethod(ABC):
         if settings.windows not in self.windows:
             raise ValueError(f"{self.label} explains {' or '.join(WINDOWS[w] for w in self.windows)} only; use "
                              f"windows={self.windows[0]!r} with it")
+
+    def model_refusal(self, qa_model: QAModel) -> str | None:
+        """Why this method cannot explain this model, in one sentence naming its family; None where it can."""
+        family = qa_model.config.model_type
+        if self.families is None or family in self.families:
+            return None
+        return f"{self.label} explains {', '.join(self.families)} models, not {family}: choose another method."
 
     def target_note(self, target: str) -> str:
         """What the Target choice adds to a target's name under this method ("" where its name says it all)."""

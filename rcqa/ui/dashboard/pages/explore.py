@@ -309,6 +309,9 @@ def main() -> None:
     except ValueError as error:
         show.report(error)
         return
+    if (refused := explore.method_refusal(qa_model, settings.method)) is not None:
+        st.info(refused)  # before any job is queued
+        return
     if (result := results.result_on_click(qa_model, current, settings, explore.explained(settings, answer),
                                           heatmap_view())) is not None:
         if (foil := result.targets[0].foil) is not None:  # the contrast's foil, as the explanation placed it
