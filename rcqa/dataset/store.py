@@ -96,19 +96,35 @@ def read_manifest(folder: Path) -> RunManifest:
 
 
 def finished_ids(folder: Path) -> set[str]:
-    """Ids of every row in the readable shards. Unreadable shards move to corrupt/; leftover temporary files of
-    a killed run are deleted."""
+    """Ids of every row in the readable shards, each once. Unreadable shards move to corrupt/; leftover temporary
+    files of a killed run are deleted; a row whose id an earlier shard holds is dropped (before kept results were
+    given back as their own question's, a question asked twice in the data got its twin's row and id, so the run
+    never counted it done: resumed, it is scored again)."""
     shards = folder / SHARDS
     for leftover in shards.glob(".*.tmp"):
         leftover.unlink()
     ids: set[str] = set()
-    for shard in sorted(shards.glob("*.parquet")):
+    for shard in sorted(shards.glob("*.parquet"), key=lambda path: (path.stat().st_mtime_ns, path.name)):
         try:
-            ids.update(pq.read_table(shard, columns=["id"]).column("id").to_pylist())
+            found = pq.read_table(shard, columns=["id"]).column("id").to_pylist()
         except (OSError, pa.ArrowException):
             (folder / CORRUPT).mkdir(exist_ok=True)
             shard.replace(folder / CORRUPT / shard.name)
+            continue
+        if repeated := ids.intersection(found):
+            _drop_rows(shard, repeated)
+        ids.update(found)
     return ids
+
+
+def _drop_rows(shard: Path, ids: set[str]) -> None:
+    """The shard without the rows of these ids (deleted where none is left)."""
+    table = pq.read_table(shard)
+    kept = table.filter(pa.array([i not in ids for i in table.column("id").to_pylist()]))
+    if kept.num_rows:
+        _write_atomically(shard, lambda temporary: pq.write_table(kept, temporary))
+    else:
+        shard.unlink()
 
 
 def results(folder: Path, read_only: bool = False) -> ResultCache:

@@ -163,6 +163,26 @@ def test_a_twin_question_kept_by_the_run_gets_its_own_row(tmp_path, tiny_model_d
     assert (row["id"], row["title"], row["gold_answers"], row["em"]) == ("twin", "another title", [], None)
 
 
+def test_a_run_whose_twin_row_took_the_other_twins_id_is_mended_when_resumed(tmp_path, tiny_model_dirs):
+    """A run written before the fix above holds the first twin's row twice and none of the second's: resumed, the
+    repeated row is dropped and the second twin scored, so the run is whole, each question once."""
+    first = gallery_example("lighthouse-who")
+    twin = Example(id="twin", passage=first.passage, question=first.question, title="another title")
+    data = tmp_path / "twins.json"
+    data.write_text(json.dumps(squad_json([first, twin])))
+    out = tmp_path / "run"
+    assert reproduce_cli(data, out, tiny_model_dirs["bert"], "--workers", "1") == 0
+    rows = rows_by_id(out)
+    for shard in (out / "shards").glob("*.parquet"):
+        shard.unlink()
+    store.write_shard(out, [rows[first.id]])
+    store.write_shard(out, [rows[first.id]])  # the twin's row, as the old code wrote it: under the first's id
+    assert reproduce_cli(data, out, tiny_model_dirs["bert"], "--workers", "1") == 0
+    table = pq.read_table(out / "shards").to_pylist()
+    assert sorted(row["id"] for row in table) == sorted([first.id, "twin"])
+    assert manifest(out)["counts"] == {"total": 2, "done": 2, "failed": 0}
+
+
 def test_a_failing_example_is_recorded_and_the_others_finish(local_run):
     [failure] = manifest(local_run)["failed"]
     assert failure == {"id": "unreadable", "reason": "InputError: the passage has no words, only punctuation or markup"}
