@@ -103,7 +103,7 @@ def test_a_link_reopens_the_same_view_and_reports_what_it_cannot_use():
     spec_titled(again, "Where each layer")  # served from the result cache: no click needed
     broken = open_app(query={**link, "steps": "many", "target": "nope", "ex": "no-such-example"})
     warnings = texts(broken.warning)
-    assert "Ignored steps='many' from the link: must be a whole number from 1 to 128" in warnings
+    assert "Ignored steps='many' from the link: must be a whole number from 1 to 512" in warnings
     assert "Ignored target='nope'" in warnings
     assert "no-such-example" in warnings
     assert broken.selectbox(key="rcqa.widget.example_id").value == "lighthouse-who"
