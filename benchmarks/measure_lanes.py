@@ -59,7 +59,7 @@ def measure(windows: int, example_id: str) -> dict:
     def submit(name: str, estimate: float, example: Example):
         settings = ExplainSettings(windows="all") if name == "long" else ExplainSettings()
         task = worker.Task(worker.explanation, qa_model.name, qa_model.fingerprint, str(qa_model.device),
-                           (example, settings, cache, None))
+                           (worker.ExplanationRequest(example, settings), cache))
         return queue.submit(name, name, lambda running: processes.run(task, running, running.stop,
                                                                       short=running.short, timing=running),
                             estimate=estimate)

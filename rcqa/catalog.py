@@ -9,8 +9,10 @@ when RCQA_HUB=1 opts in; otherwise a hub id loads from the local cache alone. Na
 """
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
+from collections.abc import Sequence
 from pathlib import Path
 
 from rcqa.resources import EMBEDDED_MODEL_DIRS
@@ -88,7 +90,9 @@ def offered(name: str) -> str | None:
     spelled = posixpath.normpath(name) if name.startswith("/") else "/".join(p for p in name.split("/") if p)
     if spelled in entries:
         return spelled
-    return next((entry for entry in entries if shown_name(entry) == name), None) if public_mode() else None
+    if not public_mode():
+        return None
+    return next((entry for entry in entries if _shown_among(entry, entries) == name), None)
 
 
 def in_catalog(name: str) -> bool:
@@ -99,10 +103,23 @@ def shown_name(name: str) -> str:
     """A model's name as visitors see it: in public mode a folder is named by its last parts, as few as tell it from
     the catalog's other folders (/srv/models/squad-large: squad-large), never by its path on the server; the name
     itself otherwise."""
-    path = Path(name)
-    if not public_mode() or not path.is_absolute():
+    return _shown_among(name, catalog()) if public_mode() else name
+
+
+def _shown_among(name: str, entries: Sequence[str]) -> str:
+    """shown_name in public mode, against the catalog's `entries`: read by the caller, each time (a folder of model
+    folders may gain one while the server runs), and once for all of its names (offered)."""
+    if not Path(name).is_absolute():
         return name
-    others = [Path(entry).parts for entry in catalog() if Path(entry).is_absolute() and Path(entry) != path]
+    return _short_name(name, tuple(entry for entry in entries if Path(entry).is_absolute()))
+
+
+@functools.lru_cache(maxsize=256)
+def _short_name(name: str, folders: tuple[str, ...]) -> str:
+    """The last parts of the folder `name`, as few as tell it from the other `folders`: a function of its
+    arguments alone (no file system), so kept."""
+    path = Path(name)
+    others = [Path(entry).parts for entry in folders if Path(entry) != path]
     parts = path.parts[1:]  # without the root
     depth = next((depth for depth in range(1, len(parts)) if all(o[-depth:] != parts[-depth:] for o in others)),
                  len(parts))

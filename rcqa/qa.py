@@ -1,8 +1,11 @@
 """Answer a question about a passage: doc-stride windows, the model's logits, whole-word answers (rcqa.spans)."""
 from __future__ import annotations
 
+import hashlib
 import unicodedata
+from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from rcqa.model import QAModel
@@ -145,8 +148,7 @@ def answer_with_logits(qa_model: QAModel, passage: str, question: str, n_best: i
     validate(passage, question)
     windows = encode(qa_model, question, passage)
     start_logits, end_logits = logits(qa_model, windows)
-    if allow_null is None:
-        allow_null = qa_model.trained_with_unanswerable
+    allow_null = null_allowed(qa_model, allow_null)
     no_answer = None
     if allow_null:
         if qa_model.null_refusal:
@@ -155,7 +157,49 @@ def answer_with_logits(qa_model: QAModel, passage: str, question: str, n_best: i
                                             n_best, max_answer_tokens)
     else:
         spans = decode(start_logits, end_logits, windows, passage, n_best, max_answer_tokens)
-    settings = AnswerSettings(qa_model.name, qa_model.max_len, qa_model.doc_stride, max_answer_tokens, n_best,
-                              allow_null)
-    return Answer(question=question, nbest=tuple(spans), n_windows=len(windows), settings=settings,
+    return Answer(question=question, nbest=tuple(spans), n_windows=len(windows),
+                  settings=answer_settings(qa_model, allow_null, n_best, max_answer_tokens),
                   no_answer=no_answer), windows, (start_logits, end_logits)
+
+
+def null_allowed(qa_model: QAModel, allow_null: bool | None) -> bool:
+    """Whether "no answer" is decoded: as asked, else (None) as the model's card says."""
+    return qa_model.trained_with_unanswerable if allow_null is None else allow_null
+
+
+def answer_settings(qa_model: QAModel, allow_null: bool, n_best: int = N_BEST,
+                    max_answer_tokens: int = MAX_ANSWER_TOKENS) -> AnswerSettings:
+    """How answer_with_logits decodes with this model."""
+    return AnswerSettings(qa_model.name, qa_model.max_len, qa_model.doc_stride, max_answer_tokens, n_best,
+                          allow_null)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The answer (answer's, at its defaults) and every window's start and end logits (windows × tokens) it was
+    decoded from, held as arrays so that it pickles as plain data: what a page that answered the example hands the
+    worker process explaining it, which then does not run the windows again (rcqa.attribution.window checks that
+    the reading fits)."""
+
+    answer: Answer
+    start_logits: np.ndarray
+    end_logits: np.ndarray
+    text: str  # text_digest of the question and passage read
+    fingerprint: str  # the model that read them
+
+    @property
+    def logits(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.from_numpy(self.start_logits), torch.from_numpy(self.end_logits)
+
+
+def read(qa_model: QAModel, passage: str, question: str) -> Reading:
+    """The model's answer to question about passage (as answer gives it), with the logits it was decoded from."""
+    found, _, (start_logits, end_logits) = answer_with_logits(qa_model, passage, question)
+    return Reading(found, start_logits.numpy(), end_logits.numpy(), text_digest(passage, question),
+                   qa_model.fingerprint)
+
+
+def text_digest(passage: str, question: str) -> str:
+    """What names a question about a passage, whatever their length: a 100,000-character passage hashes in a
+    fraction of a millisecond."""
+    return hashlib.sha256(f"{question}\0{passage}".encode()).hexdigest()

@@ -23,6 +23,7 @@ from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.explanation import explain
 from rcqa.types.settings import ExplainSettings
 from rcqa.model import QAModel
+from rcqa.qa import Reading
 from rcqa.resources import cache_dir
 from rcqa.types import Attribution, Example
 
@@ -145,14 +146,17 @@ class ResultCache:
 
 def cached_explain(qa_model: QAModel, example: Example, settings: ExplainSettings = ExplainSettings(),
                    cache: ResultCache | None = None,
-                   on_layer: Callable[[LayerResult | WindowProgress], None] | None = None) -> tuple[Attribution, bool]:
-    """(result, came_from_cache): the engine's result for this model, example and settings."""
+                   on_layer: Callable[[LayerResult | WindowProgress], None] | None = None,
+                   key: str | None = None, reading: Reading | None = None) -> tuple[Attribution, bool]:
+    """(result, came_from_cache): the engine's result for this model, example and settings. `key`: their cache key
+    (ResultCache.key) where the caller computed it already, else computed here; `reading`: as for explain. The
+    cache is looked in all the same: a result another process kept since the caller looked is taken."""
     cache = cache or ResultCache()
-    key = cache.key(qa_model.fingerprint, example, settings)
+    key = key or cache.key(qa_model.fingerprint, example, settings)
     stored = cache.result_for(example, key)
     if stored is not None:
         return stored, True
-    result = explain(qa_model, example, settings, on_layer=on_layer)
+    result = explain(qa_model, example, settings, on_layer=on_layer, reading=reading)
     if not cache.read_only:
         try:
             cache.put(key, result)

@@ -16,15 +16,17 @@ from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.targets import Target
 from rcqa.attribution.window import explained_window
 from rcqa.model import QAModel
-from rcqa.qa import InputError
+from rcqa.qa import InputError, Reading
 from rcqa.types import NULL_TARGETS, Attribution, Example, Windowing, explained_target
 from rcqa.types.settings import ExplainSettings
 
 
-def explained_targets(qa_model: QAModel, example: Example, settings: ExplainSettings) -> ExplainedTargets:
-    """Answer the example, find the explained span's window, and the targets the settings ask for there."""
+def explained_targets(qa_model: QAModel, example: Example, settings: ExplainSettings,
+                      reading: Reading | None = None) -> ExplainedTargets:
+    """Answer the example (or take the answer `reading` holds, where it fits: rcqa.attribution.window.handed_answer),
+    find the explained span's window, and the targets the settings ask for there."""
     refuse_null_targets(qa_model, settings)
-    explained = explained_window(qa_model, example, settings.span, settings.allow_null)
+    explained = explained_window(qa_model, example, settings.span, settings.allow_null, reading)
     foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer,
                                            explained.windows, explained.span)
     targets = ([contrast_target(foil, *explained.span)] if foil else []) + [
@@ -41,15 +43,17 @@ def refuse_null_targets(qa_model: QAModel, settings: ExplainSettings) -> None:
 
 
 def explain(qa_model: QAModel, example: Example, settings: ExplainSettings = ExplainSettings(),
-            on_layer: Callable[[LayerResult | WindowProgress], None] | None = None) -> Attribution:
+            on_layer: Callable[[LayerResult | WindowProgress], None] | None = None,
+            reading: Reading | None = None) -> Attribution:
     """Answer the example, then attribute the chosen targets at every layer by the method the settings name: of the
     answer's window, or, with settings.windows == "all", of every window of the passage at once. on_layer hears
-    each layer as it is done (and, over the whole passage, each window's progress)."""
+    each layer as it is done (and, over the whole passage, each window's progress). `reading`: the example's answer
+    read already (a page's, rcqa.qa.read), used instead of answering again where it fits."""
     started = time.perf_counter()
     method = method_of(settings)
     if (refused := method.model_refusal(qa_model)) is not None:
         raise InputError(refused)
-    explained = explained_targets(qa_model, example, settings)
+    explained = explained_targets(qa_model, example, settings, reading)
     return _attribution(qa_model, example, settings, explained,
                         method.explain_layers(qa_model, example, settings, explained, on_layer), started)
 

@@ -10,7 +10,8 @@ import torch
 from rcqa.types.settings import SpanSpec
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
-from rcqa.qa import InputError, answer_with_logits, char_span_to_tokens, encode
+from rcqa.qa import (InputError, Reading, answer_settings, answer_with_logits, char_span_to_tokens, encode,
+                     null_allowed, text_digest)
 from rcqa.spans import Windows
 from rcqa.text import word_at, written_words
 from rcqa.types import Answer, Example, Word
@@ -56,13 +57,32 @@ class ExplainedWindow:
 
 
 def explained_window(qa_model: QAModel, example: Example, span: SpanSpec | str = "predicted",
-                     allow_null: bool | None = None) -> ExplainedWindow:
-    """Answer the example (allow_null as in rcqa.qa.answer) and find the window and tokens of the span to explain
-    (rcqa.attribution.settings.SpanSpec). 'predicted' is the best span, also when the model rejected it for "no
-    answer"."""
-    answer, windows, logits = answer_with_logits(qa_model, example.passage, example.question, allow_null=allow_null)
+                     allow_null: bool | None = None, reading: Reading | None = None) -> ExplainedWindow:
+    """Answer the example (allow_null as in rcqa.qa.answer; `reading`, the answer a page read already, where it
+    fits: handed_answer) and find the window and tokens of the span to explain (rcqa.attribution.settings.SpanSpec).
+    'predicted' is the best span, also when the model rejected it for "no answer"."""
+    answer, windows, logits = (handed_answer(qa_model, example, allow_null, reading)
+                               or answer_with_logits(qa_model, example.passage, example.question,
+                                                     allow_null=allow_null))
     window, start_token, end_token = span_tokens(SpanSpec.parse(span), example, answer, windows)
     return ExplainedWindow(answer, windows, window, start_token, end_token, window_inputs(windows, window), logits)
+
+
+def handed_answer(qa_model: QAModel, example: Example, allow_null: bool | None, reading: Reading | None
+                  ) -> tuple[Answer, Windows, tuple[torch.Tensor, torch.Tensor]] | None:
+    """The handed reading as answer_with_logits gives it (its windows cut again: a tokenising, no forward pass),
+    where this model read this example's text and it is its answer as the model decodes it with allow_null, and its logits
+    are the shape of those windows; None otherwise (none handed, or a stale one: the example is then read afresh)."""
+    if reading is None or reading.text != text_digest(example.passage, example.question) or \
+            reading.fingerprint != qa_model.fingerprint:
+        return None
+    if reading.answer.settings != answer_settings(qa_model, null_allowed(qa_model, allow_null)):
+        return None
+    windows = encode(qa_model, example.question, example.passage)
+    shape = tuple(windows.inputs["input_ids"].shape)
+    if reading.start_logits.shape != shape or reading.end_logits.shape != shape:
+        return None
+    return reading.answer, windows, reading.logits
 
 
 def same_span(qa_model: QAModel, example: Example, answer: Answer, a: SpanSpec | str, b: SpanSpec | str) -> bool:

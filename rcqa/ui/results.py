@@ -4,7 +4,7 @@ comparison in this session. Explanations and comparisons, and on a click the ans
 token maps, go through the job queue (rcqa.ui.queue), which runs them in its worker processes."""
 from __future__ import annotations
 
-import hashlib
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,27 +45,39 @@ ANSWERED_HERE_CHARS, ANSWERED_HERE_WINDOWS = 4_000, 2
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _answer(fingerprint: str, passage: str, question: str, _qa_model: QAModel) -> Answer:
-    return qa.answer(_qa_model, passage, question)
+def _reading(fingerprint: str, passage: str, question: str, _qa_model: QAModel) -> qa.Reading:
+    return qa.read(_qa_model, passage, question)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _window_lengths(fingerprint: str, passage: str, question: str, _qa_model: QAModel) -> tuple[int, ...]:
+    """The tokens of each window the example is read in: tokenised once per model and text, however many times a
+    run asks (whether to answer here, a price)."""
+    return tuple(int(n) for n in qa.encode(_qa_model, question, passage).inputs["attention_mask"].sum(dim=1))
 
 
 def answer(qa_model: QAModel, current: Example) -> Answer | None:
-    """The model's answer: in the page thread for a passage of a window or two (the gallery's, a SQuAD paragraph,
-    most pastes: well under a second, and kept per model and text), else through the queue, since a 128-window paste
-    costs a core 17-23 s; None, with one sentence shown, for input it cannot answer. Oversize input is refused
-    before anything reads it."""
+    """The model's answer (reading's); None, with one sentence shown, for input it cannot answer."""
+    return None if (found := reading(qa_model, current)) is None else found.answer
+
+
+def reading(qa_model: QAModel, current: Example) -> qa.Reading | None:
+    """The model's answer with its logits (rcqa.qa.read), which an explanation of the example is handed: in the page
+    thread for a passage of a window or two (the gallery's, a SQuAD paragraph, most pastes: well under a second, and
+    kept per model and text), else through the queue, since a 128-window paste costs a core 17-23 s; None, with one
+    sentence shown, for input it cannot answer. Oversize input is refused before anything reads it."""
     try:
         qa.validate_size(current.passage, current.question)
         if _answered_here(qa_model, current):
-            return _answer(qa_model.fingerprint, current.passage, current.question, qa_model)
+            return _reading(qa_model.fingerprint, current.passage, current.question, qa_model)
     except InputError as error:
         report(error)
         return None
-    text = hashlib.sha256(f"{current.question}\0{current.passage}".encode()).hexdigest()
+    text = qa.text_digest(current.passage, current.question)
     windows = windows_of_text(qa_model, len(current.passage), current.question)
-    reading = reading_seconds(qa_model, windows, qa_model.max_len)
-    return queued(("answer", qa_model.fingerprint, text), qa_model, worker.answer, current.passage,
-                  current.question, label="Reading the passage…", estimate=Price(reading))
+    reading_time = reading_seconds(qa_model, windows, qa_model.max_len)
+    return queued(("answer", qa_model.fingerprint, text), qa_model, worker.reading, current.passage,
+                  current.question, label="Reading the passage…", estimate=Price(reading_time))
 
 
 def answer_ahead(qa_model: QAModel, examples: Sequence[Example]) -> None:
@@ -73,14 +85,15 @@ def answer_ahead(qa_model: QAModel, examples: Sequence[Example]) -> None:
     finds its answer ready, even under load."""
     for example in examples:
         if _answered_here(qa_model, example):
-            _answer(qa_model.fingerprint, example.passage, example.question, qa_model)
+            _reading(qa_model.fingerprint, example.passage, example.question, qa_model)
 
 
 def _answered_here(qa_model: QAModel, current: Example) -> bool:
     """Whether the passage is short enough to answer in the page thread: at most ANSWERED_HERE_CHARS characters
     (so that tokenising it to count its windows is cheap too) and ANSWERED_HERE_WINDOWS windows."""
     return (len(current.passage) <= ANSWERED_HERE_CHARS
-            and len(qa.encode(qa_model, current.question, current.passage)) <= ANSWERED_HERE_WINDOWS)
+            and len(_window_lengths(qa_model.fingerprint, current.passage, current.question, qa_model))
+            <= ANSWERED_HERE_WINDOWS)
 
 
 # --- explanations ------------------------------------------------------------------------------------------
@@ -91,7 +104,14 @@ def result_cache() -> ResultCache:
 
 
 def result_key(qa_model: QAModel, current: Example, settings: ExplainSettings) -> str:
-    return result_cache().key(qa_model.fingerprint, current, settings)
+    """The result cache's key of the explanation (ResultCache.key), kept for the last few: a page asks for it in
+    several places a run, and hands it to the job."""
+    return _result_key(qa_model.fingerprint, current, settings)
+
+
+@functools.lru_cache(maxsize=32)
+def _result_key(fingerprint: str, current: Example, settings: ExplainSettings) -> str:
+    return ResultCache.key(fingerprint, current, settings)  # a function of its arguments alone
 
 
 def stored_result(qa_model: QAModel, current: Example, settings: ExplainSettings, side: str = "") -> Attribution | None:
@@ -119,18 +139,14 @@ def pending_request(qa_model: QAModel, current: Example, settings: ExplainSettin
 
 
 def compute_result(qa_model: QAModel, current: Example, settings: ExplainSettings, side: str = "",
-                   first_view: HeatmapView | None = None) -> Attribution | None:
+                   first_view: HeatmapView | None = None, price: Price | None = None) -> Attribution | None:
     """Explain every layer through the queue, resuming this session's request if it made one, with its place in
     line and then its progress layer by layer; None (with a message shown) when the queue is full or the
     explanation fails. `side`: as for stored_result (each side has its own request). `first_view`: the heatmap tab
-    the page draws first, drawn by the worker process with the result and kept for it (rcqa.ui.drawn)."""
+    the page draws first, drawn by the worker process with the result and kept for it (rcqa.ui.drawn). `price`: the
+    explanation's, where the caller priced it already."""
     key, slot = result_key(qa_model, current, settings), _TICKET + side
-    ticket = pending(slot, key)
-    if ticket is None:
-        if (price := affordable_price(qa_model, current, settings)) is None:
-            return None
-        ticket = submit(slot, key, heavy(qa_model, worker.explanation, current, settings, result_cache(),
-                                         first_view), estimate=price)
+    ticket = pending(slot, key) or _submitted(qa_model, current, settings, key, slot, first_view, price)
     if ticket is None:
         return None
     total, name = qa_model.num_layers + 1, shown_name(qa_model.name)
@@ -152,6 +168,18 @@ def compute_result(qa_model: QAModel, current: Example, settings: ExplainSetting
     return result
 
 
+def _submitted(qa_model: QAModel, current: Example, settings: ExplainSettings, key: str, slot: str,
+               first_view: HeatmapView | None, price: Price | None):
+    """The explanation queued (a Ticket) with its key, its price (affordable_price, unless given) and the example's
+    reading, which the worker takes instead of working them out again; None, with the reason shown, otherwise."""
+    if (found := reading(qa_model, current)) is None:
+        return None
+    if price is None and (price := affordable_price(qa_model, current, settings)) is None:
+        return None
+    request = worker.ExplanationRequest(current, settings, key, found, first_view)
+    return submit(slot, key, heavy(qa_model, worker.explanation, request, result_cache()), estimate=price)
+
+
 def _progress(done: LayerResult | WindowProgress, total: int) -> tuple[float, str]:
     """The bar's fraction and text for a finished layer, or for a window done within a whole-passage layer."""
     if isinstance(done, WindowProgress):
@@ -166,9 +194,10 @@ def result_on_click(qa_model: QAModel, current: Example, settings: ExplainSettin
     still under way: its place, then its progress), computed through the queue; None until then. `explained` says
     what the button attributes, and how long it is expected to take; an explanation over the server's budget
     (rcqa.ui.capacity.refusal: its time, or one path point's memory) is refused instead, with what to change.
-    `first_view`: as for compute_result."""
+    `first_view`: as for compute_result. The price is worked out once a run, and handed on."""
     if (result := stored_result(qa_model, current, settings)) is not None:
         return result
+    price = None
     if pending_request(qa_model, current, settings) is None:
         if (price := affordable_price(qa_model, current, settings)) is None:
             return None
@@ -180,7 +209,7 @@ def result_on_click(qa_model: QAModel, current: Example, settings: ExplainSettin
                        f"{shown_name(qa_model.name)}: {price.in_words()} on this server.")
             return None
         slot.empty()
-    return compute_result(qa_model, current, settings, first_view=first_view)
+    return compute_result(qa_model, current, settings, first_view=first_view, price=price)
 
 
 def explanation_price_of(qa_model: QAModel, current: Example, settings: ExplainSettings) -> Price | None:
@@ -199,7 +228,7 @@ def window_tokens(qa_model: QAModel, current: Example, found: Answer) -> int:
     """The tokens of a window of the example: counted where it is the passage's only one (a longer passage's windows
     are full)."""
     if found.n_windows == 1:
-        return int(qa.encode(qa_model, current.question, current.passage).inputs["attention_mask"].sum())
+        return _window_lengths(qa_model.fingerprint, current.passage, current.question, qa_model)[0]
     return qa_model.max_len
 
 

@@ -36,10 +36,17 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rcqa.ui.child import Task, serve
 from rcqa.ui.jobs import Stopped
+
+if TYPE_CHECKING:  # the tasks import what they run when they run: a worker starts light
+    from rcqa.qa import Reading
+    from rcqa.types import Example
+    from rcqa.types.settings import ExplainSettings
+    from rcqa.ui.drawn import HeatmapView
 
 PROCESS_ENV = "RCQA_JOB_PROCESSES"  # "0": run heavy jobs in the server's own threads instead
 STOP_GRACE_SECONDS = 3.0  # a child asked to stop that has not answered by then is killed
@@ -263,21 +270,36 @@ class WorkerProcesses:
 
 # --- what the app sends: module-level, so that they pickle by name -----------------------------------------
 
-def explanation(qa_model, example, settings, cache, first_view, report: Callable[[Any], None]):
+@dataclass(frozen=True)
+class ExplanationRequest:
+    """One explanation as the page worked it out before queueing it: the example and settings, their result cache
+    key (ResultCache.key), the page's reading of the example (rcqa.qa.read: its answer and logits, so the worker
+    runs no windows to answer it again; None where the page had none), and the heatmap tab the page draws first
+    (an rcqa.ui.drawn.HeatmapView, drawn here; None: none)."""
+
+    example: Example
+    settings: ExplainSettings
+    key: str | None = None
+    reading: Reading | None = None
+    first_view: HeatmapView | None = None
+
+
+def explanation(qa_model, request: ExplanationRequest, cache, report: Callable[[Any], None]):
     """(result, came_from_cache, its first views) for the dashboard's explanation, through the disk result cache (a
-    ResultCache): with the heatmap tab as the page had it when it asked (an rcqa.ui.drawn.HeatmapView) drawn here,
-    so that the server only sends it (rcqa.ui.drawn.ResultCharts; None where no view was given)."""
+    ResultCache) under the request's key, from its reading: with the first view drawn here, so that the server only
+    sends it (rcqa.ui.drawn.ResultCharts; None where no view was given)."""
     from rcqa.attribution.cache import cached_explain
 
-    result, hit = cached_explain(qa_model, example, settings, cache, report)
-    return result, hit, None if first_view is None else first_view.draw(result)
+    result, hit = cached_explain(qa_model, request.example, request.settings, cache, report, key=request.key,
+                                 reading=request.reading)
+    return result, hit, None if request.first_view is None else request.first_view.draw(result)
 
 
-def answer(qa_model, passage, question, report: Callable[[Any], None]):
-    """The model's answer (rcqa.qa.answer) to a passage too long to answer in the page thread."""
-    from rcqa.qa import answer as answer_question
+def reading(qa_model, passage, question, report: Callable[[Any], None]):
+    """The model's answer with its logits (rcqa.qa.read) to a passage too long to answer in the page thread."""
+    from rcqa.qa import read
 
-    return answer_question(qa_model, passage, question)
+    return read(qa_model, passage, question)
 
 
 def comparison(qa_model, example, settings, protocol, report: Callable[[Any], None]):

@@ -98,3 +98,20 @@ def test_a_home_folder_of_no_user_is_one_sentence_and_a_links_name_is_never_expa
     with pytest.raises(ModelLoadError, match="^~nosuchuser names the home folder of a user this machine does not "
                                               "have$"):
         load_model("~nosuchuser/model")  # before: RuntimeError, Could not determine home directory
+
+
+def test_offered_reads_the_catalog_once_and_a_shown_name_follows_the_catalog(tiny_model_dirs, monkeypatch, tmp_path):
+    import rcqa.catalog
+
+    bert, roberta = (str(Path(tiny_model_dirs[arch]).resolve()) for arch in ("bert", "roberta"))
+    monkeypatch.delenv("RCQA_MODEL", raising=False)
+    monkeypatch.setenv("RCQA_MODELS", os.pathsep.join([bert, roberta]))
+    monkeypatch.setenv("RCQA_PUBLIC", "1")
+    canonicalised = []
+    monkeypatch.setattr(rcqa.catalog, "canonical", lambda name: canonicalised.append(name) or canonical(name))
+    assert offered("roberta") == roberta
+    assert canonicalised == [bert, roberta]  # once each (before: again for every folder's shown name, 6 in all)
+    assert shown_name(bert) == shown_name(bert) == "bert"
+    twin = str(shutil.copytree(bert, tmp_path / "mirror" / "bert").resolve())
+    monkeypatch.setenv("RCQA_MODELS", os.pathsep.join([bert, twin, roberta]))  # another folder named bert, added
+    assert shown_name(bert) == f"{Path(bert).parent.name}/bert"  # the name kept was the other catalog's

@@ -262,11 +262,11 @@ def test_real_explanations_the_short_inside_the_long_each_equal_to_the_same_expl
     long_settings = ExplainSettings(windows="all", steps=16, tolerance=None, memory_budget_mb=1)
     short_example, short_settings = gallery_example("lighthouse-when"), ExplainSettings(steps=32, tolerance=None)
     queue, cache = lanes(time_limit=math.inf), ResultCache(tmp_path)
-    long = submitted(queue, processes, tiny_bert, "long", LONG, worker.explanation, long_example, long_settings,
-                     cache, None)
+    long = submitted(queue, processes, tiny_bert, "long", LONG, worker.explanation,
+                     worker.ExplanationRequest(long_example, long_settings), cache)
     began(long)
-    short = submitted(queue, processes, tiny_bert, "short", SHORT, worker.explanation, short_example,
-                      short_settings, cache, None)
+    short = submitted(queue, processes, tiny_bert, "short", SHORT, worker.explanation,
+                      worker.ExplanationRequest(short_example, short_settings), cache)
     assert short.wait(120) and short.state == "done"
     assert not long.job.finished.is_set()  # the short one ended first
     job = short.job

@@ -34,7 +34,8 @@ def comet():
 def apart_job(tiny, comet, tmp_path, target: str, **settings):
     """The dashboard's explanation for a view with start and end apart: its settings, through the worker's job."""
     chosen = dataclasses.replace(view_with(target=target, ends="apart").settings(), **settings)
-    result, _, _ = worker.explanation(tiny, comet, chosen, ResultCache(tmp_path), None, report=lambda _: None)
+    request = worker.ExplanationRequest(comet, chosen)
+    result, _, _ = worker.explanation(tiny, request, ResultCache(tmp_path), report=lambda _: None)
     return result
 
 

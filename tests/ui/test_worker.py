@@ -18,7 +18,7 @@ from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
-from rcqa import figures
+from rcqa import figures, qa
 from rcqa.figures.stored import figure_json
 from rcqa.ui import worker
 from rcqa.ui.drawn import HeatmapView, heatmap_tab
@@ -136,17 +136,20 @@ def test_an_explanation_from_a_worker_equals_the_one_computed_here(processes, ti
     example, settings = gallery_example("lighthouse-when"), ExplainSettings(steps=8, tolerance=None)
     layers = []
     view = HeatmapView("l2", include_question=False, special_tokens=None)
-    result, hit, charts = processes.run(
-        task(tiny_bert, worker.explanation, example, settings, ResultCache(tmp_path), view), layers.append)
+    handed = worker.ExplanationRequest(example, settings, ResultCache.key(tiny_bert.fingerprint, example, settings),
+                                       qa.read(tiny_bert, example.passage, example.question), view)  # as a page does
+    result, hit, charts = processes.run(task(tiny_bert, worker.explanation, handed, ResultCache(tmp_path)),
+                                        layers.append)
     here = explain(tiny_bert, example, settings)
     assert not hit and [layer.layer for layer in layers] == list(range(len(here.layers)))
     np.testing.assert_allclose(result.scores, here.scores, rtol=1e-5, atol=1e-6)
     # the heatmap the worker drew with the result is the one the page built from it before (its own result's)
     drawn_there = heatmap_tab(charts, result, "l2", False, False).heatmap
     assert drawn_there.figure.spec == figure_json(figures.heatmap(result, "l2").plotly) and charts.builds == {}
-    _, hit, none = processes.run(task(tiny_bert, worker.explanation, example, settings, ResultCache(tmp_path), None),
+    nothing_handed = worker.ExplanationRequest(example, settings)  # as the CLI asks: keyed and answered there
+    _, hit, none = processes.run(task(tiny_bert, worker.explanation, nothing_handed, ResultCache(tmp_path)),
                                  lambda _: None)
-    assert hit and none is None  # the worker wrote the shared disk cache; no view asked, none drawn
+    assert hit and none is None  # the worker wrote the shared disk cache, under that key; no view asked, none drawn
 
 
 def test_a_comparison_from_a_worker_equals_the_one_computed_here(processes, tiny_bert):
@@ -318,12 +321,12 @@ def test_a_real_explanation_stops_at_its_next_layer_and_keeps_nothing_in_the_cac
     example, settings = gallery_example("canal-long"), ExplainSettings(windows="all", steps=8, tolerance=None)
     cache = ResultCache(tmp_path)
     with pytest.raises(Stopped):
-        processes.run(task(tiny_bert, worker.explanation, example, settings, cache, None), first_layer_then_stop,
-                      stop)
+        processes.run(task(tiny_bert, worker.explanation, worker.ExplanationRequest(example, settings), cache),
+                      first_layer_then_stop, stop)
     assert not list(tmp_path.glob("*.npz"))
     everything = []
-    result, hit, _ = processes.run(task(tiny_bert, worker.explanation, example, settings, cache, None),
-                                   everything.append)
+    result, hit, _ = processes.run(task(tiny_bert, worker.explanation, worker.ExplanationRequest(example, settings),
+                                        cache), everything.append)
     assert not hit and len(result.layers) == tiny_bert.num_layers + 1  # the same worker goes on
     # the first run stopped early (a few reports were in the pipe already)
     assert len(layers) < len(everything) / 2

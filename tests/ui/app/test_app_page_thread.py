@@ -43,8 +43,8 @@ def test_a_long_paste_is_answered_through_the_queue_not_in_the_page_thread(monke
     assert not app.exception, [e.value for e in app.exception]
     assert calls == []  # the model ran in a worker process (or a queue thread), never in the page's
     assert [status.label for status in app.status] == ["Reading the passage"]
-    (answer,) = [found for request, found in app.session_state["rcqa.kept"].items()
-                 if request[0] == "answer" and found.question == canal.question]
+    (answer,) = [found.answer for request, found in app.session_state["rcqa.kept"].items()
+                 if request[0] == "answer" and found.answer.question == canal.question]
     assert answer.n_windows == expected.n_windows > 2
     assert [span.text for span in answer.nbest] == [span.text for span in expected.nbest]
     assert f"window {answer.best.window + 1} of {answer.n_windows}" in html_of(app)

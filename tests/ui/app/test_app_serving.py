@@ -67,7 +67,7 @@ def test_a_full_disk_while_a_page_draws_is_one_sentence(monkeypatch):
     def full(*_):
         raise OSError(28, "No space left on device", SECRET)
 
-    monkeypatch.setattr(rcqa.ui.results, "_answer", full)
+    monkeypatch.setattr(rcqa.ui.results, "_reading", full)
     app = open_app(query={"ex": "orchard-how-many"})  # open_app asserts that no exception reached the page
     assert "could not read or write its files" in texts(app.error) and SECRET not in texts(app.error)
 
