@@ -47,7 +47,7 @@ def resolve(preset: str = "default", **overrides) -> ExplainSettings:
     (a span or foil is parsed here, once) or settings the method cannot explain with."""
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {str(preset)[:40]!r}; choose one of {', '.join(PRESETS)}")
-    chosen = ExplainSettings.from_dict({**PRESETS[preset].settings.to_dict(), **overrides})
+    chosen = PRESETS[preset].settings.changed(**overrides)
     method = method_of(chosen)
     if (method.default_targets and "targets" not in overrides
             and PRESETS[preset].settings.targets == ExplainSettings().targets):

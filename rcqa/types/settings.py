@@ -3,7 +3,8 @@ key), with the names each of its fields may take; and Windowing, how the passage
 read. They sit with the results, below the engine that reads them (rcqa.attribution.settings adds the presets)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
 
 RULES = ("gausslegendre", "riemann_right", "paper_trapezoid")  # rcqa.attribution.quadrature's nodes and weights
 PAPER_STEPS = 20  # the released code of Ramnath et al. (2020): α = k/20, k = 0..19
@@ -185,17 +186,21 @@ class ExplainSettings:
 
     @classmethod
     def from_dict(cls, data: dict) -> ExplainSettings:
-        """The settings of to_dict's dictionary, or of any part of it (the other fields keep their defaults);
-        ValueError, naming them, for keys that are no setting."""
-        known = {f.name for f in fields(cls)}
-        if unknown := sorted(set(data) - known):
-            raise ValueError(f"unknown IG setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                             f"the settings are {', '.join(sorted(known))}")
-        if "targets" in data:
-            if isinstance(data["targets"], str):
+        """The settings of to_dict's dictionary, or of any part of it (the other fields keep their defaults)."""
+        return cls().changed(**data)
+
+    def changed(self, **changes: Any) -> ExplainSettings:
+        """These settings with some fields changed, each as a spec or in the form to_dict writes it (targets a
+        list); ValueError, naming them, for names that are no setting."""
+        known = {f.name for f in fields(self)}
+        if unknown := sorted(set(changes) - known):
+            raise ValueError(f"unknown explanation setting{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(map(repr, unknown))}; the settings are {', '.join(sorted(known))}")
+        if "targets" in changes:
+            if isinstance(changes["targets"], str):
                 raise ValueError("targets must be a list of target names, not one string")
-            data = {**data, "targets": tuple(data["targets"])}
-        return cls(**data)
+            changes = {**changes, "targets": tuple(changes["targets"])}
+        return replace(self, **changes)
 
 
 IGSettings = ExplainSettings  # the name before a layer-wise method was more than IG, for code written against it

@@ -51,7 +51,7 @@ def test_explain_on_plain_strings_is_the_engine_with_the_preset_and_the_given_se
 
 
 def test_unknown_settings_and_presets_are_refused_by_name(tiny):
-    with pytest.raises(ValueError, match="unknown IG setting 'stepz'; the settings are allow_null, baseline, contrast, max_steps"):
+    with pytest.raises(ValueError, match="unknown explanation setting 'stepz'; the settings are allow_null, baseline, contrast, max_steps"):
         rcqa.explain(tiny, "A passage.", "What?", stepz=4)
     with pytest.raises(ValueError, match="unknown preset 'paper'; choose one of default, paper-code"):
         rcqa.explain(tiny, "A passage.", "What?", preset="paper")

@@ -31,9 +31,9 @@ def test_a_partial_dict_keeps_the_other_defaults():
 
 
 def test_unknown_keys_are_refused_by_name():
-    with pytest.raises(ValueError, match=r"unknown IG setting 'stpes'; the settings are allow_null, baseline, "):
+    with pytest.raises(ValueError, match=r"unknown explanation setting 'stpes'; the settings are allow_null, baseline, "):
         ExplainSettings.from_dict({**ExplainSettings().to_dict(), "stpes": 8})
-    with pytest.raises(ValueError, match=r"unknown IG settings 'a', 'b'"):
+    with pytest.raises(ValueError, match=r"unknown explanation settings 'a', 'b'"):
         ExplainSettings.from_dict({"b": 1, "a": 2})
 
 

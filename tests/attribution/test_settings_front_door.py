@@ -74,7 +74,7 @@ def test_overrides_win_and_the_rest_stays_the_presets():
 
 
 def test_an_unknown_setting_or_preset_is_refused_by_name():
-    with pytest.raises(ValueError, match=r"unknown IG setting 'step'; the settings are .*steps"):
+    with pytest.raises(ValueError, match=r"unknown explanation setting 'step'; the settings are .*steps"):
         resolve("default", step=4)
     with pytest.raises(ValueError, match=r"unknown preset 'papers'; choose one of default, paper-code, paper-text"):
         resolve("papers")
