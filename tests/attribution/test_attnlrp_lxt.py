@@ -17,7 +17,9 @@ from rcqa.model import load_model
 
 FIXTURE = Path(__file__).parents[1] / "data" / "attnlrp_lxt.npz"
 REGENERATE = "python -m scripts.lxt_reference"
-AS_SHIPPED = 1e-3  # rcqa's ε = 1e-6 against LXT's none: measured ≤ 8.8e-4 per token (docs/attnlrp.md)
+AS_SHIPPED = 2.5e-3  # rcqa's ε = 1e-6 against LXT's none: measured ≤ 8.8e-4 per token where the fixture was written,
+# 1.6e-3 (canal-long's embeddings) on a Xeon whose float32 kernels sum otherwise (docs/attnlrp.md); with LXT's
+# stabiliser the whole tensor stays within 1e-5 on both (the next test)
 LXT_STABILISER = 1e-10  # what LXT adds in its identity rule (its linear layers have no ε)
 WITH_LXT_STABILISER = 1e-5  # measured ≤ 1.2e-6
 GRADIENT_FAR = 0.5  # gradient × input below the last layer: measured ≥ 0.85
