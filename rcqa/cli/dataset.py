@@ -93,6 +93,7 @@ def add_report(commands: argparse._SubParsersAction) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from rcqa.dataset import store
     from rcqa.dataset.report import write
 
     try:
@@ -100,4 +101,9 @@ def _report(args: argparse.Namespace) -> int:
     except FileNotFoundError as error:  # a folder that is not a run's: load_run's one sentence
         raise CliError(str(error)) from None
     print(f"report of {summary.subject.n} examples written to {Path(args.out) / 'report.html'}", file=sys.stderr)
+    for folder in args.runs:
+        if repeated := store.repeated_rows(Path(folder)):
+            print(f"{folder}: {repeated} {'rows repeat' if repeated > 1 else 'row repeats'} another's id (a question asked twice "
+                  "in the data, scored under its twin's id by an earlier rcqa), which the report counts twice; "
+                  "`reproduce` into the folder again mends the run", file=sys.stderr)
     return 0

@@ -117,6 +117,13 @@ def finished_ids(folder: Path) -> set[str]:
     return ids
 
 
+def repeated_rows(folder: Path) -> int:
+    """How many rows hold an id another row holds: the twin bug's (finished_ids), which reading leaves as it is."""
+    ids = [i for shard in (folder / SHARDS).glob("*.parquet")
+           for i in pq.read_table(shard, columns=["id"]).column("id").to_pylist()]
+    return len(ids) - len(set(ids))
+
+
 def _drop_rows(shard: Path, ids: set[str]) -> None:
     """The shard without the rows of these ids (deleted where none is left)."""
     table = pq.read_table(shard)

@@ -163,7 +163,8 @@ def test_a_twin_question_kept_by_the_run_gets_its_own_row(tmp_path, tiny_model_d
     assert (row["id"], row["title"], row["gold_answers"], row["em"]) == ("twin", "another title", [], None)
 
 
-def test_a_run_whose_twin_row_took_the_other_twins_id_is_mended_when_resumed(tmp_path, tiny_model_dirs):
+def test_a_run_whose_twin_row_took_the_other_twins_id_is_said_and_mended_when_resumed(tmp_path, tiny_model_dirs,
+                                                                                        capsys):
     """A run written before the fix above holds the first twin's row twice and none of the second's: resumed, the
     repeated row is dropped and the second twin scored, so the run is whole, each question once."""
     first = gallery_example("lighthouse-who")
@@ -177,7 +178,13 @@ def test_a_run_whose_twin_row_took_the_other_twins_id_is_mended_when_resumed(tmp
         shard.unlink()
     store.write_shard(out, [rows[first.id]])
     store.write_shard(out, [rows[first.id]])  # the twin's row, as the old code wrote it: under the first's id
+    assert store.repeated_rows(out) == 1
+    assert main(["report", str(out), "--out", str(tmp_path / "report"), "--no-images"]) == 0
+    said = capsys.readouterr().err
+    assert (f"{out}: 1 row repeats another's id (a question asked twice in the data, scored under its twin's id by an "
+            "earlier rcqa), which the report counts twice; `reproduce` into the folder again mends the run") in said
     assert reproduce_cli(data, out, tiny_model_dirs["bert"], "--workers", "1") == 0
+    assert store.repeated_rows(out) == 0
     table = pq.read_table(out / "shards").to_pylist()
     assert sorted(row["id"] for row in table) == sorted([first.id, "twin"])
     assert manifest(out)["counts"] == {"total": 2, "done": 2, "failed": 0}
