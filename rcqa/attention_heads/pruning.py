@@ -56,12 +56,21 @@ def f1_with_heads_removed(qa_model: QAModel, layout: HeadLayout, examples: list[
         return evaluate(examples, predict)["f1"]
 
 
+def random_name(seed: int, first: int) -> str:
+    """A random order's name in the curve: RANDOM for the first seed (as curves of one random order call it),
+    "random:SEED" for the others."""
+    return RANDOM if seed == first else f"{RANDOM}:{seed}"
+
+
 def pruning_curve(qa_model: QAModel, layout: HeadLayout, examples: list[Example],
-                  importance: dict[str, np.ndarray], counts: list[int], seed: int = 0) -> dict[str, list[float]]:
+                  importance: dict[str, np.ndarray], counts: list[int], seed: int = 0,
+                  random_orders: int = 1) -> dict[str, list[float]]:
     """{order: F1 with the first `count` heads of that order removed, for each count}, the orders being each
-    importance's (least important first) and RANDOM (seeded)."""
+    importance's (least important first) and `random_orders` random ones, seeded seed, seed + 1, … (one draw of a
+    random order says little of the others)."""
     orders = {name: removal_order(values) for name, values in importance.items()}
-    orders[RANDOM] = random_order(layout.layers, layout.heads, seed)
+    for drawn in range(seed, seed + random_orders):
+        orders[random_name(drawn, seed)] = random_order(layout.layers, layout.heads, drawn)
     measured: dict[frozenset[tuple[int, int]], float] = {}  # every order starts with none removed and ends with all
 
     def f1(removed: list[tuple[int, int]]) -> float:

@@ -48,7 +48,11 @@ def add_prune_heads(commands: argparse._SubParsersAction) -> None:
                                                        "`report` draws)")
     command.add_argument("--questions", type=int, help="the first N of the run's questions (default: all)")
     command.add_argument("--step", type=int, default=6, help="heads removed between two points of the curve")
-    command.add_argument("--seed", type=int, default=0, help="seed of the random order")
+    command.add_argument("--seed", type=int, default=0, help="seed of the random order (of the first, with "
+                                                              "--random-orders)")
+    command.add_argument("--random-orders", type=int, default=1, metavar="N",
+                         help="random orders drawn, seeded SEED, SEED + 1, …: the first is `random`, the others "
+                              "`random:SEED` (default 1)")
     command.add_argument("--device", help="cpu, cuda, … (default: the best one here)")
     command.set_defaults(handler=_prune_heads)
 
@@ -72,10 +76,13 @@ def _prune_heads(args: argparse.Namespace) -> int:
     examples = [e for e in run_examples(args.run) if e.answers][:args.questions]
     layout = layout_for(qa_model, examples[0])
     counts = list(range(0, layout.layers * layout.heads + 1, args.step))
-    curves = pruning_curve(qa_model, layout, examples, importance(cells), counts, args.seed)
+    if args.random_orders < 1:
+        raise CliError("--random-orders must be at least 1")
+    curves = pruning_curve(qa_model, layout, examples, importance(cells), counts, args.seed, args.random_orders)
     found = {"counts": counts, "f1": curves, "spared": {name: heads_spared(curve, counts) for name, curve in
                                                          curves.items()}, "n": len(examples),
-             "model": qa_model.name, "fingerprint": qa_model.fingerprint, "seed": args.seed}
+             "model": qa_model.name, "fingerprint": qa_model.fingerprint, "seed": args.seed,
+             **({"random_orders": args.random_orders} if args.random_orders > 1 else {})}
     Path(args.json or Path(args.run) / PRUNING).write_text(json.dumps(found, indent=1))
     print("; ".join(f"{name}: {spared} heads within 1 F1 point" for name, spared in found["spared"].items()),
           file=sys.stderr)

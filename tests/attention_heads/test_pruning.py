@@ -48,6 +48,22 @@ def test_each_set_of_heads_is_measured_once_whatever_orders_share_it(monkeypatch
                              frozenset({(0, 0), (0, 1), (0, 2)}), frozenset({(0, 0), (0, 1), (0, 3)}), *random_sets}
 
 
+def test_several_random_orders_are_each_their_seeds_and_named_apart(monkeypatch):
+    import rcqa.attention_heads.pruning as pruning
+    from types import SimpleNamespace
+
+    measured = []
+    monkeypatch.setattr(pruning, "f1_with_heads_removed",
+                        lambda qa_model, layout, examples, removed: measured.append(frozenset(removed)) or 0.0)
+    layout = SimpleNamespace(layers=2, heads=4)
+    curves = pruning_curve(None, layout, [], {}, [0, 3, 8], seed=5, random_orders=3)
+    assert list(curves) == [RANDOM, "random:6", "random:7"]
+    expected = {frozenset(np.random.default_rng(seed).permutation(8)[:3].tolist()) for seed in (5, 6, 7)}
+    drawn = {frozenset(layer * 4 + head for layer, head in removed) for removed in measured if len(removed) == 3}
+    assert drawn == expected  # the first three heads of each seed's permutation
+    assert len(measured) == len(set(measured))
+
+
 def plain_f1(qa_model, examples):
     return evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1, allow_null=False).best.text)["f1"]
 

@@ -40,9 +40,9 @@ def pruning_curves(summary: DatasetSummary) -> Chart | None:
     figure = go.Figure()
     for order, rows in data.groupby("order", sort=False):
         figure.add_scatter(x=rows.heads_removed, y=rows.f1, mode="lines+markers", name=order,
-                           line={"dash": "dot" if order == "random" else "solid"},
+                           line={"dash": "dot" if str(order).startswith("random") else "solid"},
                            hovertemplate=f"{order}: %{{x}} heads removed, F1 %{{y:.1f}}<extra></extra>")
     apply_layout(figure, f"The pruning curve on {found['n']} questions", "F1 as heads are removed, the least "
-                 "important first by each score's mean over the run (random: a seeded order)", "Heads removed",
+                 "important first by each score's mean over the run (random: seeded orders)", "Heads removed",
                  "SQuAD F1", height=440)
     return Chart("dataset-pruning", data, figure)
