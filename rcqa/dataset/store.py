@@ -105,9 +105,7 @@ def finished_ids(folder: Path) -> set[str]:
         leftover.unlink()
     ids: set[str] = set()
     for shard in sorted(shards.glob("*.parquet"), key=lambda path: (path.stat().st_mtime_ns, path.name)):
-        try:
-            found = pq.read_table(shard, columns=["id"]).column("id").to_pylist()
-        except (OSError, pa.ArrowException):
+        if (found := _shard_ids(shard)) is None:
             (folder / CORRUPT).mkdir(exist_ok=True)
             shard.replace(folder / CORRUPT / shard.name)
             continue
@@ -118,10 +116,18 @@ def finished_ids(folder: Path) -> set[str]:
 
 
 def repeated_rows(folder: Path) -> int:
-    """How many rows hold an id another row holds: the twin bug's (finished_ids), which reading leaves as it is."""
-    ids = [i for shard in (folder / SHARDS).glob("*.parquet")
-           for i in pq.read_table(shard, columns=["id"]).column("id").to_pylist()]
+    """How many rows of the readable shards hold an id another row holds: the twin bug's (finished_ids), which
+    reading leaves as it is."""
+    ids = [i for shard in (folder / SHARDS).glob("*.parquet") for i in _shard_ids(shard) or ()]
     return len(ids) - len(set(ids))
+
+
+def _shard_ids(shard: Path) -> list[str] | None:
+    """The ids of a shard's rows; None where it cannot be read (a truncated file)."""
+    try:
+        return pq.read_table(shard, columns=["id"]).column("id").to_pylist()
+    except (OSError, pa.ArrowException):
+        return None
 
 
 def _drop_rows(shard: Path, ids: set[str]) -> None:

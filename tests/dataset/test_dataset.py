@@ -179,6 +179,8 @@ def test_a_run_whose_twin_row_took_the_other_twins_id_is_said_and_mended_when_re
     store.write_shard(out, [rows[first.id]])
     store.write_shard(out, [rows[first.id]])  # the twin's row, as the old code wrote it: under the first's id
     assert store.repeated_rows(out) == 1
+    (out / "shards" / "part-truncated.parquet").write_bytes(b"PAR1 cut short")  # a killed run's: read past
+    assert store.repeated_rows(out) == 1
     assert main(["report", str(out), "--out", str(tmp_path / "report"), "--no-images"]) == 0
     said = capsys.readouterr().err
     assert (f"{out}: 1 row repeats another's id (a question asked twice in the data, scored under its twin's id by an "
