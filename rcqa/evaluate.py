@@ -1,4 +1,5 @@
-"""The official SQuAD v1.1 metrics: exact match and token F1, max over the gold answers."""
+"""The official SQuAD metrics (v1.1, and v2.0 with its thresholds), and the trade-off a threshold makes between
+abstaining and answering."""
 from __future__ import annotations
 
 import re
@@ -69,11 +70,7 @@ def squad_v2_metrics(golds: dict[str, list[str]], predictions: dict[str, str], n
     they exceed threshold. best_exact / best_f1 and their thresholds are the script's find_best_thresh over the
     same odds."""
     has_answer = {qid: bool(texts) for qid, texts in golds.items()}
-    exact_raw, f1_raw = {}, {}
-    for qid, texts in golds.items():
-        kept = [t for t in texts if normalize_answer(t)] or [""]
-        exact_raw[qid] = max(exact_match(predictions[qid], t) for t in kept)
-        f1_raw[qid] = max(_tokens_f1(predictions[qid], t) for t in kept)
+    exact_raw, f1_raw = _raw_scores(golds, predictions)
     metrics = {}
     for name, raw in (("exact", exact_raw), ("f1", f1_raw)):
         scored = {qid: float(not has_answer[qid]) if null_odds[qid] > threshold else value for qid, value in raw.items()}
@@ -86,6 +83,17 @@ def squad_v2_metrics(golds: dict[str, list[str]], predictions: dict[str, str], n
         metrics[f"best_{name}"], metrics[f"best_{name}_thresh"] = _best_threshold(predictions, raw, null_odds,
                                                                                   has_answer)
     return metrics
+
+
+def _raw_scores(golds: dict[str, list[str]], predictions: dict[str, str]) -> tuple[dict[str, float], dict[str, float]]:
+    """Each question's exact and F1 as the v2.0 script's get_raw_scores: max over its non-empty gold texts, and an
+    unanswerable one (no gold text) scored against "" (1 where the prediction is empty too)."""
+    exact_raw, f1_raw = {}, {}
+    for qid, texts in golds.items():
+        kept = [t for t in texts if normalize_answer(t)] or [""]
+        exact_raw[qid] = max(exact_match(predictions[qid], t) for t in kept)
+        f1_raw[qid] = max(_tokens_f1(predictions[qid], t) for t in kept)
+    return exact_raw, f1_raw
 
 
 def _best_threshold(predictions: dict[str, str], raw: dict[str, float], null_odds: dict[str, float],
@@ -125,3 +133,36 @@ def evaluate_v2(examples: list[Example], predict: Callable[[Example], tuple[str,
             chosen = {q: g for q, g in golds.items() if q not in kinds or kinds[q] == kind}
             metrics["by_kind"][kind] = squad_v2_metrics(chosen, predictions, {q: null_odds[q] for q in chosen}, cut)
     return metrics
+
+
+def abstention_curve(examples: list[Example], predictions: dict[str, tuple[str, float]], kinds: Iterable[str],
+                     group: Callable[[Example], str | None]) -> list[dict]:
+    """The trade-off a threshold makes: at every threshold where a decision changes (abstain where the null odds
+    exceed it), from abstaining everywhere to answering everything, the unanswerable questions of the counted kinds
+    abstained on (in all and per kind) and the answerable questions' F1 (HasAns_f1, an abstention scoring 0, as
+    the official script scores it).
+
+    predictions: per question id its best span's text and null odds (rcqa.export.null_predictions); group names
+    an unanswerable question's kind (rcqa.negatives.negative_kind). Thresholds fall in decreasing abstention."""
+    counted = set(kinds)
+    golds = {e.id: [] if e.is_impossible else [a.text for a in e.answers] for e in examples}
+    _, f1_raw = _raw_scores(golds, {qid: text for qid, (text, _) in predictions.items()})
+    odds = {qid: predictions[qid][1] for qid in golds}
+    answerable = [q for q, texts in golds.items() if texts]
+    chosen = {e.id: group(e) for e in examples if e.is_impossible and group(e) in counted}
+    distinct = sorted(set(odds.values()))
+    points = []
+    for threshold in [distinct[0] - 1.0, *distinct] if distinct else []:
+        abstained = [q for q in chosen if odds[q] > threshold]
+        points.append({"threshold": threshold, "abstained": len(abstained), "of": len(chosen),
+                       "abstained_by_kind": {kind: sum(chosen[q] == kind for q in abstained) for kind in sorted(counted)},
+                       "HasAns_f1": 100.0 * sum(f1_raw[q] for q in answerable if odds[q] <= threshold)
+                       / len(answerable) if answerable else float("nan")})
+    return points
+
+
+def best_abstention_above(points: list[dict], floor: float) -> dict | None:
+    """Where a curve stops: the point abstaining on the most counted questions with HasAns_f1 still at least floor
+    (of those, the highest F1); None if no threshold keeps the floor."""
+    kept = [p for p in points if p["HasAns_f1"] >= floor]
+    return max(kept, key=lambda p: (p["abstained"], p["HasAns_f1"])) if kept else None

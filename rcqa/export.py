@@ -14,7 +14,10 @@ from pathlib import Path
 
 import torch
 
-from rcqa.evaluate import evaluate, evaluate_v2
+import numpy as np
+
+from rcqa.evaluate import abstention_curve, best_abstention_above, evaluate, evaluate_v2
+from rcqa.intervals import mean_with_interval
 from rcqa.lens.probes import REPORT_FILE, WEIGHTS_FILE
 from rcqa.model import QAModel, load_model
 from rcqa.negatives import negative_kind, with_negatives
@@ -106,6 +109,36 @@ def hard_set_evaluation(qa_model: QAModel, examples: list[Example], threshold: f
     predictions = null_predictions(qa_model, examples, progress)
     return {"file": source, **evaluate_v2(examples, _predictor(predictions), threshold,
                                           group=lambda e: negative_kind(e.id))}
+
+
+def abstention_tradeoff(models: dict[str, QAModel], examples: list[Example], kinds: Iterable[str], floor: float,
+                        progress: Progress = iter) -> dict:
+    """How far each model's threshold can trade answerable F1 for abstention on the counted kinds of a hard set
+    (the hand-written set's antonyms and entity swaps): per model its curve over every threshold
+    (rcqa.evaluate.abstention_curve), where it stops with HasAns F1 at least `floor`, and, for a model whose card
+    tunes a threshold, what it does at that threshold. Each such model after the first is compared with the first
+    at their thresholds, question by question: the mean difference in abstention on the counted questions with its
+    paired 95 % bootstrap interval."""
+    kinds = sorted(set(kinds))
+    found: dict = {"kinds": kinds, "floor": floor, "models": []}
+    abstentions: dict[str, np.ndarray] = {}
+    for name, qa_model in models.items():
+        predictions = null_predictions(qa_model, examples, progress)
+        curve = abstention_curve(examples, predictions, kinds, lambda e: negative_kind(e.id))
+        row: dict = {"model": name, "stops": best_abstention_above(curve, floor), "curve": curve, "threshold": None}
+        if qa_model.trained_with_unanswerable:
+            threshold = qa_model.null_threshold
+            row["threshold"] = threshold
+            # the same decisions as the threshold itself: the curve's last point at or below it
+            row["at_threshold"] = max((p for p in curve if p["threshold"] <= threshold),
+                                      key=lambda p: p["threshold"], default=curve[0])
+            counted = [e.id for e in examples if e.is_impossible and negative_kind(e.id) in kinds]
+            abstentions[name] = np.array([float(predictions[q][1] > threshold) for q in counted])
+        found["models"].append(row)
+    tuned = list(abstentions)
+    found["compared"] = [{"model": name, "against": tuned[0], "abstained_difference":
+                          mean_with_interval(abstentions[name] - abstentions[tuned[0]])} for name in tuned[1:]]
+    return found
 
 
 def peak_threshold(metrics: dict, null_odds: list[float]) -> float:

@@ -207,3 +207,60 @@ def test_the_export_command_chooses_on_held_out_questions_and_the_model_then_abs
     line = next(line for line in (tmp_path / "out" / "README.md").read_text().splitlines() if "Hand-written" in line)
     assert f"abstains on {sum(abstained.values())} of 40 (antonym {abstained['antonym']} of 10, entity swap " \
            f"{abstained['entity_swap']} of 10," in line
+
+
+def _with_threshold(model_dir: str, threshold: float, folder: Path) -> str:
+    import shutil
+
+    shutil.copytree(model_dir, folder)
+    (folder / "rcqa_card.json").write_text(json.dumps({"no_answer": {"threshold": threshold}}))
+    return str(folder)
+
+
+def test_the_abstention_curve_command_reads_a_runs_kept_models_and_compares_tuned_thresholds_question_by_question(
+        abstaining_run, tiny_model_dirs, tmp_path, capsys):
+    from rcqa.cli import main
+
+    always = _with_threshold(tiny_model_dirs["bert"], -1e9, tmp_path / "always")  # abstains on every question
+    never = _with_threshold(tiny_model_dirs["bert"], 1e9, tmp_path / "never")
+    out = tmp_path / "curve.json"
+    assert main(["abstention-curve", str(abstaining_run), always, never, "--data", str(HARD_SET),
+                 "--json", str(out)]) == 0
+    found = json.loads(out.read_text())
+    assert [row["model"] for row in found["models"]] == [*map(str, kept_models(abstaining_run)), always, never]
+    assert found["kinds"] == ["antonym", "entity_swap"] and found["floor"] == 85.0
+    steps = found["models"][:-2]
+    assert all(row["threshold"] is None and "at_threshold" not in row for row in steps)  # no card, no threshold
+    at_always, at_never = (row["at_threshold"] for row in found["models"][-2:])
+    assert at_always["abstained"] == at_always["of"] == 20 and at_always["HasAns_f1"] == 0.0  # 10 of each kind
+    assert at_never["abstained"] == 0
+    # never against always, on each of the 20 questions: -1, so the mean and its whole interval are -1
+    assert found["compared"] == [{"model": never, "against": always, "abstained_difference":
+                                  {"mean": -1.0, "low": -1.0, "high": -1.0, "n": 20}}]
+    assert "most abstained with HasAns F1 >= 85" in capsys.readouterr().err
+
+
+def test_the_curve_at_a_models_threshold_abstains_where_the_decoder_does(tiny_model_dirs, tmp_path):
+    from rcqa.export import abstention_tradeoff
+
+    examples = load_examples(HARD_SET)
+    curve = abstention_tradeoff({"tiny": load_model(tiny_model_dirs["bert"])}, examples, ["antonym", "entity_swap"],
+                                85.0)["models"][0]["curve"]
+    middle = curve[len(curve) // 2]["threshold"]
+    qa_model = load_model(_with_threshold(tiny_model_dirs["bert"], middle, tmp_path / "middle"))
+    point = abstention_tradeoff({"middle": qa_model}, examples, ["antonym", "entity_swap"], 85.0)["models"][0]
+    counted = [e for e in examples if e.is_impossible and negative_kind(e.id) in ("antonym", "entity_swap")]
+    decided = [answer(qa_model, e.passage, e.question).abstained for e in counted]
+    assert point["at_threshold"]["abstained"] == sum(decided) and 0 < sum(decided) < len(counted)
+    answerable = [e for e in examples if not e.is_impossible]
+    answered = {e.id: answer(qa_model, e.passage, e.question) for e in answerable}
+    expected = evaluate(answerable, lambda e: "" if answered[e.id].abstained else answered[e.id].text)
+    assert point["at_threshold"]["HasAns_f1"] == pytest.approx(expected["f1"])
+
+
+def test_the_abstention_curve_command_refuses_an_unknown_kind_in_one_sentence(tmp_path, capsys):
+    from rcqa.cli import main
+
+    assert main(["abstention-curve", "default-squad2", "--data", str(HARD_SET), "--kinds", "antonym,synonym",
+                 "--json", str(tmp_path / "c.json")]) == 2
+    assert capsys.readouterr().err.startswith("error: no kind of negative is called synonym; the kinds are ")

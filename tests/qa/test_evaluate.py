@@ -1,4 +1,4 @@
-"""The SQuAD v1.1 metric against cases computed by hand."""
+"""The SQuAD v1.1 and v2.0 metrics and the abstention curve, against cases computed by hand."""
 import pytest
 
 from rcqa.evaluate import evaluate, exact_match, f1, normalize_answer, score
@@ -164,3 +164,58 @@ def test_evaluate_v2_counts_an_unanswerable_question_unanswerable_whatever_answe
     examples = [Example(id="y", passage="p", question="q", answers=(GoldAnswer("Paris", 0),), is_impossible=True)]
     metrics = evaluate_v2(examples, lambda e: ("Paris", -1.0), threshold=0.0)
     assert metrics["exact"] == 0.0 and metrics["NoAns_total"] == 1
+
+
+def _curve_case():
+    """Two answerable questions (one right, one 2/3 right), an antonym, an entity swap whose odds tie an answerable
+    one's, and a negation that is not counted."""
+    examples = [Example(id="a1", passage="p", question="q", answers=(GoldAnswer("red", 0),)),
+                Example(id="a2", passage="p", question="q", answers=(GoldAnswer("big dog", 0),)),
+                Example(id="u1-neg-antonym", passage="p", question="q", is_impossible=True),
+                Example(id="u2-neg-entity", passage="p", question="q", is_impossible=True),
+                Example(id="u3-neg-not", passage="p", question="q", is_impossible=True)]
+    predictions = {"a1": ("red", 0.5), "a2": ("dog", -1.0), "u1-neg-antonym": ("x", 2.0),
+                   "u2-neg-entity": ("y", -1.0), "u3-neg-not": ("z", 3.0)}
+    return examples, predictions
+
+
+def test_the_abstention_curve_by_hand():
+    from rcqa.evaluate import abstention_curve
+    from rcqa.negatives import negative_kind
+
+    examples, predictions = _curve_case()
+    curve = abstention_curve(examples, predictions, ["antonym", "entity_swap"], lambda e: negative_kind(e.id))
+    # thresholds: below every odds (abstain everywhere), then each distinct odds; odds equal to it answer
+    assert [p["threshold"] for p in curve] == [-2.0, -1.0, 0.5, 2.0, 3.0]
+    assert [p["abstained"] for p in curve] == [2, 1, 1, 0, 0]
+    assert all(p["of"] == 2 for p in curve)  # the negation is not counted
+    assert curve[0]["abstained_by_kind"] == {"antonym": 1, "entity_swap": 1}
+    assert curve[1]["abstained_by_kind"] == {"antonym": 1, "entity_swap": 0}  # the tie at -1.0 answers
+    # HasAns F1: a1 answers from 0.5 on (F1 1), a2 from -1.0 on (F1 2/3: "dog" against "big dog")
+    assert [p["HasAns_f1"] for p in curve] == pytest.approx([0.0, 100 / 3, 250 / 3, 250 / 3, 250 / 3])
+
+
+def test_the_abstention_curve_agrees_with_the_v2_metrics_at_each_of_its_thresholds():
+    from rcqa.evaluate import abstention_curve, squad_v2_metrics
+    from rcqa.negatives import negative_kind
+
+    examples, predictions = _curve_case()
+    golds = {e.id: [a.text for a in e.answers] for e in examples}
+    texts, odds = {q: t for q, (t, _) in predictions.items()}, {q: o for q, (_, o) in predictions.items()}
+    for point in abstention_curve(examples, predictions, ["antonym", "entity_swap"], lambda e: negative_kind(e.id)):
+        counted = {q: g for q, g in golds.items() if q in ("a1", "a2", "u1-neg-antonym", "u2-neg-entity")}
+        metrics = squad_v2_metrics(counted, texts, odds, point["threshold"])
+        assert point["HasAns_f1"] == pytest.approx(metrics["HasAns_f1"])
+        assert point["abstained"] == round(metrics["NoAns_exact"] * metrics["NoAns_total"] / 100)
+
+
+def test_where_the_curve_stops_is_the_most_abstention_that_keeps_the_floor():
+    from rcqa.evaluate import abstention_curve, best_abstention_above
+    from rcqa.negatives import negative_kind
+
+    examples, predictions = _curve_case()
+    curve = abstention_curve(examples, predictions, ["antonym", "entity_swap"], lambda e: negative_kind(e.id))
+    stop = best_abstention_above(curve, 80.0)
+    assert (stop["threshold"], stop["abstained"]) == (0.5, 1)  # the one point at >= 80 that still abstains
+    assert best_abstention_above(curve, 0.0)["abstained"] == 2  # abstaining everywhere keeps a floor of 0
+    assert best_abstention_above(curve, 90.0) is None  # no threshold reaches 90: a2 is never wholly right
