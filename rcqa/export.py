@@ -12,15 +12,14 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-import torch
-
 import numpy as np
+import torch
 
 from rcqa.evaluate import abstention_curve, best_abstention_above, evaluate, evaluate_v2
 from rcqa.intervals import mean_with_interval
 from rcqa.lens.probes import REPORT_FILE, WEIGHTS_FILE
 from rcqa.model import QAModel, load_model
-from rcqa.negatives import negative_kind, with_negatives
+from rcqa.negatives import PERTURBATIONS, negative_kind, with_negatives
 from rcqa.qa import best_span_and_null_odds
 from rcqa.types import Example
 
@@ -182,8 +181,8 @@ def _negative_mix(recipe: dict) -> str:
     if not perturbed:  # the recipe before question perturbations
         return "half other-paragraph, half in-context" if in_context == 0.5 else (
             f"{in_context:.0%} in-context, the rest other-paragraph")
-    return (f"{in_context:.0%} in-context, {perturbed:.0%} question perturbations (antonym, entity swap, negation, "
-            "mutual exclusion, impossible condition), the rest other-paragraph")
+    kinds = ", ".join(kind.replace("_", " ") for kind in PERTURBATIONS)  # those a run built today draws from
+    return f"{in_context:.0%} in-context, {perturbed:.0%} question perturbations ({kinds}), the rest other-paragraph"
 
 
 def refresh_probes_on_card(target: str | Path) -> bool:

@@ -112,7 +112,8 @@ def test_a_run_trained_with_perturbations_is_measured_on_a_dev_set_built_as_it_w
                                        ({"in_context": 0.25}, "25% in-context, the rest other-paragraph"),
                                        ({"in_context": 1 / 3, "perturbed": 1 / 3},
                                         "33% in-context, 33% question perturbations (antonym, entity swap, "
-                                        "negation, mutual exclusion, impossible condition), the rest other-paragraph")])
+                                        "negation, mutual exclusion, impossible condition, role swap, vague quantity), the rest "
+                                        "other-paragraph")])
 def test_the_card_says_how_the_negatives_were_mixed(mix, said, tmp_path):
     run = tmp_path / "run"
     run.mkdir()
