@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from scipy.stats import binomtest
 
 from rcqa.evaluate import abstention_curve, best_abstention_above, evaluate, evaluate_v2
 from rcqa.intervals import mean_with_interval
@@ -135,9 +136,21 @@ def abstention_tradeoff(models: dict[str, QAModel], examples: list[Example], kin
             abstentions[name] = np.array([float(predictions[q][1] > threshold) for q in counted])
         found["models"].append(row)
     tuned = list(abstentions)
-    found["compared"] = [{"model": name, "against": tuned[0], "abstained_difference":
-                          mean_with_interval(abstentions[name] - abstentions[tuned[0]])} for name in tuned[1:]]
+    found["compared"] = [{"model": name, "against": tuned[0], **_paired(abstentions[name], abstentions[tuned[0]])}
+                         for name in tuned[1:]]
     return found
+
+
+def _paired(model: np.ndarray, against: np.ndarray) -> dict:
+    """One model's abstentions (1 or 0 per question) against another's on the same questions: the mean difference
+    with its paired bootstrap interval, the questions only each abstains on, and the exact McNemar test on those
+    (a two-sided sign test on the questions where they differ)."""
+    differences = model - against
+    only_model, only_against = int((differences > 0).sum()), int((differences < 0).sum())
+    return {"abstained_difference": mean_with_interval(differences), "only_model": only_model,
+            "only_against": only_against,
+            "mcnemar_p": float(binomtest(only_model, only_model + only_against).pvalue) if only_model + only_against
+            else None}
 
 
 def peak_threshold(metrics: dict, null_odds: list[float]) -> float:
@@ -193,6 +206,15 @@ def refresh_probes_on_card(target: str | Path) -> bool:
         return False
     _write_card(Path(target), json.loads(path.read_text()))
     return True
+
+
+def keep_on_card(target: str | Path, key: str, value: dict) -> None:
+    """Put a measurement made after the export (the abstention trade-off) on a model's card under key; the card's
+    README, which does not show it, is left as it is."""
+    path = Path(target) / "rcqa_card.json"
+    if not path.is_file():
+        raise ValueError(f"{target} has no rcqa_card.json to keep {key} on")
+    path.write_text(json.dumps({**json.loads(path.read_text()), key: value}, indent=2) + "\n")
 
 
 def _write_card(target: Path, card: dict) -> None:

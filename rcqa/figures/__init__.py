@@ -47,7 +47,7 @@ from rcqa.figures.lens import (
                                 layer_answers,
                                 layer_answers_table,
 )
-from rcqa.figures.model import card_scores, model_facts
+from rcqa.figures.model import abstention_tradeoff_chart, abstention_tradeoff_sentences, card_scores, model_facts
 from rcqa.figures.roles import (
                                 POS_COLOURS,
                                 ROLE_COLOURS,
@@ -77,7 +77,7 @@ from rcqa.figures.words import (
 __all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "CONSERVATION_THRESHOLD", "HEAD_VIEWS",
            "INTERVENTION_VIEWS", "LENS_VIEWS", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
            "answer_passage",
-           "answer_summary", "answer_word", "card_scores", "completeness", "conservation", "conservation_ledger", "example_heading", "heatmap",
+           "abstention_tradeoff_chart", "abstention_tradeoff_sentences", "answer_summary", "answer_word", "card_scores", "completeness", "conservation", "conservation_ledger", "example_heading", "heatmap",
            "agreement_reading", "agreement_table", "checks_reading", "checks_table", "flagged_reading", "head_grid", "head_pattern",
            "head_reading", "heads_reading", "heads_table", "score_reading", "top_attended_table", "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
            "layer_answers_table", "layer_pair", "model_facts", "nbest_html", "nbest_table", "pos_mix",

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import pandas as pd
+import plotly.graph_objects as go
 
 from rcqa.catalog import shown_name
+from rcqa.figures.common import Chart, apply_layout, escape_label
 from rcqa.model import QAModel
 
 
@@ -55,3 +57,64 @@ def _v2_rows(name: str, metrics: dict) -> list[dict]:
         rows.append({"evaluated on": f"{name}: answerable + {kind.replace('_', '-')} negatives",
                      "exact match": part["exact"], "F1": part["f1"], "questions": part["total"]})
     return rows
+
+
+def abstention_tradeoff_chart(tradeoff: dict) -> Chart:
+    """A card's abstention trade-off (rcqa.export.abstention_tradeoff): per model, the share of the counted
+    unanswerable questions abstained on against the answerable questions' F1, one point per threshold, the tuned
+    threshold marked; the floor of answerable F1 drawn across."""
+    rows = [{"model": row["model"], "threshold": point["threshold"], "HasAns F1": point["HasAns_f1"],
+             "abstained": point["abstained"], "of": point["of"], "abstained %": 100.0 * point["abstained"] / point["of"],
+             "tuned threshold": point == row.get("at_threshold")}
+            for row in tradeoff["models"] for point in row["curve"]]
+    data = pd.DataFrame(rows)
+    figure = go.Figure()
+    for name, part in data.groupby("model", sort=False):
+        figure.add_scatter(x=part["HasAns F1"], y=part["abstained %"], mode="lines+markers", name=escape_label(name),
+                           line_shape="hv", marker={"size": 4},
+                           customdata=part[["threshold", "abstained", "of"]].to_numpy(),
+                           hovertemplate="threshold %{customdata[0]:.3f}: abstains on %{customdata[1]} of "
+                                         "%{customdata[2]}, answerable F1 %{x:.2f}<extra></extra>")
+        tuned = part[part["tuned threshold"]]
+        if not tuned.empty:
+            figure.add_scatter(x=tuned["HasAns F1"], y=tuned["abstained %"], mode="markers", showlegend=False,
+                               marker={"size": 12, "symbol": "star"}, name=escape_label(f"{name}: tuned threshold"),
+                               hovertemplate="tuned threshold: abstains on %{y:.0f} %, answerable F1 "
+                                             "%{x:.2f}<extra></extra>")
+    figure.add_vline(x=tradeoff["floor"], line_dash="dash", line_color="grey")
+    kinds = " and ".join(kind.replace("_", " ") + "s" for kind in tradeoff["kinds"])
+    apply_layout(figure, f"Abstention on the {kinds} against answerable F1",
+                 f"{escape_label(tradeoff.get('file', 'the hard set'))}: one point per threshold (null score − best "
+                 f"span score above it abstains); stars: each card's tuned threshold; dashed: answerable F1 "
+                 f"{tradeoff['floor']:g}", "answerable F1 (HasAns)", "abstained on (%)")
+    return Chart("abstention-tradeoff", data, figure)
+
+
+def abstention_tradeoff_sentences(tradeoff: dict) -> list[str]:
+    """What the trade-off shows, each sentence computed from the chart's numbers: per model, the most it abstains
+    on while answerable F1 keeps the floor, and where its tuned threshold stands; then each tuned model against the
+    first, told apart only where the paired interval excludes 0."""
+    floor, sentences = tradeoff["floor"], []
+    for row in tradeoff["models"]:
+        stop = row["stops"]
+        said = (f"{row['model']}: at most {stop['abstained']} of {stop['of']} abstained on with answerable F1 "
+                f"{stop['HasAns_f1']:.2f} (≥ {floor:g})" if stop else
+                f"{row['model']}: no threshold keeps answerable F1 at {floor:g}")
+        if row.get("at_threshold"):
+            at = row["at_threshold"]
+            said += (f"; at its tuned threshold ({row['threshold']:.3f}) {at['abstained']} of {at['of']}, answerable "
+                     f"F1 {at['HasAns_f1']:.2f}")
+        sentences.append(said + ".")
+    for compared in tradeoff["compared"]:
+        difference = compared["abstained_difference"]
+        n, low, high = difference["n"], difference["low"], difference["high"]
+        told_apart = low is not None and high is not None and (low > 0 or high < 0)
+        interval = (f"paired 95 % interval {low * n:+.1f} to {high * n:+.1f} questions" if low is not None and
+                    high is not None else "no interval over fewer than two questions")
+        verdict = (f"abstains on {abs(difference['mean']) * n:.0f} {'more' if difference['mean'] > 0 else 'fewer'}"
+                   f" of the {n} than {compared['against']}" if told_apart else
+                   f"is not told apart from {compared['against']} ({difference['mean'] * n:+.0f} of the {n})")
+        sentences.append(f"At their tuned thresholds {compared['model']} {verdict} ({interval}; "
+                         f"{compared['only_model']} abstained on by {compared['model']} only, "
+                         f"{compared['only_against']} by {compared['against']} only).")
+    return sentences

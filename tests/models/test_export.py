@@ -265,3 +265,24 @@ def test_the_abstention_curve_command_refuses_an_unknown_kind_in_one_sentence(tm
     assert main(["abstention-curve", "default-squad2", "--data", str(HARD_SET), "--kinds", "antonym,synonym",
                  "--json", str(tmp_path / "c.json")]) == 2
     assert capsys.readouterr().err.startswith("error: no kind of negative is called synonym; the kinds are ")
+
+
+def test_the_abstention_curve_command_labels_models_and_keeps_the_curve_on_a_card(abstaining_tiny_dir, tmp_path,
+                                                                                 capsys):
+    from rcqa.cli import main
+
+    carded = _with_threshold(abstaining_tiny_dir, -1e9, tmp_path / "carded")
+    out = tmp_path / "curve.json"
+    assert main(["abstention-curve", f"shipped={carded}", "--data", str(HARD_SET), "--kinds", "antonym",
+                 "--floor", "0", "--json", str(out), "--card", carded]) == 0
+    found = json.loads(out.read_text())
+    assert [row["model"] for row in found["models"]] == ["shipped"] and found["kinds"] == ["antonym"]
+    assert found["models"][0]["stops"]["abstained"] == 10  # a floor of 0: abstaining on all ten antonyms keeps it
+    card = json.loads((Path(carded) / "rcqa_card.json").read_text())
+    assert card["abstention_tradeoff"] == found and card["no_answer"] == {"threshold": -1e9}
+    assert main(["abstention-curve", f"a={carded}", f"a={carded}", "--data", str(HARD_SET),
+                 "--json", str(out)]) == 2
+    assert "two models are labelled a: give each its own LABEL=MODEL" in capsys.readouterr().err
+    assert main(["abstention-curve", carded, "--data", str(HARD_SET), "--json", str(out),
+                 "--card", str(tmp_path)]) == 2
+    assert "no rcqa_card.json there to keep the curve on" in capsys.readouterr().err

@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 import rcqa.model
-from tests.helpers.app_harness import html_of, open_app, texts
+from tests.helpers.app_harness import html_of, open_app, spec_titled, texts, values
 from tests.helpers.tiny_models import build_encoder_without_head
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -137,3 +137,21 @@ def test_public_mode_shows_no_server_path_and_offers_only_the_catalog(tiny_model
     linked = open_app(query={"model": "bert-squad2"})
     assert linked.session_state["rcqa.view"].model == str(Path(abstaining_tiny_dir).resolve())
     assert not linked.warning and facts(linked.switch_page(PAGE).run())["name"] == "bert-squad2"
+
+
+def test_a_card_with_an_abstention_tradeoff_draws_it_with_its_sentences(tiny_model_dirs, tmp_path):
+    curve = [{"threshold": t, "abstained": k, "of": 4, "abstained_by_kind": {"antonym": k}, "HasAns_f1": f}
+             for t, k, f in ((-2.0, 4, 0.0), (-1.0, 3, 88.0), (1.0, 0, 92.0))]
+    tradeoff = {"file": "hard.json", "kinds": ["antonym"], "floor": 85.0, "compared": [],
+                "models": [{"model": "stage <3>", "curve": curve, "stops": curve[1], "threshold": -1.5,
+                            "at_threshold": curve[0]}]}
+    carded = shutil.copytree(tiny_model_dirs["bert"], tmp_path / "traded")
+    (carded / "rcqa_card.json").write_text(json.dumps({"no_answer": {"threshold": -1.5},
+                                                       "abstention_tradeoff": tradeoff}))
+    app = load(open_app(PAGE), "folder", str(carded))
+    assert "What its threshold trades (from its model card)" in texts(app.subheader)
+    figure = spec_titled(app, "Abstention on the antonyms")
+    assert [values(trace["y"]).tolist() for trace in figure["data"] if trace["mode"] == "lines+markers"] == [
+        [100.0, 75.0, 0.0]]
+    shown = texts(app.markdown)  # escaped as written: the label from the card is not markup
+    assert "stage \\<3\\>: at most 3 of 4 abstained on with answerable F1 88.00" in shown

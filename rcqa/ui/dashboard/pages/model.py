@@ -23,11 +23,22 @@ def describe_model() -> None:
     if not scores.empty:
         st.subheader("Evaluation (from its model card)")
         show.table(scores, hide_index=True)
+    if isinstance(qa_model.card.get("abstention_tradeoff"), dict):
+        describe_tradeoff(qa_model.card["abstention_tradeoff"])
     if qa_model.card:
         with st.expander("The whole model card (rcqa_card.json)"):
             st.json(qa_model.card)
     else:
         st.caption("This model has no rcqa_card.json, so no evaluation results are recorded for it.")
+
+
+def describe_tradeoff(tradeoff: dict) -> None:
+    st.subheader("What its threshold trades (from its model card)")
+    st.caption("How much of the hard set's unanswerable questions of these kinds each model abstains on at every "
+               "threshold, against its F1 on the answerable ones (`python -m rcqa abstention-curve`).")
+    show.chart(figures.abstention_tradeoff_chart(tradeoff))
+    for sentence in figures.abstention_tradeoff_sentences(tradeoff):
+        st.markdown(show.plain(sentence))
 
 
 def choose_model() -> None:
