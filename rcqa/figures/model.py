@@ -116,5 +116,9 @@ def abstention_tradeoff_sentences(tradeoff: dict) -> list[str]:
                    f"is not told apart from {compared['against']} ({difference['mean'] * n:+.0f} of the {n})")
         sentences.append(f"At their tuned thresholds {compared['model']} {verdict} ({interval}; "
                          f"{compared['only_model']} abstained on by {compared['model']} only, "
-                         f"{compared['only_against']} by {compared['against']} only).")
+                         f"{compared['only_against']} by {compared['against']} only{_mcnemar(compared)}).")
     return sentences
+
+
+def _mcnemar(compared: dict) -> str:
+    return "" if compared.get("mcnemar_p") is None else f"; exact McNemar p {compared['mcnemar_p']:.2g}"

@@ -51,7 +51,8 @@ def test_the_sentences_read_where_each_curve_stops_and_where_its_threshold_stand
 def test_a_comparison_is_told_apart_only_where_its_paired_interval_excludes_zero():
     apart = abstention_tradeoff_sentences(_tradeoff({"mean": 0.35, "low": 0.1, "high": 0.55, "n": 20}))[-1]
     assert apart.startswith("At their tuned thresholds new abstains on 7 more of the 20 than old (paired 95 % "
-                            "interval +2.0 to +11.0 questions; 8 abstained on by new only, 1 by old only)")
+                            "interval +2.0 to +11.0 questions; 8 abstained on by new only, 1 by old only; exact McNemar "
+                            "p 0.04).")
     level = abstention_tradeoff_sentences(_tradeoff({"mean": 0.05, "low": -0.1, "high": 0.2, "n": 20}))[-1]
     assert "new is not told apart from old (+1 of the 20)" in level and "more" not in level
     fewer = abstention_tradeoff_sentences(_tradeoff({"mean": -0.25, "low": -0.45, "high": -0.05, "n": 20}))[-1]

@@ -236,8 +236,10 @@ def test_the_abstention_curve_command_reads_a_runs_kept_models_and_compares_tune
     assert at_always["abstained"] == at_always["of"] == 20 and at_always["HasAns_f1"] == 0.0  # 10 of each kind
     assert at_never["abstained"] == 0
     # never against always, on each of the 20 questions: -1, so the mean and its whole interval are -1
+    # and all 20 are abstained on by the first only: McNemar's exact p is 2 · 0.5 ** 20
     assert found["compared"] == [{"model": never, "against": always, "abstained_difference":
-                                  {"mean": -1.0, "low": -1.0, "high": -1.0, "n": 20}}]
+                                  {"mean": -1.0, "low": -1.0, "high": -1.0, "n": 20}, "only_model": 0,
+                                  "only_against": 20, "mcnemar_p": pytest.approx(2 * 0.5 ** 20)}]
     assert "most abstained with HasAns F1 >= 85" in capsys.readouterr().err
 
 
