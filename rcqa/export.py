@@ -72,17 +72,27 @@ def best_checkpoint(scores: dict[str, dict]) -> str:
     return max(scores, key=lambda name: (scores[name]["best_f1"], -list(scores).index(name)))
 
 
-def abstention_evaluation(qa_model: QAModel, held_out: list[Example], dev: list[Example],
-                          progress: Progress = iter, in_context: float = 0.5, perturbed: float = 0.0) -> dict:
+def v2style_dev(dev: list[Example], in_context: float = 0.5, perturbed: float = 0.0) -> tuple[list[Example], str]:
+    """The v2-style dev set an abstaining model is measured on (dev with a third of negatives, in_context and
+    perturbed of them as in training, seed 0) and the command that writes it as a file."""
+    return with_negatives(dev, in_context=in_context, perturbed=perturbed), v2style_command(in_context, perturbed)
+
+
+def v2style_command(in_context: float = 0.5, perturbed: float = 0.0, out: str = "dev-v2style.json") -> str:
+    """The `rcqa negatives` command that writes the v2-style dev file of a run's mix as `out`."""
+    mix = f" --in-context {in_context:.3f} --perturbed {perturbed:.3f}" if perturbed else ""
+    return V2STYLE_DEV.replace("dev-v2style.json", out) + mix
+
+
+def abstention_evaluation(qa_model: QAModel, held_out: list[Example], mixed: list[Example], built_with: str,
+                          progress: Progress = iter) -> dict:
     """The card's "no answer" section and its dev scores for an exported model: the threshold tuned on the held-out
-    questions (their scores with each kind of negative apart kept too), then SQuAD v1.1 dev with answers forced and
-    the v2-style dev set (dev with a third of negatives, in_context and perturbed of them as in training) at that
-    threshold, overall and for each kind of negative."""
+    questions (their scores with each kind of negative apart kept too), then, at that threshold, SQuAD v1.1 dev with
+    answers forced (mixed's answerable questions) and the v2-style dev set `mixed` (v2style_dev, or that file as
+    `built_with` wrote it), overall and for each kind of negative."""
     held_out_predictions = null_predictions(qa_model, held_out, progress)
     tuned = evaluate_v2(held_out, _predictor(held_out_predictions), None, group=lambda e: negative_kind(e.id))
     threshold = peak_threshold(tuned, [odds for _, odds in held_out_predictions.values()])
-    mixed = with_negatives(dev, in_context=in_context, perturbed=perturbed)
-    built_with = V2STYLE_DEV + (f" --in-context {in_context:.3f} --perturbed {perturbed:.3f}" if perturbed else "")
     predictions = null_predictions(qa_model, mixed, progress)
     answerable = [e for e in mixed if not e.is_impossible]
     return {"no_answer": {"threshold": threshold,
@@ -254,6 +264,14 @@ def _command(recipe: dict, warm: bool) -> str:
     return f"python -m rcqa train --epochs {recipe['epochs']}{options}"
 
 
+def _trained_on(recipe: dict) -> str:
+    """The machine a run recorded ("cuda (NVIDIA H200)": one NVIDIA H200); runs from before it was recorded trained
+    on this project's 2 CPU cores."""
+    kind, _, name = recipe.get("device", "cpu (2 cores)").partition(" (")
+    name = name.rstrip(")")
+    return f"one {name} GPU" if kind.startswith("cuda") else f"{name.removesuffix(' cores')} CPU cores"
+
+
 def _notes_line(card: dict) -> str:
     return f"- **How it really ran:** {card['recipe_notes']}\n" if card.get("recipe_notes") else ""
 
@@ -321,7 +339,7 @@ def _model_card(card: dict) -> str:
 - **Recipe:** `{_command(recipe, "warm_start" in card)}`: max_len {recipe['max_len']}, doc_stride
   {recipe['doc_stride']}, batch {recipe['batch_size']}, AdamW lr {recipe['learning_rate']} (weight decay
   {recipe['weight_decay']}), linear warm-up over {recipe['warmup_fraction']:.0%} of {recipe['total_steps']} steps and
-  linear decay, seed {recipe['seed']}; {recipe['features']} {windows}, dynamic padding, on 2 CPU cores.
+  linear decay, seed {recipe['seed']}; {recipe['features']} {windows}, dynamic padding, on {_trained_on(recipe)}.
 {_notes_line(card)}{_warm_start_line(card)}- **Answers with:** windows of {card['window']['max_len']} tokens, stride {card['window']['doc_stride']}.
 {_abstention_lines(card)}- **SQuAD v1.1 dev ({dev['n']} questions{forced}):** exact match {dev['exact_match']:.2f}, F1 {dev['f1']:.2f}
   ({measured}).

@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from rcqa.model import pick_device
 from rcqa.negatives import squad_v2_document, split_by_article, with_negatives
 from rcqa.qa import truncate_question
 from rcqa.spans import NULL_TOKEN, token_span
@@ -56,6 +57,13 @@ class TrainConfig:
     recipe: str | None = None  # the named recipe followed (RECIPES), for the card's command
 
 
+# What decides a run's features (its windows and labels): a run that agrees on these reads the features another
+# recorded (a resume, or a run prepared where spaCy builds the negatives and trained where a GPU is), whatever its
+# learning rate, length or checkpoints.
+FEATURE_FIELDS = ("max_len", "doc_stride", "max_query_len", "seed", "limit", "negatives", "in_context", "perturbed",
+                  "held_out_articles")
+
+
 RECIPES = {
     # the abstaining model: warm-started from the default model, v1.1 train plus a third of unanswerable
     # questions (a third each in-context, other-paragraph and question perturbations: SQuAD 2.0's hard kinds), a
@@ -74,9 +82,14 @@ RECIPES = {
     "squad2-lexicon": {"output_dir": "runs/squad2-lexicon", "negatives": 1 / 3, "in_context": 1 / 4,
                        "perturbed": 1 / 2, "epochs": 0.2, "learning_rate": 3e-5, "warmup_fraction": 0.1,
                        "held_out_articles": 20, "keep_every": 200},
+    # the third stage's mix trained two whole epochs more from its model, a model kept every half epoch, to see
+    # whether the kinds still missed hold with more training (days on 2 CPU cores, minutes on a GPU: --device cuda)
+    "squad2-lexicon-long": {"output_dir": "runs/squad2-lexicon-long", "negatives": 1 / 3, "in_context": 1 / 4,
+                            "perturbed": 1 / 2, "epochs": 2.0, "learning_rate": 3e-5, "warmup_fraction": 0.1,
+                            "held_out_articles": 20, "keep_every": 2090},
 }
 NEEDS_BASE = {"squad2-hard": "the squad2 recipe's model (runs/squad2/final)"}  # recipes with no default base
-RECIPE_BASES = {"squad2": "default", "squad2-lexicon": "default-squad2"}  # the embedded model a recipe starts from
+RECIPE_BASES = {"squad2": "default", "squad2-lexicon": "default-squad2", "squad2-lexicon-long": "default-squad2"}  # the embedded model a recipe starts from
 
 
 def training_examples(config: TrainConfig, examples: list[Example]) -> tuple[list[Example], list[Example]]:
@@ -148,8 +161,11 @@ def collate(features: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
     }
 
 
-def train(config: TrainConfig, examples: list[Example], base_model: str | Path) -> Path:
-    """Train (or resume) into config.output_dir; returns the folder of the final model."""
+def train(config: TrainConfig, examples: list[Example], base_model: str | Path, device: str | None = None,
+          prepare_only: bool = False) -> Path:
+    """Train (or resume) into config.output_dir on device (rcqa.model.pick_device: CUDA where present); returns the
+    folder of the final model. prepare_only builds and records the features and the held-out file, and stops before
+    the first step: the folder then trains elsewhere (a GPU machine without spaCy) without building them again."""
     from transformers import (
         AutoModelForQuestionAnswering,
         AutoTokenizer,
@@ -162,8 +178,9 @@ def train(config: TrainConfig, examples: list[Example], base_model: str | Path) 
     if base_card.is_file() and not (output / "base_card.json").exists():  # a warm start: its card goes on record
         shutil.copyfile(base_card, output / "base_card.json")
     _set_seed(config.seed)
+    target = pick_device(device)
     tokenizer = AutoTokenizer.from_pretrained(str(base_model))
-    model = AutoModelForQuestionAnswering.from_pretrained(str(base_model), dtype=torch.float32)
+    model = AutoModelForQuestionAnswering.from_pretrained(str(base_model), dtype=torch.float32).to(target)
     source_questions = len(examples)
     features, features_file = _features_of_this_run(output, config, source_questions)
     if features is None:
@@ -182,11 +199,14 @@ def train(config: TrainConfig, examples: list[Example], base_model: str | Path) 
     optimizer = torch.optim.AdamW(groups, lr=config.learning_rate)
     planned = max(1, total_steps - config.first_step)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_fraction * planned), planned)
-    step = _resume(output, model, optimizer, scheduler) or config.first_step
+    step = _resume(output, model, optimizer, scheduler, target) or config.first_step
     (output / "train_config.json").write_text(json.dumps({**asdict(config), "features": len(features),
                                                            "features_file": features_file,
                                                            "source_questions": source_questions,
-                                                           "total_steps": total_steps}, indent=2))
+                                                           "total_steps": total_steps,
+                                                           "device": device_name(target)}, indent=2))
+    if prepare_only:
+        return output
     model.train()
     progress = tqdm(total=total_steps, initial=step, desc="training", unit="step", mininterval=10)
     log = (output / "train_log.jsonl").open("a")
@@ -197,7 +217,8 @@ def train(config: TrainConfig, examples: list[Example], base_model: str | Path) 
             batches = {epoch: length_grouped_batches(lengths, config.batch_size, config.seed, epoch)}
         batch_ids = batches[epoch][index]
         started = time.perf_counter()
-        loss = model(**collate([features[i] for i in batch_ids], tokenizer.pad_token_id)).loss
+        batch = collate([features[i] for i in batch_ids], tokenizer.pad_token_id)
+        loss = model(**{key: value.to(target) for key, value in batch.items()}).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -222,6 +243,13 @@ def train(config: TrainConfig, examples: list[Example], base_model: str | Path) 
     return final
 
 
+def device_name(device: torch.device) -> str:
+    """What a run trained on, for its card: "cuda (NVIDIA H200)", "cpu (2 cores)"."""
+    if device.type == "cuda":
+        return f"cuda ({torch.cuda.get_device_name(device)})"
+    return f"cpu ({torch.get_num_threads()} cores)"
+
+
 def _set_seed(seed: int) -> None:
     random.seed(seed)
     torch.manual_seed(seed)
@@ -229,15 +257,16 @@ def _set_seed(seed: int) -> None:
 
 def _features_of_this_run(output: Path, config: TrainConfig,
                           source_questions: int) -> tuple[list[dict] | None, str | None]:
-    """A resumed run's features, read back without building its negatives again (spaCy's perturbations take tens
-    of minutes over SQuAD train): only when the run recorded them under the very same config and data size."""
+    """A resumed or prepared run's features, read back without building its negatives again (spaCy's perturbations
+    take tens of minutes over SQuAD train): only when the run recorded them under the same FEATURE_FIELDS and data
+    size."""
     recorded = output / "train_config.json"
     if not recorded.is_file():
         return None, None
     started = json.loads(recorded.read_text())
     name = started.get("features_file")
     same = started.get("source_questions") == source_questions and all(
-        started.get(key) == value for key, value in asdict(config).items())
+        started.get(key) == getattr(config, key) for key in FEATURE_FIELDS)
     if not (same and name and (output / name).is_file()):
         return None, None
     return json.loads((output / name).read_text()), name
@@ -264,13 +293,14 @@ def _checkpoint(output: Path, model, optimizer, scheduler, step: int) -> None:
     partial.replace(output / "checkpoint.pt")  # atomic: an interrupted save never corrupts the last one
 
 
-def _resume(output: Path, model, optimizer, scheduler) -> int:
+def _resume(output: Path, model, optimizer, scheduler, device: torch.device) -> int:
     path = output / "checkpoint.pt"
     if not path.is_file():
         return 0
-    state = torch.load(path, weights_only=True)  # tensors and plain containers only: a checkpoint runs no code
+    # tensors and plain containers only: a checkpoint runs no code; a run stopped on a GPU resumes on a CPU and back
+    state = torch.load(path, weights_only=True, map_location=device)
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
-    torch.set_rng_state(state["torch_rng"])
+    torch.set_rng_state(state["torch_rng"].cpu())
     return state["step"]

@@ -243,6 +243,11 @@ def add_train(commands: argparse._SubParsersAction) -> None:
             ("--keep-every", int, "also keep the model every N steps (step-N/)")):
         command.add_argument(option, type=kind, help=text)
     command.add_argument("--limit", type=int, help="first N questions only")
+    command.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: $RCQA_DEVICE, else CUDA if present)")
+    command.add_argument("--prepare-only", action="store_true",
+                         help="build the negatives and the features into the output folder and stop before the first "
+                              "step: the folder then trains on another machine (a GPU without spaCy) with the same "
+                              "command, reading them back")
     command.set_defaults(handler=_train)
 
 
@@ -262,8 +267,8 @@ def _train(args: argparse.Namespace) -> int:
     examples = load_examples(args.data or squad_file("train"))
     base = args.base_model or (EMBEDDED_MODEL_DIRS[RECIPE_BASES[args.recipe]] if args.recipe in RECIPE_BASES
                                else encoder_path())
-    final = train(config, examples, base)
-    print(f"model saved to {final}")
+    done = train(config, examples, base, args.device, args.prepare_only)
+    print(f"features and held-out questions prepared in {done}" if args.prepare_only else f"model saved to {done}")
     return 0
 
 
@@ -314,6 +319,8 @@ def add_export(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--max-len", type=int, default=384, help="window length it answers with")
     command.add_argument("--doc-stride", type=int, default=128)
     command.add_argument("--limit", type=int, help="evaluate on the first N questions of each file only")
+    command.add_argument("--dev-v2", help="the v2-style dev file to measure an abstaining model on, as `python -m rcqa "
+                                          "negatives` wrote it with the run's mix (default: built here with spaCy)")
     command.add_argument("--hard-set", help="a SQuAD v2.0 file of hard questions to score an abstaining model on too, "
                                             "each kind apart (tests/data/hard_unanswerable.json, the hand-written set)")
     command.set_defaults(handler=_export)
@@ -353,10 +360,12 @@ def _export(args: argparse.Namespace) -> int:
     placeholder = {"squad_v1.1_dev": {"exact_match": float("nan"), "f1": float("nan"), "n": 0}}
     card.write_card(run_dir, card.export(run_dir, target, checkpoint), window, placeholder)
     qa_model = load_model(str(target))
-    dev = load_examples(squad_file("dev"))[: args.limit]
+    dev = load_examples(args.dev_v2 or squad_file("dev"))[: args.limit]
     if abstains:
         mix = {key: recipe[key] for key in ("in_context", "perturbed") if key in recipe}  # as trained
-        evaluation = {**chosen, **card.abstention_evaluation(qa_model, held_out, dev, progress, **mix)}
+        mixed, built_with = (card.v2style_dev(dev, **mix) if not args.dev_v2 else
+                             (dev, card.v2style_command(**mix, out=Path(args.dev_v2).name)))
+        evaluation = {**chosen, **card.abstention_evaluation(qa_model, held_out, mixed, built_with, progress)}
         if args.hard_set:
             evaluation["hand_written"] = card.hard_set_evaluation(
                 qa_model, load_examples(args.hard_set), evaluation["no_answer"]["threshold"],

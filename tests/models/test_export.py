@@ -9,6 +9,7 @@ from rcqa.evaluate import evaluate, evaluate_v2
 from rcqa.export import (
     V2STYLE_DEV,
     abstention_evaluation,
+    v2style_dev,
     best_checkpoint,
     peak_threshold,
     export,
@@ -75,7 +76,7 @@ def test_the_best_span_with_null_odds_is_the_answer_with_no_answer_ruled_out(abs
 def test_abstention_evaluation_tunes_the_threshold_on_held_out_questions_and_scores_dev_at_it(abstaining_tiny_dir):
     qa_model = load_model(abstaining_tiny_dir)
     held_out, dev = with_negatives(ANSWERED[:3], seed=1), ANSWERED
-    result = abstention_evaluation(qa_model, held_out, dev)
+    result = abstention_evaluation(qa_model, held_out, *v2style_dev(dev))
     threshold = result["no_answer"]["threshold"]
 
     def predict(example):
@@ -100,7 +101,7 @@ def test_abstention_evaluation_tunes_the_threshold_on_held_out_questions_and_sco
 def test_a_run_trained_with_perturbations_is_measured_on_a_dev_set_built_as_it_was_trained(abstaining_tiny_dir):
     qa_model = load_model(abstaining_tiny_dir)
     held_out = with_negatives(ANSWERED[:3], seed=1)
-    result = abstention_evaluation(qa_model, held_out, ANSWERED, in_context=0.0, perturbed=1.0)
+    result = abstention_evaluation(qa_model, held_out, *v2style_dev(ANSWERED, in_context=0.0, perturbed=1.0))
     mixed = with_negatives(ANSWERED, in_context=0.0, perturbed=1.0)
     v2 = result["squad_v2style_dev"]
     assert v2["total"] == len(mixed) and v2["built_with"] == V2STYLE_DEV + " --in-context 0.000 --perturbed 1.000"
@@ -121,6 +122,17 @@ def test_the_card_says_how_the_negatives_were_mixed(mix, said, tmp_path):
     (run / "train_config.json").write_text(json.dumps(recipe))
     write_card(run, tmp_path, WINDOW, {"squad_v1.1_dev": {"exact_match": 0.0, "f1": 0.0, "n": 0}})
     assert json.loads((tmp_path / "rcqa_card.json").read_text())["data"].endswith(f"of all, {said})")
+
+
+@pytest.mark.parametrize("device, said", [(None, "on 2 CPU cores"), ("cpu (16 cores)", "on 16 CPU cores"),
+                                           ("cuda (NVIDIA H200)", "on one NVIDIA H200 GPU")])
+def test_the_card_names_the_machine_the_run_recorded(device, said, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    recipe = {**asdict(TrainConfig()), "features": 10, "total_steps": 5, **({"device": device} if device else {})}
+    (run / "train_config.json").write_text(json.dumps(recipe))  # runs before the device was recorded: 2 cores
+    write_card(run, tmp_path, WINDOW, {"squad_v1.1_dev": {"exact_match": 0.0, "f1": 0.0, "n": 0}})
+    assert f"answer-bearing windows, dynamic padding, {said}.\n" in (tmp_path / "README.md").read_text()
 
 
 def test_a_second_stage_card_names_its_recipe_with_its_base_and_the_stage_before(tmp_path):
@@ -162,7 +174,7 @@ def test_an_abstaining_export_carries_its_threshold_and_its_scores_on_the_card(a
     write_card(run, target, WINDOW, {"squad_v1.1_dev": {"exact_match": 0.0, "f1": 0.0, "n": 0}})
     qa_model = load_model(str(target))
     evaluation = {"checkpoint": {"chosen": chosen, "held_out_best_f1": {n: s["best_f1"] for n, s in scores.items()}},
-                  **abstention_evaluation(qa_model, held_out, ANSWERED)}
+                  **abstention_evaluation(qa_model, held_out, *v2style_dev(ANSWERED))}
     write_card(run, target, WINDOW, evaluation)
     card = json.loads((target / "rcqa_card.json").read_text())
     assert card["no_answer"]["threshold"] == evaluation["no_answer"]["threshold"]
@@ -208,6 +220,29 @@ def test_the_export_command_chooses_on_held_out_questions_and_the_model_then_abs
     line = next(line for line in (tmp_path / "out" / "README.md").read_text().splitlines() if "Hand-written" in line)
     assert f"abstains on {sum(abstained.values())} of 40 (antonym {abstained['antonym']} of 10, entity swap " \
            f"{abstained['entity_swap']} of 10," in line
+
+
+def test_the_export_command_measures_a_v2_style_dev_file_it_is_given_and_names_it(abstaining_run, tmp_path,
+                                                                                  monkeypatch):
+    """--dev-v2: the v2-style dev file written elsewhere (where spaCy is) is what the card measures, question for
+    question the set the export would have built, and its command names that file."""
+    from rcqa.cli import main
+    from rcqa.negatives import squad_v2_document
+
+    monkeypatch.setenv("RCQA_CACHE_DIR", str(tmp_path / "cache"))  # no SQuAD dev here: the file is all it reads
+    built = tmp_path / "dev-v2given.json"
+    built.write_text(json.dumps(squad_v2_document(with_negatives(ANSWERED, in_context=1 / 3, perturbed=1 / 3))))
+    assert main(["export", str(abstaining_run), "--to", str(tmp_path / "out"), "--max-len", "64", "--doc-stride", "16",
+                 "--dev-v2", str(built)]) == 0
+    v2 = json.loads((tmp_path / "out" / "rcqa_card.json").read_text())["squad_v2style_dev"]
+    qa_model = load_model(str(tmp_path / "out"))
+    given = load_examples(built)
+    expected = evaluate_v2(given, lambda e: best_span_and_null_odds(qa_model, e.passage, e.question), v2["threshold"])
+    assert (v2["total"], v2["f1"], v2["NoAns_total"]) == (len(given), pytest.approx(expected["f1"]),
+                                                           expected["NoAns_total"])
+    assert set(v2["by_kind"]) == {negative_kind(e.id) for e in given if e.is_impossible}
+    assert v2["built_with"] == ("python -m rcqa negatives --data ~/.cache/rcqa/squad/dev-v1.1.json --out "
+                                "dev-v2given.json")  # the run's mix had no perturbations
 
 
 def _with_threshold(model_dir: str, threshold: float, folder: Path) -> str:

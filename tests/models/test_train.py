@@ -1,5 +1,6 @@
 """The training recipe end to end on a tiny model: labels, checkpoints, resume, fp16 export."""
 import json
+import math
 
 import pytest
 import torch
@@ -150,7 +151,7 @@ def test_train_with_negatives_smoke_and_the_recipe_on_the_command_line(tmp_path,
     from rcqa.cli import main
 
     calls = []
-    monkeypatch.setattr(train_module, "train", lambda config, examples, base: calls.append((config, base)) or base)
+    monkeypatch.setattr(train_module, "train", lambda config, examples, base, device, prepare_only: calls.append((config, base)) or base)
     squad = tmp_path / "train.json"
     squad.write_text(json.dumps({"data": [{"title": "t", "paragraphs": [{"context": ANSWERED[0].passage, "qas": [
         {"id": "1", "question": ANSWERED[0].question,
@@ -247,5 +248,48 @@ def test_a_checkpoint_that_would_run_code_is_refused(tmp_path):
 
     torch.save({"model": {}, "step": 3, "payload": _Payload()}, tmp_path / "checkpoint.pt")
     with pytest.raises(Exception, match="Weights only load failed"):
-        _resume(tmp_path, None, None, None)
+        _resume(tmp_path, None, None, None, torch.device("cpu"))
     assert RAN == []
+
+
+def test_a_prepared_run_trains_elsewhere_from_its_recorded_features_under_other_optimiser_settings(
+        tmp_path, tiny_model_dirs, monkeypatch):
+    """--prepare-only builds the negatives and features and stops; the same folder then trains (on a GPU machine
+    without spaCy, say) with another learning rate and length, reading them back: what decides the features is the
+    data and the windows (FEATURE_FIELDS), not the optimiser."""
+    from dataclasses import replace
+
+    from rcqa import train as train_module
+    from rcqa.train import FEATURE_FIELDS
+
+    run = tmp_path / "run"
+    prepared = TrainConfig(output_dir=str(run), max_len=64, doc_stride=16, batch_size=4, epochs=1.0,
+                           negatives=1 / 3, held_out_articles=1, checkpoint_every=100)
+    assert train(prepared, ANSWERED, tiny_model_dirs["bert"], device="cpu", prepare_only=True) == run
+    recorded = json.loads((run / "train_config.json").read_text())
+    features = json.loads((run / recorded["features_file"]).read_text())
+    assert (run / "held_out-v2.json").is_file() and features and recorded["device"].startswith("cpu (")
+    assert not (run / "checkpoint.pt").exists() and not (run / "final").exists()  # not one step taken
+
+    def refuse(*args):
+        raise AssertionError("the prepared run built its negatives again")
+    monkeypatch.setattr(train_module, "training_examples", refuse)
+    trained = replace(prepared, learning_rate=3e-5, epochs=2.0, keep_every=3)
+    final = train(trained, ANSWERED, tiny_model_dirs["bert"], device="cpu")
+    assert (final / "config.json").is_file() and (run / "step-3" / "config.json").is_file()
+    assert json.loads((run / "train_config.json").read_text())["total_steps"] == 2 * math.ceil(len(features) / 4)
+    for field in FEATURE_FIELDS:  # any of these is other data: built again, never read back
+        changed = {"limit": 5, "negatives": 0.25, "in_context": 0.25, "perturbed": 0.5}.get(field)
+        value = changed if changed is not None else getattr(prepared, field) + 1
+        with pytest.raises(AssertionError, match="built its negatives again"):
+            train(replace(prepared, **{field: value}), ANSWERED, tiny_model_dirs["bert"], device="cpu")
+
+
+def test_a_device_that_is_not_here_is_refused_before_anything_is_built(tmp_path, tiny_model_dirs):
+    from rcqa.model import ModelLoadError
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is here")
+    with pytest.raises(ModelLoadError, match="CUDA is not available"):
+        train(TrainConfig(output_dir=str(tmp_path / "run")), ANSWERED, tiny_model_dirs["bert"], device="cuda")
+    assert not any((tmp_path / "run").iterdir())
