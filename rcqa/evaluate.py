@@ -73,7 +73,7 @@ def squad_v2_metrics(golds: dict[str, list[str]], predictions: dict[str, str], n
     exact_raw, f1_raw = _raw_scores(golds, predictions)
     metrics = {}
     for name, raw in (("exact", exact_raw), ("f1", f1_raw)):
-        scored = {qid: float(not has_answer[qid]) if null_odds[qid] > threshold else value for qid, value in raw.items()}
+        scored = _at_threshold(raw, has_answer, null_odds, threshold)
         for prefix, chosen in (("", golds), ("HasAns_", [q for q in golds if has_answer[q]]),
                                ("NoAns_", [q for q in golds if not has_answer[q]])):
             if chosen:
@@ -83,6 +83,42 @@ def squad_v2_metrics(golds: dict[str, list[str]], predictions: dict[str, str], n
         metrics[f"best_{name}"], metrics[f"best_{name}_thresh"] = _best_threshold(predictions, raw, null_odds,
                                                                                   has_answer)
     return metrics
+
+
+def question_f1(golds: dict[str, list[str]], predictions: dict[str, str], null_odds: dict[str, float],
+                threshold: float = float("inf")) -> dict[str, float]:
+    """Each question's F1 (0 to 1) as squad_v2_metrics counts it: abstaining (null odds over threshold) scores 1 on an
+    unanswerable question and 0 on an answerable one; otherwise the span's F1 against the gold texts."""
+    has_answer = {qid: bool(texts) for qid, texts in golds.items()}
+    return _at_threshold(_raw_scores(golds, predictions)[1], has_answer, null_odds, threshold)
+
+
+def _at_threshold(raw: dict[str, float], has_answer: dict[str, bool], null_odds: dict[str, float],
+                  threshold: float) -> dict[str, float]:
+    return {qid: float(not has_answer[qid]) if null_odds[qid] > threshold else value for qid, value in raw.items()}
+
+
+def paired_v2_f1(examples: list[Example], first: dict[str, tuple[str, float]], first_threshold: float | None,
+                 second: dict[str, tuple[str, float]], second_threshold: float | None) -> dict:
+    """Two models' v2.0 F1 on the same questions, each at its own threshold (None: it never abstains), compared
+    question by question: first − second in F1 points, with its paired 95 % bootstrap interval; told apart only
+    where the interval excludes 0. first and second: per question id, (best span text, null odds)."""
+    import numpy as np
+
+    from rcqa.intervals import mean_with_interval
+
+    golds = {e.id: [] if e.is_impossible else [a.text for a in e.answers] for e in examples}
+
+    def scores(predictions: dict[str, tuple[str, float]], threshold: float | None) -> np.ndarray:
+        found = question_f1(golds, {q: predictions[q][0] for q in golds}, {q: predictions[q][1] for q in golds},
+                            float("inf") if threshold is None else threshold)
+        return 100.0 * np.array([found[q] for q in golds])
+
+    first_f1, second_f1 = scores(first, first_threshold), scores(second, second_threshold)
+    difference = mean_with_interval(first_f1 - second_f1)
+    low, high = difference["low"], difference["high"]
+    return {"f1": float(first_f1.mean()), "against_f1": float(second_f1.mean()), "difference": difference,
+            "told_apart": low is not None and high is not None and (low > 0 or high < 0)}
 
 
 def _raw_scores(golds: dict[str, list[str]], predictions: dict[str, str]) -> tuple[dict[str, float], dict[str, float]]:

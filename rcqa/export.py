@@ -297,7 +297,8 @@ def _abstention_lines(card: dict) -> str:
     held = ", ".join(f"{name} {score:.2f}" for name, score in chosen["held_out_best_f1"].items())
     kinds = "; ".join(f"with the {kind.replace('_', '-')} negatives only: F1 {m['f1']:.2f}, NoAns F1 "
                       f"{m['NoAns_f1']:.2f}" for kind, m in v2.get("by_kind", {}).items())
-    return (f"- **Checkpoint:** {chosen['chosen']}, the best v2.0 F1 on the {null['tuned_on']['questions']:,} questions "
+    how = "given with --checkpoint; its" if chosen.get("by") == "--checkpoint" else "the best"
+    return (f"- **Checkpoint:** {chosen['chosen']}, {how} v2.0 F1 on the {null['tuned_on']['questions']:,} questions "
             f"of the held-out train articles ({null['tuned_on']['unanswerable']:,} unanswerable): {held}.\n"
             f"- **No answer:** {null['rule']}; threshold {null['threshold']:.3f}, the official v2.0 script's "
             "best_f1_thresh on the held-out questions. Decoding allows \"no answer\" by default (`--no-null` "

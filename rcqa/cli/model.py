@@ -104,6 +104,10 @@ def add_evaluate(commands: argparse._SubParsersAction) -> None:
                                                    "questions, the official SQuAD v2.0 metrics")
     command.add_argument("--data", help="SQuAD-format file (default: SQuAD v1.1 dev)")
     command.add_argument("--limit", type=int, help="first N questions only")
+    command.add_argument("--against", metavar="MODEL",
+                         help="on a file with unanswerable questions, also read each question with MODEL (each at "
+                              "its own threshold) and compare F1 question by question: the mean difference with its "
+                              "paired 95 %% interval (JSON: against)")
     add_null(command)
     add_model(command)
     add_print_json(command)
@@ -124,6 +128,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     progress = lambda items: tqdm(items, desc="evaluating", disable=args.json, mininterval=5)  # noqa: E731
     if any(e.is_impossible for e in examples):
         return _evaluate_v2(args, qa_model, examples, progress)
+    if args.against:
+        raise CliError("--against compares models on a file with unanswerable questions (SQuAD v2.0 style)")
     metrics = evaluate(examples, lambda e: answer(qa_model, e.passage, e.question, n_best=1,
                                                   allow_null=args.allow_null).text, progress=progress)
     if args.json:
@@ -140,13 +146,16 @@ def _evaluate_v2(args: argparse.Namespace, qa_model, examples, progress) -> int:
     from rcqa.negatives import negative_kind
     from rcqa.qa import best_span_and_null_odds
 
-    def predict(example):
-        return best_span_and_null_odds(qa_model, example.passage, example.question)
+    def threshold(model) -> float | None:
+        allowed = model.trained_with_unanswerable if args.allow_null is None else args.allow_null
+        return model.null_threshold if allowed else None
 
-    allowed = qa_model.trained_with_unanswerable if args.allow_null is None else args.allow_null
-    metrics = evaluate_v2(examples, predict, qa_model.null_threshold if allowed else None, progress=progress,
+    predictions = {e.id: best_span_and_null_odds(qa_model, e.passage, e.question) for e in progress(examples)}
+    metrics = evaluate_v2(examples, lambda e: predictions[e.id], threshold(qa_model),
                           group=lambda e: negative_kind(e.id))
-    metrics["threshold"] = qa_model.null_threshold if allowed else None
+    metrics["threshold"] = threshold(qa_model)
+    if args.against:
+        metrics["against"] = _against(args, examples, predictions, threshold(qa_model), threshold, progress)
     if args.json:
         print(json.dumps(metrics))
     else:
@@ -156,7 +165,33 @@ def _evaluate_v2(args: argparse.Namespace, qa_model, examples, progress) -> int:
               f"{metrics['best_f1_thresh']:.3f}")
         for kind, scores in metrics.get("by_kind", {}).items():  # NoAns exact: the share it abstained on
             print(f"  {kind}: abstains on {scores['NoAns_exact']:.0f} % of {scores['NoAns_total']} unanswerable")
+        if args.against:
+            print(paired_sentence(args.model, metrics["against"]))
     return 0
+
+
+def _against(args: argparse.Namespace, examples, predictions: dict, own_threshold: float | None, threshold,
+             progress) -> dict:
+    """The --against comparison: the other model read on the same questions, at its own threshold."""
+    from rcqa.evaluate import paired_v2_f1
+    from rcqa.model import load_model
+    from rcqa.qa import best_span_and_null_odds
+
+    other = load_model(args.against, args.device)
+    read = {e.id: best_span_and_null_odds(other, e.passage, e.question) for e in progress(examples)}
+    return {"model": args.against, "threshold": threshold(other),
+            **paired_v2_f1(examples, predictions, own_threshold, read, threshold(other))}
+
+
+def paired_sentence(model: str, against: dict) -> str:
+    """The comparison's sentence, read from its numbers: higher or lower only where the interval excludes 0."""
+    difference = against["difference"]
+    numbers = (f"F1 {against['f1']:.2f} against {against['against_f1']:.2f}: {model} − {against['model']} "
+               f"{difference['mean']:+.2f} points, 95 % interval [{difference['low']:+.2f}, {difference['high']:+.2f}] "
+               f"over {difference['n']:,} questions")
+    if not against["told_apart"]:
+        return f"{numbers}; not told apart."
+    return f"{numbers}; {model} scores {'higher' if difference['mean'] > 0 else 'lower'}."
 
 
 def add_probes(commands: argparse._SubParsersAction) -> None:
@@ -222,7 +257,8 @@ def add_train(commands: argparse._SubParsersAction) -> None:
                                                            "a quarter epoch), squad2-hard (its second stage, a fifth "
                                                            "of an epoch more from --base-model), squad2-lexicon (a "
                                                            "third stage from the embedded default-squad2, half the "
-                                                           "negatives perturbations); options given beside it "
+                                                           "negatives perturbations), squad2-lexicon-long (its mix, "
+                                                           "two epochs more: a GPU's work); options given beside it "
                                                            "override it")
     command.add_argument("--output-dir", help="default: runs/default (the recipe's own with --recipe)")
     command.add_argument("--data", help="SQuAD-format training file (default: SQuAD v1.1 train)")
@@ -366,6 +402,9 @@ def _export(args: argparse.Namespace) -> int:
         mixed, built_with = (card.v2style_dev(dev, **mix) if not args.dev_v2 else
                              (dev, card.v2style_command(**mix, out=Path(args.dev_v2).name)))
         evaluation = {**chosen, **card.abstention_evaluation(qa_model, held_out, mixed, built_with, progress)}
+        if not chosen:  # given with --checkpoint: the card still says which, and its held-out score
+            evaluation["checkpoint"] = {"chosen": checkpoint, "by": "--checkpoint", "held_out_best_f1": {
+                checkpoint: evaluation["no_answer"]["tuned_on"]["best_f1"]}}
         if args.hard_set:
             evaluation["hand_written"] = card.hard_set_evaluation(
                 qa_model, load_examples(args.hard_set), evaluation["no_answer"]["threshold"],

@@ -41,14 +41,20 @@ def test_no_null_overrides_a_squad2_card(capsys, tmp_path, tiny_model_dirs):
     assert answer_json(capsys, tmp_path, str(folder), "--no-null")["no_answer"] is None
 
 
-def test_evaluate_reports_the_official_v2_metrics_on_a_file_with_unanswerables(capsys, tmp_path, tiny_model_dirs):
+def v2_file(tmp_path, passages: int):
+    """The first gallery passages, each with its question and one unanswerable question, as a SQuAD v2.0 file."""
     paragraphs = [{"context": e.passage, "qas": [
         {"id": f"{i}", "question": e.question, "answers": [{"text": a.text, "answer_start": a.start_char}
                                                           for a in e.answers]},
         {"id": f"{i}-no", "question": "Which colour was the moon?", "answers": [], "is_impossible": True}]}
-        for i, e in enumerate(GALLERY[:2])]
+        for i, e in enumerate(GALLERY[:passages])]
     data = tmp_path / "v2.json"
     data.write_text(json.dumps({"version": "v2.0", "data": [{"title": "t", "paragraphs": paragraphs}]}))
+    return data
+
+
+def test_evaluate_reports_the_official_v2_metrics_on_a_file_with_unanswerables(capsys, tmp_path, tiny_model_dirs):
+    data = v2_file(tmp_path, 2)
     status, out, _ = run(capsys, "evaluate", "--data", str(data), "--model", tiny_model_dirs["bert"], "--json",
                          "--no-null")
     metrics = json.loads(out)
@@ -177,3 +183,39 @@ def test_a_no_answer_card_changes_the_fingerprint_and_nothing_else_does(tiny_mod
     copy = tmp_path / "copy"
     shutil.copytree(tiny_model_dirs["bert"], copy)
     assert load_model(str(copy)).fingerprint == plain.fingerprint  # another folder, no card: the same model
+
+
+def test_evaluate_against_compares_two_models_question_by_question_each_at_its_own_threshold(capsys, tmp_path,
+                                                                                             tiny_model_dirs):
+    import shutil
+
+    data = v2_file(tmp_path, 3)
+    models = {}
+    for name, threshold in (("always", -1e9), ("never", 1e9)):  # abstains on every question / on none
+        models[name] = str(shutil.copytree(tiny_model_dirs["bert"], tmp_path / name))
+        (tmp_path / name / "rcqa_card.json").write_text(json.dumps({"no_answer": {"threshold": threshold}}))
+    own = {name: json.loads(run(capsys, "evaluate", "--data", str(data), "--model", folder, "--json")[1])
+           for name, folder in models.items()}
+    status, out, _ = run(capsys, "evaluate", "--data", str(data), "--model", models["always"], "--against",
+                         models["never"], "--json")
+    against = json.loads(out)["against"]
+    assert status == 0 and own["always"]["f1"] == 50.0  # the three unanswerable right, the three answerable wrong
+    assert (against["f1"], against["against_f1"]) == (own["always"]["f1"], own["never"]["f1"])
+    assert against["difference"]["mean"] == own["always"]["f1"] - own["never"]["f1"]
+    assert against["difference"]["n"] == 6 and against["threshold"] == 1e9 and against["model"] == models["never"]
+    status, out, _ = run(capsys, "evaluate", "--data", str(data), "--model", models["always"], "--against",
+                         models["never"])
+    low, high = against["difference"]["low"], against["difference"]["high"]
+    assert status == 0 and (f"[{low:+.2f}, {high:+.2f}] over 6 questions" in out)
+    assert ("not told apart" in out) == (low <= 0 <= high)
+
+
+def test_evaluate_against_refuses_a_file_without_unanswerable_questions(capsys, tmp_path, tiny_model_dirs):
+    from rcqa.negatives import squad_v2_document
+
+    data = tmp_path / "v1.json"
+    data.write_text(json.dumps(squad_v2_document([e for e in GALLERY[:2] if e.answers])))
+    status, _, err = run(capsys, "evaluate", "--data", str(data), "--model", tiny_model_dirs["bert"], "--against",
+                         tiny_model_dirs["bert"])
+    assert status == 2 and "--against compares models on a file with unanswerable questions" in err
+    assert "Traceback" not in err

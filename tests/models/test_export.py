@@ -245,6 +245,26 @@ def test_the_export_command_measures_a_v2_style_dev_file_it_is_given_and_names_i
                                 "dev-v2given.json")  # the run's mix had no perturbations
 
 
+def test_an_abstaining_run_exported_at_a_checkpoint_given_says_so_with_its_held_out_score(abstaining_run, tmp_path,
+                                                                                          monkeypatch):
+    from rcqa.cli import main
+    from rcqa.negatives import squad_v2_document
+
+    monkeypatch.setenv("RCQA_CACHE_DIR", str(tmp_path / "cache"))
+    built = tmp_path / "dev-v2.json"
+    built.write_text(json.dumps(squad_v2_document(with_negatives(ANSWERED))))
+    assert main(["export", str(abstaining_run), "--to", str(tmp_path / "out"), "--max-len", "64", "--doc-stride", "16",
+                 "--dev-v2", str(built), "--checkpoint", "step-2"]) == 0
+    card = json.loads((tmp_path / "out" / "rcqa_card.json").read_text())
+    held_out = load_examples(abstaining_run / "held_out-v2.json")
+    qa_model = load_model(str(abstaining_run / "step-2"))  # the checkpoint's own held-out score, read apart
+    own = evaluate_v2(held_out, lambda e: best_span_and_null_odds(qa_model, e.passage, e.question), None)
+    assert card["checkpoint"] == {"chosen": "step-2", "by": "--checkpoint",
+                                  "held_out_best_f1": {"step-2": pytest.approx(own["best_f1"])}}
+    assert "- **Checkpoint:** step-2, given with --checkpoint; its v2.0 F1 on the " in (
+        tmp_path / "out" / "README.md").read_text()
+
+
 def _with_threshold(model_dir: str, threshold: float, folder: Path) -> str:
     import shutil
 

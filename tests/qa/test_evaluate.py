@@ -1,4 +1,6 @@
 """The SQuAD v1.1 and v2.0 metrics and the abstention curve, against cases computed by hand."""
+from dataclasses import replace
+
 import pytest
 
 from rcqa.evaluate import evaluate, exact_match, f1, normalize_answer, score
@@ -219,3 +221,51 @@ def test_where_the_curve_stops_is_the_most_abstention_that_keeps_the_floor():
     assert (stop["threshold"], stop["abstained"]) == (0.5, 1)  # the one point at >= 80 that still abstains
     assert best_abstention_above(curve, 0.0)["abstained"] == 2  # abstaining everywhere keeps a floor of 0
     assert best_abstention_above(curve, 90.0) is None  # no threshold reaches 90: a2 is never wholly right
+
+
+def _v2_examples():
+    passage = "The red fox ran past the blue barn."
+    return [Example("a1", passage, "What ran?", answers=(GoldAnswer("the red fox", 0),)),
+            Example("n1", passage, "What flew?", is_impossible=True),
+            Example("a2", passage, "Which barn?", answers=(GoldAnswer("blue barn", 25),)),
+            Example("n2", passage, "Who swam?", is_impossible=True)]
+
+
+def test_each_questions_f1_averages_to_the_official_v2_f1():
+    from rcqa.evaluate import question_f1, squad_v2_metrics
+
+    golds = {"a1": ["the red fox"], "n1": [], "a2": ["blue barn"], "n2": []}
+    predictions = {"a1": "red fox", "n1": "barn", "a2": "barn", "n2": "fox"}
+    odds = {"a1": -3.0, "n1": 1.0, "a2": 0.5, "n2": -1.0}
+    # by hand at threshold 0: a1 answers "red fox" = gold without its article (1); n1 abstains (1); a2 abstains on
+    # an answerable question (0); n2 answers a question that has none (0)
+    assert question_f1(golds, predictions, odds, 0.0) == {"a1": 1.0, "n1": 1.0, "a2": 0.0, "n2": 0.0}
+    # never abstaining: a2's "barn" against "blue barn" is p = 1, r = 1/2, F1 = 2/3
+    assert question_f1(golds, predictions, odds) == {"a1": 1.0, "n1": 0.0, "a2": pytest.approx(2 / 3), "n2": 0.0}
+    for threshold in (0.0, float("inf"), -2.0):
+        scored = question_f1(golds, predictions, odds, threshold)
+        assert 100 * sum(scored.values()) / 4 == pytest.approx(squad_v2_metrics(golds, predictions, odds,
+                                                                                threshold)["f1"])
+
+
+def test_two_models_are_compared_question_by_question_each_at_its_own_threshold():
+    from rcqa.evaluate import paired_v2_f1
+
+    examples = _v2_examples()
+    first = {"a1": ("red fox", -3.0), "n1": ("barn", 1.0), "a2": ("blue barn", -1.0), "n2": ("fox", 2.0)}
+    second = {"a1": ("red fox", -3.0), "n1": ("barn", 1.0), "a2": ("blue barn", -1.0), "n2": ("fox", 2.0)}
+    # the same readings: the first abstains on n1 and n2 at threshold 0, the second (threshold 1.5) on n2 alone;
+    # per question 100·(1, 1, 1, 1) against 100·(1, 0, 1, 1): differences 0, 100, 0, 0
+    found = paired_v2_f1(examples, first, 0.0, second, 1.5)
+    assert (found["f1"], found["against_f1"]) == (100.0, 75.0)
+    assert found["difference"]["mean"] == 25.0 and found["difference"]["n"] == 4
+    # four questions, one of them different: a bootstrap resample can miss it, so 0 stays in the interval
+    assert found["difference"]["low"] == 0.0 and not found["told_apart"]
+    same = paired_v2_f1(examples, first, 0.0, first, 0.0)
+    assert same["difference"] == {"mean": 0.0, "low": 0.0, "high": 0.0, "n": 4} and not same["told_apart"]
+    # forty questions, the four ten times over; None never abstains, so every n scores 0 for the second
+    many = [replace(e, id=f"{e.id}-{i}") for i in range(10) for e in examples]
+    first_many, second_many = ({f"{q}-{i}": read[q] for i in range(10) for q in read} for read in (first, second))
+    never = paired_v2_f1(many, first_many, 0.0, second_many, None)
+    assert (never["f1"], never["against_f1"], never["difference"]["n"]) == (100.0, 50.0, 40)
+    assert never["told_apart"] and never["difference"]["low"] > 0
