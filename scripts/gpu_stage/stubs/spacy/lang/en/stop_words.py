@@ -1,0 +1,1 @@
+STOP_WORDS: frozenset[str] = frozenset()
