@@ -219,3 +219,17 @@ def test_evaluate_against_refuses_a_file_without_unanswerable_questions(capsys, 
                          tiny_model_dirs["bert"])
     assert status == 2 and "--against compares models on a file with unanswerable questions" in err
     assert "Traceback" not in err
+
+
+def test_the_comparisons_sentence_ranks_only_where_the_interval_excludes_zero():
+    from rcqa.cli.model import paired_sentence
+
+    def against(mean, low, high):
+        return {"model": "B", "f1": 75.0, "against_f1": 75.0 - mean, "told_apart": low > 0 or high < 0,
+                "difference": {"mean": mean, "low": low, "high": high, "n": 1200}}
+
+    assert paired_sentence("A", against(1.34, 0.97, 1.69)) == (
+        "F1 75.00 against 73.66: A − B +1.34 points, 95 % interval [+0.97, +1.69] over 1,200 questions; "
+        "A scores higher.")
+    assert paired_sentence("A", against(-0.5, -0.9, -0.1)).endswith("; A scores lower.")
+    assert paired_sentence("A", against(0.4, -0.2, 1.0)).endswith("; not told apart.")

@@ -242,6 +242,8 @@ def test_each_questions_f1_averages_to_the_official_v2_f1():
     assert question_f1(golds, predictions, odds, 0.0) == {"a1": 1.0, "n1": 1.0, "a2": 0.0, "n2": 0.0}
     # never abstaining: a2's "barn" against "blue barn" is p = 1, r = 1/2, F1 = 2/3
     assert question_f1(golds, predictions, odds) == {"a1": 1.0, "n1": 0.0, "a2": pytest.approx(2 / 3), "n2": 0.0}
+    # odds equal to the threshold do not exceed it: a2 (0.5) is answered at 0.5, as the official script's > decides
+    assert question_f1(golds, predictions, odds, 0.5)["a2"] == pytest.approx(2 / 3)
     for threshold in (0.0, float("inf"), -2.0):
         scored = question_f1(golds, predictions, odds, threshold)
         assert 100 * sum(scored.values()) / 4 == pytest.approx(squad_v2_metrics(golds, predictions, odds,
