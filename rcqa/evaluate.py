@@ -105,7 +105,7 @@ def paired_v2_f1(examples: list[Example], first: dict[str, tuple[str, float]], f
     where the interval excludes 0. first and second: per question id, (best span text, null odds)."""
     import numpy as np
 
-    from rcqa.intervals import mean_with_interval
+    from rcqa.intervals import excludes_zero, mean_with_interval
 
     golds = {e.id: [] if e.is_impossible else [a.text for a in e.answers] for e in examples}
 
@@ -116,9 +116,8 @@ def paired_v2_f1(examples: list[Example], first: dict[str, tuple[str, float]], f
 
     first_f1, second_f1 = scores(first, first_threshold), scores(second, second_threshold)
     difference = mean_with_interval(first_f1 - second_f1)
-    low, high = difference["low"], difference["high"]
     return {"f1": float(first_f1.mean()), "against_f1": float(second_f1.mean()), "difference": difference,
-            "told_apart": low is not None and high is not None and (low > 0 or high < 0)}
+            "told_apart": excludes_zero(difference["low"], difference["high"])}
 
 
 def _raw_scores(golds: dict[str, list[str]], predictions: dict[str, str]) -> tuple[dict[str, float], dict[str, float]]:

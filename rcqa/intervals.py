@@ -3,7 +3,6 @@ percentile bootstrap, seeded). Undefined values are NaN in, and null (None) on t
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
@@ -20,9 +19,17 @@ def mean_with_interval(values: np.ndarray, seed: int = 0, resamples: int = RESAM
         return {"mean": mean, "low": None, "high": None, "n": 1}
     if np.ptp(defined) == 0:
         return {"mean": mean, "low": mean, "high": mean, "n": int(defined.size)}
+    from scipy import stats  # imported here: the figures and pages that only read intervals need no scipy
+
     interval = stats.bootstrap((defined,), np.mean, confidence_level=CONFIDENCE, n_resamples=resamples,
                                method="percentile", rng=np.random.default_rng(seed)).confidence_interval
     return {"mean": mean, "low": float(interval.low), "high": float(interval.high), "n": int(defined.size)}
+
+
+def excludes_zero(low: float | None, high: float | None) -> bool:
+    """Whether a paired interval tells two things apart: it exists and 0 lies outside it (the one rule every
+    comparison's verdict follows; "not told apart" otherwise)."""
+    return low is not None and high is not None and (low > 0 or high < 0)
 
 
 def defined_means(stack: np.ndarray) -> np.ndarray:

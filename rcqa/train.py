@@ -89,7 +89,8 @@ RECIPES = {
                             "held_out_articles": 20, "keep_every": 2090},
 }
 NEEDS_BASE = {"squad2-hard": "the squad2 recipe's model (runs/squad2/final)"}  # recipes with no default base
-RECIPE_BASES = {"squad2": "default", "squad2-lexicon": "default-squad2", "squad2-lexicon-long": "default-squad2"}  # the embedded model a recipe starts from
+# the embedded model a recipe starts from
+RECIPE_BASES = {"squad2": "default", "squad2-lexicon": "default-squad2", "squad2-lexicon-long": "default-squad2"}
 
 
 def training_examples(config: TrainConfig, examples: list[Example]) -> tuple[list[Example], list[Example]]:

@@ -150,12 +150,12 @@ def _evaluate_v2(args: argparse.Namespace, qa_model, examples, progress) -> int:
         allowed = model.trained_with_unanswerable if args.allow_null is None else args.allow_null
         return model.null_threshold if allowed else None
 
+    own = threshold(qa_model)
     predictions = {e.id: best_span_and_null_odds(qa_model, e.passage, e.question) for e in progress(examples)}
-    metrics = evaluate_v2(examples, lambda e: predictions[e.id], threshold(qa_model),
-                          group=lambda e: negative_kind(e.id))
-    metrics["threshold"] = threshold(qa_model)
+    metrics = evaluate_v2(examples, lambda e: predictions[e.id], own, group=lambda e: negative_kind(e.id))
+    metrics["threshold"] = own
     if args.against:
-        metrics["against"] = _against(args, examples, predictions, threshold(qa_model), threshold, progress)
+        metrics["against"] = _against(args, examples, predictions, own, threshold, progress)
     if args.json:
         print(json.dumps(metrics))
     else:

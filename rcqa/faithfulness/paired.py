@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.stats import binomtest
 
-from rcqa.intervals import mean_with_interval
+from rcqa.intervals import excludes_zero, mean_with_interval
 
 # the measures compared, and whether more of them means more faithful (sufficiency: the probability lost with only
 # the top words kept, lower is better)
@@ -44,7 +44,7 @@ class PairedDifference:
 
     @property
     def told_apart(self) -> bool:
-        return self.low is not None and self.high is not None and (self.low > 0 or self.high < 0)
+        return excludes_zero(self.low, self.high)
 
     def better(self) -> str | None:
         """The entry that is more faithful by this measure, where the interval tells them apart."""

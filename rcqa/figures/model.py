@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 
 from rcqa.catalog import shown_name
 from rcqa.figures.common import Chart, apply_layout, escape_label
+from rcqa.intervals import excludes_zero
 from rcqa.model import QAModel
 
 
@@ -108,7 +109,7 @@ def abstention_tradeoff_sentences(tradeoff: dict) -> list[str]:
     for compared in tradeoff["compared"]:
         difference = compared["abstained_difference"]
         n, low, high = difference["n"], difference["low"], difference["high"]
-        told_apart = low is not None and high is not None and (low > 0 or high < 0)
+        told_apart = excludes_zero(low, high)
         interval = (f"paired 95 % interval {low * n:+.1f} to {high * n:+.1f} questions" if low is not None and
                     high is not None else "no interval over fewer than two questions")
         verdict = (f"abstains on {abs(difference['mean']) * n:.0f} {'more' if difference['mean'] > 0 else 'fewer'}"

@@ -271,3 +271,11 @@ def test_two_models_are_compared_question_by_question_each_at_its_own_threshold(
     never = paired_v2_f1(many, first_many, 0.0, second_many, None)
     assert (never["f1"], never["against_f1"], never["difference"]["n"]) == (100.0, 50.0, 40)
     assert never["told_apart"] and never["difference"]["low"] > 0
+
+
+def test_an_interval_tells_apart_only_where_it_exists_and_zero_lies_outside_it():
+    from rcqa.intervals import excludes_zero
+
+    assert excludes_zero(0.97, 1.69) and excludes_zero(-0.9, -0.1)
+    assert not excludes_zero(0.0, 1.0) and not excludes_zero(-1.0, 0.0)  # touching 0 is covering it
+    assert not excludes_zero(-0.2, 1.0) and not excludes_zero(None, None) and not excludes_zero(0.5, None)
