@@ -99,25 +99,39 @@ def _at_threshold(raw: dict[str, float], has_answer: dict[str, bool], null_odds:
 
 
 def paired_v2_f1(examples: list[Example], first: dict[str, tuple[str, float]], first_threshold: float | None,
-                 second: dict[str, tuple[str, float]], second_threshold: float | None) -> dict:
+                 second: dict[str, tuple[str, float]], second_threshold: float | None,
+                 group: Callable[[Example], str | None] | None = None) -> dict:
     """Two models' v2.0 F1 on the same questions, each at its own threshold (None: it never abstains), compared
     question by question: first − second in F1 points, with its paired 95 % bootstrap interval; told apart only
-    where the interval excludes 0. first and second: per question id, (best span text, null odds)."""
+    where the interval excludes 0. first and second: per question id, (best span text, null odds). With `group`
+    (an unanswerable question's kind, or None), `by_kind` compares the NoAns F1 of each kind's questions alike."""
     import numpy as np
 
     from rcqa.intervals import excludes_zero, mean_with_interval
 
     golds = {e.id: [] if e.is_impossible else [a.text for a in e.answers] for e in examples}
 
-    def scores(predictions: dict[str, tuple[str, float]], threshold: float | None) -> np.ndarray:
+    def scores(predictions: dict[str, tuple[str, float]], threshold: float | None) -> dict[str, float]:
         found = question_f1(golds, {q: predictions[q][0] for q in golds}, {q: predictions[q][1] for q in golds},
                             float("inf") if threshold is None else threshold)
-        return 100.0 * np.array([found[q] for q in golds])
+        return {q: 100.0 * value for q, value in found.items()}
 
     first_f1, second_f1 = scores(first, first_threshold), scores(second, second_threshold)
-    difference = mean_with_interval(first_f1 - second_f1)
-    return {"f1": float(first_f1.mean()), "against_f1": float(second_f1.mean()), "difference": difference,
-            "told_apart": excludes_zero(difference["low"], difference["high"])}
+
+    def compared(ids: list[str], name: str) -> dict:
+        ours, theirs = np.array([first_f1[q] for q in ids]), np.array([second_f1[q] for q in ids])
+        difference = mean_with_interval(ours - theirs)
+        return {name: float(ours.mean()), f"against_{name}": float(theirs.mean()), "difference": difference,
+                "told_apart": excludes_zero(difference["low"], difference["high"])}
+
+    found = compared(list(golds), "f1")
+    kinds: dict[str, list[str]] = {}
+    for example in examples if group else ():
+        if example.is_impossible and (kind := group(example)):
+            kinds.setdefault(kind, []).append(example.id)
+    if kinds:
+        found["by_kind"] = {kind: compared(ids, "NoAns_f1") for kind, ids in sorted(kinds.items())}
+    return found
 
 
 def _raw_scores(golds: dict[str, list[str]], predictions: dict[str, str]) -> tuple[dict[str, float], dict[str, float]]:

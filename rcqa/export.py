@@ -163,6 +163,19 @@ def _paired(model: np.ndarray, against: np.ndarray) -> dict:
             else None}
 
 
+def carried_rows(earlier: dict, measured: dict, source: str) -> list[dict]:
+    """The curves of an earlier abstention_tradeoff (read from `source`) that are not measured again: models kept
+    along a run whose folders are gone. `measured` is the new curve's file, kinds, floor and the labels of its models.
+    Only untuned rows travel: a model with a threshold is compared question by question with the others, so it must
+    be measured now. Refused (ValueError) where the file, kinds or floor differ."""
+    differing = [f"{key} {earlier.get(key)!r} there, {measured[key]!r} here" for key in ("file", "kinds", "floor")
+                 if earlier.get(key) != measured[key]]
+    if differing:
+        raise ValueError(f"{source} measured another curve ({'; '.join(differing)}): nothing of it can be carried")
+    return [{**row, "carried_from": source} for row in earlier["models"]
+            if row["threshold"] is None and row["model"] not in measured["labels"]]
+
+
 def peak_threshold(metrics: dict, null_odds: list[float]) -> float:
     """The threshold at which the v2.0 F1 peaks: the official best_f1_thresh, except where the peak is to abstain
     everywhere. The script then leaves 0.0, right for its odds (probabilities, never below 0) but not for null

@@ -17,8 +17,8 @@ def add_abstention_curve(commands: argparse._SubParsersAction) -> None:
         "abstention-curve", help="on a SQuAD v2.0 file whose ids name their kind (the hand-written set), each model's "
                                  "abstention on the chosen kinds against its answerable F1 at every threshold; JSON: "
                                  "kinds, floor, models [{model, threshold, at_threshold, stops, curve [{threshold, "
-                                 "abstained, of, abstained_by_kind, HasAns_f1}]}], compared [{model, against, "
-                                 "abstained_difference {mean, low, high, n}}]")
+                                 "abstained, of, abstained_by_kind, HasAns_f1}], carried_from (--keep)}], compared "
+                                 "[{model, against, abstained_difference {mean, low, high, n}}]")
     command.add_argument("models", nargs="+", help="'default-squad2', a model folder, or a training run's folder "
                                                    "(each of its kept models: step-N/, final/); LABEL=MODEL names it "
                                                    "LABEL in the JSON")
@@ -28,6 +28,9 @@ def add_abstention_curve(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--floor", type=float, default=85.0,
                          help="answerable F1 the threshold must keep: where each curve stops (default 85)")
     command.add_argument("--json", required=True, help="file to write the JSON to")
+    command.add_argument("--keep", help="an earlier JSON of this command on the same file, kinds and floor: its untuned "
+                                        "rows (models kept along a run, since deleted) not measured again are carried "
+                                        "into this one, each with carried_from")
     command.add_argument("--card", help="a model folder whose rcqa_card.json keeps the JSON too, as "
                                         "abstention_tradeoff (the Model page draws it)")
     command.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: $RCQA_DEVICE, else CUDA if present)")
@@ -53,10 +56,13 @@ def _abstention_curve(args: argparse.Namespace) -> int:
     repeated = sorted({label for label, _ in labelled if [l for l, _ in labelled].count(label) > 1})
     if repeated:
         raise CliError(f"two models are labelled {', '.join(repeated)}: give each its own LABEL=MODEL")
+    carried = _carried(args.keep, {"file": Path(args.data).name, "kinds": sorted(set(kinds)), "floor": args.floor,
+                                   "labels": {label for label, _ in labelled}})
     models = {label: load_model(folder, args.device) for label, folder in labelled}
     progress = lambda items: tqdm(items, desc="answering", mininterval=10)  # noqa: E731
     found = {"file": Path(args.data).name, **abstention_tradeoff(models, load_examples(args.data), kinds, args.floor,
                                                                  progress)}
+    found["models"] = carried + found["models"]
     Path(args.json).write_text(json.dumps(found, indent=1))
     if args.card:
         keep_on_card(args.card, "abstention_tradeoff", found)
@@ -66,6 +72,26 @@ def _abstention_curve(args: argparse.Namespace) -> int:
                    "no threshold keeps it")
         print(f"{row['model']}: most abstained with HasAns F1 >= {args.floor:g}: {reached}", file=sys.stderr)
     return 0
+
+
+def _carried(path: str | None, measured: dict) -> list[dict]:
+    """--keep's rows to carry (rcqa.export.carried_rows), read before any model loads so that a bad file is refused
+    at once."""
+    from rcqa.export import carried_rows
+
+    if path is None:
+        return []
+    name = Path(path).name
+    try:
+        earlier = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not all(isinstance(row.get("model"), str) and "threshold" in row for row in earlier["models"]):
+            raise KeyError("models")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise CliError(f"--keep {name}: not a JSON this command wrote") from None
+    try:
+        return carried_rows(earlier, measured, name)
+    except ValueError as refused:
+        raise CliError(str(refused)) from None
 
 
 def _labelled(given: list[str]) -> list[tuple[str, str]]:

@@ -107,7 +107,8 @@ def add_evaluate(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--against", metavar="MODEL",
                          help="on a file with unanswerable questions, also read each question with MODEL (each at "
                               "its own threshold) and compare F1 question by question: the mean difference with its "
-                              "paired 95 %% interval (JSON: against)")
+                              "paired 95 %% interval (JSON: against; against.by_kind: each kind of unanswerable "
+                              "question's NoAns F1 compared alike)")
     add_null(command)
     add_model(command)
     add_print_json(command)
@@ -167,6 +168,9 @@ def _evaluate_v2(args: argparse.Namespace, qa_model, examples, progress) -> int:
             print(f"  {kind}: abstains on {scores['NoAns_exact']:.0f} % of {scores['NoAns_total']} unanswerable")
         if args.against:
             print(paired_sentence(args.model, metrics["against"]))
+            for kind, compared in metrics["against"].get("by_kind", {}).items():
+                print(f"  {kind}: " + paired_sentence(args.model, {**compared, "model": args.against}, "NoAns F1",
+                                                      "NoAns_f1"))
     return 0
 
 
@@ -175,18 +179,20 @@ def _against(args: argparse.Namespace, examples, predictions: dict, own_threshol
     """The --against comparison: the other model read on the same questions, at its own threshold."""
     from rcqa.evaluate import paired_v2_f1
     from rcqa.model import load_model
+    from rcqa.negatives import negative_kind
     from rcqa.qa import best_span_and_null_odds
 
     other = load_model(args.against, args.device)
     read = {e.id: best_span_and_null_odds(other, e.passage, e.question) for e in progress(examples)}
     return {"model": args.against, "threshold": threshold(other),
-            **paired_v2_f1(examples, predictions, own_threshold, read, threshold(other))}
+            **paired_v2_f1(examples, predictions, own_threshold, read, threshold(other),
+                           group=lambda e: negative_kind(e.id))}
 
 
-def paired_sentence(model: str, against: dict) -> str:
+def paired_sentence(model: str, against: dict, metric: str = "F1", key: str = "f1") -> str:
     """The comparison's sentence, read from its numbers: higher or lower only where the interval excludes 0."""
     difference = against["difference"]
-    numbers = (f"F1 {against['f1']:.2f} against {against['against_f1']:.2f}: {model} − {against['model']} "
+    numbers = (f"{metric} {against[key]:.2f} against {against[f'against_{key}']:.2f}: {model} − {against['model']} "
                f"{difference['mean']:+.2f} points, 95 % interval [{difference['low']:+.2f}, {difference['high']:+.2f}] "
                f"over {difference['n']:,} questions")
     if not against["told_apart"]:

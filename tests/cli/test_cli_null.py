@@ -1,6 +1,7 @@
 """The command line with "no answer": answer --json's no_answer, --allow-null / --no-null, evaluate on v2 files."""
 import dataclasses
 import json
+from pathlib import Path
 
 from rcqa.dataset.manifest import RunCounts
 from rcqa.gallery import GALLERY
@@ -208,6 +209,18 @@ def test_evaluate_against_compares_two_models_question_by_question_each_at_its_o
     low, high = against["difference"]["low"], against["difference"]["high"]
     assert status == 0 and (f"[{low:+.2f}, {high:+.2f}] over 6 questions" in out)
     assert ("not told apart" in out) == (low <= 0 <= high)
+    assert "by_kind" not in against  # ids that name no kind of negative
+    hard_set = Path(__file__).parents[1] / "data" / "hard_unanswerable.json"
+    status, out, _ = run(capsys, "evaluate", "--data", str(hard_set), "--model", models["always"], "--against",
+                         models["never"], "--json")
+    kinds = json.loads(out)["against"]["by_kind"]  # the set's five kinds: 10, 10, 5, 5 and 10 questions
+    assert {kind: (c["NoAns_f1"], c["against_NoAns_f1"], c["difference"]["n"]) for kind, c in kinds.items()} == {
+        "antonym": (100.0, 0.0, 10), "entity_swap": (100.0, 0.0, 10), "negation": (100.0, 0.0, 5),
+        "impossible_condition": (100.0, 0.0, 5), "mutual_exclusion": (100.0, 0.0, 10)}
+    status, out, _ = run(capsys, "evaluate", "--data", str(hard_set), "--model", models["always"], "--against",
+                         models["never"])
+    assert (f"  antonym: NoAns F1 100.00 against 0.00: {models['always']} − {models['never']} +100.00 points, 95 % "
+            "interval [+100.00, +100.00] over 10 questions; " + f"{models['always']} scores higher.") in out
 
 
 def test_evaluate_against_refuses_a_file_without_unanswerable_questions(capsys, tmp_path, tiny_model_dirs):

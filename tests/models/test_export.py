@@ -343,3 +343,33 @@ def test_the_abstention_curve_command_labels_models_and_keeps_the_curve_on_a_car
     assert main(["abstention-curve", carded, "--data", str(HARD_SET), "--json", str(out),
                  "--card", str(tmp_path)]) == 2
     assert "no rcqa_card.json there to keep the curve on" in capsys.readouterr().err
+
+
+def test_the_abstention_curve_command_carries_an_earlier_runs_untuned_curves_and_measures_tuned_models_again(
+        abstaining_run, tiny_model_dirs, tmp_path, capsys):
+    from rcqa.cli import main
+
+    tuned = _with_threshold(tiny_model_dirs["bert"], 0.5, tmp_path / "tuned")
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    assert main(["abstention-curve", f"run={abstaining_run}", f"shipped={tuned}", "--data", str(HARD_SET),
+                 "--json", str(first)]) == 0
+    earlier = json.loads(first.read_text())
+    steps = [row for row in earlier["models"] if row["model"].startswith("run/")]
+    assert len(steps) >= 2
+    # the run's folder is gone; its kept models' curves are carried, the tuned model is measured again
+    assert main(["abstention-curve", f"shipped={tuned}", f"again={tuned}", "--data", str(HARD_SET),
+                 "--json", str(second), "--keep", str(first)]) == 0
+    found = json.loads(second.read_text())
+    assert [row["model"] for row in found["models"]] == [*(row["model"] for row in steps), "shipped", "again"]
+    assert found["models"][:len(steps)] == [{**row, "carried_from": "first.json"} for row in steps]
+    assert all("carried_from" not in row for row in found["models"][len(steps):])
+    assert [(c["model"], c["against"]) for c in found["compared"]] == [("again", "shipped")]
+    # another floor is another curve: refused before a model loads, in one sentence
+    assert main(["abstention-curve", tuned, "--data", str(HARD_SET), "--floor", "80", "--json", str(second),
+                 "--keep", str(first)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "error: first.json measured another curve (floor 85.0 there, 80.0 here): nothing of it can be carried")
+    (tmp_path / "notes.json").write_text('{"models": [{"name": 1}]}')
+    assert main(["abstention-curve", tuned, "--data", str(HARD_SET), "--json", str(second),
+                 "--keep", str(tmp_path / "notes.json")]) == 2
+    assert capsys.readouterr().err.strip() == "error: --keep notes.json: not a JSON this command wrote"

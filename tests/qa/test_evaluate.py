@@ -273,6 +273,34 @@ def test_two_models_are_compared_question_by_question_each_at_its_own_threshold(
     assert never["told_apart"] and never["difference"]["low"] > 0
 
 
+def test_each_kind_of_unanswerable_question_is_compared_on_its_own_questions_as_the_official_noans_f1():
+    from rcqa.evaluate import evaluate_v2, paired_v2_f1
+    from rcqa.negatives import negative_kind
+
+    passage = "The red fox ran past the blue barn."
+    examples = [Example("a1", passage, "What ran?", answers=(GoldAnswer("the red fox", 0),)),
+                *(Example(f"q{i}-neg-antonym", passage, "What walked?", is_impossible=True) for i in range(3)),
+                *(Example(f"q{i}-neg-entity", passage, "What ran past the red barn?", is_impossible=True)
+                  for i in range(2))]
+    # by hand at threshold 0: the first abstains on two antonyms of three and on both entity swaps, the second on
+    # one antonym and no entity swap
+    first = {"a1": ("red fox", -3.0), **{f"q{i}-neg-antonym": ("fox", odds) for i, odds in enumerate((1, 2, -1))},
+             **{f"q{i}-neg-entity": ("barn", 4.0) for i in range(2)}}
+    second = {"a1": ("red fox", -3.0), **{f"q{i}-neg-antonym": ("fox", odds) for i, odds in enumerate((1, -2, -1))},
+              **{f"q{i}-neg-entity": ("barn", -4.0) for i in range(2)}}
+    found = paired_v2_f1(examples, first, 0.0, second, 0.0, group=lambda e: negative_kind(e.id))
+    assert set(found["by_kind"]) == {"antonym", "entity_swap"}
+    antonyms, swaps = found["by_kind"]["antonym"], found["by_kind"]["entity_swap"]
+    assert (antonyms["NoAns_f1"], antonyms["against_NoAns_f1"]) == (pytest.approx(200 / 3), pytest.approx(100 / 3))
+    assert antonyms["difference"]["n"] == 3 and antonyms["difference"]["mean"] == pytest.approx(100 / 3)
+    assert swaps["difference"] == {"mean": 100.0, "low": 100.0, "high": 100.0, "n": 2} and swaps["told_apart"]
+    for kind, compared in found["by_kind"].items():  # the official script's NoAns F1 of each kind, for each model
+        for read, key in ((first, "NoAns_f1"), (second, "against_NoAns_f1")):
+            official = evaluate_v2(examples, lambda e: read[e.id], 0.0, group=lambda e: negative_kind(e.id))
+            assert compared[key] == pytest.approx(official["by_kind"][kind]["NoAns_f1"])
+    assert "by_kind" not in paired_v2_f1(examples, first, 0.0, second, 0.0)  # no group, no kinds
+
+
 def test_an_interval_tells_apart_only_where_it_exists_and_zero_lies_outside_it():
     from rcqa.intervals import excludes_zero
 
