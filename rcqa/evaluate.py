@@ -126,8 +126,8 @@ def paired_v2_f1(examples: list[Example], first: dict[str, tuple[str, float]], f
 
     found = compared(list(golds), "f1")
     kinds: dict[str, list[str]] = {}
-    for example in examples if group else ():
-        if example.is_impossible and (kind := group(example)):
+    for example in examples:
+        if group is not None and example.is_impossible and (kind := group(example)):
             kinds.setdefault(kind, []).append(example.id)
     if kinds:
         found["by_kind"] = {kind: compared(ids, "NoAns_f1") for kind, ids in sorted(kinds.items())}

@@ -1,0 +1,47 @@
+"""Whether the training's antonym generator could have written a question: a hand-written antonym negative turned
+back into the answerable question it denies (its twin, the passage's word put back), which antonym_negative must
+turn into the hand-written question again, word for word. It tells the hand-written misses of a kind the model was
+trained on from those no generator writes (docs/abstention.md, "Where the 6-layer model stops")."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from rcqa.negatives.antonyms import antonyms, forms, lemma
+from rcqa.negatives.paragraphs import occurs
+from rcqa.negatives.perturbations import _cased, antonym_negative
+from rcqa.text import WrittenWord, written_words
+from rcqa.types import Example
+
+PLAIN_TAGS = ("VB", "JJ", "RB")  # the plain forms of the parts of speech with antonyms
+
+
+def antonym_twins(example: Example,
+                  tagged: Callable[[str], Sequence[WrittenWord]] = written_words) -> list[Example]:
+    """The questions an antonym negative may deny: for each word of its question that the passage never uses, in any
+    form, each antonym of it that the passage does use, put in its place as the word was inflected and cased. A
+    word is read as tagged and, failing antonyms there, as a verb, adjective or adverb in its plain form: a tagger
+    reads the word a hand-written question swapped in, out of place, by its look ("end service" as a noun), while
+    the generator reads the twin's word, in place ("begin service", a verb)."""
+    twins = []
+    for word in tagged(example.question):
+        if not word.text.isalpha() or _used(word.text, word.tag, example.passage):
+            continue
+        tag = next((tag for tag in (word.tag, *PLAIN_TAGS) if antonyms(word.text, tag)), word.tag)
+        for antonym in antonyms(word.text, tag):
+            if _used(antonym, tag, example.passage):
+                question = (example.question[:word.start_char] + _cased(antonym, word.text)
+                            + example.question[word.end_char:])
+                twins.append(replace(example, id=f"{example.id}-twin", question=question, is_impossible=False))
+    return twins
+
+
+def written_by_antonym_generator(example: Example,
+                                 tagged: Callable[[str], Sequence[WrittenWord]] = written_words) -> bool:
+    """Whether antonym_negative, given one of the question's twins, writes exactly this question."""
+    return any((negative := antonym_negative(twin, tagged)) is not None and negative.question == example.question
+               for twin in antonym_twins(example, tagged))
+
+
+def _used(word: str, tag: str, passage: str) -> bool:
+    return any(occurs(form, passage) for form in forms(lemma(word, tag)) | {word})
