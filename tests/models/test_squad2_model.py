@@ -79,9 +79,30 @@ def test_it_abstains_where_run_squads_rule_says_so(squad2_model, example):
 
 # SQuAD 2.0's hardest kind: the passage names a plausible wrong answer (the *last* keeper, asked for the first; only
 # Edward Jenner, asked for the boy he tested, who is never named). Trained on question perturbations, the model
-# still answers "Thomas Reid" (null odds -3.84) and "Edward" (-2.56) below its threshold of -1.15. They stay in the
-# gallery on purpose, to show an abstention that fails (docs/abstention.md, the gallery).
+# still answers "Thomas Reid" and "Edward", their null odds below its threshold (docs/abstention.md, the gallery, gives
+# them: the next test reads them back). They stay in the gallery on purpose, to show an abstention that fails.
 TRAPPED = {"lighthouse-unanswerable", "vaccine-unanswerable"}
+
+
+def test_the_manual_quotes_the_gallery_abstentions_null_odds_and_threshold_as_the_model_reads_them(squad2_model):
+    import re
+
+    manual = " ".join((Path(__file__).parents[2] / "docs" / "abstention.md").read_text(encoding="utf-8").split())
+    number = r"(−?[\d.]+)"
+    found = re.search(rf"""`default-squad2` says "no answer" to the library's \(null odds {number}\), and answers """
+                      rf"""the lighthouse's with its last keeper, "Thomas Reid" \({number}\), and the vaccine's """
+                      rf"""with "Edward" \({number}\), both below its threshold of {number}\.""", manual)
+    assert found, "docs/abstention.md no longer quotes the gallery's abstentions: quote the model's numbers again"
+    quoted = [float(value.replace("−", "-")) for value in found.groups()]
+    read = {e.id: answer(squad2_model, e.passage, e.question) for e in UNANSWERABLE}
+    assert [read[name].abstained for name in ("library-unanswerable", *sorted(TRAPPED))] == [True, False, False]
+    assert (read["lighthouse-unanswerable"].best.text, read["vaccine-unanswerable"].best.text) == ("Thomas Reid",
+                                                                                                   "Edward")
+    assert quoted == [round(read[name].null_odds, 2) for name in ("library-unanswerable", "lighthouse-unanswerable",
+                                                                  "vaccine-unanswerable")] + [
+        round(squad2_model.null_threshold, 3)]
+    threshold = f"{squad2_model.null_threshold:.3f}".replace("-", "−")
+    assert f"above its threshold ({threshold} for `default-squad2`" in manual
 
 
 @pytest.mark.parametrize("example", [
