@@ -80,9 +80,14 @@ def antonym_negative(example: Example,
         if _stated_as(word) not in stated:
             continue
         for antonym in candidates:
-            if not any(occurs(form, example.passage) for form in forms(lemma(antonym, word.tag)) | {antonym}):
+            if not uses_word(example.passage, antonym, word.tag):
                 return replaced_in_question(example, "antonym", word.start_char, word.end_char, _cased(antonym, word.text))
     return None
+
+
+def uses_word(passage: str, word: str, tag: str) -> bool:
+    """Whether the passage uses the word in any of its forms (its lemma for the tag, inflected every way)."""
+    return any(occurs(form, passage) for form in forms(lemma(word, tag)) | {word})
 
 
 def _in_compound(text: str, word: WrittenWord) -> bool:

@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from rcqa.negatives.antonyms import antonyms, forms, lemma
-from rcqa.negatives.paragraphs import occurs
-from rcqa.negatives.perturbations import _cased, antonym_negative
+from rcqa.negatives.antonyms import antonyms
+from rcqa.negatives.perturbations import _cased, antonym_negative, uses_word
 from rcqa.text import WrittenWord, written_words
 from rcqa.types import Example
 
@@ -25,11 +24,11 @@ def antonym_twins(example: Example,
     the generator reads the twin's word, in place ("begin service", a verb)."""
     twins = []
     for word in tagged(example.question):
-        if not word.text.isalpha() or _used(word.text, word.tag, example.passage):
+        if not word.text.isalpha() or uses_word(example.passage, word.text, word.tag):
             continue
         tag = next((tag for tag in (word.tag, *PLAIN_TAGS) if antonyms(word.text, tag)), word.tag)
         for antonym in antonyms(word.text, tag):
-            if _used(antonym, tag, example.passage):
+            if uses_word(example.passage, antonym, tag):
                 question = (example.question[:word.start_char] + _cased(antonym, word.text)
                             + example.question[word.end_char:])
                 twins.append(replace(example, id=f"{example.id}-twin", question=question, is_impossible=False))
@@ -42,6 +41,3 @@ def written_by_antonym_generator(example: Example,
     return any((negative := antonym_negative(twin, tagged)) is not None and negative.question == example.question
                for twin in antonym_twins(example, tagged))
 
-
-def _used(word: str, tag: str, passage: str) -> bool:
-    return any(occurs(form, passage) for form in forms(lemma(word, tag)) | {word})
