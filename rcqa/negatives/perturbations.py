@@ -81,7 +81,8 @@ def antonym_negative(example: Example,
             continue
         for antonym in candidates:
             if not uses_word(example.passage, antonym, word.tag):
-                return replaced_in_question(example, "antonym", word.start_char, word.end_char, _cased(antonym, word.text))
+                return replaced_in_question(example, "antonym", word.start_char, word.end_char,
+                                            cased_like(antonym, word.text))
     return None
 
 
@@ -179,7 +180,7 @@ def noun_swap_negative(example: Example, question_words: Sequence[WrittenWord],
         candidates = sorted(text for tag, text in unused if tag == word.tag)
         if candidates:
             return replaced_in_question(example, "entity_swap", word.start_char, word.end_char,
-                            _cased(rng.choice(candidates), word.text))
+                            cased_like(rng.choice(candidates), word.text))
     return None
 
 
@@ -210,7 +211,7 @@ def mutual_exclusion_negative(example: Example) -> Example | None:
         following = ORDINALS.index(match.group(1).lower()) + 1
         if not occurs(ORDINALS[following], example.passage) and not occurs(_NUMERALS[following], example.passage):
             return replaced_in_question(example, "mutual_exclusion", match.start(1), match.end(1),
-                            _cased(ORDINALS[following], match.group(1)))
+                            cased_like(ORDINALS[following], match.group(1)))
     return None
 
 
@@ -276,7 +277,7 @@ def _capitalised(text: str) -> set[str]:
     return {word for word in _WORD.findall(text) if word[0].isupper()}
 
 
-def _cased(word: str, like: str) -> str:
+def cased_like(word: str, like: str) -> str:
     """The word written in the case of the word it replaces: "First" → "Last", "FIRST" → "LAST"."""
     if like.isupper():  # no generator replaces a one-letter word, where "A" would read as capitalised
         return word.upper()

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from rcqa.negatives.antonyms import antonyms
-from rcqa.negatives.perturbations import _cased, antonym_negative, uses_word
+from rcqa.negatives.perturbations import antonym_negative, cased_like, uses_word
 from rcqa.text import WrittenWord, written_words
 from rcqa.types import Example
 
@@ -29,7 +29,7 @@ def antonym_twins(example: Example,
         tag = next((tag for tag in (word.tag, *PLAIN_TAGS) if antonyms(word.text, tag)), word.tag)
         for antonym in antonyms(word.text, tag):
             if uses_word(example.passage, antonym, tag):
-                question = (example.question[:word.start_char] + _cased(antonym, word.text)
+                question = (example.question[:word.start_char] + cased_like(antonym, word.text)
                             + example.question[word.end_char:])
                 twins.append(replace(example, id=f"{example.id}-twin", question=question, is_impossible=False))
     return twins

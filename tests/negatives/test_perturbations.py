@@ -9,7 +9,7 @@ from rcqa.negatives import (KINDS, PERTURBATIONS, antonym_negative, entity_swap_
                             negation_negative,
                             negative_kind, noun_swap_negative, perturbed_negative, with_negatives)
 from rcqa.negatives.antonyms import lemma
-from rcqa.negatives.perturbations import occurs
+from rcqa.negatives.perturbations import cased_like, occurs
 from rcqa.negatives.swaps import ROLE_VERBS
 from rcqa.text import NamedEntity, WrittenWord
 from rcqa.types import Example, GoldAnswer
@@ -359,6 +359,12 @@ def test_every_kind_has_its_own_id_suffix_that_names_it_back():
 def test_occurs_matches_whole_normalised_words():
     assert occurs("the Last", "He was LAST.") and occurs("2nd", "the 2nd one")
     assert not occurs("last", "at lastly") and not occurs("", "anything") and not occurs("a", "a tree")
+
+
+@pytest.mark.parametrize("word, like, expected", [("last", "first", "last"), ("last", "First", "Last"),
+                                                  ("last", "FIRST", "LAST"), ("close", "Opened", "Close")])
+def test_a_replacement_is_written_in_the_case_of_the_word_it_replaces(word, like, expected):
+    assert cased_like(word, like) == expected
 
 
 FOUR = [example("Who was the first keeper?", "John Avery", id="k1"),
