@@ -103,8 +103,10 @@ def paired_v2_f1(examples: list[Example], first: dict[str, tuple[str, float]], f
                  group: Callable[[Example], str | None] | None = None) -> dict:
     """Two models' v2.0 F1 on the same questions, each at its own threshold (None: it never abstains), compared
     question by question: first − second in F1 points, with its paired 95 % bootstrap interval; told apart only
-    where the interval excludes 0. first and second: per question id, (best span text, null odds). With `group`
-    (an unanswerable question's kind, or None), `by_kind` compares the NoAns F1 of each kind's questions alike."""
+    where the interval excludes 0. first and second: per question id, (best span text, null odds). `HasAns` and
+    `NoAns` compare the answerable and the unanswerable questions alike (what a lower threshold trades: one model may
+    score higher overall by abstaining more, at the answerable questions' cost), where the file holds both. With
+    `group` (an unanswerable question's kind, or None), `by_kind` compares the NoAns F1 of each kind's questions."""
     import numpy as np
 
     from rcqa.intervals import excludes_zero, mean_with_interval
@@ -125,6 +127,10 @@ def paired_v2_f1(examples: list[Example], first: dict[str, tuple[str, float]], f
                 "told_apart": excludes_zero(difference["low"], difference["high"])}
 
     found = compared(list(golds), "f1")
+    answerable = [e.id for e in examples if not e.is_impossible]
+    unanswerable = [e.id for e in examples if e.is_impossible]
+    if answerable and unanswerable:
+        found["HasAns"], found["NoAns"] = compared(answerable, "HasAns_f1"), compared(unanswerable, "NoAns_f1")
     kinds: dict[str, list[str]] = {}
     for example in examples:
         if group is not None and example.is_impossible and (kind := group(example)):

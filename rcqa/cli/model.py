@@ -107,8 +107,9 @@ def add_evaluate(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--against", metavar="MODEL",
                          help="on a file with unanswerable questions, also read each question with MODEL (each at "
                               "its own threshold) and compare F1 question by question: the mean difference with its "
-                              "paired 95 %% interval (JSON: against; against.by_kind: each kind of unanswerable "
-                              "question's NoAns F1 compared alike)")
+                              "paired 95 %% interval (JSON: against; against.HasAns and against.NoAns: the "
+                              "answerable and the unanswerable questions' F1 compared alike; against.by_kind: each "
+                              "kind of unanswerable question's NoAns F1)")
     add_null(command)
     add_model(command)
     add_print_json(command)
@@ -167,10 +168,13 @@ def _evaluate_v2(args: argparse.Namespace, qa_model, examples, progress) -> int:
         for kind, scores in metrics.get("by_kind", {}).items():  # NoAns exact: the share it abstained on
             print(f"  {kind}: abstains on {scores['NoAns_exact']:.0f} % of {scores['NoAns_total']} unanswerable")
         if args.against:
-            print(paired_sentence(args.model, metrics["against"]))
-            for kind, compared in metrics["against"].get("by_kind", {}).items():
-                print(f"  {kind}: " + paired_sentence(args.model, {**compared, "model": args.against}, "NoAns F1",
-                                                      "NoAns_f1"))
+            against = metrics["against"]
+            print(paired_sentence(args.model, against))
+            parts = [(side, against[side], f"{side} F1", f"{side}_f1") for side in ("HasAns", "NoAns")
+                     if side in against]
+            parts += [(kind, compared, "NoAns F1", "NoAns_f1") for kind, compared in against.get("by_kind", {}).items()]
+            for name, compared, metric, key in parts:
+                print(f"  {name}: " + paired_sentence(args.model, {**compared, "model": args.against}, metric, key))
     return 0
 
 

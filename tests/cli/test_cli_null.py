@@ -207,8 +207,14 @@ def test_evaluate_against_compares_two_models_question_by_question_each_at_its_o
     status, out, _ = run(capsys, "evaluate", "--data", str(data), "--model", models["always"], "--against",
                          models["never"])
     low, high = against["difference"]["low"], against["difference"]["high"]
-    assert status == 0 and (f"[{low:+.2f}, {high:+.2f}] over 6 questions" in out)
-    assert ("not told apart" in out) == (low <= 0 <= high)
+    (overall,) = [line for line in out.splitlines() if "over 6 questions" in line]
+    assert status == 0 and f"[{low:+.2f}, {high:+.2f}] over 6 questions" in overall
+    assert ("not told apart" in overall) == (low <= 0 <= high)
+    # "always" gets the unanswerable right and the answerable wrong, "never" the other way round, by construction
+    assert (against["HasAns"]["HasAns_f1"], against["NoAns"]["NoAns_f1"]) == (own["always"]["HasAns_f1"], 100.0)
+    assert (against["HasAns"]["against_HasAns_f1"], against["NoAns"]["against_NoAns_f1"]) == (
+        own["never"]["HasAns_f1"], 0.0)
+    assert f"  NoAns: NoAns F1 100.00 against 0.00: {models['always']} − {models['never']} +100.00 points" in out
     assert "by_kind" not in against  # ids that name no kind of negative
     hard_set = Path(__file__).parents[1] / "data" / "hard_unanswerable.json"
     status, out, _ = run(capsys, "evaluate", "--data", str(hard_set), "--model", models["always"], "--against",

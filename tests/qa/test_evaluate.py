@@ -273,6 +273,29 @@ def test_two_models_are_compared_question_by_question_each_at_its_own_threshold(
     assert never["told_apart"] and never["difference"]["low"] > 0
 
 
+def test_the_answerable_and_the_unanswerable_questions_are_compared_apart_as_the_official_hasans_and_noans_f1():
+    from rcqa.evaluate import evaluate_v2, paired_v2_f1
+
+    examples = _v2_examples()
+    read = {"a1": ("red fox", -3.0), "n1": ("barn", 1.0), "a2": ("blue barn", -1.0), "n2": ("fox", 2.0)}
+    # by hand, the same readings: at threshold 0 it abstains on n1 and n2 alone (every question right); at −2 on a2
+    # as well (a2 wrong: HasAns 50, NoAns 100); never abstaining, n1 and n2 are wrong (HasAns 100, NoAns 0)
+    lower = paired_v2_f1(examples, read, 0.0, read, -2.0)
+    assert (lower["HasAns"]["HasAns_f1"], lower["HasAns"]["against_HasAns_f1"]) == (100.0, 50.0)
+    assert lower["HasAns"]["difference"]["n"] == 2 and lower["HasAns"]["difference"]["mean"] == 50.0
+    assert lower["NoAns"]["difference"] == {"mean": 0.0, "low": 0.0, "high": 0.0, "n": 2}
+    never = paired_v2_f1(examples, read, 0.0, read, None)
+    assert (never["NoAns"]["NoAns_f1"], never["NoAns"]["against_NoAns_f1"]) == (100.0, 0.0)
+    assert never["NoAns"]["difference"]["low"] == 100.0 and never["NoAns"]["told_apart"]
+    for found, threshold in ((lower, -2.0), (never, None)):
+        for side in ("HasAns", "NoAns"):  # the official script's, for each model
+            for cut, key in ((0.0, f"{side}_f1"), (threshold, f"against_{side}_f1")):
+                official = evaluate_v2(examples, lambda e: read[e.id], cut)
+                assert found[side][key] == pytest.approx(official[f"{side}_f1"])
+    only_answerable = [e for e in examples if not e.is_impossible]
+    assert not {"HasAns", "NoAns"} & set(paired_v2_f1(only_answerable, read, 0.0, read, None))
+
+
 def test_each_kind_of_unanswerable_question_is_compared_on_its_own_questions_as_the_official_noans_f1():
     from rcqa.evaluate import evaluate_v2, paired_v2_f1
     from rcqa.negatives import negative_kind
