@@ -1,7 +1,8 @@
 """Write reports/abstention/hand-written-antonyms.json: each antonym of the hand-written set, whether the training's
 generator writes it (rcqa.negatives.reach: from its twin, the passage's word put back) and each model's null odds on
 it beside the model's tuned threshold, so that docs/abstention.md can tell the misses of a kind the models were
-trained on from those no generator writes.
+trained on from those no generator writes; and, where the question has a twin (the passage's word put back), each
+model's answer and null odds on the twin too: how far the swapped word moves the model towards "no answer".
 
     python scripts/hand_written_antonyms.py "second stage=runs/second-stage" "third stage=runs/third-stage" ...
 """
@@ -29,12 +30,19 @@ def main() -> None:
     args = parser.parse_args()
     antonyms = [e for e in load_examples(HARD_SET) if negative_kind(e.id) == "antonym"]
     models = {label: load_model(folder) for label, _, folder in (text.partition("=") for text in args.models)}
-    odds = {label: null_predictions(qa_model, antonyms) for label, qa_model in models.items()}
+    all_twins = {e.id: antonym_twins(e) for e in antonyms}
+    twins = {question: found[0] for question, found in all_twins.items() if found}  # the first, read by each model
+    odds = {label: null_predictions(qa_model, antonyms + list(twins.values())) for label, qa_model in models.items()}
     report = {"file": HARD_SET.name, "thresholds": {label: m.null_threshold for label, m in models.items()},
               "questions": [{"id": e.id, "question": e.question,
-                             "twins": [twin.question for twin in antonym_twins(e)],
+                             "twins": [twin.question for twin in all_twins[e.id]],
                              "written_by_generator": written_by_antonym_generator(e),
-                             "null_odds": {label: odds[label][e.id][1] for label in models}} for e in antonyms]}
+                             "null_odds": {label: odds[label][e.id][1] for label in models},
+                             "answers": {label: odds[label][e.id][0] for label in models},
+                             **({"twin": {"question": twins[e.id].question,
+                                          "null_odds": {label: odds[label][twins[e.id].id][1] for label in models},
+                                          "answers": {label: odds[label][twins[e.id].id][0] for label in models}}}
+                                if e.id in twins else {})} for e in antonyms]}
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
 
 
