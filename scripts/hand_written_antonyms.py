@@ -17,6 +17,7 @@ from rcqa.export import null_predictions
 from rcqa.model import load_model
 from rcqa.negatives import negative_kind
 from rcqa.negatives.reach import antonym_twins, written_by_antonym_generator
+from rcqa.types import Example
 
 ROOT = Path(__file__).resolve().parents[1]
 HARD_SET = ROOT / "tests" / "data" / "hard_unanswerable.json"
@@ -31,17 +32,19 @@ def main() -> None:
     antonyms = [e for e in load_examples(HARD_SET) if negative_kind(e.id) == "antonym"]
     models = {label: load_model(folder) for label, _, folder in (text.partition("=") for text in args.models)}
     all_twins = {e.id: antonym_twins(e) for e in antonyms}
-    twins = {question: found[0] for question, found in all_twins.items() if found}  # the first, read by each model
-    odds = {label: null_predictions(qa_model, antonyms + list(twins.values())) for label, qa_model in models.items()}
+    twins = {qid: found[0] for qid, found in all_twins.items() if found}  # the first, read by each model
+    read = {label: null_predictions(qa_model, antonyms + list(twins.values())) for label, qa_model in models.items()}
+
+    def readings(question: Example) -> dict:
+        """Each model's null odds and best span on the question."""
+        return {"null_odds": {label: read[label][question.id][1] for label in models},
+                "answers": {label: read[label][question.id][0] for label in models}}
+
     report = {"file": HARD_SET.name, "thresholds": {label: m.null_threshold for label, m in models.items()},
               "questions": [{"id": e.id, "question": e.question,
                              "twins": [twin.question for twin in all_twins[e.id]],
-                             "written_by_generator": written_by_antonym_generator(e),
-                             "null_odds": {label: odds[label][e.id][1] for label in models},
-                             "answers": {label: odds[label][e.id][0] for label in models},
-                             **({"twin": {"question": twins[e.id].question,
-                                          "null_odds": {label: odds[label][twins[e.id].id][1] for label in models},
-                                          "answers": {label: odds[label][twins[e.id].id][0] for label in models}}}
+                             "written_by_generator": written_by_antonym_generator(e), **readings(e),
+                             **({"twin": {"question": twins[e.id].question, **readings(twins[e.id])}}
                                 if e.id in twins else {})} for e in antonyms]}
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
 
