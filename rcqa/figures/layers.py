@@ -10,6 +10,7 @@ from rcqa.analysis.projection import GROUPS, Projection, project, token_groups
 from rcqa.analysis.registry import Inputs, register_figure
 from rcqa.analysis.similarity import LayerSimilarity, describe, jsd_matrix
 from rcqa.analysis.words import passage_distribution
+from rcqa.attribution.layerwise import layerwise_method
 from rcqa.figures.common import (
     COMPLETENESS_WARNING,
     CONSERVATION_THRESHOLD,
@@ -28,10 +29,12 @@ _SMALLEST_ERROR_PCT = 1e-6  # floor of the log-scale completeness chart (an exac
 
 def completeness(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> Chart:
     """IG's check per layer: do the attributions add up to F(input) − F(baseline)? On a log scale, since good
-    errors are tiny. For AttnLRP, its conservation per layer (conservation)."""
+    errors are tiny. For AttnLRP, its conservation per layer (conservation). A method that promises no completeness
+    (gradient × activation) draws its gap as information: no warning colour, no threshold, no advice."""
     if any(c.kind == "conservation" for c in result.completeness):
         return conservation(result)
-    data = _checks(result, threshold)
+    method = layerwise_method(result.settings.method)
+    data = _checks(result, threshold if method.completeness_remedy else None)
     figure = go.Figure()
     for name, part in data.groupby("target", sort=False):
         figure.add_bar(x=part.layer_label, y=part.relative_error_pct.clip(lower=_SMALLEST_ERROR_PCT), name=name,
@@ -41,10 +44,15 @@ def completeness(result: Attribution, threshold: float = COMPLETENESS_WARNING) -
                        customdata=np.stack([part.delta, part.attribution_sum], axis=-1),
                        hovertemplate=("%{x}: %{text}<br>F(input) − F(baseline) = %{customdata[0]:.4f}"
                                       "<br>Σ attributions = %{customdata[1]:.4f}<extra></extra>"))
-    _threshold_line(figure, data, threshold, f"warning above {100 * threshold:g}%")
-    apply_layout(figure, "Completeness per layer: do the attributions add up?",
-                 "Relative error |Σ attributions − ΔF| / |ΔF| with ΔF = F(input) − F(baseline); red bars: raise the "
-                 "steps or set an adaptive tolerance", "Layer (output of)",
+    measured = "Relative error |Σ attributions − ΔF| / |ΔF| with ΔF = F(input) − F(baseline)"
+    if method.completeness_remedy:
+        _threshold_line(figure, data, threshold, f"warning above {100 * threshold:g}%")
+        subtitle = f"{measured}; red bars: {method.completeness_remedy}"
+    else:
+        _log_axis(figure, data, None)
+        subtitle = (f"{measured} · {method.label} promises no completeness: the bars say how far its scores are from "
+                    "adding up, for information (no setting closes the gap)")
+    apply_layout(figure, "Completeness per layer: do the attributions add up?", subtitle, "Layer (output of)",
                  "Relative completeness error (%, log scale)", height=400)
     figure.update_layout(legend={"orientation": "h", "y": -0.25, "x": 1, "xanchor": "right"})
     return Chart(f"completeness-{result.example.id}", data, figure)
@@ -79,18 +87,28 @@ def conservation(result: Attribution, threshold: float = CONSERVATION_THRESHOLD)
     return Chart(f"conservation-{result.example.id}", data, figure)
 
 
-def _checks(result: Attribution, threshold: float) -> pd.DataFrame:
-    """One row per check: its fields, its error in %, and its bar's colour (red above the threshold)."""
+def _checks(result: Attribution, threshold: float | None) -> pd.DataFrame:
+    """One row per check: its fields, its error in %, and its bar's colour (red above the threshold; one neutral
+    colour where there is no threshold to judge by)."""
+    def colour(check: Completeness) -> str:
+        return _NEUTRAL if threshold is None else _FAIL if check.relative_error > threshold else _PASS
+
     return pd.DataFrame([{"layer": c.layer, "layer_label": result.layers[c.layer], **c.to_dict(),
                           "expected": c.expected, "relative_error_pct": 100 * c.relative_error,
-                          "colour": _FAIL if c.relative_error > threshold else _PASS} for c in result.completeness])
+                          "colour": colour(c)} for c in result.completeness])
 
 
 def _threshold_line(figure: go.Figure, data: pd.DataFrame, threshold: float, name: str) -> None:
     """The threshold as a dashed line named in the legend, and the log-scale axis that shows it and every bar."""
     figure.add_hline(y=100 * threshold, line_dash="dash", line_color=_FAIL)
     figure.add_scatter(x=[None], y=[None], mode="lines", line={"dash": "dash", "color": _FAIL}, name=name)
-    top = int(np.ceil(np.log10(max(float(data.relative_error_pct.max()), 100 * min(threshold, 1.0))))) + 1
+    _log_axis(figure, data, threshold)
+
+
+def _log_axis(figure: go.Figure, data: pd.DataFrame, threshold: float | None) -> None:
+    """The log-scale axis that shows every bar, and the threshold where there is one."""
+    highest = float(data.relative_error_pct.max())
+    top = int(np.ceil(np.log10(highest if threshold is None else max(highest, 100 * min(threshold, 1.0))))) + 1
     powers = [10.0 ** p for p in range(int(np.log10(_SMALLEST_ERROR_PCT)), top + 1, 2)]
     figure.update_yaxes(type="log", range=[np.log10(_SMALLEST_ERROR_PCT), top], tickvals=powers,
                         ticktext=[f"{np.format_float_positional(p, trim='-')}%" for p in powers])
@@ -146,13 +164,16 @@ def conservation_ledger(result: Attribution, target: int = 0,
     return Chart(f"conservation-ledger-{name}-{result.example.id}", data, figure)
 
 
-_PASS, _FAIL = "#2ca02c", "#d62728"
+_PASS, _FAIL, _NEUTRAL = "#2ca02c", "#d62728", "#7f7f7f"
 _PASS_CELL, _FAIL_CELL = "#dff0d8", "#f8d7da"
 
 
 def incomplete_layers(result: Attribution, threshold: float = COMPLETENESS_WARNING) -> list[str]:
     """Layer labels whose relative completeness error exceeds the threshold for any target (IG's; AttnLRP's
-    conservation is not complete by design), each once, in layer order."""
+    conservation is not complete by design), each once, in layer order; none for a method that promises no
+    completeness (gradient × activation), whose gap is no fault."""
+    if layerwise_method(result.settings.method).completeness_remedy is None:
+        return []
     return [result.layers[layer] for layer in sorted({c.layer for c in result.completeness
                                                       if c.kind == "completeness" and c.relative_error > threshold})]
 

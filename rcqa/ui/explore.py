@@ -14,7 +14,7 @@ from rcqa.evaluate import score
 from rcqa.lens.contrast import margin_reading
 from rcqa.text import without_bidi_controls
 from rcqa.model import QAModel
-from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, ExplainSettings
+from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, ExplainSettings, Span
 from rcqa.ui.ends import ends_of
 from rcqa.ui.errors import plain
 from rcqa.ui.results import KNOCKOUT_DRAWS
@@ -85,8 +85,16 @@ def typed_foil(current: View) -> str:
 
 
 def why_not_choices(answer: Answer) -> dict[int, str]:
-    """The n-best list by rank, as "why not this span?" offers it."""
-    return {rank: without_bidi_controls(f"#{rank + 1}: {span.text}") for rank, span in enumerate(answer.nbest)}
+    """The n-best list by rank, as "why not this span?" offers it: never the explained span itself. Where the model
+    answered, that is its answer (the contrast's other side), and every span over the same characters; where it
+    abstained, "no answer" is explained against each span, so every span is offered."""
+    best = answer.best
+
+    def offered(span: Span) -> bool:
+        return answer.abstained or best is None or (span.start_char, span.end_char) != (best.start_char, best.end_char)
+
+    return {rank: without_bidi_controls(f"#{rank + 1}: {span.text}") for rank, span in enumerate(answer.nbest)
+            if offered(span)}
 
 
 def explained(settings: ExplainSettings, answer: Answer) -> str:
@@ -177,6 +185,7 @@ def incomplete_warning(result: Attribution) -> str | None:
     """What to do about the layers whose attributions do not add up (completeness), if any."""
     if not (incomplete := figures.incomplete_layers(result)):
         return None
+    remedy = layerwise_method(result.settings.method).completeness_remedy
     return (f"At {', '.join(incomplete)} the attributions do not add up to F(input) − F(baseline) (relative error "
-            f"above {figures.COMPLETENESS_WARNING:.0%}): raise the steps or set an adaptive tolerance before reading "
-            "those layers. See the Completeness tab.")
+            f"above {figures.COMPLETENESS_WARNING:.0%}): {remedy} before reading those layers. See the Completeness "
+            "tab.")

@@ -1,5 +1,7 @@
 """Gradient × activation at every layer, the method added through the registry alone, held to Captum's
 LayerGradientXActivation on each layer's module of the Hugging Face model."""
+from dataclasses import replace
+
 import numpy as np
 from captum.attr import LayerGradientXActivation
 
@@ -44,3 +46,27 @@ def test_gradient_x_activation_costs_one_gradient_a_layer_whatever_the_path_sett
     assert cost.points == 1 and cost.targets == 1
     assert explanation_price(tiny_bert, chosen, windows=1, tokens=100).worst == cost.seconds()  # no refinement
     assert explanation_cost(tiny_bert, resolve(steps=64, tolerance=0.001), windows=1, tokens=100).points > 1
+
+
+def test_its_completeness_gap_is_shown_as_information_never_as_advice(tiny_bert):
+    # one gradient is far from complete (its gap was 99 % at a layer in the gallery): no setting mends it, so
+    # neither the banner nor the chart may tell the user to raise the steps; IG's coarse path still is told to
+    from rcqa import figures
+    from rcqa.ui.explore import incomplete_warning
+
+    example = gallery_example("bakery-where")
+    one_point = explain(tiny_bert, example, resolve(method="gradient_x_activation"))
+    errors = np.array([c.relative_error for c in one_point.completeness])
+    assert (errors > figures.COMPLETENESS_WARNING).any()  # the gap is there to be shown
+    chart = figures.completeness(one_point)
+    (bars,) = chart.figure.data  # no threshold line in the legend
+    assert np.allclose(bars.y, np.maximum(100 * errors, 1e-6))
+    assert set(bars.marker.color) == {"#7f7f7f"} and not chart.figure.layout.shapes
+    subtitle = chart.figure.layout.title.subtitle.text.replace("<br>", " ")
+    assert "promises no completeness" in subtitle and "raise the steps" not in subtitle
+    assert figures.incomplete_layers(one_point) == [] and incomplete_warning(one_point) is None
+    # the same numbers read as IG's one-step path: a gap its settings do mend, so the advice is given
+    coarse = replace(one_point, settings=replace(one_point.settings, method="integrated_gradients"))
+    warning = incomplete_warning(coarse)
+    assert warning is not None and "raise the steps or set an adaptive tolerance" in warning
+    assert "raise the steps" in figures.completeness(coarse).figure.layout.title.subtitle.text.replace("<br>", " ")

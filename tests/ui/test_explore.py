@@ -1,8 +1,8 @@
 """What the Explore page works out before it lays it out (rcqa.ui.explore): the span and foil choices it offers as
 strings for the specs the View holds, and the sentence saying what an explanation explains."""
 from rcqa.attribution.settings import FoilSpec, ExplainSettings, SpanSpec
-from rcqa.types import Answer
-from rcqa.ui.explore import explained, foil_choices, search_summary, span_choices, typed_foil
+from rcqa.types import Answer, NoAnswer, Span
+from rcqa.ui.explore import explained, foil_choices, search_summary, span_choices, typed_foil, why_not_choices
 from rcqa.ui.view import View
 from tests.helpers.views import view_with
 
@@ -35,3 +35,18 @@ def test_a_search_says_how_many_matched_and_how_many_are_listed():
     assert search_summary("dev.json", 10570, 1200, 1000) == \
         "1,200 of 10,570 questions in dev.json match; the first 1,000 are listed"
     assert search_summary("dev.json", 10570, 3, 3) == "3 of 10,570 questions in dev.json match"
+
+
+def _span(text: str, start: int, window: int = 0) -> Span:
+    return Span(text, start, start + len(text), 0, 0, window, 1.0, 1.0)
+
+
+def test_why_not_never_offers_the_explained_span():
+    answer, runner_up, other = _span("Margaret Ellison", 10), _span("Ellison", 19), _span("1847", 40)
+    again = _span("Margaret Ellison", 10, window=1)  # the answer read in the next window too: the same span
+    answered = Answer(question="Who?", nbest=(answer, runner_up, again, other), n_windows=2)
+    assert why_not_choices(answered) == {1: "#2: Ellison", 3: "#4: 1847"}
+    # abstained: "no answer" is what is explained, against each span, the best included
+    abstained = Answer(question="Who?", nbest=(answer, other), n_windows=1,
+                       no_answer=NoAnswer(score=5.0, probability=0.9, threshold=0.0, chosen=True, best_span_score=2.0))
+    assert why_not_choices(abstained) == {0: "#1: Margaret Ellison", 1: "#2: 1847"}

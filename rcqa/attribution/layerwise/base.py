@@ -83,6 +83,9 @@ class LayerwiseMethod(ABC):
     windows: ClassVar[tuple[str, ...]] = tuple(WINDOWS)  # the windows it explains (ExplainSettings.windows)
     default_targets: ClassVar[tuple[str, ...] | None] = None  # explained where none is asked for (None: a preset's)
     families: ClassVar[tuple[str, ...] | None] = None  # the model families (config.model_type) it explains; None: all
+    # what closes a layer's completeness gap, for a method that promises completeness; None where it promises none
+    # (its gap is information about the method, never a fault the user could mend)
+    completeness_remedy: ClassVar[str | None] = None
 
 
     def __init_subclass__(cls, **kwargs):

@@ -19,6 +19,7 @@ class GradientTimesActivation(IntegratedGradients):
     caption = ("Gradient × activation at the output of every layer: each layer's states weighted by the target's "
                "gradient there (Shrikumar et al., 2016; Captum's LayerGradientXActivation), read as in Ramnath et al. "
                "(EMNLP 2020).")
+    completeness_remedy = None  # one point of the path: its gap is what one gradient leaves out, mended by no setting
 
     def path(self, settings: ExplainSettings) -> ExplainSettings:
         return replace(settings, baseline="zero", rule="riemann_right", steps=1, tolerance=None)

@@ -10,6 +10,7 @@ points). Its worst case is max_steps a layer (worst_case): what a tolerance the 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import ClassVar
 
 from rcqa.attribution.engine import Scope, WindowScope, iter_layers
 from rcqa.attribution.layerwise.base import ExplainedLayers, ExplainedTargets, LayerwiseMethod, OnLayer, Tokens
@@ -47,6 +48,7 @@ class IntegratedGradients(LayerwiseMethod):
     description = "layer-wise Integrated Gradients: exact (completeness checked), a path of gradients per layer"
     caption = ("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting BERT "
                "for Reading Comprehension Based QA” (EMNLP 2020).")
+    completeness_remedy: ClassVar[str | None] = "raise the steps or set an adaptive tolerance"
 
     def path_points(self, settings: ExplainSettings, blocks: int) -> float:
         return expected_points(self.path(settings))
