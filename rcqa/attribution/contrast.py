@@ -14,8 +14,8 @@ from collections.abc import Callable
 import torch
 
 from rcqa.types.settings import FoilSpec
-from rcqa.attribution.targets import Target
-from rcqa.qa import InputError, char_span_to_tokens
+from rcqa.attribution.targets import Target, TargetError
+from rcqa.qa import char_span_to_tokens
 from rcqa.spans import NULL_TOKEN, Windows, answer_standing, decode, null_scores
 from rcqa.text import is_quantifier_question, written_words
 from rcqa.types import Answer, Example, Foil, Span, overlaps
@@ -24,7 +24,7 @@ from rcqa.types import Answer, Example, Foil, Span, overlaps
 RUNNER_UP_SEARCH = 200  # answers searched for a runner-up when every n-best span overlaps the explained one
 
 
-class NoFoil(InputError):
+class NoFoil(TargetError):
     """The example has no such foil (a runner-up, a distractor number): a dataset run records why and skips it."""
 
 
@@ -33,7 +33,7 @@ def find_foil(foil: FoilSpec, logits: tuple[torch.Tensor, torch.Tensor], example
     """The foil a FOIL names for the explained span (window, start token, end token), scored on every window's
     start and end logits (windows × tokens: those the answer was decoded from, rcqa.qa.answer_with_logits, so that
     a contrast runs no window again). A foil may overlap the span (a boundary contrast: "3,750" against "holds
-    3,750", where the start and end were decided). InputError, in one sentence, where the foil does not exist or is
+    3,750", where the start and end were decided). TargetError, in one sentence, where the foil does not exist or is
     the span itself; NoFoil where the example has no runner-up or no other number."""
     window, start_token, end_token = span
     chars = windows.offsets[window][start_token][0], windows.offsets[window][end_token][1]
@@ -42,7 +42,7 @@ def find_foil(foil: FoilSpec, logits: tuple[torch.Tensor, torch.Tensor], example
     else:
         found = _scored_foil(foil, logits, example, answer, windows, window, chars)
     if (found.start_char, found.end_char) == chars:  # an overlapping foil is a boundary contrast, and stays
-        raise InputError(f"the foil {found.text!r} ({foil}) is the explained span itself; a contrast needs two "
+        raise TargetError(f"the foil {found.text!r} ({foil}) is the explained span itself; a contrast needs two "
                          "different spans")
     return found
 
@@ -65,7 +65,7 @@ def _nbest_foil(foil: FoilSpec, answer: Answer, chars: tuple[int, int], wider: C
         if chosen is None:
             raise NoFoil(f"none of the {RUNNER_UP_SEARCH} most probable answers stays clear of the explained span")
     elif rank >= len(answer.nbest):
-        raise InputError(f"there are only {len(answer.nbest)} candidate spans; {foil} does not exist")
+        raise TargetError(f"there are only {len(answer.nbest)} candidate spans; {foil} does not exist")
     else:
         chosen = answer.nbest[rank]
     return Foil(foil.to_string(), chosen.text, chosen.start_char, chosen.end_char, chosen.window, chosen.start_token,
@@ -85,7 +85,7 @@ def _scored_foil(foil: FoilSpec, logits: tuple[torch.Tensor, torch.Tensor],
     placed = [(place, start_char, end_char) for start_char, end_char in candidates
               if (place := _place(windows, start_char, end_char, window, exact=kind == "text"))]
     if not placed:
-        raise InputError(_unplaced(kind, argument, bool(candidates)))
+        raise TargetError(_unplaced(kind, argument, bool(candidates)))
 
     def score(place: tuple[int, int, int]) -> float:
         return float(start_logits[place[0], place[1]] + end_logits[place[0], place[2]])
@@ -102,7 +102,7 @@ def _candidates(kind: str, argument: str | None, example: Example, chars: tuple[
     passage = example.passage
     if kind == "gold":
         if not example.answers or example.answers[0].start_char < 0:
-            raise InputError("this example has no gold answer with a position in the passage")
+            raise TargetError("this example has no gold answer with a position in the passage")
         gold = example.answers[0]
         return [(gold.start_char, gold.start_char + len(gold.text))]
     if kind == "text":
@@ -110,7 +110,7 @@ def _candidates(kind: str, argument: str | None, example: Example, chars: tuple[
         found = [(i, i + len(argument)) for i in _occurrences(passage, argument)]
         other = [place for place in found if place != chars]
         if found and not other:
-            raise InputError(f"{argument!r} occurs only as the explained span itself; a contrast needs another span")
+            raise TargetError(f"{argument!r} occurs only as the explained span itself; a contrast needs another span")
         return other
     if not is_quantifier_question(example.question):
         raise NoFoil("not a quantifier question (no 'how many' / 'how much'): it has no distractor number")

@@ -13,7 +13,7 @@ from rcqa.attribution.contrast import contrast_target, find_foil
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.layerwise import ExplainedLayers, ExplainedTargets, method_of
 from rcqa.attribution.passage import WindowProgress
-from rcqa.attribution.targets import Target
+from rcqa.attribution.targets import Target, TargetError
 from rcqa.attribution.window import explained_window
 from rcqa.model import QAModel
 from rcqa.qa import InputError, Reading
@@ -39,7 +39,7 @@ def refuse_null_targets(qa_model: QAModel, settings: ExplainSettings) -> None:
     with the model's sentence (rcqa.model.QAModel.null_refusal)."""
     null_foil = settings.contrast is not None and settings.contrast.kind == "null"
     if (set(settings.targets) & set(NULL_TARGETS) or null_foil) and qa_model.null_refusal:
-        raise InputError(qa_model.null_refusal)
+        raise TargetError(qa_model.null_refusal)
 
 
 def explain(qa_model: QAModel, example: Example, settings: ExplainSettings = ExplainSettings(),
@@ -52,7 +52,7 @@ def explain(qa_model: QAModel, example: Example, settings: ExplainSettings = Exp
     started = time.perf_counter()
     method = method_of(settings)
     if (refused := method.model_refusal(qa_model)) is not None:
-        raise InputError(refused)
+        raise TargetError(refused)
     explained = explained_targets(qa_model, example, settings, reading)
     return _attribution(qa_model, example, settings, explained,
                         method.explain_layers(qa_model, example, settings, explained, on_layer), started)

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import torch
 
+from rcqa.qa import InputError
 from rcqa.spans import NULL_TOKEN
 
 TARGETS = {
@@ -34,6 +35,13 @@ ENTERING = {
 def log_prob(start_logits: torch.Tensor, end_logits: torch.Tensor, start: int, end: int) -> torch.Tensor:
     """log p(start) + log p(end), each softmax over the window's tokens; per row of a batch."""
     return start_logits.log_softmax(-1)[:, start] + end_logits.log_softmax(-1)[:, end]
+
+
+
+class TargetError(InputError):
+    """What an explanation is asked to explain cannot be taken at this example (a span or a foil that is not there,
+    a foil that is the span itself, a method or target this model does not allow): the model answers; the
+    explanation's settings are what the user changes."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import torch
 
 from rcqa.types.settings import SpanSpec
 from rcqa.attribution.stack import LayerStack
+from rcqa.attribution.targets import TargetError
 from rcqa.model import QAModel
 from rcqa.qa import (InputError, Reading, answer_settings, answer_with_logits, char_span_to_tokens, encode,
                      null_allowed, text_digest)
@@ -101,17 +102,17 @@ def span_tokens(span: SpanSpec, example: Example, answer: Answer, windows: Windo
     """(window, start token, end token) of the span the targets are taken at."""
     if span.kind != "gold":  # "predicted" and "nbest:0" are the best span, also when the model rejected it
         if span.rank >= max(1, len(answer.nbest)):
-            raise InputError(f"there are only {len(answer.nbest)} candidate spans; {span} does not exist")
+            raise TargetError(f"there are only {len(answer.nbest)} candidate spans; {span} does not exist")
         chosen = answer.nbest[span.rank] if span.rank else answer.best
         if chosen is None:
-            raise InputError("the model found no candidate span in this passage, so there is none to explain")
+            raise TargetError("the model found no candidate span in this passage, so there is none to explain")
         return chosen.window, chosen.start_token, chosen.end_token
     if not example.answers or example.answers[0].start_char < 0:
-        raise InputError("this example has no gold answer with a position in the passage")
+        raise TargetError("this example has no gold answer with a position in the passage")
     gold = example.answers[0]
     found = char_span_to_tokens(windows, gold.start_char, gold.start_char + len(gold.text))
     if found is None:
-        raise InputError("the gold answer does not fit in any window of the passage")
+        raise TargetError("the gold answer does not fit in any window of the passage")
     return found
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from rcqa.attribution.targets import TargetError
 from rcqa.data import DataError
 from rcqa.model import ModelLoadError
 from rcqa.qa import InputError
@@ -36,8 +37,9 @@ def plain(text: object) -> str:
 
 def report(error: Exception) -> None:
     """An error a user caused, as a message they can act on."""
-    kind = {ModelLoadError: "The model could not be loaded", DataError: "The file could not be read",
-            InputError: "The model cannot answer this"}.get(type(error), "These settings cannot be used")
+    kinds = ((ModelLoadError, "The model could not be loaded"), (DataError, "The file could not be read"),
+             (TargetError, "This explanation cannot be taken"), (InputError, "The model cannot answer this"))
+    kind = next((said for kind, said in kinds if isinstance(error, kind)), "These settings cannot be used")
     st.error(f"{kind}: {plain(error)}")
 
 

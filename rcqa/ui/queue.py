@@ -148,11 +148,11 @@ def await_ticket(ticket: Ticket, slot: str, label: str, failed: str, finished: C
         try:
             result = ticket.result()
         except ValueError as error:  # InputError included: the user's to fix
-            status.update(label=failed, state="error")
+            status.update(label=failed, state="error", expanded=True)  # the sentence is what the user reads
             report(error)
             return None
         except Exception as error:  # the server's: a worker that died, a cancellation, a full disk, a model load
-            status.update(label=failed, state="error")
+            status.update(label=failed, state="error", expanded=True)
             failure(error, "The job")
             return None
         finally:

@@ -43,9 +43,13 @@ def test_why_not_this_span_contrasts_the_answer_with_the_chosen_candidate(app_en
 
 def test_the_answer_itself_as_foil_is_refused_in_one_sentence(app_env):
     app = open_app(query={"ex": "orchard-how-many"})
-    app.selectbox(key="rcqa.why_not").set_value(0).run()  # the answer itself
+    assert 0 not in app.selectbox(key="rcqa.why_not").options  # the answer itself is never offered
+    app = open_app(query={"ex": "orchard-how-many", "contrast": "nbest:0"})  # a link may still ask for it
     explain(app)
-    assert "is the explained span itself" in texts(app.error) and "Traceback" not in texts(app.error)
+    refused = texts(app.error)
+    assert "This explanation cannot be taken: the foil" in refused and "is the explained span itself" in refused
+    assert "cannot answer" not in refused and "Traceback" not in refused
+    assert app.status[0].label == "The explanation failed"
 
 
 def test_a_typed_foil_is_explained_and_travels_in_the_link(app_env):

@@ -86,7 +86,7 @@ def test_settings_changes_recompute_and_travel_in_the_link():
 def test_rule_and_span_settings_that_cannot_apply_are_explained():
     app = open_app(query={"ex": "library-unanswerable", "span": "gold"})
     app.button(key="rcqa.explain").click().run()
-    assert "The model cannot answer this: this example has no gold answer" in texts(app.error)
+    assert "This explanation cannot be taken: this example has no gold answer" in texts(app.error)
     assert app.status[0].label == "The explanation failed"
     app.selectbox(key="rcqa.widget.rule").set_value("paper_trapezoid").run()
     steps = app.number_input(key="rcqa.widget.steps")
