@@ -44,12 +44,22 @@ from rcqa.types import Completeness, Foil
 
 @dataclass(frozen=True)
 class WindowProgress:
-    """Reported while a layer of a whole-passage explanation runs: a window's gradients are done."""
+    """Reported while a layer of a whole-passage explanation runs: a window's gradients are done, in the layer's
+    `path_pass`-th pass of gradients (the adaptive rule refines a layer in several), `points` path points of the
+    layer done so far over every read window (a pass's windows counted as they finish)."""
 
     layer: int
     label: str
     window: int  # 1-based
     windows: int
+    path_pass: int = 1
+    points: float = 0.0
+
+    def describe(self, expected_points: float | None = None) -> str:
+        """Where the layer stands, in words: its pass, the path points done (of those expected) and the window."""
+        expected = f" of about {expected_points:.0f} expected" if expected_points else ""
+        return (f"{self.label}: pass {self.path_pass}, {self.points:.0f} path points done{expected}; window "
+                f"{self.window} of {self.windows}")
 
 
 class PassagePath:
@@ -61,13 +71,14 @@ class PassagePath:
 
     def __init__(self, stacks: list[LayerStack], baselines: list[LayerStack | None], layer: int,
                  targets: list[Target], read: list[int], memory_budget_mb: int,
-                 on_window: Callable[[int], None] | None = None):
+                 on_window: Callable[[int, int, float], None] | None = None):
         self.stacks, self.baselines, self.layer, self.targets, self.read = stacks, baselines, layer, targets, read
         self.x = [s.hidden[layer] for s in stacks]
         self.x_base = [b.hidden[layer] if b else torch.zeros_like(x) for b, x in zip(baselines, self.x)]
         self.difference = torch.cat([x - x_base for x, x_base in zip(self.x, self.x_base)], dim=1)
         self.lengths = [x.shape[1] for x in self.x]
         self.on_window = on_window
+        self.passes, self.window_points = 0, 0  # gradient passes run, and path points × windows whose gradients are done
         longest = max(read, key=lambda w: self.lengths[w])
         x = self.x[longest]
         self.capacity = chunk_size(stacks[longest], layer, x, budget_mb(x.device, memory_budget_mb), len(targets))
@@ -117,6 +128,7 @@ class PassagePath:
             return torch.stack([t(start, end) for t in self.targets]).cpu()
 
     def gradients(self, alphas: np.ndarray, weights: np.ndarray) -> torch.Tensor:
+        self.passes += 1
         device, dtype = self.difference.device, self.difference.dtype
         alpha_values = torch.as_tensor(alphas, dtype=dtype, device=device)
         weight_values = torch.as_tensor(weights, dtype=dtype, device=device)
@@ -161,9 +173,10 @@ class PassagePath:
                 for w, rows in zip(batch, gradient.split(len(alpha))):
                     found.setdefault(w, {})[t] = torch.einsum("ks,ktd->std", weight, rows)[:, None]
             del path, start, end
+            self.window_points += len(batch) * len(alpha)
             if self.on_window:
                 for w in batch:
-                    self.on_window(w)
+                    self.on_window(w, self.passes, self.window_points / len(self.read))
         return found
 
     def _forward(self, batch: tuple[int, ...], alpha: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -263,7 +276,8 @@ class PassageScope:
 
     def path(self, layer: int, settings: ExplainSettings) -> PassagePath:
         on_progress = self.on_progress
-        report = ((lambda w: on_progress(WindowProgress(layer, self.labels[layer], w + 1, len(self.stacks))))
+        report = ((lambda w, path_pass, points: on_progress(
+            WindowProgress(layer, self.labels[layer], w + 1, len(self.stacks), path_pass, points)))
                   if on_progress else None)
         return PassagePath(self.stacks, self.baselines, layer, self.targets, self.read, settings.memory_budget_mb,
                            report)

@@ -15,7 +15,9 @@ from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.cost import (Price, explanation_price, point_memory_mb, reading_seconds, windows_of_text,
                                    worst_case)
 from rcqa.attribution.engine import LayerResult
+from rcqa.attribution.layerwise import layerwise_method
 from rcqa.attribution.passage import WindowProgress
+from rcqa.attribution.progress import explained_fraction
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.catalog import shown_name
 from rcqa.attribution.methods import COMPARED
@@ -149,7 +151,8 @@ def compute_result(qa_model: QAModel, current: Example, settings: ExplainSetting
     ticket = pending(slot, key) or _submitted(qa_model, current, settings, key, slot, first_view, price)
     if ticket is None:
         return None
-    total, name = qa_model.num_layers + 1, shown_name(qa_model.name)
+    blocks, name = qa_model.num_layers, shown_name(qa_model.name)
+    total, expected = blocks + 1, layerwise_method(settings.method).path_points(settings, blocks)
 
     def finished(found: tuple[Attribution, bool, ResultCharts | None]) -> str:
         result, hit, _ = found
@@ -158,7 +161,7 @@ def compute_result(qa_model: QAModel, current: Example, settings: ExplainSetting
 
     found = await_ticket(ticket, slot, f"Attributing {total} layers of {name}…",
                          "The explanation failed", finished,
-                         progress=(f"layer 0/{total} done", lambda done: _progress(done, total)))
+                         progress=(f"layer 0/{total} done", lambda done: _progress(done, blocks, expected)))
     if found is None:
         return None
     result, _, charts = found
@@ -180,12 +183,13 @@ def _submitted(qa_model: QAModel, current: Example, settings: ExplainSettings, k
     return submit(slot, key, heavy(qa_model, worker.explanation, request, result_cache()), estimate=price)
 
 
-def _progress(done: LayerResult | WindowProgress, total: int) -> tuple[float, str]:
-    """The bar's fraction and text for a finished layer, or for a window done within a whole-passage layer."""
+def _progress(done: LayerResult | WindowProgress, blocks: int, expected_points: float) -> tuple[float, str]:
+    """The bar's fraction of the work (rcqa.attribution.progress) and its text, for a finished layer or for a window
+    done within a whole-passage layer (its pass and path points: the adaptive rule runs several passes a layer)."""
+    fraction, total = explained_fraction(done, blocks, expected_points), blocks + 1
     if isinstance(done, WindowProgress):
-        return done.layer / total, (f"layer {done.layer}/{total} done; {done.label}: window {done.window} of "
-                                    f"{done.windows}")
-    return (done.layer + 1) / total, f"layer {done.layer + 1}/{total} done ({done.label}, {done.seconds:.1f} s)"
+        return fraction, f"layer {done.layer}/{total} done; {done.describe(expected_points)}"
+    return fraction, f"layer {done.layer + 1}/{total} done ({done.label}, {done.seconds:.1f} s)"
 
 
 def result_on_click(qa_model: QAModel, current: Example, settings: ExplainSettings,

@@ -9,7 +9,9 @@ import torch
 
 from rcqa.attribution.window import baseline_stack, explained_window, window_inputs
 from rcqa.attribution.explanation import explain
+from rcqa.attribution.layerwise import IntegratedGradients
 from rcqa.attribution.passage import PassageLayout, PassagePath, WindowProgress
+from rcqa.attribution.progress import explained_fraction
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
@@ -115,9 +117,28 @@ def test_the_joint_target_is_complete_at_every_layer_of_a_long_passage(tiny_bert
             assert (report.layer, report.label, report.windows) == (done + 1, result.layers[done + 1], windows)
         else:
             done = report.layer
+    # the bar's fraction never goes back, moves within the first layer, and ends full
+    expected = IntegratedGradients().path_points(result.settings, qa_model.num_layers)
+    fractions = [explained_fraction(r, qa_model.num_layers, expected) for r in reports]
+    assert fractions == sorted(fractions) and 0 < fractions[0] and fractions[-1] == pytest.approx(1.0)
+    assert "pass 1, " in reports[0].describe(expected) and "window 1 of 4" in reports[0].describe(expected)
     assert 0 < sum(r.seconds for r in layers) <= result.seconds < wall
     round_trip = Attribution.from_dict(result.to_dict())
     assert round_trip.completeness == result.completeness and round_trip.windowing.n_windows == windows
+
+
+def test_a_whole_passage_layer_refined_in_several_passes_counts_its_passes_and_points(tiny_bert):
+    # the adaptive rule refines a layer in passes, each over every window: the progress heard counts the passes up
+    # and the path points on, never from window 1 again at zero, and ends each layer at the points its check spent
+    reports = []
+    result = explain(few_windows(tiny_bert), gallery_example("bridge-how-much"),
+                     ExplainSettings(windows="all", steps=2, tolerance=1e-6, max_steps=16), on_layer=reports.append)
+    for layer, check in enumerate(result.completeness):
+        heard = [r for r in reports if isinstance(r, WindowProgress) and r.layer == layer]
+        assert [r.points for r in heard] == sorted(r.points for r in heard)
+        assert [r.path_pass for r in heard] == sorted(r.path_pass for r in heard) and heard[0].path_pass == 1
+        assert heard[-1].points == check.steps
+    assert max(r.path_pass for r in reports if isinstance(r, WindowProgress)) > 1  # refined: its passes are shown
 
 
 def test_the_joint_paths_ends_are_every_windows_own_logits_and_take_no_forward(tiny_bert, monkeypatch):
