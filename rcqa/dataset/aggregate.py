@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rcqa.analysis.pos import GROUPS
-from rcqa.analysis.roles import CATEGORIES
+from rcqa.analysis.roles import ANSWER_MEASURES, CATEGORIES
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import store
 from rcqa.dataset.extras import EXTRAS
@@ -34,7 +34,7 @@ from rcqa.types import Example, GoldAnswer
 # the columns the aggregates read; the drill-down columns (words, distributions, top-k) stay on disk
 SUMMARY_COLUMNS = ("id", "question", "question_type", "is_quantifier", "prediction", "gold_answers", "em", "f1",
                    "probability", "layers", "answer_pos", "quantifier_share", "completeness", "steps", "seconds",
-                   *(f"category_{c}" for c in CATEGORIES), *(f"pos_{g}" for g in GROUPS),
+                   *(f"category_{c}" for c in CATEGORIES), *ANSWER_MEASURES, *(f"pos_{g}" for g in GROUPS),
                    *(f"jsd_{v}" for v in VARIANTS))
 # analyses a run may have added (reproduce --faithfulness --lens --interventions), and the abstention columns that
 # runs made before "no answer" lack
@@ -176,6 +176,10 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> DatasetS
     rows = run.rows if rows is None else rows
     layers = rows["layers"][0].as_py() if rows.num_rows else []
     roles = {c: layer_means(per_layer(rows, f"category_{c}"), seed) for c in CATEGORIES}
+    # the answer's share of the attribution and its ceiling in the top-k, beside its share there: only where every
+    # row holds them (a row written before them has none, and a mean over the newer rows alone would not be the run's)
+    roles |= {name: layer_means(per_layer(rows, name, len(layers)), seed) for name in ANSWER_MEASURES
+              if name in rows.column_names and not rows[name].null_count}
     pos = {g: layer_means(per_layer(rows, f"pos_{g}"), seed) for g in GROUPS}
     jsd = {v: defined_means(matrices(rows, f"jsd_{v}")) for v in VARIANTS}
     overall = scores(rows)

@@ -31,12 +31,16 @@ def thirds(values: list) -> tuple[float, float]:
     return first, last
 
 
-def _trend(claim: str, values: list, rises: bool, unit: str = "%") -> Verdict:
+def _trend(claim: str, values: list, rises: bool, unit: str = "%", beside: str = "") -> Verdict:
+    """Whether the last third's mean is above (or below) the first's, as shown to 0.1: equal there is level, which
+    neither rises nor falls."""
     early, late = thirds(values)
     if np.isnan(early) or np.isnan(late):
         return Verdict(claim, None, "undefined in this run")
-    return Verdict(claim, bool(late > early if rises else late < early),
-                   f"early layers {early:.1f}{unit}, late layers {late:.1f}{unit}")
+    shown = round(early, 1), round(late, 1)
+    level = shown[0] == shown[1]
+    return Verdict(claim, not level and bool(late > early if rises else late < early),
+                   f"early layers {early:.1f}{unit}, late layers {late:.1f}{unit}{' (level)' * level}{beside}")
 
 
 def _query_falls(summary: DatasetSummary) -> Verdict:
@@ -45,8 +49,23 @@ def _query_falls(summary: DatasetSummary) -> Verdict:
 
 
 def _answer_rises(summary: DatasetSummary) -> Verdict:
-    return _trend("Later layers settle on the answer (answer share rises with depth)",
-                  summary.roles["answer"], rises=True)
+    """Read on the answer's share of each layer's attribution, as the heatmap shows it: its share of the top-k is
+    given beside it, with the ceiling the answer's word count puts on that share (2 words fill at most 40 % of a
+    top-5), which a rise or fall of the top-k share cannot pass."""
+    claim = "Later layers settle on the answer (the answer's share of the layer's attribution rises with depth)"
+    roles = summary.roles
+    top = _thirds_text(f"; of the top-{summary.settings.top_k}: ", roles["answer"])
+    if "answer_attribution" not in roles:
+        return Verdict(claim, None, f"undefined in this run: its rows predate the answer's share of the attribution "
+                                    f"(run it again){top}")
+    ceiling = _thirds_text(", where its words can fill at most ", roles["answer_ceiling"])
+    return _trend(claim, roles["answer_attribution"], rises=True, beside=top + ceiling)
+
+
+def _thirds_text(lead: str, values: list) -> str:
+    """'{lead}39.9% and 38.6%': the first and last third's means, or nothing where either is undefined."""
+    early, late = thirds(values)
+    return "" if np.isnan(early) or np.isnan(late) else f"{lead}{early:.1f}% and {late:.1f}%"
 
 
 def _agree_beyond_top(summary: DatasetSummary) -> Verdict:

@@ -10,14 +10,16 @@ from rcqa.analysis.pos import GROUPS as POS_GROUPS
 from rcqa.analysis.pos import PosShares, answer_pos, pos_shares
 from rcqa.analysis.registry import Inputs, register_figure
 from rcqa.analysis.roles import (
+    RoleNumbers,
     RoleShares,
     category_labels,
     category_shares,
-    exclusive_labels,
     explains_abstention,
+    kind_of,
+    kind_share,
     phase_readings,
     quantifier_share,
-    reading_shares,
+    role_numbers,
 )
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.figures.common import Chart, apply_layout, escape_label
@@ -31,23 +33,30 @@ POS_COLOURS = dict(zip(POS_GROUPS, ("#1f77b4", "#d62728", "#ff7f0e", "#9467bd", 
 
 
 def roles(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
-    """Per layer, what its top-k passage words are: answer, supporting (±5 words around it), query, or other.
+    """Per layer, what its top-k passage words are: answer, supporting (±5 words around it), query, or other; with
+    the most of the top-k the answer's words can fill (its ceiling) and their share of the layer's attribution (the
+    heatmap's shares summed over them).
 
-    Bars stack exclusive labels (reading_shares: a query word inside the answer counts once, as 'answer+query'), the
-    numbers role_readings reads, so every bar is 100 % of the layer's top words; a contrast's foil word counts as 'foil' whatever else it is (the category is
-    shown only for a contrast), and a boundary contrast's word in both spans as 'shared'. The data also holds the
-    paper's overlapping per-category shares."""
+    Bars stack exclusive labels (reading_shares: a query word inside the answer counts once, as 'answer+query', in
+    the legend's group of the answer's words), the numbers role_readings reads, so every bar is 100 % of the layer's
+    top words; a contrast's foil word counts as 'foil' whatever else it is (the category is shown only for a
+    contrast), and a boundary contrast's word in both spans as 'shared'. The data also holds every stack's share of
+    the attribution and the paper's overlapping per-category shares."""
     distribution = passage_distribution(result, aggregation, target)
     labels = category_labels(result, target)
     top = top_k(distribution, k)
-    exclusive = reading_shares(exclusive_labels(result, target), top)  # the numbers role_readings reads too
-    colours = {name: ROLE_COLOURS[name] for name in exclusive}
-    data = pd.concat([_per_layer_table(result, top, exclusive, "exclusive"),
+    numbers = role_numbers(result, distribution, k, target)  # the numbers role_readings reads too
+    colours = {name: ROLE_COLOURS[name] for name in numbers.top}
+    data = pd.concat([_per_layer_table(result, top, numbers.top, "exclusive"),
+                      _per_layer_table(result, top, numbers.attribution, "attribution"),
+                      _per_layer_table(result, top, {"answer": numbers.ceiling}, "answer ceiling"),
                       _per_layer_table(result, top, category_shares(result, distribution, k, target),
                                        "paper (overlapping)")], ignore_index=True)
     names = {label: "+".join(labels.get(part, part) for part in label.split("+")) for label in colours}
-    figure = _stacked_shares(result, data[data.measure == "exclusive"], colours, k, names)
-    figure.update_layout(legend={"title": {"text": "Top-k word is"}})
+    figure = _stacked_shares(result, data[data.measure == "exclusive"], colours, k, names,
+                             groups={name: kind_of(name) for name in colours})
+    _answer_lines(figure, result, numbers, explains_abstention(result, target))
+    figure.update_layout(legend={"title": {"text": "Top-k word is"}, "groupclick": "toggleitem"})
     inside = ("the words of the best span the model weighed against no answer" if explains_abstention(result, target)
               else "inside the explained span")
     foil = f" · foil = inside the foil {_foil_text(result, target)}" if "foil" in labels else ""
@@ -57,8 +66,28 @@ def roles(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AG
     apply_layout(figure, f"What each layer's top-{k} passage words are",
             f"{labels['answer']} = {inside} · supporting = within 5 words of it · query = also in the "
             f"question (stopwords excluded){foil} · punctuation is no word", "Layer (output of)",
-            f"Share of the layer's top-{k} passage words (%)")
+            f"% of the layer's top-{k} words (bars) or attribution (line)")
     return Chart(f"roles-top{k}-{result.example.id}", data, figure)
+
+
+def _answer_lines(figure: go.Figure, result: Attribution, numbers: RoleNumbers, abstention: bool) -> None:
+    """Over the bars: the answer's ceiling in the top-k (a dash per layer) and its share of the layer's attribution
+    (a line), named for the answer's word count; neither where the passage shown holds no word of it (a boundary
+    contrast's answer inside its foil)."""
+    answer, count = "best span" if abstention else "answer", numbers.answer_words
+    if not count:
+        return
+    words = f"{count} word{'s' * (count != 1)}"
+    figure.add_scatter(x=result.layers, y=numbers.ceiling, mode="markers", name=f"{answer}'s ceiling: its {words} of "
+                       f"{numbers.k}", legendgroup="lines",
+                       marker={"symbol": "line-ew-open", "size": 44, "color": "#222", "line": {"width": 4}},
+                       hovertemplate=f"%{{x}}: the {answer}'s {words} can fill at most %{{y:.0f}}% of the top-"
+                                     f"{numbers.k}<extra></extra>")
+    figure.add_scatter(x=result.layers, y=kind_share(numbers.attribution, "answer"), mode="lines+markers",
+                       name=f"{answer}'s share of the layer's attribution", legendgroup="lines",
+                       line={"color": "#222", "dash": "dot"}, marker={"symbol": "diamond", "size": 8},
+                       hovertemplate=f"%{{x}}: the {answer}'s {words} hold{'s' * (count == 1)} %{{y:.1f}}% of the "
+                                     "layer's attribution<extra></extra>")
 
 
 def _foil_text(result: Attribution, target: int) -> str:
@@ -99,13 +128,18 @@ def _per_layer_table(result: Attribution, top: list[np.ndarray], shares: dict[st
 
 
 def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, str], k: int,
-                    names: dict[str, str] | None = None, extra_bar: str | None = None) -> go.Figure:
-    """Stacked bars of shares per layer (and an extra bar), each category shown under its name in `names`; a layer
-    with fewer than k top words says so above its bar, and one with none says that its shares are undefined."""
+                    names: dict[str, str] | None = None, extra_bar: str | None = None,
+                    groups: dict[str, str] | None = None) -> go.Figure:
+    """Stacked bars of shares per layer (and an extra bar), each category shown under its name in `names` and in
+    its legend group in `groups` (titled where it holds two categories); a layer with fewer than k top words says so
+    above its bar, and one with none says that its shares are undefined."""
     figure = go.Figure()
+    members = pd.Series(groups or {}).value_counts()
     for category, colour in colours.items():
         part, name = data[data.category == category], (names or {}).get(category, category)
-        figure.add_bar(x=part.layer_label, y=part.share_pct, name=name, marker_color=colour,
+        group = (groups or {}).get(category)
+        figure.add_bar(x=part.layer_label, y=part.share_pct, name=name, marker_color=colour, legendgroup=group,
+                       legendgrouptitle_text=f"{group} words" if group and members[group] > 1 else None,
                        hovertemplate=f"%{{x}}: %{{y:.0f}}% {name}<extra></extra>")
     counts = data.drop_duplicates("layer_label").set_index("layer_label").top_words
     for label in result.layers:
@@ -122,11 +156,10 @@ def _stacked_shares(result: Attribution, data: pd.DataFrame, colours: dict[str, 
 
 
 def role_readings(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> list[tuple[str, str]]:
-    """The phases in plain words (early / middle / late layers), from the roles chart's own stacks (each word
-    counted once, so the shares add up to 100 %)."""
-    top = top_k(passage_distribution(result, aggregation, target), k)
-    return phase_readings(result.layers, reading_shares(exclusive_labels(result, target), top),
-                          explains_abstention(result, target))
+    """The phases in plain words (early / middle / late layers), from the numbers the roles chart draws: its stacks
+    (each word counted once, so the shares add up to 100 %), the answer's ceiling and its share of the attribution."""
+    numbers = role_numbers(result, passage_distribution(result, aggregation, target), k, target)
+    return phase_readings(result.layers, numbers, explains_abstention(result, target))
 
 
 def quantifiers(result: Attribution, k: int = 5, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart | None:

@@ -29,6 +29,7 @@ from rcqa.analysis.words import (
     word_scores,
 )
 from rcqa.types import Word
+from tests.analysis.hand_roles import hand_numbers
 from tests.helpers.handmade import handmade
 from tests.helpers.orchard import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED, WORDS
 
@@ -169,44 +170,51 @@ def test_pos_group_of_a_word(text, tag, group):
 
 def test_phases_split_layers_into_thirds_and_name_the_leading_category():
     layers = ["embeddings"] + [f"block {i}" for i in range(6)]
-    shares = {"answer": np.array([0, 0, 0, 10, 20, 70, 90.0]), "supporting": np.array([10, 10, 10, 60, 50, 20, 10.0]),
-              "query": np.array([80, 70, 60, 20, 10, 0, 0.0])}
-    readings = phase_readings(layers, shares)
+    # a 5-word answer can fill all of a top-5 (its ceiling is 100 %), so no ceiling is said
+    numbers = hand_numbers({"answer": [0, 0, 0, 10, 20, 70, 90], "supporting": [10, 10, 10, 60, 50, 20, 10],
+                            "query": [80, 70, 60, 20, 10, 0, 0], "other": [10, 20, 30, 10, 20, 10, 0]},
+                           answer_attribution=[0, 0, 3, 10, 20, 60, 80], ceiling=[100] * 7, answer_words=5)
+    readings = phase_readings(layers, numbers)
     assert [phase for phase, _ in readings] == ["Early (embeddings–block 1)", "Middle (block 2–block 3)",
                                                  "Late (block 4–block 5)"]
-    assert readings[0][1] == ("mostly query words (answer 0%, supporting 10%, query 70%): matching the question's "
-                              "words in the passage.")
-    assert readings[1][1] == ("mostly supporting words (answer 15%, supporting 55%, query 15%): reading the context "
-                              "around the answer.")
-    assert readings[2][1] == ("mostly answer words (answer 80%, supporting 15%, query 0%): settling on and "
-                              "verifying the answer.")
+    assert readings[0][1] == ("mostly query words in the top-5 (answer 0%; supporting 10%; query 70%; other 20%): "
+                              "matching the question's words in the passage. The answer's 5 words are 10% of the "
+                              "passage's words and hold 1% of each layer's attribution on average.")
+    assert readings[1][1] == ("mostly supporting words in the top-5 (answer 15%; supporting 55%; query 15%; other "
+                              "15%): reading the context around the answer. The answer's 5 words are 10% of the "
+                              "passage's words and hold 15% of each layer's attribution on average.")
+    assert readings[2][1] == ("mostly answer words in the top-5 (answer 80%; supporting 15%; query 0%; other 5%): "
+                              "settling on and verifying the answer. The answer's 5 words are 10% of the passage's "
+                              "words and hold 70% of each layer's attribution on average.")
     # explaining "no answer", the answer category is the best span the model weighed against it
-    abstaining = phase_readings(layers, shares, abstention=True)
-    assert abstaining[2][1] == ("mostly answer words (answer 80%, supporting 15%, query 0%): weighing the best span "
-                                "against \"no answer\".")
-    assert abstaining[1][1].endswith("reading the context around the best span.")
-    assert abstaining[0] == readings[0]
+    abstaining = phase_readings(layers, numbers, abstention=True)
+    assert abstaining[2][1].startswith("mostly answer words in the top-5 (answer 80%; supporting 15%; query 0%; other "
+                                       "5%): weighing the best span against \"no answer\". The best span's 5 words")
+    assert "reading the context around the best span." in abstaining[1][1]
+    assert abstaining[0][1] == readings[0][1].replace("The answer's", "The best span's")
 
 
 def test_phases_skip_layers_without_top_words():
     layers = ["embeddings", "block 0", "block 1"]
     nan = np.nan
-    shares = {"answer": np.array([nan, 50, nan]), "supporting": np.array([nan, 50, nan]),
-              "query": np.array([nan, 0, nan])}
-    readings = dict(phase_readings(layers, shares))
+    numbers = hand_numbers({"answer": [nan, 50, nan], "supporting": [nan, 50, nan], "query": [nan, 0, nan]},
+                           answer_attribution=[nan, 60, nan], ceiling=[nan, 100, nan])
+    readings = dict(phase_readings(layers, numbers))
     assert readings["Early (embeddings)"] == "no layer here has any top word."
     # a tie is said to be one, never "mostly" the first role listed
-    assert readings["Middle (block 0)"].startswith("answer and supporting words equally (answer 50%, supporting 50%")
+    assert readings["Middle (block 0)"].startswith("answer and supporting words equally in the top-5 (answer 50%; "
+                                                   "supporting 50%")
 
 
 def test_a_reading_says_mostly_only_past_half_and_lists_whole_percents_that_add_up_to_a_hundred():
     layers = ["embeddings"]
-    lead = dict(phase_readings(layers, {"answer": np.array([40.0]), "supporting": np.array([35.0]),
-                                        "other": np.array([25.0])}))["Early (embeddings)"]
-    assert lead.startswith("more answer words than any other kind (answer 40%, supporting 35%, other 25%)")
-    thirds = dict(phase_readings(layers, {"answer": np.array([100 / 3]), "query": np.array([100 / 3]),
-                                          "other": np.array([100 / 3])}))["Early (embeddings)"]
-    assert "(answer 34%, query 33%, other 33%)" in thirds  # 33.3 each: the largest remainder takes the last point
+    lead = dict(phase_readings(layers, hand_numbers({"answer": [40.0], "supporting": [35.0], "other": [25.0]},
+                                                    [30], [100], answer_words=5)))["Early (embeddings)"]
+    assert lead.startswith("more answer words than any other kind in the top-5 (answer 40%; supporting 35%; other "
+                           "25%)")
+    thirds = dict(phase_readings(layers, hand_numbers({"answer": [100 / 3], "query": [100 / 3], "other": [100 / 3]},
+                                                      [30], [100], answer_words=5)))["Early (embeddings)"]
+    assert "(answer 34%; query 33%; other 33%)" in thirds  # 33.3 each: the largest remainder takes the last point
 
 
 def test_the_json_analyses_by_hand(result):

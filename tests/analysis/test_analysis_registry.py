@@ -28,7 +28,7 @@ HAND_BUILT = {
     "roles": RoleShares({"answer": [20.0, None, 40.0], "supporting": [0.0, None, 20.0], "query": [40.0, None, 0.0]},
                         {"answer": "answer", "supporting": "supporting", "query": "query"},
                         [{"layers": "embeddings", "reading": "mostly query words (query 60%): matching…"}],
-                        None),
+                        None, [12.5, None, 61.0], [40.0, None, 40.0]),
     "pos": PosShares({group: [10.0 * i, None, 0.0] for i, group in enumerate(GROUPS)},
                      {group: 100.0 if group == "entity" else 0.0 for group in GROUPS}),
     "similarity": LayerSimilarity(LAYERS, 5, {variant: [[0.0, 0.25, None], [0.25, 0.0, None], [None, None, None]]

@@ -9,7 +9,7 @@ import torch
 
 from rcqa.analysis.report import analyses
 from rcqa.analysis.roles import (boundary_contrast, category_labels, category_masks, category_shares,
-                                 other_number_share, phase_readings, quantifier_share, word_categories)
+                                 other_number_share, quantifier_share, word_categories)
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import ExplainSettings
@@ -49,8 +49,9 @@ def test_the_foils_share_of_each_layers_top_words(contrasted):
     assert shares["answer"][:2].tolist() == [0.0, 50.0]
     found = analyses(contrasted, k=2)
     assert found["categories"]["foil"] == [0.0, 50.0, None] and found["category_labels"]["foil"] == "foil"
-    early = phase_readings(contrasted.layers, shares)[1][1]
-    assert "foil 50%" in early
+    from rcqa.figures import role_readings
+
+    assert "foil 50%" in role_readings(contrasted, k=2)[1][1]
 
 
 def test_other_numbers_are_the_top_words_tagged_cd_that_are_neither_the_answer_nor_the_foil(contrasted):
@@ -183,7 +184,9 @@ def test_a_boundary_contrasts_shares_of_each_layers_top_words(boundary):
     # "250" lies outside both spans, so it is another number
     assert quantifier_share(boundary, distribution, k=2)[:2].tolist() == [0.0, 25.0]
     assert other_number_share(boundary, distribution, k=2)[:2].tolist() == [0.0, 50.0]
-    assert "shared 50%" in phase_readings(boundary.layers, shares)[1][1]
+    from rcqa.figures import role_readings
+
+    assert "shared 50%" in role_readings(boundary, k=2)[1][1]
 
 
 def test_the_roles_figure_counts_a_word_of_both_spans_once_as_shared(boundary):
@@ -209,16 +212,16 @@ def test_a_contrasts_role_reading_counts_each_word_once_as_its_chart_stacks_it(c
 
     # top-5 at the embeddings: trees, pear, trees (supporting and query words), 2,300 (supporting), has (other);
     # the paper's overlapping shares are supporting 80 % and query 60 %, 140 % in all: the reading lists each word
-    # once, as the chart's stacks do, under the stack's name
+    # once, as the chart's stacks do, the supporting+query stack within the supporting words beside which it is drawn
     readings = dict(role_readings(contrasted, k=5))
-    assert readings["Early (embeddings)"] == ("mostly supporting+query words (answer 0%, supporting 20%, "
-                                              "supporting+query 60%, query 0%, foil 0%, other 20%): reading the "
-                                              "context around the answer, in words the question shares.")
+    assert readings["Early (embeddings)"].startswith(
+        "mostly supporting words in the top-5 (answer 0%; supporting 80%, of which supporting+query 60%; query 0%; "
+        "foil 0%; other 20%): reading the context around the answer, mostly in words the question shares.")
     # block 0 has four top words, 600 (answer), 250 (foil, also within 5 words of 600), 14 (other), trees
     # (supporting and query)
-    assert readings["Middle (block 0)"].startswith("answer, supporting+query, foil and other words equally (answer "
-                                                   "25%, supporting 0%, supporting+query 25%, query 0%, foil 25%, "
-                                                   "other 25%)")
+    assert readings["Middle (block 0)"].startswith("answer, supporting, foil and other words equally in the top-5 "
+                                                   "(answer 25%; supporting 25%, of which supporting+query 25%; "
+                                                   "query 0%; foil 25%; other 25%)")
     chart = roles(contrasted, k=5).data
     stacks = chart[(chart.measure == "exclusive") & (chart.layer == 0)].set_index("category").share_pct
     assert stacks["supporting"] + stacks["supporting+query"] == 80 and stacks["other"] == 20

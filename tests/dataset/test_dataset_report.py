@@ -152,7 +152,8 @@ def test_conclusions_say_when_a_run_cannot_tell(tmp_path):
 
 def test_report_compares_two_runs_and_opens_offline(hand_run, tmp_path):
     reversed_rows = [row(r["id"], answer=r["category_query"], query=r["category_answer"],
-                         supporting=r["category_supporting"]) for r in HAND_ROWS]
+                         supporting=r["category_supporting"], answer_attribution=r["answer_attribution"][::-1],
+                         answer_ceiling=r["answer_ceiling"]) for r in HAND_ROWS]
     other = write_run(tmp_path / "other", reversed_rows,
                       {**MANIFEST, "analysis": {**MANIFEST["analysis"], "preset": "paper-code"}})
     out = tmp_path / "report"
@@ -165,7 +166,8 @@ def test_report_compares_two_runs_and_opens_offline(hand_run, tmp_path):
     verdict = {run: {v["claim"].split(" (")[0]: v["holds"] for v in found}
                for run, found in stored["conclusions"].items()}
     assert verdict["hand (default)"]["Later layers settle on the answer"] is True
-    assert verdict["other (paper-code)"]["Later layers settle on the answer"] is False  # its answer share falls
+    # its answer's share of the attribution falls: 50 % of the first layer's on average, 15 % of the last one's
+    assert verdict["other (paper-code)"]["Later layers settle on the answer"] is False
     assert list(stored["compared_runs"]) == ["other (paper-code)"]
     comparison = (out / "tables" / "published-comparison.csv").read_text()
     assert "query share of top-k at depth 0,50.0,22.46" in comparison  # ours at the embeddings beside MLRC's

@@ -103,9 +103,12 @@ def test_layer_roles_stack_to_a_hundred_and_keep_the_papers_shares(result):
     exclusive = chart.data[chart.data.measure == "exclusive"]
     assert np.allclose(exclusive.groupby("layer").share_pct.sum(), 100)
     # no contrast: no foil; and no stack the exclusive labels never fill
-    assert [trace.name for trace in chart.figure.data] == ["answer", "answer+query", "supporting", "supporting+query",
-                                                           "query", "other"]
-    assert chart.figure.layout.yaxis.title.text == "Share of the layer's top-5 passage words (%)"
+    assert [trace.name for trace in chart.figure.data if trace.type == "bar"] == [
+        "answer", "answer+query", "supporting", "supporting+query", "query", "other"]
+    # over the bars, the answer's ceiling in the top-5 and its share of the attribution (tests/figures/test_roles_chart.py)
+    assert [trace.name for trace in chart.figure.data if trace.type == "scatter"] == [
+        "answer's ceiling: its 1 word of 5", "answer's share of the layer's attribution"]
+    assert chart.figure.layout.yaxis.title.text == "% of the layer's top-5 words (bars) or attribution (line)"
     paper = chart.data[chart.data.measure == "paper (overlapping)"]
     expected = category_shares(result, passage_distribution(result), 5)
     for name, shares in expected.items():

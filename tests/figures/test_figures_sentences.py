@@ -20,12 +20,13 @@ def chart_stacks(chart) -> dict[str, list[float]]:
 def test_the_roles_reading_counts_the_words_the_chart_stacks_as_supporting_and_query_under_that_name():
     # "600" explained; top-5 at the embeddings: trees 5, pear 4, trees 3 (within 5 words of 600 and in the question:
     # supporting+query), has 2 (other), 2,300 1 (supporting): 60 % supporting+query, which the chart draws, where
-    # a reading of the first role alone said "supporting 80%, query 0%"
+    # a reading of the first role alone said "supporting 80%, query 0%"; "600", 1 of the 17 words, scores 0 there
     result = handmade(QUESTION, PASSAGE, explained=(SIX_HUNDRED, SIX_HUNDRED), question_text=QUESTION_TEXT)
     readings = dict(role_readings(result, k=5))
     assert readings["Early (embeddings)"] == (
-        "mostly supporting+query words (answer 0%, supporting 20%, supporting+query 60%, query 0%, other 20%): "
-        "reading the context around the answer, in words the question shares.")
+        "mostly supporting words in the top-5 (answer 0%; supporting 80%, of which supporting+query 60%; query 0%; "
+        "other 20%): reading the context around the answer, mostly in words the question shares. The answer's 1 word "
+        "is 6% of the passage's words and holds 0% of the layer's attribution.")
     chart = roles(result, k=5)
     check_role_readings(list(readings.items()), chart_stacks(chart), result.layers)
 

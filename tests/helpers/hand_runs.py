@@ -12,13 +12,15 @@ JSD_B = [[0, None, .6], [None, None, None], [.6, None, 0]]
 
 def row(id, question_type="what", quantifier=False, em=1.0, f1=1.0, probability=0.5, answer=(0, 0, 0),
         supporting=(0, 0, 0), query=(0, 0, 0), quantifier_share=None, jsd=JSD_A, removed=None, kept=None,
-        completeness=(0.001, 0.002, 0.003), answer_pos=None) -> dict:
+        completeness=(0.001, 0.002, 0.003), answer_pos=None, answer_attribution=None, answer_ceiling=None) -> dict:
     """A row as the runner writes it (rcqa.dataset.rows.SCHEMA), with only what the test sets being meaningful."""
     return {"id": id, "title": "t", "question": f"question {id}", "question_type": question_type,
             "is_quantifier": quantifier, "prediction": "p", "explained_span": "p", "gold_answers": ["g"],
             "em": em, "f1": f1, "probability": probability, "n_windows": 1, "window": 0, "layers": LAYERS,
             "passage_words": ["a", "b"], "distribution": [[.5, .5]] * 3, "top_k": [[], [], []],
             "category_answer": list(answer), "category_supporting": list(supporting), "category_query": list(query),
+            "answer_attribution": None if answer_attribution is None else list(answer_attribution),
+            "answer_ceiling": None if answer_ceiling is None else list(answer_ceiling),
             **{f"pos_{g}": [100.0 if g == "entity" else 0.0] * 3 for g in GROUPS},
             "answer_pos": answer_pos, "quantifier_share": quantifier_share,
             "jsd_full": jsd, "jsd_topk_removed": removed or jsd, "jsd_topk_kept": kept or jsd,
@@ -28,13 +30,15 @@ def row(id, question_type="what", quantifier=False, em=1.0, f1=1.0, probability=
 HAND_ROWS = [
     row("a", answer=(0, 20, 60), supporting=(40, 40, 20), query=(60, 20, 0), em=1, f1=1, probability=.9,
         removed=[[0, .1, .05], [.1, 0, .1], [.05, .1, 0]], kept=[[0, .5, .3], [.5, 0, .2], [.3, .2, 0]],
-        answer_pos={g: (100.0 if g == "entity" else 0.0) for g in GROUPS}),
+        answer_pos={g: (100.0 if g == "entity" else 0.0) for g in GROUPS},
+        answer_attribution=(10, 30, 50), answer_ceiling=(40, 40, 40)),
     row("b", question_type="how many", quantifier=True, answer=(20, None, 80), supporting=(20, None, 20),
         query=(40, None, 20), em=0, f1=.5, probability=.3, quantifier_share=[10, 30, 50], jsd=JSD_B,
         completeness=(0.004, 0.02, 0.001),
-        answer_pos={g: (50.0 if g in ("entity", "verb") else 0.0) for g in GROUPS}),
+        answer_pos={g: (50.0 if g in ("entity", "verb") else 0.0) for g in GROUPS},
+        answer_attribution=(20, None, 60), answer_ceiling=(20, None, 20)),
     row("c", question_type="who", answer=(10, 40, 70), supporting=(30, 30, 30), query=(50, 10, 10), em=0, f1=0,
-        probability=.6),
+        probability=.6, answer_attribution=(15, 20, 40), answer_ceiling=(60, 60, 60)),
 ]
 
 

@@ -8,27 +8,63 @@ PERCENT = re.compile(r"([a-z+]+) (\d+)%")
 RISE_COUNT = re.compile(r"(top-k words|random words|bottom-k words|skipping the block) at (\d+) of (\d+) layers")
 BAR_NAMES = {"top-k words": "top-k", "random words": "random", "bottom-k words": "bottom-k",
              "skipping the block": "skip block"}
+CEILING = re.compile(r"can fill at most (\d+)(?:–(\d+))?% of the top-\d+, and do(?:es)? so at (\d+) of (\d+) layers? here")
+HOLDS = re.compile(r"holds? ([\d.]+)% of (?:the|each) layer's attribution")
 
 
-def check_role_readings(readings: list[tuple[str, str]], stacks: dict[str, list[float]], layers: list[str]) -> None:
-    """Each phase's percents are the means of the chart's stacks (its bars' heights per layer) over the phase's
-    layers, to the whole percent; every stack drawn in it is named (a stack of two roles where it is drawn at all);
-    they add up to 100; and the role said to lead is the largest."""
+def check_role_readings(readings: list[tuple[str, str]], traces: dict[str, list[float]], layers: list[str]) -> None:
+    """Each phase's reading against the roles chart's traces (its legend names, as legend_role gives them, to their
+    y values per layer): the stacked bars, the answer's ceiling and its share of the attribution.
+
+    Every stack's percent is the mean of its bar heights over the phase's layers that have top words, to the whole
+    percent; a kind ("supporting") is said with its stacks' sum and names its two-role stack ("of which
+    supporting+query N%") where that is drawn at all; the kinds add up to 100; the kind said to lead is the largest
+    (every one of them, where they are level), and "mostly" is past half. The ceiling is said exactly where, at some
+    layer of the phase, the answer's bars reach the ceiling's dash below 100 %, with its range and that count of
+    layers; and the answer's share of the attribution is the mean of the line over those layers."""
+    lines = {name: np.asarray(values, dtype=float) for name, values in traces.items()
+             if "ceiling" in name or "attribution" in name}
+    stacks = {name: np.asarray(values, dtype=float) for name, values in traces.items() if name not in lines}
+    # no word of the answer in the passage shown: no line drawn (read as a ceiling of 0), and nothing said of it
+    ceiling = next((values for name, values in lines.items() if "ceiling" in name), np.zeros(len(layers)))
+    attribution = next((values for name, values in lines.items() if "attribution" in name), np.zeros(len(layers)))
+    answer = np.sum([values for name, values in stacks.items() if name.partition("+")[0] == "answer"], axis=0)
     for phase, reading in readings:
         if reading == "no layer here has any top word.":
             continue
         first, _, last = phase[phase.index("(") + 1:-1].partition("–")
-        span = slice(layers.index(first), layers.index(last or first) + 1)
-        means = {name: np.nanmean(np.asarray(values[span], dtype=float)) for name, values in stacks.items()}
-        said = dict((name, int(value)) for name, value in PERCENT.findall(reading.split(":")[0]))
-        assert sum(said.values()) == 100, reading
+        span = range(layers.index(first), layers.index(last or first) + 1)
+        rows = [i for i in span if not np.isnan(next(iter(stacks.values()))[i])]  # layers with top words
+        means = {name: float(values[rows].mean()) for name, values in stacks.items()}
+        detail = reading[reading.index("(") + 1:reading.index("):")]
+        said_kinds = {}
+        for part in detail.split("; "):
+            (kind, total), *two_role = PERCENT.findall(part)
+            said_kinds[kind] = int(total)
+            own = int(total) - sum(int(percent) for _, percent in two_role)
+            assert abs(own - means[kind]) < 1, (phase, kind, own, means[kind])
+            for name, percent in two_role:
+                assert name == f"{kind}+query" and abs(int(percent) - means[name]) < 1, (phase, part, means)
         for name, mean in means.items():
-            if name in said:
-                assert abs(said[name] - mean) < 1, (phase, name, said[name], mean)
-            else:
-                assert "+" in name and mean < 1, (phase, name, mean, reading)  # only an empty two-role stack
-        lead = [word for word in re.split(r"[ ,]+", reading.split(" words")[0]) if word in said]  # who leads
-        assert lead and all(said[role] == max(said.values()) for role in lead), (reading, said)
+            if "+" in name and f"{name} " not in detail:
+                assert mean < 1, (phase, name, mean, reading)  # only an empty two-role stack goes unnamed
+        assert set(said_kinds) == {name.partition("+")[0] for name in stacks} and sum(said_kinds.values()) == 100
+        lead = [word for word in re.split(r"[ ,]+", reading.split(" words")[0]) if word in said_kinds]
+        assert lead and all(said_kinds[kind] == max(said_kinds.values()) for kind in lead), (reading, said_kinds)
+        assert ("equally" in reading.split(" words")[1][:9]) == (len(lead) > 1), reading
+        assert reading.startswith("mostly") == (len(lead) == 1 and said_kinds[lead[0]] > 50), reading
+        if not ceiling[rows].any():
+            assert "attribution" not in reading, reading
+            continue
+        full = [i for i in rows if answer[i] >= ceiling[i] - 1e-6 and ceiling[i] < 100]
+        bound = CEILING.search(reading)
+        assert bool(bound) == bool(full), (phase, reading, full)
+        if bound:
+            low, high, filled, of = bound.groups()
+            assert (int(low), int(high or low)) == (round(ceiling[rows].min()), round(ceiling[rows].max()))
+            assert (int(filled), int(of)) == (len(full), len(rows)), (reading, full, rows)
+        (held,) = HOLDS.findall(reading)
+        assert abs(float(held) - attribution[rows].mean()) < (0.1 if "." in held else 1), (reading, attribution)
 
 
 def legend_role(name: str) -> str:
