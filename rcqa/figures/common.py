@@ -22,6 +22,8 @@ CONSERVATION_THRESHOLD = 0.01
 AGGREGATION_NAMES = {"l2": "L2 norm over hidden dims (the paper's code)", "sum": "signed sum over hidden dims",
                      "abs_sum": "sum of |values| over hidden dims",
                      "l2_squared": "squared L2 norm over hidden dims (the paper's text)"}
+# the token scores that keep the attribution's sign: below 0, a word counts against the target
+SIGNED_AGGREGATIONS: frozenset[Aggregation] = frozenset({"sum"})
 FONT = "line-height: 1.9;"
 
 
@@ -32,18 +34,25 @@ IMAGE_SECONDS = 5.0
 
 @dataclass(frozen=True)
 class Chart:
-    """One view of a result: what it draws (data) and how (a Plotly figure, or escaped HTML)."""
+    """One view of a result: what it draws (data) and how (a Plotly figure, or escaped HTML), and, where the figure
+    only works on a page (a heatmap paged with a slider), the figure its PNG and SVG draw instead (export)."""
 
     name: str  # a file-name stem for downloads
     data: pd.DataFrame
     figure: go.Figure | None = None
     html: str | None = None
+    export: go.Figure | None = None
 
     @property
     def plotly(self) -> go.Figure:
         """The Plotly figure of a chart drawn as one (a chart of escaped HTML has none)."""
         assert self.figure is not None, f"the {self.name} chart is HTML, not a figure"
         return self.figure
+
+    @property
+    def printed(self) -> go.Figure:
+        """The figure an image of the chart draws: its export figure, else the figure the page shows."""
+        return self.plotly if self.export is None else self.export
 
     def csv(self) -> bytes:
         return self.data.to_csv(index=False).encode()
@@ -52,12 +61,21 @@ class Chart:
         return self.data.to_json(orient="records", indent=1, force_ascii=False).encode()
 
     def image(self, format: str) -> bytes:
-        return figure_image(self.figure, format)
+        return figure_image(self.printed, format)
+
+
+IMAGE_WIDTH = 1200  # px of an image whose figure sets no width of its own
+TALLEST_CANVAS = 32_000  # px: Chromium draws no canvas longer than 32,767 on a side, and a PNG is drawn on one
 
 
 def figure_image(figure: go.Figure, format: str) -> bytes:
-    """The figure as PNG or SVG, drawn by kaleido in a local Chromium (see image_export_available)."""
-    return figure.to_image(format=format, width=1200, scale=2 if format == "png" else 1)
+    """The figure as PNG or SVG, drawn by kaleido in a local Chromium (see image_export_available), as wide as its
+    layout says (IMAGE_WIDTH where it does not); a PNG at twice the resolution where its canvas allows."""
+    layout = figure.to_dict().get("layout", {})
+    width = layout.get("width") or IMAGE_WIDTH
+    longest = max(width, layout.get("height") or 0)
+    scale = min(2.0, TALLEST_CANVAS / longest) if format == "png" else 1.0
+    return figure.to_image(format=format, width=width, scale=scale)
 
 
 @functools.cache
@@ -68,6 +86,40 @@ def image_export_available() -> bool:
     except ImportError:
         return False
     return Chromium.find_browser(skip_local=False) is not None
+
+
+def signed(aggregation: Aggregation) -> bool:
+    """Whether a token score keeps the attribution's sign (SIGNED_AGGREGATIONS)."""
+    return aggregation in SIGNED_AGGREGATIONS
+
+
+def colour_scale(aggregation: Aggregation, values: np.ndarray) -> dict:
+    """A heatmap's colours for shares under a token score: from 0 to the largest value in one hue for a magnitude;
+    for a signed score, diverging around 0 over a range symmetric about it (red: against the target, blue: for it,
+    as the magnitude's blue), so that a word that argues against the answer stands out. The colour bar names which."""
+    if not signed(aggregation):
+        return {"colorscale": "Blues", "zmin": 0, "zmax": largest(values),
+                "colorbar": {"title": {"text": "Share of<br>layer (%)"}}}
+    extent = largest(np.abs(values))
+    return {"colorscale": "RdBu", "zmid": 0, "zmin": -extent, "zmax": extent,
+            "colorbar": {"title": {"text": "Signed share<br>of the layer's<br>|attribution| (%)"}}}
+
+
+def coverage(result: Attribution) -> str:
+    """What the result's words cover: the whole passage (every window at once, or its only window), or the one
+    window analysed."""
+    if result.whole_passage or result.answer.n_windows == 1:
+        return "the whole passage"
+    return f"window {result.window + 1} of {result.answer.n_windows}"
+
+
+def blocks(count: int, most: int) -> list[range]:
+    """0..count-1 in as few consecutive blocks of at most `most` as there can be, their sizes as equal as they can
+    be (they differ by one at most), so that no block is a sliver: 301 in blocks of 60 is one of 51 and five of 50,
+    not five of 60 and one of 1."""
+    parts = max(1, -(-count // most))
+    edges = [-(-part * count // parts) for part in range(parts + 1)]  # the longer blocks first
+    return [range(first, last) for first, last in zip(edges, edges[1:])]
 
 
 def escape_text(text: str, quote: bool = True) -> str:

@@ -8,7 +8,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rcqa.analysis.pair import PAIR_VIEWS, SideBySide
-from rcqa.figures.common import Chart, apply_layout, escape_label, escape_text
+from rcqa.analysis.words import word_scores
+from rcqa.figures.common import Chart, apply_layout, colour_scale, escape_label, escape_text, signed
+from rcqa.figures.printed import Panel, printed_heatmaps
 from rcqa.figures.roles import ROLE_COLOURS
 from rcqa.figures.words import RANGE_SLIDER_HEIGHT, page_axis
 
@@ -17,52 +19,75 @@ SAME_POINTS = 0.005  # a difference under it shows as +0.00 points: none
 
 
 def pair_table(pair: SideBySide) -> pd.DataFrame:
-    """One row per layer and word of the common axis: each side's share (%; empty where its window does not hold the
-    word) and the difference b − a (points)."""
-    first, second = pair.shares
+    """One row per layer and word of the common axis: each side's share (%; under a signed token score, with its
+    word's sign; empty where its window does not hold the word) and the difference b − a (points)."""
+    first, second = _drawn_shares(pair)
+    difference = np.nan_to_num(second) - np.nan_to_num(first)  # a word only one side reads counts 0 on the other
     return pd.DataFrame([{"layer": layer, "layer_label": label, "position": position, "word": text,
                           "start_char": start, "end_char": end, "share_pct_a": 100 * first[layer, position],
                           "share_pct_b": 100 * second[layer, position],
-                          "difference_pct": 100 * pair.difference[layer, position]}
+                          "difference_pct": 100 * difference[layer, position]}
                          for layer, label in enumerate(pair.layers)
                          for position, (start, end, text) in enumerate(pair.words)])
 
 
+def _drawn_shares(pair: SideBySide) -> tuple[np.ndarray, np.ndarray]:
+    """Each side's shares on the common word axis (layers × words), each with its word's sign, which a magnitude
+    never has below 0: under a signed token score a word against the explained span shows below 0."""
+    column = {(start, end): i for i, (start, end, _) in enumerate(pair.words)}
+    drawn = []
+    for shares, result in zip(pair.shares, (pair.a, pair.b)):
+        signs = np.ones_like(shares)
+        signs[:, [column[(w.start_char, w.end_char)] for w in result.passage_words()]] = np.sign(
+            word_scores(result, pair.aggregation)[:, result.passage_indices()])
+        drawn.append(shares * signs)
+    return drawn[0], drawn[1]
+
+
 def pair_heatmaps(pair: SideBySide) -> Chart:
-    """Layers × words for a, then for b, on one word axis, then b − a (red: more in b, blue: more in a)."""
+    """Layers × words for a, then for b, on one word axis, then b − a (red: more in b, blue: more in a). Paged on
+    the page, it exports (PNG, SVG) every word instead: printed_heatmaps' rows, A, B and B − A side by side."""
     data = pair_table(pair)
     shape = (len(pair.layers), len(pair.words))
     words = [escape_label(text) for _, _, text in pair.words]
     hover = np.array([words] * shape[0])
     label_a, label_b = (escape_label(label) for label in pair.labels)
+    sides = [data[column].to_numpy().reshape(shape) for column in ("share_pct_a", "share_pct_b")]
     difference = data.difference_pct.to_numpy().reshape(shape)
     extent = float(np.abs(np.nan_to_num(difference)).max(initial=0))
     alike = extent < SAME_POINTS  # float noise: a scale of ±1e-7 points would read as a difference
     figure = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
                            subplot_titles=(f"A: {label_a}", f"B: {label_b}", "B − A (percentage points)" if not alike
                                            else f"B − A: none (under {SAME_POINTS} points at every word and layer)"))
-    top = float(np.nanmax([np.nanmax(data.share_pct_a, initial=0), np.nanmax(data.share_pct_b, initial=0)]))
-    for row, (column, name) in enumerate((("share_pct_a", "A"), ("share_pct_b", "B")), 1):
-        figure.add_heatmap(z=data[column].to_numpy().reshape(shape), x=list(range(shape[1])), y=pair.layers,
-                           customdata=hover, colorscale="Blues", zmin=0, zmax=top or 1, showscale=row == 1,
-                           colorbar={"title": {"text": "Share of<br>layer (%)"}, "len": 0.6, "y": 0.75},
-                           hovertemplate=f"<b>%{{customdata}}</b> at %{{y}}<br>{name}: %{{z:.2f}}%<extra></extra>",
+    colours = colour_scale(pair.aggregation, np.stack(sides))
+    shown_share = "%{z:+.2f}%" if signed(pair.aggregation) else "%{z:.2f}%"
+    for row, (values, name) in enumerate(zip(sides, "AB"), 1):
+        figure.add_heatmap(z=values, x=list(range(shape[1])), y=pair.layers, customdata=hover,
+                           **{**colours, "colorbar": {**colours["colorbar"], "len": 0.6, "y": 0.75}},
+                           showscale=row == 1,
+                           hovertemplate=f"<b>%{{customdata}}</b> at %{{y}}<br>{name}: {shown_share}<extra></extra>",
                            row=row, col=1)
     scale = 1.0 if alike else extent
-    figure.add_heatmap(z=difference, x=list(range(shape[1])), y=pair.layers, customdata=hover, colorscale="RdBu",
-                       reversescale=True, zmid=0, zmin=-scale, zmax=scale, showscale=not alike,
-                       colorbar={"title": {"text": "B − A<br>(points)"}, "len": 0.3, "y": 0.15},
+    apart: dict = {"colorscale": "RdBu", "reversescale": True, "zmid": 0, "zmin": -scale, "zmax": scale,
+                   "colorbar": {"title": {"text": "B − A<br>(points)"}}}
+    figure.add_heatmap(z=difference, x=list(range(shape[1])), y=pair.layers, customdata=hover,
+                       **{**apart, "colorbar": {**apart["colorbar"], "len": 0.3, "y": 0.15}}, showscale=not alike,
                        hovertemplate="<b>%{customdata}</b> at %{y}<br>B − A: %{z:+.2f} points<extra></extra>",
                        row=3, col=1)
     figure.update_yaxes(autorange="reversed", type="category")
     paged = page_axis(figure, words, 0, row=3, col=1)
-    only = _only_one_side(pair)
-    apply_layout(figure, "Two explanations side by side: each layer's share per passage word, and the difference",
-                 f"Each side's passage distribution (its layer's |attribution| over its window's words){only}",
-                 "", "", height=3 * max(200, 22 * len(pair.layers) + 60) + 200 + (RANGE_SLIDER_HEIGHT if paged else 0))
+    title = "Two explanations side by side: each layer's share per passage word, and the difference"
+    subtitle = (f"Each side's passage distribution (its layer's |attribution| over its window's words"
+                f"{', each share with its word’s sign' if signed(pair.aggregation) else ''}){_only_one_side(pair)}")
+    apply_layout(figure, title, subtitle, "", "",
+                 height=3 * max(200, 22 * len(pair.layers) + 60) + 200 + (RANGE_SLIDER_HEIGHT if paged else 0))
     figure.update_xaxes(title_text=f"Passage words (in text order{paged})", row=3, col=1)
     figure.update_layout(margin_t=130)
-    return Chart(f"side-by-side-{pair.a.example.id}", data, figure)
+    panels = [Panel("A", sides[0], colours), Panel("B", sides[1], colours, scale=False),
+              Panel("B − A (points)", difference, apart, scale=not alike)]
+    export = printed_heatmaps(panels, words, pair.layers, title, f"A: {label_a} · B: {label_b} · {subtitle} · all "
+                              f"{len(words)} passage words, in text order") if paged else None
+    return Chart(f"side-by-side-{pair.a.example.id}", data, figure, export=export)
 
 
 def _only_one_side(pair: SideBySide) -> str:

@@ -44,7 +44,9 @@ def figure_json(figure: go.Figure) -> str:
 
 
 def stored(chart: Chart) -> Chart:
-    """The chart with its figure held as JSON (FigureJSON); a chart of HTML, or one already stored, as it is."""
+    """The chart with its figures (the page's and the export's) held as JSON (FigureJSON); a chart of HTML, or one
+    already stored, as it is."""
     if chart.figure is None or isinstance(chart.figure, FigureJSON):
         return chart
-    return dataclasses.replace(chart, figure=FigureJSON(figure_json(chart.figure)))
+    export = None if chart.export is None else FigureJSON(figure_json(chart.export))
+    return dataclasses.replace(chart, figure=FigureJSON(figure_json(chart.figure)), export=export)

@@ -13,11 +13,15 @@ from rcqa.figures.common import (
     FONT,
     Chart,
     apply_layout,
+    colour_scale,
+    coverage,
     escape_label,
     escape_text,
     settings_line,
+    signed,
     word_ticks,
 )
+from rcqa.figures.printed import Panel, printed_heatmaps
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution, Word, overlaps
 
 MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
@@ -83,18 +87,21 @@ def word_categories_of(result: Attribution, target: int = 0) -> list[str]:
 def heatmap(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0, include_question: bool = False,
             include_special: bool = False) -> Chart:
     """Layers × words: how each layer's attribution is spread over the words (with include_question and
-    include_special, over the whole input: [CLS], the question, [SEP], the passage, [SEP])."""
+    include_special, over the whole input: [CLS], the question, [SEP], the passage, [SEP]). Under a signed token
+    score each share carries its word's sign, on colours diverging around 0. A heatmap paged on the page exports
+    (PNG, SVG) every word instead, printed_heatmaps' rows."""
     table = word_table(result, aggregation, target, include_question, include_special)
     words = table[table.layer == 0]
     shape = (len(result.layers), len(words))
-    share = table.share_pct.to_numpy().reshape(shape)
+    share = (np.sign(table.score) * table.share_pct).to_numpy().reshape(shape)  # a magnitude's sign is never −
+    colours = colour_scale(aggregation, share)
     columns = [[escape_label(w) for w in table.word], table.layer_label, table["rank"], table.category,
                np.round(table.score, 5)]
     hover = np.stack([np.asarray(column).reshape(shape) for column in columns], axis=-1)
+    shown_share = "signed share %{z:+.2f}%" if signed(aggregation) else "share %{z:.2f}%"
     figure = go.Figure(go.Heatmap(
-        z=share, x=list(range(shape[1])), y=result.layers, customdata=hover, colorscale="Blues", zmin=0,
-        colorbar={"title": {"text": "Share of<br>layer (%)"}},
-        hovertemplate=("<b>%{customdata[0]}</b> at %{customdata[1]}<br>share %{z:.2f}% · rank %{customdata[2]}"
+        z=share, x=list(range(shape[1])), y=result.layers, customdata=hover, **colours,
+        hovertemplate=(f"<b>%{{customdata[0]}}</b> at %{{customdata[1]}}<br>{shown_share} · rank %{{customdata[2]}}"
                        "<br>category: %{customdata[3]}<br>raw score %{customdata[4]}<extra></extra>"),
     ))
     labels = [escape_label(word) for word in words.word]
@@ -102,16 +109,22 @@ def heatmap(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION,
     shown = ("question words, then passage words" if include_question else "passage words") + (
         ", with [CLS] and [SEP]" if include_special else "")
     paged = page_axis(figure, labels, 0 if include_special else _span_position(result, words, target))  # [CLS] in view
-    if include_question and (words.segment == "passage").any():
-        _mark_passage_start(figure, int(np.argmax(words.segment.to_numpy() == "passage")))
-    where = (f"the whole passage, {result.answer.n_windows} windows" if result.whole_passage else
-             f"window {result.window + 1} of {result.answer.n_windows}")
-    apply_layout(figure, "Where each layer's attribution goes: share of the layer's total |attribution| per word",
-            f"{settings_line(result, aggregation, target)} · {where}",
-            f"Words of {'the whole passage' if result.whole_passage else 'the analysed window'} ({shown}, in text "
-            f"order{paged})", "Layer (embeddings at the top)",
-            height=max(360, 30 * len(result.layers) + 220) + (RANGE_SLIDER_HEIGHT if paged else 0))
-    return Chart(f"heatmap-{result.example.id}", table, figure)
+    passage_from = (int(np.argmax(words.segment.to_numpy() == "passage"))
+                    if include_question and (words.segment == "passage").any() else None)
+    if passage_from is not None:
+        _mark_passage_start(figure, passage_from)
+    where = coverage(result) + (f", {result.answer.n_windows} windows" if result.whole_passage else "")
+    title = ("Where each layer's attribution goes: each word's signed share of the layer's total |attribution| "
+             "(blue: for the target, red: against)" if signed(aggregation) else
+             "Where each layer's attribution goes: share of the layer's total |attribution| per word")
+    subtitle = f"{settings_line(result, aggregation, target)} · {where}"
+    window = "the whole passage" if result.whole_passage else "the analysed window"
+    words_of = f"Words of {window} ({shown}, in text order"
+    apply_layout(figure, title, subtitle, f"{words_of}{paged})", "Layer (embeddings at the top)",
+                 height=max(360, 30 * len(result.layers) + 220) + (RANGE_SLIDER_HEIGHT if paged else 0))
+    export = printed_heatmaps([Panel("Layer", share, colours)], labels, result.layers, title,
+                              f"{subtitle} · {words_of}; all {len(labels)} words)", passage_from) if paged else None
+    return Chart(f"heatmap-{result.example.id}", table, figure, export=export)
 
 
 def _mark_passage_start(figure: go.Figure, first: int) -> None:

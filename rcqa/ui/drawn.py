@@ -79,8 +79,8 @@ def _name(build: Callable[..., Any]) -> str:
 
 def _size(value: Any) -> int:
     if isinstance(value, Chart):
-        figure = len(value.figure.spec) if isinstance(value.figure, FigureJSON) else 0
-        return figure + len(value.html or "") + int(value.data.memory_usage(deep=True).sum())
+        figures = sum(len(figure.spec) for figure in (value.figure, value.export) if isinstance(figure, FigureJSON))
+        return figures + len(value.html or "") + int(value.data.memory_usage(deep=True).sum())
     if isinstance(value, pd.DataFrame):
         return int(value.memory_usage(deep=True).sum())
     if isinstance(value, (list, tuple)):

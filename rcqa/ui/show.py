@@ -114,14 +114,19 @@ def markdown_html(fragment: str) -> str:
 
 
 def chart(chart: Chart) -> None:
-    """A chart with its downloads: data as CSV and JSON, the figure as PNG and SVG. An image is drawn by kaleido in
-    a headless Chromium, 6-7 s of a core: only on a click, through the job queue, then offered to download."""
+    """A chart with its downloads: data as CSV and JSON, the figure as PNG and SVG (its export figure where it has
+    one: a paged heatmap's every word). An image is drawn by kaleido in a headless Chromium, 6-7 s of a core: only on
+    a click, through the job queue, then offered to download."""
+    exporting = chart.figure is not None and image_export_available()
     if chart.figure is not None:
+        # Plotly's own camera button saves what the page shows: for a chart with an export, a page of its words
+        dropped = ["toImage"] if exporting and chart.export is not None else []
         st.plotly_chart(chart.figure, key=f"chart-{chart.name}", config={
-            "displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": chart.name}})
+            "displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": chart.name},
+            "modeBarButtonsToRemove": dropped})
     else:
         st.html(chart.html)
-    images = _images(chart) if chart.figure is not None and image_export_available() else {}
+    images = _images(chart) if exporting else {}
     # st.download_button takes the data, or a function that makes it on the click
     downloads: list[tuple[str, bytes | Callable[[], bytes], str, str]] = [
         ("CSV", chart.csv, "csv", "text/csv"), ("JSON", chart.json, "json", "application/json")]
@@ -148,7 +153,7 @@ def _images(chart: Chart) -> dict[str, bytes | None]:
     asks: dict = st.session_state.get(_IMAGE_ASKS, {})
     if not any(name == chart.name for name, _ in asks):
         return dict.fromkeys(IMAGE_TYPES)
-    digest = hashlib.sha256(chart.plotly.to_json().encode()).hexdigest()  # the figure's, so only for asked charts
+    digest = hashlib.sha256(chart.printed.to_json().encode()).hexdigest()  # the figure's, so only for asked charts
     images = {}
     for kind in IMAGE_TYPES:
         ask = (chart.name, kind)
@@ -171,7 +176,7 @@ def _image(chart: Chart, kind: str, digest: str) -> bytes | None:
         return kept[key]
     slot = f"rcqa.ticket.image.{chart.name}.{kind}"
     # drawn in a worker process (rcqa.ui.queue.heavy), which a Cancel ends: the drawing has no checkpoint
-    ticket = pending(slot, key) or submit(slot, key, heavy(None, worker.image, chart.plotly.to_json(), kind),
+    ticket = pending(slot, key) or submit(slot, key, heavy(None, worker.image, chart.printed.to_json(), kind),
                                           Price(IMAGE_SECONDS))
     if ticket is None:
         return None
