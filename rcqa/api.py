@@ -5,7 +5,7 @@ answer lens, rcqa.lens, is called on plain strings the same way: see rcqa/lens/_
 
     import rcqa
     result = rcqa.explain("default", passage, question, preset="default", steps=16)
-    result.show("heatmap")
+    result.show("heatmap")   # in a notebook, drawn; in a script, opened in the browser (rcqa.types.header.shown)
 """
 from __future__ import annotations
 
@@ -46,9 +46,9 @@ def explain(model_or_name: str | QAModel, passage: str, question: str, preset: s
     `settings` (a field of rcqa.ExplainSettings) in its place. `gold`: the gold answer text(s), for span="gold" and the
     scores. `cache`: False or None (the default: False) computes afresh and keeps nothing; True reads and keeps
     results in the result cache's folder (RCQA_RESULT_CACHE, else RCQA_CACHE_DIR/results, ~/.cache/rcqa/results);
-    a path, in that folder. A result the cache holds comes back in a fraction of the time, so leave it off to time
-    explain. contrast="runner-up" (or another FOIL: rcqa.attribution.settings.FOILS) adds, first, the target
-    log p(span) − log p(foil)."""
+    a path, in that folder. A result the cache holds comes back in a fraction of the time, with the `seconds` and
+    `computed_at` of the run that computed it, so leave it off to time explain. contrast="runner-up" (or another
+    FOIL: rcqa.attribution.settings.FOILS) adds, first, the target log p(span) − log p(foil)."""
     chosen = resolve(preset, **settings)  # a bad setting is refused before a model loads
     qa_model, example = as_model(model_or_name, device), Example.of(passage, question, gold)
     if (kept := _result_cache(cache)) is None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
 import json
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from rcqa.cli.options import (add_aggregation, add_answer_protocol, add_example,
                               read_text)
 
 if TYPE_CHECKING:
-    from rcqa.types import Answer
+    from rcqa.types import Answer, Attribution
 
 
 def add_answer(commands: argparse._SubParsersAction) -> None:
@@ -83,14 +84,23 @@ def _explain(args: argparse.Namespace) -> int:
               file=sys.stderr)
 
     result, hit = explained(args, qa_model, example, settings, on_layer=progress)
-    document = {**result.to_dict(), "analyses": analyses(result, aggregation, args.top_k)}
+    document = {**result.to_dict(), "from_cache": hit, "analyses": analyses(result, aggregation, args.top_k)}
     if settings.contrast:
         document["contrast"] = contrast_summary(qa_model, result)
         print(document["contrast"]["lens_reading"], file=sys.stderr)
     Path(args.json).write_text(json.dumps(document, ensure_ascii=False))
-    origin = "from the result cache" if hit else f"in {result.seconds:.1f} s"
+    origin = (f"from the cache, {_computed(result)} (--no-cache times it afresh)" if hit
+              else f"in {result.seconds:.1f} s")
     print(f"{_said(result.answer)}; {len(result.layers)} layers {origin} -> {args.json}", file=sys.stderr)
     return 0
+
+
+def _computed(result: Attribution) -> str:
+    """When and in how long a kept result was computed, in local time: its seconds are that run's, not this one's."""
+    if result.computed_at is None:
+        return f"computed in {result.seconds:.1f} s before results recorded their date"
+    when = dt.datetime.fromisoformat(result.computed_at).astimezone()
+    return f"computed in {result.seconds:.1f} s on {when:%Y-%m-%d %H:%M}"
 
 
 def _said(answer: Answer) -> str:

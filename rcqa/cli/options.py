@@ -74,7 +74,9 @@ def add_aggregation(command: argparse.ArgumentParser, help: str = "token score (
 
 def add_result_cache(command: argparse.ArgumentParser) -> None:
     command.add_argument("--cache-dir", help="result cache folder (default: $RCQA_RESULT_CACHE or ~/.cache/rcqa)")
-    command.add_argument("--no-cache", action="store_true")
+    command.add_argument("--no-cache", action="store_true",
+                         help="compute afresh and keep nothing, e.g. to time it (by default a result computed before "
+                              "with the same model, text and settings is read back, with that run's seconds)")
 
 
 def explained(args: argparse.Namespace, qa_model: QAModel, example: Example, settings: ExplainSettings,

@@ -2,8 +2,9 @@
 the typed targets and settings that produced it; written to and read from JSON and the result cache's .npz."""
 from __future__ import annotations
 
+import datetime as dt
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -24,7 +25,10 @@ DEFAULT_AGGREGATION: Aggregation = "l2"  # what an analysis reads when neither i
 # float32 where they fit (dataset runs keep thousands of results, and float64 doubled their size for digits beyond
 # the engine's float32 arithmetic)
 COMPACT_AGGREGATIONS: tuple[Aggregation, ...] = tuple(name for name in AGGREGATIONS if name != "l2_squared")
-VIEWS = ("heatmap", "top-k", "roles", "jsd")  # what Attribution.show draws
+# what Attribution.figure and show draw: the Explore page's views of one explanation (the answer lens, the knock-outs
+# and the attention heads need the model: rcqa.lens, rcqa.intervene and rcqa.heads return results that show them)
+VIEWS = ("heatmap", "overview", "start-end", "top-k", "top-k-passage", "top-k-grid", "roles", "pos", "quantifiers",
+         "word", "completeness", "ledger", "jsd")
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,9 @@ class Attribution(ResultHeader):
     seconds: float = 0.0
     hidden_states: np.ndarray | None = None
     hidden_tokens: list[int] | None = None  # the tokens hidden_states holds, in its order; None: every token
+    # when the engine made it (UTC, ISO 8601), kept through the cache and files, so that a result read back says when
+    # its `seconds` were spent; None for results written before it was recorded
+    computed_at: str | None = field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
 
     kind = "attribution"
 
@@ -131,13 +138,20 @@ class Attribution(ResultHeader):
         words = len(self.passage_words())
         return f" · {self.settings.method}, {targets} · {len(self.layers)} layers × {words} passage words"
 
-    # an Attribution names the options its views take, where ResultHeader.show passes on any
-    def show(self, view: str = "heatmap", k: int = 5,  # type: ignore[override]
-             aggregation: Aggregation = DEFAULT_AGGREGATION,
-             target: int = 0):
-        """The Plotly figure of one view: "heatmap" (layers × words), "top-k" (each layer's k best words), "roles"
-        (what those words are) or "jsd" (how differently the layers spread their attribution)."""
-        return super().show(view, k=k, aggregation=aggregation, target=target)
+    # an Attribution names the options its views take, where ResultHeader.figure passes on any
+    def figure(self, view: str | None = None, *, k: int = 5,  # type: ignore[override]
+               aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0, layer: int = -1,
+               word: int | None = None):
+        """The Plotly figure of one of VIEWS (the heatmap when None), as the Explore page draws it: "heatmap" (layers ×
+        words), "overview" (a long passage's pages × layers), "start-end" (the start and end logits apart, for a
+        result that explains both), "top-k" (each layer's k best words, a table), "top-k-passage" (the passage with
+        `layer`'s top k marked; -1: the last layer), "top-k-grid" (that, every layer), "roles" (what the top words
+        are: answer, supporting, query), "pos" (their parts of speech), "quantifiers" (for a how-many question), "word"
+        (the passage word of index `word` across layers; None: the answer's first), "completeness" (IG's check per
+        layer, AttnLRP's conservation), "ledger" (AttnLRP's), "jsd" (how differently the layers spread their
+        attribution). The two passage views are HTML: an object a notebook draws, with write_html as a figure's.
+        show(view, ...) takes the same options and shows the figure too."""
+        return super().figure(view, k=k, aggregation=aggregation, target=target, layer=layer, word=word)
 
     def save(self, path: str | Path, hidden_states: bool = False) -> Path:
         """Write the result as .npz (all of it, the layer outputs included) or as .json, which leaves the layer outputs
@@ -181,6 +195,8 @@ class Attribution(ResultHeader):
             "completeness": [c.to_dict() for c in self.completeness],
             "settings": {**self.settings.to_dict(), **self.windowing.to_dict()},  # one object, as always written
             "seconds": self.seconds,
+            # a result made before it was recorded is written back as it was read: without it
+            **({"computed_at": self.computed_at} if self.computed_at is not None else {}),
         }
         if include_hidden and self.hidden_states is not None:
             data["hidden_states"] = self.hidden_states.tolist()
@@ -209,6 +225,7 @@ class Attribution(ResultHeader):
             settings=settings, windowing=windowing, seconds=data["seconds"],
             hidden_states=np.asarray(data["hidden_states"], dtype=np.float32) if "hidden_states" in data else None,
             hidden_tokens=data.get("hidden_tokens") if "hidden_states" in data else None,
+            computed_at=data.get("computed_at"),
         )
 
 

@@ -1,8 +1,13 @@
 """The Python API: `import rcqa` stays light, the names run on plain strings, a result shows, saves and loads itself."""
 import dataclasses
+import datetime as dt
 import json
 import subprocess
 import sys
+import tempfile
+import types
+import webbrowser
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -14,6 +19,7 @@ from rcqa.attribution.explanation import explain as engine_explain
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.types import Attribution, Example
+from rcqa.types.header import headline
 
 SHORT = {"steps": 4, "tolerance": None}  # a fixed 4-point rule: fast, and the same numbers every time
 
@@ -109,10 +115,20 @@ def test_cache_none_or_false_keeps_nothing_and_true_or_a_folder_keeps_the_result
     rcqa.explain(tiny, example.passage, example.question, cache=True, **SHORT)
     assert len(list(default.glob("*.npz"))) == 1
     mine = tmp_path / "mine"
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)  # computed_at is to the second
     stored = rcqa.explain(tiny, example.passage, example.question, cache=mine, **SHORT)
+    assert before <= dt.datetime.fromisoformat(stored.computed_at) <= dt.datetime.now(dt.UTC)
     (kept,) = mine.glob("*.npz")
     again = rcqa.explain(tiny, example.passage, example.question, cache=str(mine), **SHORT)
-    assert list(mine.glob("*.npz")) == [kept] and again.seconds == stored.seconds  # its time as stored: read back
+    assert list(mine.glob("*.npz")) == [kept]
+    assert (again.seconds, again.computed_at) == (stored.seconds, stored.computed_at)  # that run's, read back
+
+
+def test_a_result_saved_before_it_recorded_its_date_loads_with_none():
+    written_before = Path(__file__).parents[1] / "data" / "results_main" / "contrast_one_window.json"
+    assert "computed_at" not in json.loads(written_before.read_text(encoding="utf-8"))
+    old = rcqa.load_result(written_before)
+    assert old.computed_at is None and "computed_at" not in old.to_dict()  # written back as it was read
 
 
 def test_a_model_and_a_result_repr_in_one_line_without_arrays(tiny, comet):
@@ -122,10 +138,21 @@ def test_a_model_and_a_result_repr_in_one_line_without_arrays(tiny, comet):
                      f"cpu, fingerprint {tiny.fingerprint}>")
     said = repr(comet)
     assert "\n" not in said and len(said) < 400 and "array" not in said
-    assert said.startswith(f"<Attribution of 'python': {comet.example.question!r} → {comet.answer.text!r} · model ")
+    assert said.startswith(f"<Attribution of 'Who was the comet named after?' → {comet.answer.text!r} · model ")
     passage = [w for w in comet.words if w.segment == "passage" and any(c.isalnum() for c in w.text)]
     assert said.endswith(f"integrated_gradients, span_log_prob · {tiny.config.num_hidden_layers + 1} layers × "
                          f"{len(passage)} passage words>")
+
+
+@pytest.mark.parametrize("question, limit, name", [
+    ("How many of the 2,300 trees in the Hollins family orchard, on the southern slope of the valley, are pear trees?",
+     80, "How many of the 2,300 trees in the Hollins family orchard, on the southern…"),
+    ("Who, in the end, paid?", 17, "Who, in the end…"),  # a whole word that fits, its comma dropped
+    ("Who  named\nthe comet?", 80, "Who named the comet?"),  # on one line
+    ("Supercalifragilistic?", 10, "Supercali…"),  # no space to cut at: nine letters and the ellipsis
+])
+def test_a_result_is_named_by_its_question_on_one_line_cut_after_a_whole_word(question, limit, name):
+    assert headline(question, limit) == name and len(name) <= limit
 
 
 def test_load_result_reads_explain_json_and_the_result_cache(comet, tmp_path):
@@ -141,18 +168,104 @@ def test_load_result_reads_explain_json_and_the_result_cache(comet, tmp_path):
         comet.save(tmp_path / "comet.pickle")
 
 
-def test_show_draws_each_view_over_every_layer(comet):
+def test_figure_draws_each_view_over_every_layer(comet):
     layers = len(comet.layers)
-    heatmap = comet.show("heatmap")
+    heatmap = comet.figure("heatmap")
     assert isinstance(heatmap, go.Figure) and list(heatmap.data[0].y) == comet.layers
     assert len(heatmap.data[0].z) == layers and len(heatmap.data[0].z[0]) == len(comet.passage_words())
-    table = comet.show("top-k", k=3)
+    table = comet.figure("top-k", k=3)
     assert isinstance(table.data[0], go.Table) and len(table.data[0].cells.values) == 1 + 3
     assert list(table.data[0].cells.values[0]) == comet.layers
-    assert all(len(trace.x) == layers for trace in comet.show("roles").data)
-    assert np.asarray(comet.show("jsd").data[0].z).shape == (layers, layers)
-    with pytest.raises(ValueError, match="unknown view 'map'; choose one of heatmap, top-k, roles, jsd"):
-        comet.show("map")
+    assert all(len(trace.x) == layers for trace in comet.figure("roles").data)
+    assert np.asarray(comet.figure("jsd").data[0].z).shape == (layers, layers)
+
+
+def test_figure_draws_the_explore_pages_checks_and_word_views(comet):
+    errors = [100 * abs(c.attribution_sum - (c.f_input - c.f_baseline)) / abs(c.f_input - c.f_baseline)
+              for c in comet.completeness]  # |Σ attributions − ΔF| / |ΔF| per layer, from the checks themselves
+    (bars,) = [trace for trace in comet.figure("completeness").data if trace.type == "bar"]  # one target: one series
+    assert list(bars.x) == comet.layers and list(bars.y) == pytest.approx([max(e, 1e-6) for e in errors])
+    first = comet.example.passage[slice(*comet.explained_span())].split()[0]  # the answer's first word, by default
+    assert comet.figure("word").layout.title.text.startswith(f"“{first}” across layers")
+    third = comet.passage_words()[2].text
+    assert comet.figure("word", word=2).layout.title.text.startswith(f"“{third}” across layers")
+    (pages,) = comet.figure("overview").data  # a short passage is one page: all of every layer's share is on it
+    assert np.asarray(pages.z) == pytest.approx(np.full((len(comet.layers), 1), 100.0))
+
+
+def test_the_passage_views_are_html_a_notebook_draws_and_write_html_saves(comet, tmp_path):
+    last, first = comet.figure("top-k-passage", k=3), comet.figure("top-k-passage", k=3, layer=0)
+    assert last.html.count("<mark") == 3 and comet.layers[-1] in last.html and last._repr_html_() == last.html
+    assert first.html.count("<mark") == 3 and comet.layers[0] in first.html and first.html != last.html
+    grid = comet.figure("top-k-grid", k=2)
+    assert grid.html.count("<mark") == 2 * len(comet.layers) and all(label in grid.html for label in comet.layers)
+    grid.write_html(tmp_path / "grid.html")
+    page = (tmp_path / "grid.html").read_text(encoding="utf-8")
+    assert page == f'<!DOCTYPE html>\n<meta charset="utf-8">\n{grid.html}\n'  # a whole page, in UTF-8
+    with pytest.raises(ValueError, match=rf"no layer {len(comet.layers)}: this result has {len(comet.layers)}"):
+        comet.figure("top-k-passage", layer=len(comet.layers))
+
+
+def test_a_view_this_result_cannot_draw_says_why_and_an_unknown_one_lists_every_view(tiny, comet):
+    with pytest.raises(ValueError, match="unknown view 'map'; choose one of heatmap, overview, start-end, top-k, "
+                                         "top-k-passage, top-k-grid, roles, pos, quantifiers, word, completeness, "
+                                         "ledger, jsd"):
+        comet.figure("map")
+    with pytest.raises(ValueError, match="no quantifiers view: the question asks no 'how many'"):
+        comet.figure("quantifiers")
+    with pytest.raises(ValueError, match="no ledger view: only AttnLRP keeps a ledger"):
+        comet.figure("ledger")
+    with pytest.raises(ValueError, match="no start-end view: it does not explain both start_logit and end_logit"):
+        comet.figure("start-end")
+    orchard, comet_text = gallery_example("orchard-how-many"), gallery_example("comet-who")
+    counted = rcqa.explain(tiny, orchard.passage, orchard.question, **SHORT)
+    assert len(counted.figure("quantifiers").data[0].x) == len(counted.layers)
+    apart = rcqa.explain(tiny, comet_text.passage, comet_text.question, targets=("start_logit", "end_logit"), **SHORT)
+    assert [trace.type for trace in apart.figure("start-end").data] == ["heatmap"] * 3  # start, end, and joined
+    relevance = rcqa.explain(tiny, comet_text.passage, comet_text.question, method="attnlrp")
+    assert list(relevance.figure("ledger").data[0].cells.values[0]) == relevance.layers
+
+
+@pytest.fixture
+def headless(monkeypatch, tmp_path):
+    """A Linux machine with no display, its temporary folder tmp_path; a browser opened fails the test."""
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(webbrowser, "open", lambda uri: pytest.fail(f"opened {uri} with no display"))
+    return tmp_path
+
+
+def test_show_in_a_script_with_no_display_writes_nothing_and_says_how_to_save(comet, headless, capsys):
+    shown = comet.show("completeness")
+    assert isinstance(shown, go.Figure) and shown.to_json() == comet.figure("completeness").to_json()
+    assert capsys.readouterr().err == ("rcqa: no display here to show the completeness on; save the figure that show "
+                                       "returns with .write_html('completeness.html')\n")
+    assert list(headless.iterdir()) == []
+
+
+@pytest.mark.parametrize("opens", [True, False])
+def test_show_in_a_script_with_a_display_opens_an_html_file_and_says_where(comet, headless, capsys, monkeypatch,
+                                                                          opens):
+    monkeypatch.setenv("DISPLAY", ":0")
+    opened = []
+    monkeypatch.setattr(webbrowser, "open", lambda uri: opened.append(uri) or opens)
+    heatmap, grid = comet.show("heatmap"), comet.show("top-k-grid")
+    (page,), (passages,) = headless.glob("rcqa-heatmap-*.html"), headless.glob("rcqa-top-k-grid-*.html")
+    assert len(list(headless.iterdir())) == 2 and opened == [page.as_uri(), passages.as_uri()]
+    assert heatmap.data[0].y[0] in page.read_text(encoding="utf-8")  # the figure, with plotly.js
+    assert grid.html in passages.read_text(encoding="utf-8")
+    said = "opens in your browser from" if opens else "is in"
+    assert capsys.readouterr().err == (f"rcqa: the heatmap {said} {page}\n"
+                                       f"rcqa: the top-k-grid {said} {passages}\n")
+
+
+def test_show_in_ipython_only_returns_the_figure_for_the_notebook_to_draw(comet, headless, capsys, monkeypatch):
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: object()))
+    assert comet.show("jsd").to_json() == comet.figure("jsd").to_json()
+    assert capsys.readouterr().err == "" and list(headless.iterdir()) == []
 
 
 def test_the_notebook_view_escapes_the_passage(tiny):

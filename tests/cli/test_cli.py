@@ -1,6 +1,9 @@
 """The command line: JSON answers, and one clear line (exit 2) for every kind of bad input."""
 import argparse
+import dataclasses
+import datetime as dt
 import json
+import time
 
 import numpy as np
 import pytest
@@ -8,6 +11,7 @@ import pytest
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.cli import build_parser, main
 from rcqa.gallery import gallery_example
+from rcqa.types import Attribution
 from tests.helpers.cli import run
 
 
@@ -93,8 +97,46 @@ def test_explain_writes_the_documented_json(capsys, tmp_path, tiny_model_dirs):
     assert set(analyses["pos"]) == {"entity", "verb", "adjective", "adverb", "function", "punctuation", "other"}
     assert all(len(shares) == layers for shares in analyses["pos"].values())
     assert analyses["answer_pos"] is not None and abs(sum(analyses["answer_pos"].values()) - 100) < 1e-6
-    _, _, err = run(capsys, *argv)
-    assert "from the result cache" in err
+    assert document["from_cache"] is False and document["computed_at"]
+
+
+@pytest.fixture
+def india(monkeypatch):
+    """Local time five and a half hours ahead of UTC (a POSIX TZ string: no time zone database needed)."""
+    monkeypatch.setenv("TZ", "IST-5:30")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_explain_says_a_result_came_from_the_cache_with_that_runs_time_and_no_cache_times_itself(
+        capsys, tmp_path, tiny_model_dirs, india):
+    example = gallery_example("comet-who")
+    passage, out, cache = tmp_path / "passage.txt", tmp_path / "result.json", tmp_path / "cache"
+    passage.write_text(example.passage)
+    argv = ["explain", "--passage-file", str(passage), "--question", example.question, "--model",
+            tiny_model_dirs["bert"], "--json", str(out), "--cache-dir", str(cache), "--steps", "4",
+            "--tolerance", "0"]
+    err = run(capsys, *argv)[2]
+    first = json.loads(out.read_text())
+    assert first["from_cache"] is False and err.endswith(f" layers in {first['seconds']:.1f} s -> {out}\n")
+    err = run(capsys, *argv)[2]
+    kept = json.loads(out.read_text())
+    assert kept["from_cache"] is True and (kept["seconds"], kept["computed_at"]) == (first["seconds"],
+                                                                                      first["computed_at"])
+    local = dt.datetime.fromisoformat(first["computed_at"]) + dt.timedelta(hours=5, minutes=30)  # said in local time
+    assert err.endswith(f" layers from the cache, computed in {first['seconds']:.1f} s on {local:%Y-%m-%d %H:%M} "
+                        f"(--no-cache times it afresh) -> {out}\n")
+    err = run(capsys, *argv, "--no-cache", "--cache-dir", str(tmp_path / "untouched"))[2]
+    fresh = json.loads(out.read_text())
+    assert fresh["from_cache"] is False and fresh["seconds"] != first["seconds"]  # its own run's time
+    assert fresh["computed_at"] >= first["computed_at"]
+    assert err.endswith(f" layers in {fresh['seconds']:.1f} s -> {out}\n") and not (tmp_path / "untouched").exists()
+    (kept_file,) = cache.glob("rcqa-result-*.npz")  # as the cache kept results before they recorded their date
+    kept_file.write_bytes(dataclasses.replace(Attribution.from_npz(kept_file), computed_at=None).to_npz(compact=True))
+    err = run(capsys, *argv)[2]
+    assert f"from the cache, computed in {first['seconds']:.1f} s before results recorded their date" in err
 
 
 @pytest.mark.parametrize("extra, expected", [

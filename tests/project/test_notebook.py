@@ -21,5 +21,9 @@ def test_the_quickstart_notebook_runs_without_an_error(tmp_path, monkeypatch):
     assert not [output for output in outputs if output.output_type == "error"]
     shown = [output for output in outputs if output.output_type == "execute_result"]
     assert "<mark" in shown[1].data["text/html"]  # the result drew its top-k passage
+    # in a notebook result.show only returns its figure, which the notebook draws: no line on stderr, no browser
+    showing = [cell.outputs for cell in notebook.cells if cell.cell_type == "code" and "result.show(" in cell.source]
+    assert showing and all([(o.output_type, list(o.data)) for o in cell_outputs] ==
+                           [("display_data", ["application/vnd.plotly.v1+json"])] for cell_outputs in showing)
     assert shown[-1].data["text/plain"] == repr("Priya Raman")
     assert (tmp_path / "comet.json").is_file()

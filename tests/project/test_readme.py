@@ -1,15 +1,17 @@
-"""The README as a researcher meets it: its install is what CI runs, its Python example runs as written from a folder
-outside the checkout, and the scores it (and the manual) quotes are the ones the shipped model cards hold."""
+"""The README as a researcher meets it: its install is what CI runs, its commands and its Python example run as
+written from the checkout's root (the passage files they read are the gallery's), and the scores it (and the manual)
+quotes are the ones the shipped model cards hold."""
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from rcqa.gallery import gallery_example
+from rcqa.gallery import GALLERY, gallery_example
 
 ROOT = Path(__file__).parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -31,10 +33,59 @@ def test_the_readme_install_installs_rcqa_and_is_what_ci_runs():
     assert install.replace("pip install", "pip install --quiet") in ci.splitlines()
 
 
+def test_each_example_file_is_its_gallery_passage_exactly():
+    """examples/NAME.txt, which the README's commands read, is the passage of the gallery's NAME-… examples, to the
+    byte (no newline added), and every gallery passage has its file."""
+    passages = {example.id.split("-")[0]: example.passage for example in GALLERY}
+    files = {path.stem: path.read_bytes() for path in (ROOT / "examples").glob("*.txt")}
+    assert files.keys() == passages.keys()
+    for name, passage in passages.items():
+        assert files[name] == passage.encode("utf-8"), f"examples/{name}.txt is not the gallery's passage"
+
+
+def commands(verb: str) -> list[list[str]]:
+    """The README's `python -m rcqa VERB` lines, as argument lists run by this interpreter."""
+    lines = [line for block in blocks("bash") for line in block.splitlines()
+             if line.startswith(f"python -m rcqa {verb} ")]
+    return [[sys.executable, *shlex.split(line, comments=True)[1:]] for line in lines]
+
+
+def like_the_root(folder: Path) -> dict[str, str]:
+    """`folder` laid out as the checkout's root for the README's commands (its examples/, and rcqa on the path as
+    the root puts it there), so that what they write lands in it; the environment to run them in."""
+    (folder / "examples").symlink_to(ROOT / "examples")
+    return {**os.environ, "PYTHONPATH": str(ROOT), "RCQA_RESULT_CACHE": str(folder / "cache")}
+
+
+def test_the_readme_answer_command_runs_as_written_from_the_root():
+    (answer,) = commands("answer")
+    done = subprocess.run(answer, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["answer"] == gallery_example("lighthouse-who").answers[0].text
+
+
+@pytest.mark.slow  # two explanations of the lighthouse with the default model, and one read back from the cache
+def test_the_readme_explain_commands_run_as_written_and_the_second_time_say_the_cache_answered(tmp_path):
+    env = like_the_root(tmp_path)
+    explain, attnlrp = commands("explain")
+    for command in (explain, attnlrp):
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+    result, relevance = (json.loads((tmp_path / name).read_text(encoding="utf-8"))
+                         for name in ("result.json", "lrp.json"))
+    assert result["answer"]["answer"] == gallery_example("lighthouse-who").answers[0].text
+    assert relevance["settings"]["method"] == "attnlrp" and "method" not in result["settings"]  # IG's is unwritten
+    again = subprocess.run(explain, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    kept = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))
+    assert kept["from_cache"] and kept["computed_at"] == result["computed_at"] and not result["from_cache"]
+    assert f"from the cache, computed in {result['seconds']:.1f} s on " in again.stderr  # as the README says
+
+
 @pytest.mark.slow  # a fresh interpreter loads torch and the default model, and explains a passage with it
 def test_the_readme_python_example_runs_as_written_outside_the_checkout(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the checkout is not on the path
-    env["RCQA_RESULT_CACHE"] = str(tmp_path / "cache")
+    """From a folder laid out as the root, with the rcqa `pip install -e .` installed (not the checkout on the path),
+    on a machine with no display: it prints the result's line and says how to save the figure it could not show."""
+    env = {k: v for k, v in like_the_root(tmp_path).items() if k not in ("PYTHONPATH", "DISPLAY", "WAYLAND_DISPLAY")}
     found = subprocess.run([sys.executable, "-c", "import rcqa; print(rcqa.__file__)"], cwd=tmp_path, env=env,
                            capture_output=True, text=True)
     if found.returncode:
@@ -43,12 +94,15 @@ def test_the_readme_python_example_runs_as_written_outside_the_checkout(tmp_path
     if Path(found.stdout.strip()).parent != ROOT / "rcqa":
         pytest.skip(f"the rcqa installed here is not this checkout's ({found.stdout.strip()}): `pip install -e .`")
     (example,) = blocks("python")[:1]
-    lighthouse = gallery_example("lighthouse-who")
-    (tmp_path / "passage.txt").write_text(lighthouse.passage, encoding="utf-8")
-    subprocess.run([sys.executable, "-c", example], cwd=tmp_path, env=env, check=True, timeout=600)
+    done = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    answer = gallery_example("lighthouse-who").answers[0].text
+    assert done.stdout.startswith(f"<Attribution of 'Who designed the lighthouse?' → {answer!r} · model default (")
+    assert "rcqa: no display here to show the heatmap on; save the figure that show returns with " \
+           ".write_html('heatmap.html')" in done.stderr
     saved = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
-    assert saved["kind"] == "attribution" and saved["model"] == "default"
-    assert saved["answer"]["answer"] in lighthouse.passage and saved["answer"]["answer"]
+    assert saved["kind"] == "attribution" and saved["model"] == "default" and saved["answer"]["answer"] == answer
 
 
 NUMBER = r"\**(−?[\d,]+\.\d+)\**"  # as the manual writes it: maybe bold, a minus sign (−), decimals

@@ -71,11 +71,11 @@ def test_the_header_is_shared_and_written_alike_by_every_kind():
         assert document["answer"]["answer"] == result.answer.text
 
 
-def test_every_kind_reprs_in_one_line_naming_its_example_and_answer():
+def test_every_kind_reprs_in_one_line_naming_its_question_and_answer():
     for result in (contrast_result(), handmade_comparison(), hand_lens(), hand_interventions()):
         said = repr(result)
         assert "\n" not in said and len(said) < 400 and "array(" not in said, type(result).__name__
-        assert said.startswith(f"<{type(result).__name__} of {result.example.id!r}: {result.example.question!r} → ")
+        assert said.startswith(f"<{type(result).__name__} of {result.example.question!r} → ")
         assert f"model {result.model} ({result.fingerprint})" in said
 
 
