@@ -75,7 +75,7 @@ def _explain(args: argparse.Namespace) -> int:
     def progress(layer) -> None:
         if isinstance(layer, WindowProgress):  # a window of a whole-passage layer: on a terminal, overwritten
             if sys.stderr.isatty():
-                print(f"{layer.label:>12}: window {layer.window}/{layer.windows}", end="\r", file=sys.stderr)
+                print(f"{layer.describe():<72}", end="\r", file=sys.stderr)
             return
         errors = ", ".join(f"{c.relative_error:.2%}" for c in layer.completeness)
         windows = f" over {len(layer.completeness[0].window_sums)} windows" if layer.completeness[0].window_sums else ""

@@ -143,6 +143,13 @@ def word_choices(result: Attribution) -> list[str]:
     return [without_bidi_controls(choice) for choice in figures.word_choices(result)]
 
 
+def first_versus(example: Example, answer: Answer) -> str:
+    """What Side by side compares with on a first visit: the gold span where the model missed it, else the
+    runner-up foil (the gold span would be A's own explanation again, and nothing would be drawn)."""
+    missed = bool(example.answers) and score(answer.text, [gold.text for gold in example.answers])[0] == 0
+    return "gold" if missed else "foil"
+
+
 def side_by_side_offers(current: View, example: Example, answer: Answer) -> dict[VersusSpec, str]:
     """The side-by-side views offered against this explanation (versus → label): the gold span's where the model
     missed it, another foil's and another model's."""

@@ -19,6 +19,7 @@ from rcqa.attribution.layerwise import layerwise_method
 from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.progress import explained_fraction
 from rcqa.attribution.settings import ExplainSettings
+from rcqa.attribution.shipped import shipped_result
 from rcqa.catalog import shown_name
 from rcqa.attribution.methods import COMPARED
 from rcqa.faithfulness.compare import Comparison, Protocol
@@ -117,13 +118,14 @@ def _result_key(fingerprint: str, current: Example, settings: ExplainSettings) -
 
 
 def stored_result(qa_model: QAModel, current: Example, settings: ExplainSettings, side: str = "") -> Attribution | None:
-    """The result for this model, example and settings if it was computed before (this session or on disk); `side`
-    names a second result kept beside the first (the side-by-side view's)."""
+    """The result for this model, example and settings if it was computed before (this session or on disk) or
+    shipped with the package (the gallery's, as the page opens: rcqa.attribution.shipped); `side` names a second
+    result kept beside the first (the side-by-side view's)."""
     key = result_key(qa_model, current, settings)
     kept = st.session_state.get(_RESULT + side)
     if kept and kept[0] == key:
         return kept[1]
-    found = result_cache().result_for(current, key)
+    found = result_cache().result_for(current, key) or shipped_result(qa_model, current, key)
     if found is not None:
         keep_result(key, found, side)
     return found

@@ -50,3 +50,15 @@ def test_why_not_never_offers_the_explained_span():
     abstained = Answer(question="Who?", nbest=(answer, other), n_windows=1,
                        no_answer=NoAnswer(score=5.0, probability=0.9, threshold=0.0, chosen=True, best_span_score=2.0))
     assert why_not_choices(abstained) == {0: "#1: Margaret Ellison", 1: "#2: 1847"}
+
+
+def test_side_by_side_first_compares_with_the_gold_span_only_where_the_model_missed_it():
+    from rcqa.gallery import gallery_example
+    from rcqa.ui.explore import first_versus
+
+    example = gallery_example("lighthouse-who")  # gold: Margaret Ellison
+    right = Answer(question=example.question, nbest=(_span("Margaret Ellison", 63),), n_windows=1)
+    wrong = Answer(question=example.question, nbest=(_span("Thomas Reid", 380),), n_windows=1)
+    assert first_versus(example, right) == "foil"  # the gold span would be A again: the runner-up draws something
+    assert first_versus(example, wrong) == "gold"
+    assert first_versus(gallery_example("library-unanswerable"), wrong) == "foil"  # no gold to compare with

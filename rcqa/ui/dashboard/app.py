@@ -15,6 +15,8 @@ def main() -> None:
     # an emoji favicon is drawn in the browser: without one, Streamlit shows each page's :material/ icon as the
     # favicon, fetched from fonts.gstatic.com (the icons in the page itself come with Streamlit's own files)
     st.set_page_config(page_title="rcqa", page_icon="🔎", layout="wide")
+    # Streamlit opens a page 6rem below its header: 70 px of a 900 px screen that the layers' picture needs
+    st.html("<style>[data-testid=stMainBlockContainer] {padding-top: 3.75rem}</style>")
     if not admitted():  # its address has the most sessions open: one sentence is shown, and nothing else
         st.stop()
     st.navigation([
@@ -24,7 +26,7 @@ def main() -> None:
         st.Page(PAGES / "methods.py", title="Which explanation to trust", icon=":material/fact_check:"),
         st.Page(PAGES / "dataset.py", title="Dataset", icon=":material/dataset:"),
         st.Page(PAGES / "model.py", title="Model", icon=":material/memory:"),
-    ]).run()
+    ], position="top").run()  # the pages along the top: the sidebar's 300 px went to the layers at every width
 
 
 if __name__ == "__main__":  # Streamlit runs its main script as __main__

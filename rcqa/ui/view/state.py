@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from rcqa.attribution.layerwise import layerwise_method, method_of
+from rcqa.attribution.layerwise import LAYERWISE_METHODS, layerwise_method, method_of
 from rcqa.attribution.settings import PRESETS, ExplainSettings, FoilSpec, Preset, SpanSpec, resolve
 from rcqa.attribution.targets import TARGETS
 from rcqa.gallery import GALLERY
@@ -186,3 +186,14 @@ def view_fields(settings: ExplainSettings) -> dict[str, Any]:
     """The View fields that hold these settings: View.settings read backwards (a view explains one target, with
     the start and end logits apart or not)."""
     return {"explain": dataclasses.replace(settings, targets=settings.targets[:1]), "ends": ends_of(settings.targets)}
+
+
+def opening_settings() -> list[ExplainSettings]:
+    """The settings a first visit explains (rcqa.attribution.shipped ships the gallery's): Explore's with each method
+    a visitor may choose, and beside each the runner-up contrast Side by side first compares it with."""
+    settings = []
+    for method in LAYERWISE_METHODS:
+        view = View()
+        view.method = method  # as the Method radio sets it
+        settings += [view.settings(), VersusSpec("foil", foil=FoilSpec("runner-up")).settings(view.settings())]
+    return settings

@@ -64,7 +64,7 @@ def test_a_short_paste_is_answered_in_the_page_without_the_queue():
     app.radio(key="rcqa.widget.source").set_value("paste").run()
     app.text_area(key="rcqa.widget.passage").input("The tower was built by Margaret Ellison in 1872.").run()
     app.text_input(key="rcqa.widget.question").input("Who built the tower?").run()
-    assert not app.status and "The model's answer" in texts(app.subheader)
+    assert not app.status and "The model's answer" in texts(app.caption)
 
 
 def test_the_text_boxes_have_their_limits_and_an_oversize_paste_is_cut_before_it_is_read():

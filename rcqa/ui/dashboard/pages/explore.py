@@ -13,6 +13,16 @@ WHY_NOT, FOIL_TEXT = "rcqa.why_not", "rcqa.foil_text"
 
 
 def choose_example() -> None:
+    """Where the question comes from and which it is, on the left; the question on the right."""
+    source, asked = st.columns(2, gap="large")
+    with source:
+        choose_source()
+    with asked:
+        view.bind(st.text_input, "question", "Question", max_chars=examples.MAX_QUESTION_CHARS,
+                  help="Edit it to ask something else about the same passage (the gold answer then no longer applies).")
+
+
+def choose_source() -> None:
     view.bind(st.radio, "source", "Question from", options=list(view.SOURCES), format_func=view.SOURCES.get,
               horizontal=True, then=examples.ask_example_question)
     if chosen.source == "gallery":
@@ -44,8 +54,6 @@ def choose_example() -> None:
         if len(chosen.passage) > view.URL_PASSAGE_LIMIT:
             st.caption(f"This passage is longer than {view.URL_PASSAGE_LIMIT:,} characters, too long for a link: "
                        "the page's link carries only its fingerprint, and the passage is kept in this session only.")
-    view.bind(st.text_input, "question", "Question", max_chars=examples.MAX_QUESTION_CHARS,
-              help="Edit it to ask something else about the same passage (the gold answer then no longer applies).")
 
 
 def choose_windows(answer) -> None:
@@ -110,24 +118,26 @@ def choose_ends() -> None:
 
 
 def show_answer(qa_model, current):
-    """The passage, the answer and its n-best list; the answer and the passage's placeholder (a contrast's
-    explanation redraws it with its foil), or None when the example cannot be answered."""
+    """The model's answer; the answer, or None when the example cannot be answered."""
     answer = results.answer(qa_model, current)
     if answer is None:
         return None
     view.fit_target(answer)  # before the summary, which advises a target only where the one in force is not null
-    passage, summary = st.columns([5, 4], gap="large")  # room for the n-best table's every column
+    st.caption("The model's answer")
+    show.html(figures.answer_summary(current, answer, chosen.target))
+    return answer
+
+
+def show_passage(current, answer, foil=None) -> None:
+    """The passage with the answer (and a contrast's foil, as the explanation placed it) marked, beside the n-best
+    list: below the layers, which are what the page is for."""
+    passage, candidates = st.columns([5, 4], gap="large")  # room for the n-best table's every column
     with passage:
         st.subheader("Passage")
-        shown = st.empty()
-        show.html(figures.answer_passage(current, answer), where=shown)
-    with summary:
-        st.subheader("The model's answer")
-        show.html(figures.answer_summary(current, answer, chosen.target))
-        st.caption("The other candidate spans it considered")
+        show.html(figures.answer_passage(current, answer, foil))
+    with candidates:
+        st.subheader("The other candidate spans it considered")
         show.html(figures.nbest_html(answer))
-        choose_why_not(answer)
-    return answer, shown
 
 
 def choose_why_not(answer) -> None:
@@ -195,11 +205,14 @@ def heatmap_view() -> drawn.HeatmapView:
 def show_heatmap(result, charts, aggregation: Aggregation) -> None:
     """The heatmap, optionally over the whole input, after an overview of a long passage; the start and end logits
     apart where the result holds both."""
-    view.bind(st.toggle, "question_words", "Include the question's words")
+    question, special_tokens = st.columns(2)
+    with question:
+        view.bind(st.toggle, "question_words", "Include the question's words")
     special = chosen.shows_special_tokens(result.targets[0].explains_null)  # on for a null target unless toggled
-    view.bind(st.toggle, "special_tokens", "Include [CLS] and [SEP]", unset=special,
-              help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there, so they show "
-                   "by default where the target explains it (null, answer_vs_null).")
+    with special_tokens:
+        view.bind(st.toggle, "special_tokens", "Include [CLS] and [SEP]", unset=special,
+                      help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there, so they "
+                       "show by default where the target explains it (null, answer_vs_null).")
     tab = drawn.heatmap_tab(charts, result, aggregation, chosen.question_words, special)
     if tab.overview is not None:
         show.chart(tab.overview)
@@ -297,27 +310,37 @@ def main() -> None:
     if current is None:
         st.info("Choose a gallery example, upload a file, or paste a passage and a question.")
         return
-    if (answered := show_answer(qa_model, current)) is None:
-        return
-    answer, passage = answered
-    view.fit_windows(answer)
+    # the first screen is every layer's picture: the heatmap, with the answer and the controls that change it beside
+    layers, controls = st.columns([3, 1], gap="medium")
+    with controls:
+        if (answer := show_answer(qa_model, current)) is None:
+            return
+        view.fit_windows(answer)
+        choose_settings(answer)
+        choose_why_not(answer)
+    with layers:
+        result = explain_every_layer(qa_model, current, answer)
     st.divider()
-    st.subheader("Where each layer looks")
-    choose_settings(answer)
+    show_passage(current, answer, result.targets[0].foil if result is not None else None)
+    if result is not None:
+        offer_side_by_side(current, answer)
+
+
+def explain_every_layer(qa_model, current, answer):
+    """The explanation's tabs, where it is stored (the gallery's ship with the package) or once asked for; the
+    result, or None."""
     try:
         settings = chosen.settings()
     except ValueError as error:
         show.report(error)
-        return
+        return None
     if (refused := explore.method_refusal(qa_model, settings.method)) is not None:
         st.info(refused)  # before any job is queued
-        return
-    if (result := results.result_on_click(qa_model, current, settings, explore.explained(settings, answer),
-                                          heatmap_view())) is not None:
-        if (foil := result.targets[0].foil) is not None:  # the contrast's foil, as the explanation placed it
-            show.html(figures.answer_passage(current, answer, foil), where=passage)
-        offer_side_by_side(current, answer)
+        return None
+    result = results.result_on_click(qa_model, current, settings, explore.explained(settings, answer), heatmap_view())
+    if result is not None:
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
+    return result
 
 
 show.guarded(main)()

@@ -12,9 +12,10 @@ chosen = view.view()
 SECOND = ".b"  # the session keeps the second explanation beside the first
 
 
-def choose_versus(qa_model, current) -> None:
-    """What B is: the gold span, another model or another foil (kept in the view, so in the link)."""
-    kind = chosen.versus.kind if chosen.versus else "gold"
+def choose_versus(qa_model, current, answer) -> None:
+    """What B is: the gold span, another model or another foil (kept in the view, so in the link); on a first
+    visit, the gold span where the model missed it, else the runner-up."""
+    kind = chosen.versus.kind if chosen.versus else explore.first_versus(current, answer)
     options = {"gold": view.VersusSpec("gold"),
                "model": view.VersusSpec("model", model=next((m for m in catalog() if m != chosen.model), chosen.model)),
                "foil": view.VersusSpec("foil", foil=FoilSpec("runner-up"))}
@@ -47,7 +48,7 @@ def choose_versus(qa_model, current) -> None:
         st.info("This example has no gold answer: compare with another model or another foil.")
 
 
-def explained_pair(qa_model, current, settings):
+def explained_pair(qa_model, current, answer, settings):
     """Both explanations, from the cache or, on a click, through the job queue; None until then."""
     versus = chosen.versus
     assert versus is not None  # choose_versus set it
@@ -55,8 +56,6 @@ def explained_pair(qa_model, current, settings):
     if other_model is None:
         return None
     other = versus.settings(settings)
-    if (answer := results.answer(qa_model, current)) is None:
-        return None
     if same := explore.repeated_versus(qa_model, other_model, current, answer, settings, other):
         st.info(same)
         return None
@@ -78,8 +77,10 @@ def main() -> None:
     if (chosen_inputs := inputs.page_inputs()) is None:
         return
     qa_model, current, settings = chosen_inputs
-    choose_versus(qa_model, current)
-    if (found := explained_pair(qa_model, current, settings)) is None:
+    if (answer := results.answer(qa_model, current)) is None:
+        return
+    choose_versus(qa_model, current, answer)
+    if (found := explained_pair(qa_model, current, answer, settings)) is None:
         return
     try:
         first, second = found
