@@ -13,8 +13,6 @@ import os
 import threading
 import time
 
-from rcqa.figures.answer import ANSWER_MARK
-
 LOG_ENV = "RCQA_PAGE_TIMING_LOG"
 _installed = threading.Lock()
 _asked: dict[str, float] = {}  # session id: when its first rerun request arrived, until its answer goes out
@@ -28,6 +26,9 @@ def install() -> None:
     if not path or not _installed.acquire(blocking=False):
         return
     from streamlit.runtime.runtime import Runtime
+
+    # imported only when asked: rcqa.figures brings torch, and a server's first page paints before it does
+    from rcqa.figures.answer import ANSWER_MARK
 
     handle, send = Runtime.handle_backmsg, Runtime._send_message
 

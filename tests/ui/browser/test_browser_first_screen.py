@@ -28,6 +28,19 @@ def in_view(page, locator, height: int) -> bool:
     return box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height
 
 
+def test_a_cold_servers_first_page_says_what_is_loading_before_it_can_draw(server, browser):
+    # first in this module, whose server is new: its first page imports torch and transformers and loads the model
+    page = browser.new_context(viewport=SCREEN).new_page()
+    page.goto(server, wait_until="commit")
+    loading = page.get_by_text("loading the explanation engine and the model", exact=False)
+    loading.wait_for(timeout=30_000)
+    assert page.get_by_text("The model's answer", exact=True).count() == 0  # said before anything is drawn
+    page.get_by_text("The model's answer", exact=True).wait_for(timeout=300_000)
+    settle(page, after_action=False)
+    assert loading.count() == 0  # and gone once the page is drawn
+    page.context.close()
+
+
 def test_every_gallery_example_opens_on_its_answer_and_every_layer_without_a_click_or_a_scroll(server, browser):
     context = browser.new_context(viewport=SCREEN)
     page = context.new_page()
