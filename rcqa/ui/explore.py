@@ -18,7 +18,7 @@ from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, ExplainSettin
 from rcqa.ui.ends import ends_of
 from rcqa.ui.errors import plain
 from rcqa.ui.results import KNOCKOUT_DRAWS
-from rcqa.ui.view import NAMED_FOILS, SPANS, VersusSpec, View, foil_label
+from rcqa.ui.view import NAMED_FOILS, SPANS, VersusSpec, View, foil_label, target_label
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,6 +48,20 @@ def method_refusal(qa_model: QAModel, method: str) -> str | None:
 def method_caption(method: str) -> str:
     """The line under the page's title: the method the explanations below are made with."""
     return layerwise_method(method).caption
+
+
+def explained_target(current: View) -> str:
+    """What the chosen method explains, in one sentence beside its choice: methods explain the same target, but
+    AttnLRP's rules receive something else for a log-probability, which a reader comparing methods must know."""
+    label = layerwise_method(current.method).label.split(" (")[0]
+    return f"{label} explains {target_label(current.target, current.method)}."
+
+
+def earlier_method_note(earlier: Attribution, settings: ExplainSettings) -> str:
+    """Why the heatmap below is another method's: the chosen one has not explained this example yet."""
+    shown, chosen = (layerwise_method(s.method).label.split(" (")[0] for s in (earlier.settings, settings))
+    return (f"Below is {shown}'s explanation, made before; {chosen}'s is one click away (Explain every layer, "
+            "above).")
 
 
 def example_label(example: Example) -> str:

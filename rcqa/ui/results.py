@@ -122,13 +122,25 @@ def stored_result(qa_model: QAModel, current: Example, settings: ExplainSettings
     shipped with the package (the gallery's, as the page opens: rcqa.attribution.shipped); `side` names a second
     result kept beside the first (the side-by-side view's)."""
     key = result_key(qa_model, current, settings)
-    kept = st.session_state.get(_RESULT + side)
-    if kept and kept[0] == key:
-        return kept[1]
-    found = result_cache().result_for(current, key) or shipped_result(qa_model, current, key)
+    found = _found(qa_model, current, key, side)
     if found is not None:
         keep_result(key, found, side)
     return found
+
+
+def _found(qa_model: QAModel, current: Example, key: str, side: str = "") -> Attribution | None:
+    """The result kept under `key`: this session's, the cache's or the package's; None where none is."""
+    kept = st.session_state.get(_RESULT + side)
+    if kept and kept[0] == key:
+        return kept[1]
+    return result_cache().result_for(current, key) or shipped_result(qa_model, current, key)
+
+
+def first_stored(qa_model: QAModel, current: Example, candidates: Sequence[ExplainSettings]) -> Attribution | None:
+    """The first of these explanations of the example that was made (this session's, the cache's or the package's),
+    not made the result in force; None where none was."""
+    return next((found for settings in candidates
+                 if (found := _found(qa_model, current, result_key(qa_model, current, settings))) is not None), None)
 
 
 def keep_result(key: str, result: Attribution, side: str = "") -> None:

@@ -10,7 +10,7 @@ import pytest
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.layerwise import LAYERWISE_METHODS
-from rcqa.attribution.settings import FoilSpec
+from rcqa.attribution.settings import FoilSpec, resolve
 from rcqa.attribution.shipped import SHIPPED_DIR, shipped_result, with_layer_outputs
 from rcqa.gallery import GALLERY
 from rcqa.model import load_model
@@ -22,6 +22,7 @@ def opening_settings(method: str, versus: bool = False):
     runner-up contrast Side by side opens on beside them."""
     view = View()
     view.method = method
+    view.target = resolve("default", method=method).targets[0]  # an answered question's: the method's own
     settings = view.settings()
     return dataclasses.replace(settings, contrast=FoilSpec("runner-up")) if versus else settings
 

@@ -4,7 +4,7 @@ defaults, each with one sentence saying so. The pages reach it all as `view.NAME
 from rcqa.ui.view.labels import (KNOCKOUT_NAMES, METHOD_NAMES, RULE_NAMES, foil_label, span_label, target_label,
                                  versus_label)
 from rcqa.ui.view.session import (apply_preset, bind, example_changed, fit_head, fit_layers, fit_target, fit_windows,
-                                  foil_typed, publish, show_url_problems, target_chosen, update, view,
+                                  foil_typed, publish, settings_under, show_url_problems, target_chosen, update, view,
                                   why_not, why_not_rank)
 from rcqa.ui.view.state import (ABSTENTION_TARGET, MAX_TOP_K, MODEL_ENV, NAMED_FOILS, NBEST_SPANS, PICKABLE_TARGETS,
                                 SOURCES, SPANS, TOLERANCES, VERSUS_KINDS, VersusSpec, View, default_model,
@@ -15,5 +15,5 @@ __all__ = ["ABSTENTION_TARGET", "KNOCKOUT_NAMES", "MAX_TOP_K", "METHOD_NAMES", "
            "PICKABLE_TARGETS", "RULE_NAMES", "SOURCES", "SPANS", "TOLERANCES", "URL_PASSAGE_LIMIT",
            "VERSUS_KINDS", "VersusSpec", "View", "apply_preset", "bind", "default_model", "example_changed", "fit_head", "fit_layers",
            "fit_target", "fit_windows", "foil_label", "foil_typed", "from_query", "method_windows", "opening_settings", "parse_versus", "passage_hash",
-           "publish", "shown_versus", "span_label", "target_chosen", "target_label", "to_query", "update", "versus_label",
+           "publish", "settings_under", "shown_versus", "span_label", "target_chosen", "target_label", "to_query", "update", "versus_label",
            "view", "view_fields", "why_not", "why_not_rank"]

@@ -3,12 +3,13 @@ st.query_params, and changed by widgets (bind) and the pages' buttons, so that a
 saw and values survive page switches, where Streamlit would drop the state of widgets that are not drawn."""
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
-from rcqa.attribution.settings import PRESETS, FoilSpec, SpanSpec
+from rcqa.attribution.settings import PRESETS, ExplainSettings, FoilSpec, SpanSpec
 from rcqa.spans import N_BEST
 from rcqa.types import Answer
 from rcqa.ui.errors import callback, log_failure, plain
@@ -101,6 +102,16 @@ def fit_target(answer: Answer) -> None:
     if not st.session_state.get(_TARGET_CHOSEN):
         current = view()
         current.target = ABSTENTION_TARGET if answer.abstained else default_target(current.method)
+
+
+def settings_under(method: str, answer: Answer) -> ExplainSettings:
+    """The settings this view would explain with under another method: a target not picked follows the method, as
+    fit_target makes it follow."""
+    other = copy.copy(view())
+    other.method = method
+    if not st.session_state.get(_TARGET_CHOSEN):
+        other.target = ABSTENTION_TARGET if answer.abstained else default_target(method)
+    return other.settings()
 
 
 def example_changed(current: View) -> None:

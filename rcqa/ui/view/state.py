@@ -194,6 +194,7 @@ def opening_settings() -> list[ExplainSettings]:
     settings = []
     for method in LAYERWISE_METHODS:
         view = View()
-        view.method = method  # as the Method radio sets it
+        view.method = method  # as the Method radio sets it, and fit_target the target of an answered question
+        view.target = default_target(method)
         settings += [view.settings(), VersusSpec("foil", foil=FoilSpec("runner-up")).settings(view.settings())]
     return settings

@@ -3,7 +3,7 @@ against itself says so before anything is queued, the line under Explore's title
 contrast's foil is outlined in the passage once it is explained."""
 import pytest
 
-from tests.helpers.app_harness import explain, html_of, open_app, read_html, texts
+from tests.helpers.app_harness import explain, html_of, open_app, read_html, spec_titled, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/side_by_side.py"
@@ -50,3 +50,18 @@ def test_a_contrasts_foil_is_outlined_in_the_passage_once_explained():
                        for piece in passage.split("outline: 2px dashed")[1:])
     assert outlined.replace("&#44;", ",") == foil.text
     assert f"Outlined in blue: the contrast's foil “{foil.text}”" in passage.replace("&#44;", ",")
+
+
+def test_switching_the_method_keeps_the_last_picture_and_says_what_each_method_explains():
+    app = explain(open_app(query={"ex": "orchard-how-many"}))  # the tiny model: nothing shipped, IG on a click
+    caption = texts(app.caption)
+    assert "Integrated Gradients explains span_log_prob: log p(start) + log p(end)" in caption.replace("\\", "")
+    app.radio(key="rcqa.widget.method").set_value("attnlrp").run()
+    # not yet explained by AttnLRP: IG's heatmap stays in view, said to be IG's, AttnLRP's one click away
+    note = [info.value for info in app.info if "made before" in info.value]
+    assert note == ["Below is Integrated Gradients's explanation, made before; AttnLRP's is one click away (Explain "
+                    "every layer, above)."]
+    assert spec_titled(app, "Where each layer's attribution goes")
+    assert "rcqa.explain" in {button.key for button in app.button}
+    shown = texts(app.caption).replace("\\", "")
+    assert "AttnLRP explains span_logits: start logit + end logit of the span." in shown  # its own target

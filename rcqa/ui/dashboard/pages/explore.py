@@ -69,6 +69,7 @@ def choose_windows(answer) -> None:
 def choose_settings(answer) -> None:
     view.bind(st.radio, "method", "Method", options=list(view.METHOD_NAMES), format_func=view.METHOD_NAMES.get,
               horizontal=True, help=explore.HELP["method"])
+    st.caption(show.plain(explore.explained_target(chosen)))  # said where the method is chosen, not in a subtitle
     if len(view.method_windows(chosen.method)) > 1:
         choose_windows(answer)
     choose_ends()
@@ -327,8 +328,9 @@ def main() -> None:
 
 
 def explain_every_layer(qa_model, current, answer):
-    """The explanation's tabs, where it is stored (the gallery's ship with the package) or once asked for; the
-    result, or None."""
+    """The explanation's tabs, where it is stored (the gallery's ship with the package) or once asked for; until it
+    is, this example's explanation by another method, where one was made, so that switching the method keeps a
+    picture in view. The result in force, or None."""
     try:
         settings = chosen.settings()
     except ValueError as error:
@@ -340,6 +342,11 @@ def explain_every_layer(qa_model, current, answer):
     result = results.result_on_click(qa_model, current, settings, explore.explained(settings, answer), heatmap_view())
     if result is not None:
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
+    elif (earlier := results.first_stored(qa_model, current, [view.settings_under(method, answer)
+                                                               for method in view.METHOD_NAMES
+                                                               if method != settings.method])) is not None:
+        st.info(explore.earlier_method_note(earlier, settings))
+        show_result(earlier, qa_model, results.result_key(qa_model, current, earlier.settings))
     return result
 
 
