@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,7 @@ MAX_QUESTION_WORDS = 200
 # a "word" is whitespace-delimited, so "a," × 50,000 is one word: characters and windows bound the work as well
 MAX_PASSAGE_CHARS = 100_000
 MAX_QUESTION_CHARS = 2_000
+UNREAD_SHARE = 0.5  # past this share of unread tokens, a text is mostly unknown to the model: its answer is a guess
 MAX_WINDOWS = 128  # after tokenising; 10,000 words of English need about 60 windows of 384 tokens
 WINDOW_BATCH = 16  # windows per forward pass
 
@@ -51,6 +53,32 @@ def validate(passage: str, question: str) -> None:
             raise InputError(f"the {label} looks like binary data, not text")
     if all(word.is_punctuation for word in written_words(passage)):
         raise InputError("the passage has no words, only punctuation or markup")
+
+
+def unread_tokens(tokenizer, text: str) -> tuple[int, int]:
+    """(tokens the tokenizer could not read, tokens in all) of text. Unread: the unknown token ([UNK]), or a piece
+    of one character or less of a word split into several pieces: a word spelt out letter by letter (WordPiece
+    with a script it barely knows), or byte by byte (a byte-level BPE, which has no unknown token)."""
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)  # no length warning
+    words = encoding.word_ids()
+    pieces = Counter(words)
+    unread = sum(1 for token, word, (start, end) in zip(encoding["input_ids"], words, encoding["offset_mapping"])
+                 if token == tokenizer.unk_token_id or (pieces[word] > 1 and end - start <= 1))
+    return unread, len(words)
+
+
+def unread_warning(tokenizer, passage: str, question: str) -> str | None:
+    """One sentence where most of the question's or the passage's tokens are unread (unread_tokens), as a question
+    in Chinese is to an English WordPiece model; None where the model can read both."""
+    counts = {label: unread_tokens(tokenizer, text) for label, text in (("question", question), ("passage", passage))}
+    unread = {label: (n, total) for label, (n, total) in counts.items() if n > UNREAD_SHARE * total}
+    if not unread:
+        return None
+    whose = " and the ".join(f"{label}'s" for label in unread)
+    shares = " and ".join(f"{n:,} of {total:,}" for n, total in unread.values())
+    return (f"Most of the {whose} tokens are unknown to the model's tokenizer ({shares}: [UNK], or a word spelt out "
+            f"letter by letter), so the model can hardly read {'them' if len(unread) > 1 else 'it'} and its answer is likely a "
+            "guess.")
 
 
 def _looks_binary(text: str) -> bool:

@@ -50,6 +50,15 @@ def quoted(value: str, limit: int = ECHOED_CHARS) -> str:
     return f"{value[:limit]!r}… ({len(value):,} characters)"
 
 
+LABEL_CHARS = 30  # of a word drawn as a label: a whole long word is rare, and a 20,000-character one stretches a chart
+
+
+def shortened(text: str, limit: int = LABEL_CHARS) -> str:
+    """Text of at most `limit` characters, a cut one ending in "…": a word or an answer drawn where its length must
+    not set the size of what holds it (a heatmap's tick label, an answer's headline)."""
+    return text if len(text) <= limit else f"{text[:limit - 1]}…"
+
+
 @dataclass(frozen=True)
 class WrittenWord:
     """One word of a text as spaCy tokenises it: characters [start_char, end_char) and its tag."""

@@ -2,15 +2,23 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import pandas as pd
 
 from rcqa.evaluate import score
 from rcqa.figures.common import FONT, escape_text, null_decision
+from rcqa.text import WrittenWord, shortened, written_words
 from rcqa.types import NULL_TARGETS, Answer, Example, Foil
 
 LONG_PASSAGE_WORDS = 300  # a passage longer than this is shown in a box of its own height, which scrolls
+LONG_PASSAGE_CHARS = 3_000  # so is one of fewer, longer words: a 20,000-character word wraps into 250 lines
 PASSAGE_BOX = "max-height: 24em; overflow-y: auto; border: 1px solid #ddd; border-radius: 4px; padding: 0.5em;"
+WRAPPED = "overflow-wrap: anywhere;"  # a word wider than its column breaks, rather than widening the page
+# a long passage whose answer starts past OPEN_AT_CHARS (about the box's height) opens at it, with up to
+# CONTEXT_CHARS of its line before it; the words before that are folded above, a click away
+OPEN_AT_CHARS, CONTEXT_CHARS = 1_200, 300
+ANSWER_CHARS = 200  # of an answer shown in the summary's headline
 
 FOIL_MARK = "outline: 2px dashed #1f77b4; outline-offset: 1px;"  # the contrast's foil, in every passage drawn
 
@@ -28,8 +36,11 @@ def answer_passage(example: Example, answer: Answer, foil: Foil | None = None) -
     marks += [(g.start_char, g.start_char + len(g.text), "gold") for g in example.answers if g.start_char >= 0]
     if foil is not None and foil.start_char is not None and foil.end_char is not None:
         marks.append((foil.start_char, foil.end_char, "foil"))
-    boundaries = sorted({0, len(example.passage), *(p for s, e, _ in marks for p in (s, e))})
-    pieces = []
+    long = _is_long(example.passage)
+    fold = _fold_at(example.passage, answer) if long else 0
+    boundaries = sorted({0, fold, len(example.passage), *(p for s, e, _ in marks for p in (s, e))})
+    folded: list[str] = []
+    shown: list[str] = []
     for start, end in itertools.pairwise(boundaries):
         text = escape_text(example.passage[start:end])
         kinds = {kind for s, e, kind in marks if s <= start and end <= e}
@@ -39,26 +50,56 @@ def answer_passage(example: Example, answer: Answer, foil: Foil | None = None) -
             text = f'<mark style="background: rgba(214, 39, 40, 0.25); padding: 1px 0;">{text}</mark>'
         if "foil" in kinds:
             text = f'<span style="{FOIL_MARK}">{text}</span>'
-        pieces.append(text)
+        (folded if start < fold else shown).append(text)
     marked = "the best span, which the model rejected for “no answer”" if answer.abstained else "the model\'s answer"
-    long = _long_passage(example.passage, answer)
-    legend = (f'<p style="font-size: 0.85em; color: #555;">{long}Highlighted: {marked}'
+    note = _long_passage(example.passage, answer, fold) if long else ""
+    legend = (f'<p style="font-size: 0.85em; color: #555;">{note}Highlighted: {marked}'
               + (". Underlined in green: the gold answer" if example.answers else "")
               + (f". Outlined in blue: the contrast's foil “{escape_text(foil.text)}”"
                  if foil is not None and foil.start_char is not None else "") + ".</p>")
     box = PASSAGE_BOX if long else ""
-    return f'<div style="{FONT} white-space: pre-wrap; {box}">{"".join(pieces)}</div>{legend}'
+    before = (f'<details><summary style="cursor: pointer; color: #555; font-size: 0.85em;">The passage\'s first '
+              f"{_words_before(example.passage, fold):,} words, before the answer: click to show them</summary>"
+              f'{"".join(folded)}</details>' if folded else "")
+    return f'<div style="{FONT} white-space: pre-wrap; {WRAPPED} {box}">{before}{"".join(shown)}</div>{legend}'
 
 
-def _long_passage(passage: str, answer: Answer) -> str:
-    """For a passage over LONG_PASSAGE_WORDS words, shown in a scrolling box so that the controls below stay in
-    view: how long it is and where in it the highlighted span starts; "" for a shorter one."""
-    words = len(passage.split())
-    if words <= LONG_PASSAGE_WORDS:
-        return ""
-    where = (f", the highlighted span at word {len(passage[:answer.best.start_char].split()) + 1:,}"
+def passage_words(passage: str) -> list[WrittenWord]:
+    """The passage's words as every page counts them: words as written (rcqa.text), punctuation no word; the
+    heatmap's columns and "One word across layers" number these."""
+    return [word for word in written_words(passage) if not word.is_punctuation]
+
+
+def _words_before(passage: str, char: int) -> int:
+    return sum(1 for word in passage_words(passage) if word.start_char < char)
+
+
+def _is_long(passage: str) -> bool:
+    """Shown in a scrolling box, so that the controls below stay in view."""
+    return len(passage) > LONG_PASSAGE_CHARS or len(passage_words(passage)) > LONG_PASSAGE_WORDS
+
+
+def _fold_at(passage: str, answer: Answer) -> int:
+    """Where a long passage's box opens: where the answer's line starts, or the word starting at most CONTEXT_CHARS
+    before the answer, whichever is later; 0 (the passage's start) for an answer within its first OPEN_AT_CHARS."""
+    if answer.best is None or answer.best.start_char <= OPEN_AT_CHARS:
+        return 0
+    start = answer.best.start_char
+    line = passage.rfind("\n", 0, start) + 1
+    if start - line <= CONTEXT_CHARS:
+        return line
+    space = re.compile(r"\s").search(passage, start - CONTEXT_CHARS, start)
+    return space.end() if space else start
+
+
+def _long_passage(passage: str, answer: Answer, fold: int) -> str:
+    """How long a long passage is, in the words every page counts (passage_words), where in it the highlighted span
+    starts, and that its box opens there where the words before are folded."""
+    where = (f", the highlighted span at word {_words_before(passage, answer.best.start_char) + 1:,}"
              if answer.best else "")
-    return f"A long passage ({words:,} words{where}): scroll in its box to read it. "
+    opens = " It opens at the span; the words before it are folded above it." if fold else ""
+    words = len(passage_words(passage))
+    return f"A long passage ({words:,} word{'s' * (words != 1)}{where}): scroll in its box to read it.{opens} "
 
 
 def answer_summary(example: Example, answer: Answer, target: str | None = None) -> str:
@@ -69,14 +110,14 @@ def answer_summary(example: Example, answer: Answer, target: str | None = None) 
         return _abstention(example, answer, target)
     if best is None:
         return "<p>The model found no span to answer with.</p>"
-    parts = [f'<div style="font-size: 1.25em; font-weight: 600;">{escape_text(best.text)}</div>',
+    parts = [f'<div style="font-size: 1.25em; font-weight: 600; {WRAPPED}">{_headline(best.text)}</div>',
              f"<p>probability {percent(best.probability)} {ANSWER_MARK}"
              + (f" · from window {best.window + 1} of {answer.n_windows}" if answer.n_windows > 1 else "") + "</p>"]
     golds = [g.text for g in example.answers]
     if golds:
         exact, f1 = score(best.text, golds)
-        parts.append(f"<p>Gold: {' | '.join(escape_text(g) for g in dict.fromkeys(golds))} · exact match "
-                     f"{exact:.0f} · F1 {f1:.2f}</p>")
+        parts.append(f"<p style=\"{WRAPPED}\">Gold: {' | '.join(_headline(g) for g in dict.fromkeys(golds))} · "
+                     f"exact match {exact:.0f} · F1 {f1:.2f}</p>")
     if answer.no_answer is not None:
         parts.append(f"<p>It could have said “no answer” (probability {percent(answer.no_answer.probability)}). "
                      f"{escape_text(null_decision(answer))}</p>")
@@ -86,6 +127,14 @@ def answer_summary(example: Example, answer: Answer, target: str | None = None) 
                      f"must still point at a span: its best guess has probability {percent(best.probability)}. "
                      "The attributions below explain that guess, not an answer.</p>")
     return "".join(parts)
+
+
+def _headline(text: str) -> str:
+    """An answer as the summary shows it, escaped: up to ANSWER_CHARS characters, and how long a longer one is
+    (the passage box shows it whole)."""
+    if len(text) <= ANSWER_CHARS:
+        return escape_text(text)
+    return f"{escape_text(shortened(text, ANSWER_CHARS))} ({len(text):,} characters)"
 
 
 def _abstention(example: Example, answer: Answer, target: str | None) -> str:
@@ -98,12 +147,12 @@ def _abstention(example: Example, answer: Answer, target: str | None) -> str:
     if best:
         advice = ("" if target in NULL_TARGETS else " The explanations below can explain the abstention: choose "
                   "the target <em>null</em> or <em>answer_vs_null</em>.")
-        parts.append(f"<p>The best span it rejected: “{escape_text(best.text)}” (probability "
+        parts.append(f"<p style=\"{WRAPPED}\">The best span it rejected: “{_headline(best.text)}” (probability "
                      f"{percent(best.probability)}).{advice}</p>")
     golds = [g.text for g in example.answers]
     if golds and not example.is_impossible:
-        parts.append(f"<p>Gold: {' | '.join(escape_text(g) for g in dict.fromkeys(golds))} · exact match 0 · F1 0"
-                     "</p>")
+        parts.append(f"<p style=\"{WRAPPED}\">Gold: {' | '.join(_headline(g) for g in dict.fromkeys(golds))} · "
+                     "exact match 0 · F1 0</p>")
     elif example.is_impossible:
         parts.append("<p>The question has no answer in the passage: abstaining is right.</p>")
     return "".join(parts)
@@ -152,7 +201,7 @@ def percent(probability: float) -> str:
 
 def example_heading(example: Example, model_name: str) -> str:
     """One escaped line naming the example and model a page shows."""
-    return (f'<p style="color: #444;"><strong>{escape_text(example.title or example.id)}</strong>: '
+    return (f'<p style="color: #444; {WRAPPED}"><strong>{escape_text(example.title or example.id)}</strong>: '
             f"“{escape_text(example.question)}” · model {escape_text(model_name)}</p>")
 
 

@@ -22,6 +22,7 @@ from rcqa.figures.common import (
     word_ticks,
 )
 from rcqa.figures.printed import Panel, printed_heatmaps
+from rcqa.text import shortened
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution, Word, overlaps
 
 MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
@@ -104,7 +105,7 @@ def heatmap(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION,
         hovertemplate=(f"<b>%{{customdata[0]}}</b> at %{{customdata[1]}}<br>{shown_share} · rank %{{customdata[2]}}"
                        "<br>category: %{customdata[3]}<br>raw score %{customdata[4]}<extra></extra>"),
     ))
-    labels = [escape_label(word) for word in words.word]
+    labels = [escape_label(shortened(word)) for word in words.word]  # a 20,000-character word would squash the rows
     figure.update_yaxes(autorange="reversed", type="category")
     shown = ("question words, then passage words" if include_question else "passage words") + (
         ", with [CLS] and [SEP]" if include_special else "")

@@ -13,7 +13,7 @@ from rcqa.data import DataError
 from rcqa.dataset.aggregate import run_examples
 from rcqa.dataset.store import run_folders
 from rcqa.gallery import GALLERY_BY_ID
-from rcqa.qa import MAX_PASSAGE_CHARS, MAX_QUESTION_CHARS  # noqa: F401 (the pages' boxes hold at most these)
+from rcqa.qa import MAX_PASSAGE_CHARS, MAX_QUESTION_CHARS
 from rcqa.text import quoted
 from rcqa.types import Example
 from rcqa.ui.run_cache import from_run
@@ -21,6 +21,16 @@ from rcqa.ui.show import plain
 from rcqa.ui.view import View, example_changed, passage_hash, update, view
 from rcqa.uploads import read_examples
 
+
+def box_limit(what: str, limit: int) -> str:
+    """The sentence beside a text box of at most `limit` characters: Streamlit ignores a paste past it whole, and
+    keeps what the box held, so the limit is said before it bites."""
+    return (f"The {what} box holds at most {limit:,} characters: a longer paste is ignored, and the {what} stays as "
+            "it was.")
+
+
+QUESTION_LIMIT = box_limit("question", MAX_QUESTION_CHARS)
+PASSAGE_LIMIT = box_limit("passage", MAX_PASSAGE_CHARS)
 UPLOAD_CHOICES = 1000  # questions of an uploaded file offered at once; a filter narrows them
 # a search of an uploaded file's questions, read in the page thread: 5 words over 200,000 questions take 0.11 s
 SEARCH_CHARS, SEARCH_WORDS = 200, 5

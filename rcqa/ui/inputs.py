@@ -9,6 +9,7 @@ from rcqa.catalog import shown_name
 from rcqa.figures import example_heading
 from rcqa.gallery import GALLERY
 from rcqa.model import ModelLoadError, QAModel, load_model
+from rcqa.qa import text_digest, unread_warning
 from rcqa.types import Example
 from rcqa.ui import PAGES
 from rcqa.ui.examples import example
@@ -83,3 +84,15 @@ def page_inputs() -> tuple[QAModel, Example, ExplainSettings] | None:
     except ValueError as error:
         report(error)
         return None
+
+
+def unread_note(qa_model: QAModel, current: Example) -> str | None:
+    """One sentence, for under the answer, where most of the question's or the passage's tokens are unknown to the
+    model's tokenizer (rcqa.qa.unread_warning); None where it can read both."""
+    return _unread_note(qa_model.fingerprint, text_digest(current.passage, current.question), qa_model, current)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _unread_note(fingerprint: str, digest: str, _qa_model: QAModel, _current: Example) -> str | None:
+    """Kept by model and text: a 100,000-character passage takes 0.2 s to tokenise, and every rerun asks."""
+    return unread_warning(_qa_model.tokenizer, _current.passage, _current.question)

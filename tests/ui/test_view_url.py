@@ -68,3 +68,16 @@ def test_the_heatmap_shows_cls_by_default_for_a_null_target_and_a_toggle_overrid
     assert View().shows_special_tokens(explains_null=True) and not View().shows_special_tokens(explains_null=False)
     assert not View(special_tokens=False).shows_special_tokens(explains_null=True)
     assert View(special_tokens=True).shows_special_tokens(explains_null=False)
+
+
+def test_a_links_question_is_bounded_as_the_box_is_and_never_written_back_whole():
+    from rcqa.gallery import gallery_example
+    from rcqa.qa import MAX_QUESTION_CHARS
+
+    asked = "why " * 750  # 3,000 characters, over the box's 2,000
+    view, problems = from_query({"src": "gallery", "ex": "orchard-how-many", "q": asked})
+    assert problems == ["Ignored the link's question of 3,000 characters: a question holds at most 2,000."]
+    assert view.question == gallery_example("orchard-how-many").question and "why why" not in str(to_query(view))
+    fits = "w" * MAX_QUESTION_CHARS
+    view, problems = from_query({"src": "gallery", "ex": "orchard-how-many", "q": fits})
+    assert problems == [] and view.question == fits  # at the bound: kept, nothing said

@@ -18,6 +18,7 @@ from rcqa.catalog import offered, shown_name
 from rcqa.figures.heads import HEAD_VIEWS
 from rcqa.gallery import GALLERY, GALLERY_BY_ID
 from rcqa.lens.interventions import KNOCKOUT_BASELINES
+from rcqa.qa import MAX_QUESTION_CHARS
 from rcqa.text import quoted
 from rcqa.types import AGGREGATIONS
 from rcqa.ui.ends import ENDS
@@ -122,6 +123,10 @@ def from_query(query: Mapping[str, str]) -> tuple[View, list[str]]:
                             "uploaded it. Upload the file again to see this question.")
     gallery = GALLERY_BY_ID.get(view.example_id)
     view.question = query.get("q", gallery.question if view.source == "gallery" and gallery else "")
+    if len(view.question) > MAX_QUESTION_CHARS:  # bounded as in the box: never kept, nor written back to the link
+        problems.append(f"Ignored the link's question of {len(view.question):,} characters: a question holds at most "
+                        f"{MAX_QUESTION_CHARS:,}.")
+        view.question = gallery.question if view.source == "gallery" and gallery else ""
     fields = {**_URL_UNSHOWN, **_URL_FIELDS,
               **{name: (attribute, _SWITCH_VALUES) for name, attribute in _URL_SWITCHES.items()}}
     for name, (attribute, allowed) in fields.items():

@@ -19,7 +19,8 @@ def choose_example() -> None:
         choose_source()
     with asked:
         view.bind(st.text_input, "question", "Question", max_chars=examples.MAX_QUESTION_CHARS,
-                  help="Edit it to ask something else about the same passage (the gold answer then no longer applies).")
+                  help="Edit it to ask something else about the same passage (the gold answer then no longer "
+                       f"applies). {examples.QUESTION_LIMIT}")
 
 
 def choose_source() -> None:
@@ -36,7 +37,8 @@ def choose_source() -> None:
         if file := examples.uploaded():
             name, questions = file
             text = st.text_input("Search the questions", key="rcqa.upload_filter", max_chars=examples.SEARCH_CHARS,
-                                 placeholder="words from the question or the article title")
+                                 placeholder="words from the question or the article title",
+                                 help=examples.box_limit("search", examples.SEARCH_CHARS))
             try:
                 shown, total = examples.search(questions, text)
             except ValueError as error:
@@ -49,8 +51,7 @@ def choose_source() -> None:
     else:
         view.bind(st.text_area, "passage", "Passage", height=180, max_chars=examples.MAX_PASSAGE_CHARS,
                   placeholder="Paste the passage that should hold the answer")
-        if len(chosen.passage) >= examples.MAX_PASSAGE_CHARS:
-            st.caption(f"The passage box holds at most {examples.MAX_PASSAGE_CHARS:,} characters: a longer paste is cut there.")
+        st.caption(examples.PASSAGE_LIMIT)  # Streamlit ignores a longer paste whole: said before it bites
         if len(chosen.passage) > view.URL_PASSAGE_LIMIT:
             st.caption(f"This passage is longer than {view.URL_PASSAGE_LIMIT:,} characters, too long for a link: "
                        "the page's link carries only its fingerprint, and the passage is kept in this session only.")
@@ -126,6 +127,8 @@ def show_answer(qa_model, current):
     view.fit_target(answer)  # before the summary, which advises a target only where the one in force is not null
     st.caption("The model's answer")
     show.html(figures.answer_summary(current, answer, chosen.target))
+    if note := inputs.unread_note(qa_model, current):  # most of its tokens unknown to this model's vocabulary
+        st.warning(note)
     return answer
 
 
