@@ -69,3 +69,43 @@ def test_at_800_px_the_first_screen_holds_without_a_sideways_scroll(server, brow
     assert in_view(page, page.locator("[data-testid=stPlotlyChart] .nsewdrag").first, NARROW["height"])
     page.screenshot(path=str(shot_path("first-screen-800")))
     context.close()
+
+
+def test_what_the_first_screen_says_is_true(server, browser):
+    """Findings 1, 2, 5, 14 and 15 of issue 61, on the shipped gallery explanations (no click to explain)."""
+    page = browser.new_context(viewport=SCREEN).new_page()
+    # 1: a one-pass method's completeness gap is information, never advice
+    open_example(page, server, "lighthouse-who")
+    page.get_by_text("Gradient × activation (one gradient)").click()
+    settle(page)
+    wait_for_chart(page, "Where each layer's attribution goes")
+    assert page.get_by_text("raise the steps", exact=False).count() == 0
+    page.get_by_role("tab", name="Completeness").click()
+    settle(page)
+    page.get_by_text("promises no completeness", exact=False).first.wait_for(timeout=30_000)
+    # 15: switching to AttnLRP draws its own (shipped) picture at once and says what it explains
+    page.get_by_role("tab", name="Heatmap").click()
+    page.get_by_text("AttnLRP (one pass)").click()
+    settle(page)
+    wait_for_chart(page, "Where each layer's attribution goes")
+    assert page.get_by_role("button", name="Explain every layer").count() == 0
+    page.get_by_text("AttnLRP explains span_logits", exact=False).wait_for()
+    # 2: "Why not this span?" never offers the answer itself
+    page.get_by_text("Integrated Gradients (exact)").click()
+    settle(page)
+    page.get_by_label("Why not this span?", exact=True).click()
+    page.keyboard.press("ArrowDown")  # the list opens on the keyboard too, wherever the box was scrolled to
+    page.get_by_role("option").first.wait_for(timeout=10_000)
+    options = page.get_by_role("option").all_inner_texts()
+    assert options and not any("Margaret Ellison" == option.split(": ", 1)[-1] for option in options), options
+    page.keyboard.press("Escape")
+    # 5: the roles' reading says the answer's ceiling beside the top-k, as the chart draws it
+    page.get_by_role("tab", name="Layer roles").click()
+    settle(page)
+    page.get_by_text("can fill at most 40%", exact=False).first.wait_for(timeout=30_000)
+    # 14: Side by side opens, for a right answer, on a comparison it draws at once (the runner-up's)
+    page.goto(f"{server}/side_by_side?ex=lighthouse-who")
+    settle(page, after_action=False)
+    wait_for_chart(page, "Two explanations side by side")
+    assert page.get_by_text("would be the same explanation", exact=False).count() == 0
+    page.context.close()
