@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,8 +91,10 @@ def _private_copy(model: torch.nn.Module, state: _Scaling) -> torch.nn.Module:
     return private
 
 
-def attention_attribution(qa_model: QAModel, case: HeadCase, steps: int = STEPS) -> AttentionAttribution:
-    """Hao et al.'s attention attribution of the case's span log-likelihood at every head of every layer."""
+def attention_attribution(qa_model: QAModel, case: HeadCase, steps: int = STEPS,
+                          on_block: Callable[[int], None] | None = None) -> AttentionAttribution:
+    """Hao et al.'s attention attribution of the case's span log-likelihood at every head of every layer;
+    on_block(blocks done) told after each."""
     family = qa_model.config.model_type
     if family not in FAMILIES:
         raise ValueError(f"rcqa attributes attention for {', '.join(FAMILIES)} models, not {family}: its attention "
@@ -114,4 +117,6 @@ def attention_attribution(qa_model: QAModel, case: HeadCase, steps: int = STEPS)
         heads.append(attribution.sum(dim=(1, 2)))
         differences.append(float((f[-1] - f[-2]).detach()))
         sums.append(float(attribution.sum()))
+        if on_block is not None:
+            on_block(layer + 1)
     return AttentionAttribution(torch.stack(heads).cpu().numpy(), np.array(differences), np.array(sums))

@@ -49,9 +49,14 @@ def _calibration() -> dict[str, float]:
 CALIBRATION = _calibration()
 
 
+def part_passes(layers: int, heads: int) -> dict[str, float]:
+    """Each part's block passes, calibrated: what a progress report weighs it by."""
+    return {part: CALIBRATION[part] * passes for part, passes in structural_passes(layers, heads).items()}
+
+
 def heads_passes(layers: int, heads: int) -> float:
     """The block passes of scoring every head and reading every head's attention, calibrated."""
-    return sum(CALIBRATION[part] * passes for part, passes in structural_passes(layers, heads).items())
+    return sum(part_passes(layers, heads).values())
 
 
 def heads_price(qa_model: QAModel, windows: int, tokens: int) -> Price:

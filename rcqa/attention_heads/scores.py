@@ -9,6 +9,7 @@ gradient importance is |∂F/∂g| for the head's gate g at 1, from one forward 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -100,9 +101,10 @@ def _gated_logits(qa_model: QAModel, case: HeadCase, layout: HeadLayout, gates: 
     return output.start_logits, output.end_logits
 
 
-def knock_out_heads(qa_model: QAModel, case: HeadCase, fill: str = "zero",
-                    rows_per_forward: int = ROWS_PER_FORWARD) -> HeadKnockouts:
-    """Each head of each layer knocked out alone (its context replaced by fill), in batched forwards."""
+def knock_out_heads(qa_model: QAModel, case: HeadCase, fill: str = "zero", rows_per_forward: int = ROWS_PER_FORWARD,
+                    on_rows: Callable[[int], None] | None = None) -> HeadKnockouts:
+    """Each head of each layer knocked out alone (its context replaced by fill), in batched forwards; on_rows(heads
+    knocked out so far) told after each."""
     layout = layout_of(qa_model, case)
     gates = knock_out_each(layout)
     with torch.no_grad():
@@ -117,6 +119,8 @@ def knock_out_heads(qa_model: QAModel, case: HeadCase, fill: str = "zero",
                 best = _best(start[row], end[row], case)
                 answers.append(best.text if best else "")
                 flips.append(_characters(best) != _characters(reference))
+            if on_rows is not None:
+                on_rows(len(deltas))
     shape = (layout.layers, layout.heads)
     return HeadKnockouts(unchanged, np.array(deltas).reshape(shape), np.array(flips).reshape(shape),
                          tuple(tuple(answers[layer * layout.heads:(layer + 1) * layout.heads])

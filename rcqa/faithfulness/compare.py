@@ -10,7 +10,7 @@ draws in one batch.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -26,7 +26,9 @@ from rcqa.attribution.methods import (
     word_scores,
 )
 from rcqa.attribution.methods.random_baseline import RandomBaseline
+from rcqa.attribution.cost import FORWARD
 from rcqa.evaluate import f1
+from rcqa.faithfulness.cost import deletion_variants, passes_after_each, search_variants
 from rcqa.faithfulness.deletion import OPERATORS, Reanswer, reanswer
 from rcqa.faithfulness.metrics import aopc_bounds, fraction_count
 from rcqa.model import QAModel
@@ -217,26 +219,33 @@ class Comparison(ResultHeader):
 
 def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED, protocol: Protocol | None = None,
             settings: ExplainSettings | None = None,
-            known: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> Comparison:
+            known: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+            progress: Callable[[float, str], None] | None = None) -> Comparison:
     """Score the example with each method under each of its rankings (the target and span of `settings`; IG with
     its baseline and rule), then delete each ranking's top words and re-answer, against `protocol.draws` random
     rankings. `known` holds, per method and ranking, token scores some methods already gave for this same window and
     target (the dataset runner passes IG's, from the layer-wise explanation's embeddings layer), which are used
-    instead of computing them again."""
+    instead of computing them again. `progress` is told (the share of the work done, where it is) after each method
+    and each batch of re-answers, the share weighed by the cost model's passes (rcqa.faithfulness.cost)."""
     protocol, settings = protocol or Protocol(), settings or ExplainSettings()
+    report = progress or _unheard
     case = Case.of(qa_model, example, settings.targets[0], settings.span, settings.allow_null)
     names = [*dict.fromkeys(m for m in methods if m != RandomBaseline.name), RandomBaseline.name]
-    scores, seconds = _scores(case, names, protocol, settings, known or {})
-    names = list(scores)  # the entries: each method under each of its rankings
     words = case.passage_words()
-    per_word = {name: [word_scores(s, words) for s in draws] for name, draws in scores.items()}
     span = case.window.offsets[case.target.start_token][0], case.window.offsets[case.target.end_token][1]
     deletable = [i for i, w in enumerate(words)
                  if not (protocol.spare_answer and overlaps(*span, w.start_char, w.end_char))]
+    shares = work_shares(settings, names, protocol, len(deletable))
+    scores, seconds = _scores(case, names, protocol, settings, known or {},
+                              lambda index: report(shares.scored[index], _method_step(names, index)))
+    names = list(scores)  # the entries: each method under each of its rankings
+    per_word = {name: [word_scores(s, words) for s in draws] for name, draws in scores.items()}
     started = time.perf_counter()
     (original,) = reanswer(case, [()], protocol.operator)
-    deletions = iter(delete_top_words(case, [_ranking(w, deletable) for name in names for w in per_word[name]],
-                                      protocol, original))
+    deletions = iter(delete_top_words(
+        case, [_ranking(w, deletable) for name in names for w in per_word[name]], protocol, original,
+        lambda done, total: report(shares.deleted(done / total),
+                                   f"re-answering with words deleted: {done} of {total} variants")))
     seconds["deletion"] = time.perf_counter() - started
     bounds = None
     if protocol.naopc_beam:
@@ -245,6 +254,7 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
                              lambda sets: [r.span_probability for r in reanswer(case, sets, protocol.operator)],
                              deletable, protocol.ks(len(deletable))[-1], protocol.naopc_beam)
         seconds["aopc_bounds"] = time.perf_counter() - started
+    report(1.0, f"compared {len(names)} rankings with random ones")
     return Comparison(
         example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=case.window.answer,
         window=case.window.window,
@@ -263,12 +273,45 @@ def _parts(name: str) -> tuple[str, str]:
     return method, ranking or "random"
 
 
+@dataclass(frozen=True)
+class WorkShares:
+    """A comparison's share of the work done after each method's scores (`scored`, in the methods' order) and, from
+    there, through the deletions' re-answers; the rest (the AOPC search) is done at 1."""
+
+    scored: tuple[float, ...]
+    deletion: float
+
+    def deleted(self, part: float) -> float:
+        """The share done once `part` of the deletions' re-answers are."""
+        return self.scored[-1] + self.deletion * part
+
+
+def work_shares(settings: ExplainSettings, methods: Sequence[str], protocol: Protocol, words: int) -> WorkShares:
+    """The shares of a comparison's block passes (rcqa.faithfulness.cost: the recording forward, each method's, a
+    forward per variant with words deleted, the AOPC search's) done after each part, `words` deletable."""
+    spent = passes_after_each(settings, methods)
+    deletion = FORWARD * deletion_variants(methods, protocol.draws, protocol.k, len(protocol.fractions),
+                                           len(protocol.bins), 0, words)
+    search = FORWARD * search_variants(protocol.naopc_beam, words, protocol.k)
+    total = spent[-1] + deletion + search
+    return WorkShares(tuple(passes / total for passes in spent), deletion / total)
+
+
+def _method_step(methods: Sequence[str], index: int) -> str:
+    return f"method {index + 1} of {len(methods)}: {METHODS[methods[index]].label}"
+
+
+def _unheard(share: float, where: str) -> None:
+    """No one listens to the progress."""
+
+
 def _scores(case: Case, methods: list[str], protocol: Protocol, settings: ExplainSettings,
-            known: Mapping[str, Mapping[str, np.ndarray]]) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
+            known: Mapping[str, Mapping[str, np.ndarray]],
+            scored: Callable[[int], None]) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
     """Per entry (a method under one of its rankings), its normalised token scores (one per random draw), and per
-    method the seconds its scores took (0 if known)."""
+    method the seconds its scores took (0 if known); scored(i) once the i-th method is done."""
     scores, seconds = {}, {}
-    for method in methods:
+    for index, method in enumerate(methods):
         started = time.perf_counter()
         seeds = protocol.seeds() if method == RandomBaseline.name else [protocol.seed]
         draws = ([known[method]] if method in known
@@ -276,6 +319,7 @@ def _scores(case: Case, methods: list[str], protocol: Protocol, settings: Explai
         for ranking in METHODS[method].rankings:
             scores[entry_name(method, ranking)] = [normalised(draw[ranking], case.special) for draw in draws]
         seconds[method] = time.perf_counter() - started
+        scored(index)
     return scores, seconds
 
 
@@ -284,16 +328,19 @@ def _ranking(scores: np.ndarray, deletable: list[int]) -> np.ndarray:
     return np.array(deletable, dtype=int)[np.argsort(-scores[deletable], kind="stable")]
 
 
-def delete_top_words(case: Case, rankings: list[np.ndarray], protocol: Protocol, original: Reanswer) -> list[Deletions]:
+def delete_top_words(case: Case, rankings: list[np.ndarray], protocol: Protocol, original: Reanswer,
+                     answered: Callable[[int, int], None] | None = None) -> list[Deletions]:
     """Each ranking's deletions (every count of the protocol's curve, fractions and bins, and ERASER's keep-only
     variants), rankings being of the same deletable words. A set of words asked for more than once, by one ranking
-    or several, is answered once; the empty set is the original answer; the rest go through the model in batches."""
+    or several, is answered once; the empty set is the original answer; the rest go through the model in batches,
+    answered(variants done, variants in all) told after each."""
     words = len(rankings[0])
     deleted_counts = sorted({*protocol.ks(words), *protocol.fraction_ks(words), *protocol.bin_ks(words)})
     kept_counts = sorted(set(protocol.bin_ks(words)))
     wanted = dict.fromkeys(frozenset(chosen.tolist()) for ranking in rankings
                            for chosen in [*(ranking[:c] for c in deleted_counts), *(ranking[c:] for c in kept_counts)])
     wanted.pop(frozenset(), None)
-    answers = {frozenset(): original, **dict(zip(wanted, reanswer(case, list(wanted), protocol.operator)))}
+    answers = {frozenset(): original, **dict(zip(wanted, reanswer(case, list(wanted), protocol.operator,
+                                                                answered=answered)))}
     return [Deletions(tuple(ranking.tolist()), {c: answers[frozenset(ranking[:c].tolist())] for c in deleted_counts},
                       {c: answers[frozenset(ranking[c:].tolist())] for c in kept_counts}) for ranking in rankings]

@@ -17,13 +17,28 @@ from rcqa.attribution.settings import ExplainSettings
 from rcqa.model import QAModel
 
 
+def method_passes(settings: ExplainSettings, methods: Sequence[str]) -> dict[str, float]:
+    """Per method (and random), its passes through every block to score one window: a pass shared by several
+    methods counted at the first of them, where it is computed."""
+    found: dict[str, float] = {}
+    shared: set[str] = set()
+    for name in dict.fromkeys((*methods, RandomBaseline.name)):
+        method = make_method(name, settings)
+        found[name] = 0.0 if method.shared_pass in shared else method.block_passes()
+        shared.add(method.shared_pass or name)
+    return found
+
+
 def scoring_passes(settings: ExplainSettings, methods: Sequence[str]) -> float:
     """Passes through every block to score one window with every method (and random), the recording forward in."""
-    found: dict[str, float] = {}
-    for name in (*methods, RandomBaseline.name):
-        method = make_method(name, settings)
-        found[method.shared_pass or name] = method.block_passes()
-    return FORWARD + sum(found.values())
+    return FORWARD + sum(method_passes(settings, methods).values())
+
+
+def passes_after_each(settings: ExplainSettings, methods: Sequence[str]) -> list[float]:
+    """The passes spent once each of the methods, in order, has scored the window (the recording forward first): a
+    progress report's share of the work."""
+    passes, spent = method_passes(settings, methods), FORWARD
+    return [spent := spent + passes[name] for name in methods]
 
 
 def deletion_variants(methods: Sequence[str], draws: int, k: int, fractions: int, bins: int, naopc_beam: int,
@@ -31,7 +46,12 @@ def deletion_variants(methods: Sequence[str], draws: int, k: int, fractions: int
     """At most how many variants the deletion test answers: every ranking's curve (k + 1 counts), fractions and
     ERASER's bins deleted and kept (no set being shared), and the NAOPC search's 2 · beam · words · k."""
     rankings = sum(len(METHODS[name].rankings) for name in methods if name != RandomBaseline.name) + draws
-    return rankings * (k + 1 + fractions + 2 * bins) + 2 * naopc_beam * words * k
+    return rankings * (k + 1 + fractions + 2 * bins) + search_variants(naopc_beam, words, k)
+
+
+def search_variants(naopc_beam: int, words: int, k: int) -> int:
+    """The variants the NAOPC search answers: 2 · beam · words · k (its least and greatest AOPC)."""
+    return 2 * naopc_beam * words * k
 
 
 def pass_seconds(qa_model: QAModel, passes: float, tokens: int) -> float:

@@ -19,7 +19,7 @@ With either, a deleted word cannot be part of an answer any more: the re-answer 
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,10 +64,11 @@ class Reanswer:
 
 
 def reanswer(case: Case, deletions: Sequence[Collection[int]], operator: str = "pad",
-             batch_size: int = BATCH_SIZE) -> list[Reanswer]:
+             batch_size: int = BATCH_SIZE, answered: Callable[[int, int], None] | None = None) -> list[Reanswer]:
     """The window re-answered once per set of deleted passage words (indices into case.passage_words()), in
-    batched forwards of batch_size variants. The variants are batched longest first, so that `remove` batches
-    hold inputs of about one length: each batch is as long as its longest input, and the rest is padding."""
+    batched forwards of batch_size variants, answered(variants done, variants in all) told after each batch. The
+    variants are batched longest first, so that `remove` batches hold inputs of about one length: each batch is as
+    long as its longest input, and the rest is padding."""
     if operator not in OPERATORS:
         raise ValueError(f"unknown deletion operator {operator!r}; choose one of {', '.join(OPERATORS)}")
     words = case.passage_words()
@@ -76,6 +77,8 @@ def reanswer(case: Case, deletions: Sequence[Collection[int]], operator: str = "
 
     def batch(begin: int, end: int) -> None:
         answers.extend(_reanswer_batch(case, [deletions[row] for row in order[begin:end]], operator))
+        if answered is not None:
+            answered(end, len(order))
 
     in_chunks(len(order), batch_size, batch, case.qa_model.device)  # a batch out of memory is halved
     return [answer for _, answer in sorted(zip(order, answers), key=lambda pair: pair[0])]

@@ -38,7 +38,7 @@ from rcqa.attribution.methods.random_baseline import RandomBaseline
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.compare import entry_label, entry_name
 from rcqa.attribution.cost import Price, point_memory_mb, worst_case
-from rcqa.faithfulness.cost import pass_seconds, scoring_passes
+from rcqa.faithfulness.cost import pass_seconds, passes_after_each, scoring_passes
 from rcqa.faithfulness.metrics import rank_correlation
 from rcqa.model import QAModel
 from rcqa.types import Example, Word
@@ -149,28 +149,36 @@ def randomise(model: torch.nn.Module, part: Part, seed: int) -> None:
 
 def sanity_checks(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPARED,
                   settings: ExplainSettings | None = None, k: int = TOP_K, seed: int = 0,
-                  progress: Callable[[tuple[int, int]], None] | None = None) -> SanityCheck:
+                  progress: Callable[[float, str], None] | None = None) -> SanityCheck:
     """Every method's word scores on the trained model and on each randomised one (module docstring), compared;
     the random baseline is always among them (seeded with `seed`, as each part's weights are with seed + its index).
-    `progress` is told (models done, models in all) after each model."""
+    `progress` is told (the share of the work done, where it is) after each method on each model, the share weighed
+    by the methods' passes (rcqa.faithfulness.cost: every model costs the same)."""
     settings, started = settings or ExplainSettings(), time.perf_counter()
     case = Case.of(qa_model, example, settings.targets[0], settings.span, settings.allow_null)
     names = [*dict.fromkeys(m for m in methods if m != RandomBaseline.name), RandomBaseline.name]
     words = case.passage_words()
-    original = _word_scores(case, names, settings, seed, words)
     parts = model_parts(qa_model)
+    total, spent = 1 + len(SERIES) * len(parts), passes_after_each(settings, names)
+
+    def scored(model: int, where: str) -> Callable[[int], None]:
+        """What `progress` hears as the methods finish on the model-th model (0: the trained one)."""
+        return lambda index: None if progress is None else progress(
+            (model + spent[index] / spent[-1]) / total, f"{where} (model {model + 1} of {total}): method {index + 1} of "
+                                             f"{len(names)}, {METHODS[names[index]].label}")
+
+    original = _word_scores(case, names, settings, seed, words, scored(0, "the trained model"))
     found: dict[str, list[dict[str, np.ndarray]]] = {series: [] for series in SERIES}
-    total = 1 + len(SERIES) * len(parts)
     cascade = _private(qa_model)
     for index, part in enumerate(parts):
         randomise(cascade.model, part, seed + index)
         alone = _private(qa_model)
         randomise(alone.model, part, seed + index)
         for series, randomised in zip(SERIES, (cascade, alone)):
+            model = 1 + len(SERIES) * index + SERIES.index(series)
+            where = f"{part.label} randomised {'with those above it' if series == 'cascade' else 'alone'}"
             found[series].append(_word_scores(Case(randomised, example, case.window, settings.targets[0]), names,
-                                              settings, seed, words))
-            if progress is not None:
-                progress((1 + len(SERIES) * index + SERIES.index(series) + 1, total))
+                                              settings, seed, words, scored(model, where)))
     k = min(k, len(words))
     entries = {name: EntryResult(
         {series: [rank_correlation(original[name], step[name]) for step in found[series]] for series in SERIES},
@@ -185,13 +193,15 @@ def _private(qa_model: QAModel) -> QAModel:
 
 
 def _word_scores(case: Case, methods: list[str], settings: ExplainSettings, seed: int,
-                 words: list[Word]) -> dict[str, np.ndarray]:
-    """Per entry, its passage-word scores (normalised as compare's: special tokens 0, over the largest |score|)."""
+                 words: list[Word], scored: Callable[[int], None]) -> dict[str, np.ndarray]:
+    """Per entry, its passage-word scores (normalised as compare's: special tokens 0, over the largest |score|);
+    scored(i) once the i-th method is done."""
     scores = {}
-    for method in methods:
+    for index, method in enumerate(methods):
         found = make_method(method, settings, seed).attribute(case)
         for ranking in METHODS[method].rankings:
             scores[entry_name(method, ranking)] = word_scores(normalised(found[ranking], case.special), words)
+        scored(index)
     return scores
 
 

@@ -10,6 +10,7 @@ from rcqa.attention_heads import HeadPatterns, HeadScores, heads_price
 from rcqa.catalog import shown_name
 from rcqa.figures.heads import TOP_ATTENDED
 from rcqa.model import QAModel
+from rcqa.qa import text_digest
 from rcqa.types import Attribution
 from rcqa.ui import results, show, view, worker
 
@@ -17,22 +18,29 @@ SCORE_LABELS = {"knockout": "Knock-out: change in log p(span)", "attnlrp": "Attn
                 "attention_attribution": "Attention attribution (Hao et al.)", "gradient": "Gradient importance"}
 
 
-def scored_heads(qa_model: QAModel, result: Attribution, key: str) -> tuple[HeadScores, HeadPatterns] | None:
+def heads_request(qa_model: QAModel, result: Attribution) -> tuple[str, str, str]:
+    """The heads' request: its model and the example's text, what they read (the answer's window, whatever the
+    explanation's settings), so that every page and explanation of the question in a session finds the heads
+    scored once (before, it was the explanation's key, and Compare layers or another method asked again)."""
+    return "heads", qa_model.fingerprint, text_digest(result.example.passage, result.example.question)
+
+
+def scored_heads(qa_model: QAModel, result: Attribution) -> tuple[HeadScores, HeadPatterns] | None:
     """The heads of the result's example scored, with their attention patterns, once asked for; None until then."""
     price = heads_price(qa_model, result.answer.n_windows, results.result_window_tokens(qa_model, result))
-    request = ("heads", key)
+    request = heads_request(qa_model, result)
     if not results.ask_button(request, "Score every attention head",
                               f"Knocks out each of the {qa_model.num_layers} × {qa_model.config.num_attention_heads} "
                               f"heads of {shown_name(qa_model.name)} in the answer's window, and scores each with "
                               f"AttnLRP, attention attribution and its gradient: {price.in_words()} on this server."):
         return None
     return results.queued(request, qa_model, worker.heads, result.example, label="Scoring every attention head…",
-                          estimate=price)
+                          estimate=price, first_step="AttnLRP relevance of every head")
 
 
-def show_heads(qa_model: QAModel, result: Attribution, key: str) -> None:
+def show_heads(qa_model: QAModel, result: Attribution) -> None:
     """The grid of the chosen score with its sentences and checks, then the chosen head's attention and effect."""
-    if (found := scored_heads(qa_model, result, key)) is None:
+    if (found := scored_heads(qa_model, result)) is None:
         return
     scores, patterns = found
     chosen = view.view()

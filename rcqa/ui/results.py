@@ -322,7 +322,7 @@ def compute_comparison(qa_model: QAModel, current: Example, settings: ExplainSet
     comparison = await_ticket(
         ticket, _COMPARISON_TICKET,
         "Scoring the words with every method, then re-answering with each method's top words deleted…",
-        "The comparison failed", lambda _: "Compared the methods")
+        "The comparison failed", lambda _: "Compared the methods", progress=("scoring with the first method", told))
     if comparison is not None:
         st.session_state[_COMPARISON] = (key, comparison)
     return comparison
@@ -348,10 +348,17 @@ def ask_button(request: tuple, label: str, what_it_does: str) -> bool:
     return False
 
 
-def queued(request: tuple, qa_model: QAModel, function, *args, label: str, estimate: Price) -> Any | None:
+def told(done: tuple[float, str]) -> tuple[float, str]:
+    """A progress report of a job that tells its share done and where it is (rcqa.ui.worker: the methods'
+    comparison, the sanity check, the heads): the bar's fraction and text as they are."""
+    return done
+
+
+def queued(request: tuple, qa_model: QAModel, function, *args, label: str, estimate: Price,
+           first_step: str | None = None) -> Any | None:
     """function(qa_model, *args) computed through the queue for request (kept with this session's last few
     results), priced at `estimate`; None, with a message shown, when the queue is full or the work
-    fails."""
+    fails. `first_step`: for a job that tells its progress (told), the bar's text until its first report."""
     kept: dict = st.session_state.setdefault(_KEPT, {})
     if request in kept:
         return kept[request]
@@ -359,7 +366,8 @@ def queued(request: tuple, qa_model: QAModel, function, *args, label: str, estim
     ticket = pending(slot, key) or submit(slot, key, heavy(qa_model, function, *args), estimate)
     if ticket is None:
         return None
-    found = await_ticket(ticket, slot, label, f"{label} failed", lambda _: label.removesuffix("…"))
+    found = await_ticket(ticket, slot, label, f"{label} failed", lambda _: label.removesuffix("…"),
+                         progress=None if first_step is None else (first_step, told))
     if found is not None:
         while len(kept) >= KEPT_RESULTS:
             kept.pop(next(iter(kept)))

@@ -35,7 +35,8 @@ def sanity_section(qa_model: QAModel, current: Example, settings: ExplainSetting
                       "the most)."):
         return
     checked = queued(request, qa_model, worker.sanity, current, settings, tuple(methods),
-                     label="Randomising the model's weights and explaining again…", estimate=price)
+                     label="Randomising the model's weights and explaining again…", estimate=price,
+                     first_step="scoring the trained model")
     if checked is None:
         return
     show.chart(sanity_curves(checked, "cascade"))

@@ -302,19 +302,25 @@ def reading(qa_model, passage, question, report: Callable[[Any], None]):
     return read(qa_model, passage, question)
 
 
+def _told(report: Callable[[Any], None]) -> Callable[[float, str], None]:
+    """A library function's progress (share done, where it is) as one report: (share, where)."""
+    return lambda share, where: report((share, where))
+
+
 def comparison(qa_model, example, settings, protocol, report: Callable[[Any], None]):
-    """The methods' comparison (rcqa.faithfulness.compare) for the dashboard; it reports no progress."""
+    """The methods' comparison (rcqa.faithfulness.compare) for the dashboard; each method and each batch of
+    re-answers done is a progress report, where a stopped job ends."""
     from rcqa.faithfulness.compare import compare
 
-    return compare(qa_model, example, protocol=protocol, settings=settings)
+    return compare(qa_model, example, protocol=protocol, settings=settings, progress=_told(report))
 
 
 def sanity(qa_model, example, settings, methods, report: Callable[[Any], None]):
-    """The sanity checks (rcqa.faithfulness.sanity); each randomised model done is a progress report, where a
+    """The sanity checks (rcqa.faithfulness.sanity); each method done on each model is a progress report, where a
     stopped job ends."""
     from rcqa.faithfulness.sanity import sanity_checks
 
-    return sanity_checks(qa_model, example, methods, settings, progress=report)
+    return sanity_checks(qa_model, example, methods, settings, progress=_told(report))
 
 
 def lens(qa_model, example, report: Callable[[Any], None]):
@@ -339,12 +345,12 @@ def knockouts(qa_model, result, k, draws, baseline, aggregation, report: Callabl
 
 
 def heads(qa_model, example, report: Callable[[Any], None]):
-    """Every attention head of the answer's window scored (rcqa.attention_heads.score_case) and its attention
-    patterns (head_patterns), from the same window."""
+    """Every attention head of the answer's window scored (rcqa.attention_heads.score_case, each part a progress
+    report) and its attention patterns (head_patterns), from the same window."""
     from rcqa.attention_heads import head_case, head_patterns, score_case
 
     case = head_case(qa_model, example.passage, example.question)
-    return score_case(qa_model, example, case), head_patterns(qa_model, case)
+    return score_case(qa_model, example, case, progress=_told(report)), head_patterns(qa_model, case)
 
 
 def projection(qa_model, vectors, method, report: Callable[[Any], None]):

@@ -6,7 +6,7 @@ from rcqa.attribution.cost import MULTIPLY_ADDS_PER_TOKEN_BLOCK, SPEED_ENV
 from rcqa.attribution.methods import COMPARED
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.compare import Protocol
-from rcqa.faithfulness.cost import comparison_seconds, deletion_variants, scoring_passes
+from rcqa.faithfulness.cost import comparison_seconds, deletion_variants, passes_after_each, scoring_passes
 
 
 def test_scoring_counts_each_shared_pass_once_and_ig_by_its_expected_points():
@@ -17,6 +17,14 @@ def test_scoring_counts_each_shared_pass_once_and_ig_by_its_expected_points():
     assert scoring_passes(adaptive, ["gradient", "gradient_x_input"]) == pytest.approx(1 / 3 + 1)
     assert scoring_passes(ExplainSettings(steps=20, tolerance=None, rule="riemann_right"), ["integrated_gradients"]) == \
         pytest.approx(1 / 3 + 20)
+
+
+def test_the_passes_spent_after_each_method_count_a_shared_pass_where_it_is_first_computed():
+    adaptive = ExplainSettings(steps=8, tolerance=0.01)
+    # the recording forward 1/3, then: gradient 1 (the embeddings' gradient), gradient × input 0 (the same), IG 12,
+    # AttnLRP 1, tracing 1/3 (the attention maps), rollout 0 (the same), random 0
+    assert passes_after_each(adaptive, [*COMPARED, "random"]) == pytest.approx(
+        [4 / 3, 4 / 3, 40 / 3, 43 / 3, 44 / 3, 44 / 3, 44 / 3])
 
 
 def test_the_variants_are_every_rankings_curve_fractions_and_bins_and_the_naopc_search():

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from tests.helpers.app_harness import explain, open_app, open_tab, press, spec_titled, texts, values
+from tests.helpers.app_harness import (explain, open_app, open_tab, press, recorded_prices, spec_titled, texts,
+                                       values)
 
 pytestmark = pytest.mark.usefixtures("app_env")
 SCORE_TITLES = {"attnlrp": "Each head's AttnLRP", "attention_attribution": "Each head's attention attribution",
@@ -88,3 +89,37 @@ def test_compare_layers_shows_the_same_heads_from_a_link():
     assert not app.exception, [e.value for e in app.exception]
     grid, layers, _ = grid_of(app, "Each head's AttnLRP")
     assert app.selectbox(key="rcqa.widget.head_layer").value == len(layers) - 1  # a link's layer 9 fits the model
+
+
+
+def test_heads_scored_on_explore_are_found_by_compare_layers_with_no_new_job(monkeypatch):
+    queued = recorded_prices(monkeypatch)
+    app = heads_on_explore()
+    explore_grid, _, _ = grid_of(app, "Each head knocked out")
+    asked = set(queued)
+    app.switch_page("pages/compare_layers.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert set(queued) == asked  # nothing queued: not the heads, nor the explanation
+    assert "rcqa.ask.heads" not in [button.key for button in app.button]  # no second click asked for either
+    assert np.array_equal(grid_of(app, "Each head knocked out")[0], explore_grid)
+
+
+def test_heads_are_shared_by_every_explanation_of_the_question(monkeypatch):
+    """The heads read the model's answer window alone: another method's explanation of the same question, on either
+    page, shows the heads already scored instead of asking again."""
+    queued = recorded_prices(monkeypatch)
+    app = heads_on_explore()
+    explore_grid, _, _ = grid_of(app, "Each head knocked out")
+    app.radio(key="rcqa.widget.method").set_value("attnlrp").run()
+    explain(app)
+    app.switch_page("pages/compare_layers.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert [key for key in queued if key.startswith("heads")] == [next(k for k in queued if k.startswith("heads"))]
+    assert "rcqa.ask.heads" not in [button.key for button in app.button]
+    assert np.array_equal(grid_of(app, "Each head knocked out")[0], explore_grid)
+
+
+def test_scoring_the_heads_shows_a_bar_that_ends_full_naming_the_last_score():
+    app = heads_on_explore()
+    (bar,) = app.get("progress")
+    assert bar.proto.value == 100 and bar.proto.text == "gradient importance of every head"

@@ -36,7 +36,7 @@ def main() -> None:
     analyses.optional_charts(qa_model, current, settings, result, chosen.aggregation, chosen.top_k)
 
     st.subheader("Which attention heads carry the answer")
-    heads.show_heads(qa_model, result, results.result_key(qa_model, current, settings))
+    heads.show_heads(qa_model, result)
 
     st.subheader("Token vectors of one layer")
     method, layer = st.columns(2)

@@ -277,7 +277,7 @@ def show_result(result, qa_model, key: str) -> None:
                     section(qa_model, result, key)
     if attention_heads.open:
         with attention_heads:  # the answer's window, whatever the explanation read
-            heads.show_heads(qa_model, result, key)
+            heads.show_heads(qa_model, result)
 
 
 def show_contrast(qa_model, result, key: str) -> None:
