@@ -3,8 +3,8 @@ filter), kept once per run for the life of the process.
 
 One entry per run folder, replaced when the run changes (its manifest's modification time: the runner rewrites it
 after every chunk) and dropped when the folder is no longer a run. There is no count bound, which a visitor could
-cycle past (a link names a run; the Dataset page's filters are widgets): the runs under $RCQA_RUNS bound it, and
-within a run the values a page asks for (its legal filters: rcqa.ui.runs.LEGAL_FILTERS). Before, 8 runs, 64
+cycle past (a link names a run and the Dataset page's filter): the runs under $RCQA_RUNS bound it, and within a run
+the values a page asks for (its legal filters, which a link's values are checked against: rcqa.ui.runs.LEGAL_FILTERS). Before, 8 runs, 64
 summaries and 4 runs' questions were kept for every run together, so a page cycling through more read a run from
 disk (1-4 s for the committed runs) or summarised it (0.7-1.8 s) in its own thread on every miss."""
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The Dataset page's bridge: which runs it can show, their summaries under a filter (cached per run state), and
-opening one of a run's examples in Explore with the run's own explanation, never recomputed.
+"""The Dataset page's bridge: which runs it can show (without reading their rows), its choice of run and filter as a
+link and back, their summaries under a filter (cached per run state), and opening one of a run's examples in Explore
+with the run's own explanation, never recomputed.
 
 Runs are found through $RCQA_RUNS only (os.pathsep-separated: run folders, or folders holding run folders), so an
 installed rcqa never reads a checkout: set RCQA_RUNS=reports/runs to see the committed runs. From a checkout,
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import streamlit as st
 
 from rcqa.attribution.cache import ResultCache
@@ -24,6 +26,7 @@ from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.dataset.store import RUNS_ENV, run_folders
 from rcqa.dataset.summary import DatasetSummary
 from rcqa.resources import ResourceError, squad_file
+from rcqa.text import quoted
 from rcqa.types import Example
 from rcqa.ui import examples, inputs, results, view
 from rcqa.ui.run_cache import from_run
@@ -52,18 +55,107 @@ class Filter:
 LEGAL_FILTERS = (len(QUESTION_TYPES) + 1) * 3 ** 3  # any or one type; any, yes or no for the three others: 297
 
 
-def readable_runs() -> tuple[list[Path], list[str]]:
+@dataclasses.dataclass(frozen=True)
+class Listed:
+    """A run as the Dataset page lists it, from its manifest and its shards' footers: none of its rows is read (the
+    1,000-question runs take seconds each, and the page read every run before it drew one)."""
+
+    folder: Path
+    name: str  # Run.name: the folder and the preset
+    model: str
+    questions: int  # the rows of its readable shards: the questions it scored
+
+
+def listed_runs() -> tuple[list[Listed], list[str]]:
     """The runs under $RCQA_RUNS that can be shown, and the names of those that cannot (a manifest that is not
     JSON, or lacks the model it names): one broken run leaves the others on the page."""
     readable, unreadable = [], []
     for folder in run_folders():
         try:
-            run(folder)
+            readable.append(from_run(folder, "listed", lambda: _listed(folder)))
         except (OSError, ValueError):
             unreadable.append(folder.name)
-        else:
-            readable.append(folder)
     return readable, unreadable
+
+
+def _listed(folder: Path) -> Listed:
+    manifest = store.read_manifest(folder)
+    questions = 0
+    for shard in (folder / store.SHARDS).glob("*.parquet"):
+        try:
+            questions += pq.read_metadata(shard).num_rows
+        except (OSError, pa.ArrowException):  # skipped, as load_run skips it
+            continue
+    named = Run(folder, manifest, pa.table({}))  # a Run names itself from its manifest alone
+    return Listed(folder, named.name, manifest.model.name, questions)
+
+
+def largest(listed: list[Listed]) -> Listed:
+    """The run that scored the most questions (the first of those that tie): a link naming none opens on it."""
+    return max(listed, key=lambda found: found.questions)
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """What the Dataset page shows: a run, another to compare it with, and the filter's fields."""
+
+    run: Path
+    compare: Path | None = None
+    question_type: str | None = None
+    correct: bool | None = None
+    quantifier: bool | None = None
+    abstained: bool | None = None
+
+    @property
+    def filter(self) -> Filter:
+        return Filter(self.question_type, self.correct, self.quantifier, self.abstained)
+
+
+_RUN, _COMPARE = "ds", "dsvs"  # apart from the View's parameters (rcqa.ui.view.url), which other pages write
+# the filter in a link: parameter → (Choice field, its words → values); a field at "any" stays out of the link
+_FILTER_LINK: dict[str, tuple[str, dict[str, Any]]] = {
+    "dstype": ("question_type", {kind: kind for kind in QUESTION_TYPES}),
+    "dsem": ("correct", {"right": True, "wrong": False}),
+    "dsquant": ("quantifier", {"quantifier": True, "other": False}),
+    "dsnull": ("abstained", {"answered": False, "abstained": True}),
+}
+
+
+def to_link(choice: Choice) -> dict[str, str]:
+    """The choice as URL parameters: runs by their folder's name (never a path)."""
+    query = {_RUN: choice.run.name, **({_COMPARE: choice.compare.name} if choice.compare else {})}
+    for name, (field, words) in _FILTER_LINK.items():
+        if (value := getattr(choice, field)) is not None:
+            query[name] = next(word for word, meant in words.items() if meant == value)
+    return query
+
+
+def from_link(query: Mapping[str, str], listed: list[Listed]) -> tuple[Choice, list[str]]:
+    """The choice a link makes among the listed runs (at least one), and a sentence for each of its values that
+    could not be used: a run this server lacks opens the largest one, a bad filter value is left at "any"."""
+    folders: dict[str, Path] = {}
+    for found in listed:  # two roots may hold runs of one name: a link opens the first
+        folders.setdefault(found.folder.name, found.folder)
+    problems = []
+    run = folders.get(query.get(_RUN, ""))
+    if run is None:
+        run = largest(listed).folder
+        if _RUN in query:
+            problems.append(f"This link names a run {quoted(query[_RUN])} that this server does not have, so the "
+                            f"largest, {run.name}, is shown.")
+    compare = folders.get(query.get(_COMPARE, ""))
+    if _COMPARE in query and compare in (None, run):
+        problems.append(f"Ignored {_COMPARE}={quoted(query[_COMPARE])} from the link: it names no other run here.")
+        compare = None
+    fields = {}
+    for name, (field, words) in _FILTER_LINK.items():
+        if name not in query:
+            continue
+        if query[name] in words:
+            fields[field] = words[query[name]]
+        else:
+            problems.append(f"Ignored {name}={quoted(query[name])} from the link: choose one of {', '.join(words)}.")
+    return Choice(run, compare, **fields), problems
 
 
 def run(folder: Path) -> Run:
@@ -109,8 +201,7 @@ def methods_verdicts(fingerprint: str, operator: str, spare_answer: bool) -> lis
 
 def summary(folder: Path, chosen: Filter) -> DatasetSummary | None:
     """The run's summary over the chosen rows; None when no row is chosen."""
-    return _computed(folder, "summary", chosen, lambda found: _summary_of(found, chosen),
-                     "Averaging over the run's examples…")
+    return _computed(folder, "summary", chosen, lambda found: _summary_of(found, chosen))
 
 
 def abstains(folder: Path) -> bool:

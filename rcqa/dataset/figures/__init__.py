@@ -12,12 +12,12 @@ from rcqa.dataset.figures.heads import heads_importance, pruning_curves
 from rcqa.dataset.figures.lens import KNOCKOUT_COLOURS, LENS_COLOURS, interventions_by_layer, lens_by_layer
 from rcqa.dataset.figures.methods import faithfulness_curves, faithfulness_table, paired_table, sanity_by_step, sanity_table
 from rcqa.dataset.figures.paper import (completeness_by_layer, jsd_map, pos_by_layer, quantifier_by_depth,
-                                        roles_by_abstention, roles_by_depth, scores_by_type)
+                                        quantifier_counts, roles_by_abstention, roles_by_depth, scores_by_type)
 
 __all__ = [
     "DASHES", "DEPTH_AXIS", "KNOCKOUT_COLOURS", "LENS_COLOURS", "SHARE_NAMES", "SOURCE_NAMES", "SOURCE_SYMBOLS",
     "completeness_by_layer", "contrast_by_layer", "faithfulness_curves", "faithfulness_table", "heads_importance",
     "interval_text", "interventions_by_layer", "jsd_map", "lens_by_layer", "number_text", "paired_table",
-    "pos_by_layer", "pruning_curves", "quantifier_by_depth", "roles_by_abstention", "roles_by_depth",
+    "pos_by_layer", "pruning_curves", "quantifier_by_depth", "quantifier_counts", "roles_by_abstention", "roles_by_depth",
     "sanity_by_step", "sanity_table", "scores_by_type",
 ]

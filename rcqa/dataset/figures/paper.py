@@ -46,6 +46,23 @@ def roles_by_abstention(parts: dict[str, DatasetSummary], run: str) -> Chart:
     return roles_by_depth(named, "dataset-roles-by-abstention", ": answered and abstained questions")
 
 
+def drawn_questions(quantifier: dict) -> str:
+    """The questions a run's quantifier line is drawn over, as its legend says it: "154 of 158 questions" where
+    some quantifier questions have no ratio (a passage with fewer than two numbers), so that the count the page shows
+    beside the chart (all of them) and the legend's are seen to differ, and why (quantifier_counts)."""
+    drawn, asked = quantifier["n_with_ratio"], quantifier["n_questions"]
+    return f"{drawn} questions" if drawn == asked else f"{drawn} of {asked} questions"
+
+
+def quantifier_counts(quantifier: dict) -> str:
+    """One sentence: how many quantifier questions there are, and how many of them the quantifier chart draws."""
+    drawn, asked = quantifier["n_with_ratio"], quantifier["n_questions"]
+    if drawn == asked:
+        return f"{asked:,} quantifier question{'' if asked == 1 else 's'}, all drawn."
+    return (f"{asked:,} quantifier questions; {drawn:,} with two or more numbers in the passage are drawn (the ratio "
+            f"is undefined for the other {asked - drawn:,}).")
+
+
 def quantifier_by_depth(runs: dict[str, DatasetSummary]) -> Chart:
     """The quantifier ratio per layer on 'how many / how much' questions, beside the paper's and MLRC's."""
     figure, tables = go.Figure(), []
@@ -56,7 +73,7 @@ def quantifier_by_depth(runs: dict[str, DatasetSummary]) -> Chart:
         tables.append(table)
         band(figure, table, "#9467bd", "quantifier ratio")
         figure.add_scatter(x=table.depth, y=table["mean"], mode="lines+markers", name=f"{name} "
-                           f"({quantifier['n_with_ratio']} questions)", line={"color": "#9467bd", "dash": dash},
+                           f"({drawn_questions(quantifier)})", line={"color": "#9467bd", "dash": dash},
                            customdata=table.layer, hovertemplate="%{customdata}: %{y:.1f}%<extra></extra>")
     tables.append(published_points(figure, published.QUANTIFIER_RATIO, {"quantifier ratio": "#444"}))
     apply_layout(figure, "Quantifier questions: how much each layer's top words dwell on the passage's numbers",

@@ -55,9 +55,9 @@ def test_a_run_with_its_numbers_and_filters(runs_folder):
     conclusions = app.table[0].value  # a static table: every cell whole
     assert conclusions.holds.tolist() == [True, True, True, True]
 
-    app.selectbox(key="rcqa.dataset.type").set_value("who").run()
+    app.selectbox(key="rcqa.dataset.question_type").set_value("who").run()
     assert metrics(app)["Examples"] == "1" and metrics(app)["Exact match"] == "0.0"
-    app.selectbox(key="rcqa.dataset.type").set_value("any").run()
+    app.selectbox(key="rcqa.dataset.question_type").set_value("any").run()
     app.selectbox(key="rcqa.dataset.correct").set_value("right (exact match)").run()
     assert metrics(app)["Examples"] == "1" and metrics(app)["Exact match"] == "100.0"
     app.selectbox(key="rcqa.dataset.quantifier").set_value("quantifier questions (how many / much)").run()

@@ -100,7 +100,7 @@ def test_a_link_to_an_abstention_explains_it_as_an_abstention(server, page):
 
 
 def test_a_committed_run_opens_in_explore_without_squad_and_reloads(server, page):
-    page.goto(f"{server}/dataset")
+    page.goto(f"{server}/dataset?ds={RUN.name}")  # the page opens on the largest run unless a link names one
     page.get_by_text("The examples", exact=True).wait_for(timeout=300_000)
     settle(page, after_action=False)
     first = min(load_run(RUN).rows.column("id").to_pylist())

@@ -1,8 +1,22 @@
 """Does it hold over a dataset? The paper's dataset-level analyses of a `reproduce` run, filtered, beside the
-published numbers; any example opens in Explore with the run's own explanation."""
+published numbers; any example opens in Explore with the run's own explanation. The run and the filter live in the
+link."""
+import dataclasses
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
+
+# drawn before rcqa is imported or a run read, since Streamlit sends each element as the script reaches it: on a
+# fresh server rcqa.dataset imports PyTorch (5-8 s), and a 1,000-question run's rows take 3-4 s to read
+st.title("Does it hold over a dataset?")
+st.caption("The dataset-level analyses of Ramnath et al. (EMNLP 2020) over a `python -m rcqa reproduce` run, "
+           "beside the published numbers. Layers are compared at equal relative depth: the published model "
+           "(BERT-base) has 12 blocks.")
+loading = st.empty()
+loading.progress(0.0, text="Loading the dataset analyses…")
 
 from rcqa.analysis.similarity import VARIANTS, describe
 from rcqa.catalog import shown_name
@@ -12,6 +26,7 @@ from rcqa.dataset.conclusions import (conclusion_table, contrast_statement, sett
 from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.dataset.summary import DatasetSummary
 from rcqa.ui import PAGES, runs, show
+from rcqa.ui.errors import callback
 
 ANY = "any"
 CORRECTNESS = {ANY: None, "right (exact match)": True, "wrong": False}
@@ -19,22 +34,81 @@ QUANTIFIER = {ANY: None, "quantifier questions (how many / much)": True, "other 
 ABSTENTION = {ANY: None, "answered": False, "abstained (no answer)": True}
 
 
-def run_label(folder) -> str:
-    found = runs.run(folder)
-    return f"{found.name}: {found.rows.num_rows:,} examples, model {shown_name(found.manifest.model.name)}"
+CHOICE = "rcqa.dataset.choice"  # the page's runs.Choice: Streamlit drops a widget's state when another page is shown
 
 
-def choose_filter(abstains: bool) -> runs.Filter:
+def run_label(found: runs.Listed) -> str:
+    return f"{found.name}: {found.questions:,} examples, model {shown_name(found.model)}"
+
+
+def read_link(listed: list[runs.Listed]) -> None:
+    """Keep the link's choice in the session when the page is first shown (each value it cannot use said in one
+    sentence), and again should a run the session's choice holds be gone."""
+    kept = st.session_state.get(CHOICE)
+    here = {found.folder for found in listed}
+    if kept is None or kept.run not in here or (kept.compare is not None and kept.compare not in here):
+        st.session_state[CHOICE], problems = runs.from_link(st.query_params.to_dict(), listed)
+        for problem in problems:
+            st.warning(show.plain(problem))  # problems quote the link's values
+
+
+def chosen() -> runs.Choice:
+    return st.session_state[CHOICE]
+
+
+def change(**fields: Any) -> None:
+    st.session_state[CHOICE] = dataclasses.replace(chosen(), **fields)
+
+
+def choose(field: str, label: str, options: dict[Any, Any], **kwargs: Any) -> None:
+    """A selectbox over `options` (shown → meant) that shows and changes the choice's `field`."""
+    key = f"rcqa.dataset.{field}"
+    st.session_state[key] = next(shown for shown, meant in options.items() if meant == getattr(chosen(), field))
+    st.selectbox(label, list(options), key=key,
+                 on_change=callback(lambda: change(**{field: options[st.session_state[key]]})), **kwargs)
+
+
+def choose_runs(listed: list[runs.Listed]) -> None:
+    labels = {str(found.folder): run_label(found) for found in listed}
+    folders = {str(found.folder): found.folder for found in listed}
+    choose("run", "Run", folders, format_func=labels.__getitem__)
+    if chosen().compare == chosen().run:  # the run now chosen was the one compared with it
+        change(compare=None)
+    others: dict[Any, Any] = {None: None, **{key: f for key, f in folders.items() if f != chosen().run}}
+    choose("compare", "Compare with", others, format_func=lambda f: "nothing" if f is None else labels[f],
+           help="another run (say the paper's code settings) asked the same questions")
+
+
+def choose_filter(abstains: bool) -> None:
     """The filter widgets; the model's abstentions filter only a run whose model abstained."""
     kind, correct, quantifier, *abstention = st.columns(4 if abstains else 3)
-    chosen_type = kind.selectbox("Question type", [ANY, *QUESTION_TYPES], key="rcqa.dataset.type")
-    chosen_correct = correct.selectbox("Answers", list(CORRECTNESS), key="rcqa.dataset.correct")
-    chosen_quantifier = quantifier.selectbox("Questions", list(QUANTIFIER), key="rcqa.dataset.quantifier")
-    chosen_abstention = abstention[0].selectbox("No answer", list(ABSTENTION), key="rcqa.dataset.abstained",
-                                                help="the questions the model answered, or abstained on") \
-        if abstains else ANY
-    return runs.Filter(None if chosen_type == ANY else chosen_type, CORRECTNESS[chosen_correct],
-                       QUANTIFIER[chosen_quantifier], ABSTENTION[chosen_abstention])
+    with kind:
+        choose("question_type", "Question type", {ANY: None, **{t: t for t in QUESTION_TYPES}})
+    with correct:
+        choose("correct", "Answers", CORRECTNESS)
+    with quantifier:
+        choose("quantifier", "Questions", QUANTIFIER)
+    if abstains:
+        with abstention[0]:
+            choose("abstained", "No answer", ABSTENTION, help="the questions the model answered, or abstained on")
+    elif chosen().abstained is not None:  # a link's, for a run whose model never abstained
+        change(abstained=None)
+
+
+def publish(choice: runs.Choice) -> None:
+    """Mirror the choice to the URL, so that a link reopens it."""
+    if st.query_params.to_dict() != (wanted := runs.to_link(choice)):
+        st.query_params.from_dict(wanted)
+
+
+def staged(steps: list[tuple[str, Callable[[], Any]]]) -> list[Any]:
+    """Each step's value, in turn, under the progress bar, which names the step (k of n)."""
+    values = []
+    for k, (doing, step) in enumerate(steps):
+        loading.progress(k / len(steps), text=f"{doing} ({k + 1} of {len(steps)})…")
+        values.append(step())
+    loading.empty()
+    return values
 
 
 def show_facts(summary: DatasetSummary) -> None:
@@ -43,7 +117,8 @@ def show_facts(summary: DatasetSummary) -> None:
     columns[1].metric("Exact match", "–" if summary.exact_match is None else f"{summary.exact_match:.1f}")
     columns[2].metric("F1", "–" if summary.f1 is None else f"{summary.f1:.1f}",
                       help=f"BERT-base: {published.SCORES['f1'].value} ({published.SCORES['f1'].source})")
-    columns[3].metric("Quantifier questions", summary.quantifier["n_questions"])
+    columns[3].metric("Quantifier questions", f"{summary.quantifier['n_questions']:,}",
+                      help=figures.quantifier_counts(summary.quantifier))
     worst = worst_completeness(summary)
     columns[4].metric("Worst median completeness error", "–" if worst is None else f"{100 * worst:.2f} %",
                       help="the largest per-layer median of |Σ attributions − ΔF| / |ΔF|: how far the "
@@ -54,9 +129,9 @@ def show_facts(summary: DatasetSummary) -> None:
                f"fingerprint {summary.fingerprint}")
 
 
-def show_examples(folder, chosen: runs.Filter) -> None:
+def show_examples(folder: Path, wanted: runs.Filter) -> None:
     st.subheader("The examples")
-    table = runs.examples_table(folder, chosen)
+    table = runs.examples_table(folder, wanted)
     picked = show.table(table, hide_index=True, on_select="rerun", selection_mode="single-row",
                         key="rcqa.dataset.examples", height=320,
                         column_config={"probability": st.column_config.NumberColumn(format="percent")})
@@ -74,27 +149,24 @@ def show_examples(folder, chosen: runs.Filter) -> None:
 
 
 def main() -> None:
-    st.title("Does it hold over a dataset?")
-    st.caption("The dataset-level analyses of Ramnath et al. (EMNLP 2020) over a `python -m rcqa reproduce` run, "
-               "beside the published numbers. Layers are compared at equal relative depth: the published model "
-               "(BERT-base) has 12 blocks.")
-    folders, unreadable = runs.readable_runs()
+    listed, unreadable = runs.listed_runs()
     if unreadable:
         st.caption(f"Left out, their manifest.json cannot be read: {show.plain(', '.join(unreadable))}.")
-    if not folders:
+    if not listed:
+        loading.empty()
         st.info("No run found. Make one with `python -m rcqa reproduce --data squad-dev --limit 100 --out runs/mine` "
                 f"and start the app with `{runs.RUNS_ENV}=runs`.")
         return
-    labels = {str(f): run_label(f) for f in folders}
-    chosen_run = st.selectbox("Run", list(labels), format_func=labels.__getitem__, key="rcqa.dataset.run")
-    assert chosen_run is not None  # a selectbox with options always holds one
-    others = [f for f in labels if f != chosen_run]
-    compared = st.selectbox("Compare with", [None, *others], format_func=lambda f: "nothing" if f is None
-                            else labels[f], key="rcqa.dataset.compare",
-                            help="another run (say the paper's code settings) asked the same questions")
-    chosen = choose_filter(runs.abstains(Path(chosen_run)))
-    shown = [Path(f) for f in (chosen_run, compared) if f is not None]
-    by_run = {runs.run(f).name: runs.summary(f, chosen) for f in shown}
+    read_link(listed)
+    choose_runs(listed)
+    shown = [f for f in (chosen().run, chosen().compare) if f is not None]
+    count = {found.folder: found.questions for found in listed}
+    staged([(f"Reading run {f.name} ({count[f]:,} questions)", functools.partial(runs.run, f)) for f in shown])
+    choose_filter(runs.abstains(shown[0]))
+    publish(chosen())
+    picked = chosen().filter
+    averaged = staged([(f"Averaging over run {f.name}", functools.partial(runs.summary, f, picked)) for f in shown])
+    by_run = {runs.run(f).name: summary for f, summary in zip(shown, averaged)}
     subject = by_run[runs.run(shown[0]).name]
     if subject is None:
         st.warning("No example of this run matches the filter.")
@@ -120,9 +192,11 @@ def main() -> None:
          "Completeness"], key="rcqa.dataset_tabs")
     with roles:
         show.chart(figures.roles_by_depth(summaries))
-        if parts := runs.abstention_parts(shown[0], chosen):
+        if parts := runs.abstention_parts(shown[0], picked):
             show.chart(figures.roles_by_abstention(parts, runs.run(shown[0]).name))
     with quantifiers:
+        for name, found in summaries.items():
+            st.caption(f"{show.plain(name)}: {figures.quantifier_counts(found.quantifier)}")
         show.chart(figures.quantifier_by_depth(summaries))
     with jsd:
         variant = st.radio("Distributions", list(VARIANTS), format_func=lambda v: describe(v, 5), horizontal=True,
@@ -149,7 +223,8 @@ def main() -> None:
             show.table(figures.paired_table(subject), hide_index=True)
     with st.expander("Beside the published numbers (table)"):
         show.table(published.comparison(subject), hide_index=True)
-    show_examples(shown[0], chosen)
+    show_examples(shown[0], picked)
 
 
 show.guarded(main)()
+loading.empty()  # after an error too, which guarded says in one sentence: no bar left saying it loads

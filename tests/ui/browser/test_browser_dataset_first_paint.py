@@ -1,0 +1,50 @@
+"""The Dataset page in a browser, on the committed runs of a fresh server: its title is painted while the largest
+run is still being read (a progress bar naming it below), it opens on that run and names it in the link, a link
+reopens the run chosen, and the quantifier count shown agrees with the chart's legend, or says why not."""
+from urllib.parse import parse_qs, urlsplit
+
+from tests.helpers.browser import settle, shoot
+from tests.ui.app.test_app_dataset_link import COMMITTED, committed_counts
+
+TITLE = "Does it hold over a dataset?"
+# the title is on the page, a progress bar says a run is being read, and no number of it is shown yet
+_PAINTED_WHILE_READING = """() => {
+    const title = [...document.querySelectorAll('h1')].some(h => h.textContent.includes(%r));
+    const bar = [...document.querySelectorAll('[data-testid=stProgress]')].some(p => p.textContent.includes('Reading run'));
+    return title && bar && !document.querySelector('[data-testid=stMetric]');
+}""" % TITLE
+
+
+def linked_run(url: str) -> str:
+    return parse_qs(urlsplit(url).query)["ds"][0]
+
+
+def test_the_title_comes_first_the_largest_run_opens_its_link_reopens_and_counts_agree(server, page):
+    counts = {run.name: committed_counts(run) for run in sorted(COMMITTED.iterdir()) if (run / "shards").is_dir()}
+    largest = max(counts, key=lambda name: counts[name][0])  # the first of those that tie, as the page lists them
+    _, asked, drawn = counts[largest]
+
+    page.goto(f"{server}/dataset")
+    page.wait_for_function(_PAINTED_WHILE_READING, timeout=120_000)  # a fresh server reads the run for seconds
+    settle(page, after_action=False)
+    assert page.get_by_label("Run", exact=True).input_value().startswith(f"{largest} ")
+    assert linked_run(page.url) == largest
+    quantifiers = page.locator("[data-testid=stMetric]").filter(has_text="Quantifier questions")
+    assert quantifiers.locator("[data-testid=stMetricValue]").inner_text() == f"{asked:,}"
+    page.get_by_role("tab", name="Quantifier questions").click()
+    page.get_by_text(f"{drawn:,} with two or more numbers in the passage are drawn").first.wait_for()
+    legend = page.locator(".legendtext").filter(has_text=f"({drawn} of {asked} questions)")
+    legend.first.wait_for(timeout=30_000)  # the other charts' legends name the run too, in their hidden tabs
+    assert [text.startswith(f"{largest} ") for text in legend.all_text_contents()] == [True]
+    shoot(page, "dataset-first-paint")
+
+    other = next(name for name in counts if name != largest and counts[name][0] < counts[largest][0])
+    page.get_by_label("Run", exact=True).click()
+    page.get_by_role("option").filter(has_text=f"{other} ").first.click()
+    settle(page)
+    assert linked_run(page.url) == other
+    reopened = page.context.new_page()
+    reopened.goto(page.url)
+    reopened.get_by_label("Run", exact=True).wait_for(timeout=120_000)
+    settle(reopened, after_action=False)
+    assert reopened.get_by_label("Run", exact=True).input_value().startswith(f"{other} ")
