@@ -136,11 +136,10 @@ def _found(qa_model: QAModel, current: Example, key: str, side: str = "") -> Att
     return result_cache().result_for(current, key) or shipped_result(qa_model, current, key)
 
 
-def first_stored(qa_model: QAModel, current: Example, candidates: Sequence[ExplainSettings]) -> Attribution | None:
-    """The first of these explanations of the example that was made (this session's, the cache's or the package's),
-    not made the result in force; None where none was."""
-    return next((found for settings in candidates
-                 if (found := _found(qa_model, current, result_key(qa_model, current, settings))) is not None), None)
+def kept_result(side: str = "") -> Attribution | None:
+    """The result this session showed last (on `side`), whatever its settings; None before any."""
+    kept = st.session_state.get(_RESULT + side)
+    return kept[1] if kept else None
 
 
 def keep_result(key: str, result: Attribution, side: str = "") -> None:

@@ -332,8 +332,8 @@ def main() -> None:
 
 def explain_every_layer(qa_model, current, answer):
     """The explanation's tabs, where it is stored (the gallery's ship with the package) or once asked for; until it
-    is, this example's explanation by another method, where one was made, so that switching the method keeps a
-    picture in view. The result in force, or None."""
+    is, the one this session showed last where it is this view by another method, so that switching the method
+    keeps a picture in view. The result in force, or None."""
     try:
         settings = chosen.settings()
     except ValueError as error:
@@ -345,9 +345,8 @@ def explain_every_layer(qa_model, current, answer):
     result = results.result_on_click(qa_model, current, settings, explore.explained(settings, answer), heatmap_view())
     if result is not None:
         show_result(result, qa_model, results.result_key(qa_model, current, settings))
-    elif (earlier := results.first_stored(qa_model, current, [view.settings_under(method, answer)
-                                                               for method in view.METHOD_NAMES
-                                                               if method != settings.method])) is not None:
+    elif (earlier := results.kept_result()) is not None and earlier.example == current and \
+            earlier.settings == view.settings_under(earlier.settings.method, answer):  # this view, another method
         st.info(explore.earlier_method_note(earlier, settings))
         show_result(earlier, qa_model, results.result_key(qa_model, current, earlier.settings))
     return result
