@@ -86,7 +86,7 @@ def _listed(folder: Path) -> Listed:
             questions += pq.read_metadata(shard).num_rows
         except (OSError, pa.ArrowException):  # skipped, as load_run skips it
             continue
-    named = Run(folder, manifest, pa.table({}))  # a Run names itself from its manifest alone
+    named = Run(folder, manifest, pa.Table.from_pydict({}))  # a Run names itself from its manifest alone
     return Listed(folder, named.name, manifest.model.name, questions)
 
 
