@@ -87,7 +87,11 @@ def wait_for_chart(page, title: str) -> None:
 def explain_every_layer(page, shot: str) -> None:
     """Click "Explain every layer" (where the explanation was not shipped with the gallery: rcqa.attribution.shipped),
     wait for the heatmap (minutes on a busy CPU) and take a screenshot."""
-    if (button := page.get_by_role("button", name="Explain every layer")).count():
+    button = page.get_by_role("button", name="Explain every layer")
+    # whichever the page draws first: the button, or (shipped) the heatmap itself; a settled page may still be
+    # drawing its layers' column after the answer's
+    button.or_(page.get_by_text("Where each layer's attribution goes")).first.wait_for(timeout=300_000)
+    if button.count():
         button.click()
     page.get_by_text("Where each layer's attribution goes").first.wait_for(timeout=600_000)
     settle(page)
