@@ -11,7 +11,7 @@ other kind):
 """
 import time
 
-from rcqa.attribution.shipped import SHIPPED_DIR, ship, shipped_key
+from rcqa.attribution.shipped import SHIPPED_DIR, ship, shipped_path
 from rcqa.gallery import GALLERY
 from rcqa.model import load_model
 from rcqa.ui.view import opening_settings
@@ -21,9 +21,9 @@ def main() -> None:
     started = time.perf_counter()
     qa_model = load_model("default")
     settings = opening_settings()
-    wanted = {f"rcqa-result-{shipped_key(qa_model, example, chosen)}.npz" for example in GALLERY for chosen in settings}
+    wanted = {shipped_path(qa_model, example, chosen) for example in GALLERY for chosen in settings}
     for stale in SHIPPED_DIR.glob("*.npz"):
-        if stale.name not in wanted:
+        if stale not in wanted:
             stale.unlink()
     written = ship(qa_model, GALLERY, settings)
     size = sum(path.stat().st_size for path in written)

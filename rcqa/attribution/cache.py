@@ -76,7 +76,8 @@ class ResultCache:
                     "gold": [[a.text, a.start_char] for a in example.answers] if settings.reads_gold else None}
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
 
-    def _path(self, key: str) -> Path:
+    def path_of(self, key: str) -> Path:
+        """The file the result kept under `key` is, or would be, written to."""
         return self.folder / f"{PREFIX}{key}.npz"
 
     def files(self) -> list[Path]:
@@ -84,7 +85,7 @@ class ResultCache:
         return list(self.folder.glob(f"{PREFIX}*.npz"))
 
     def get(self, key: str) -> Attribution | None:
-        path = self._path(key)
+        path = self.path_of(key)
         try:
             result = Attribution.from_npz(path, largest_states=LARGEST_STATES_BYTES)
         except FileNotFoundError:
@@ -118,10 +119,10 @@ class ResultCache:
     def put(self, key: str, result: Attribution) -> None:
         if self.read_only:
             raise PermissionError(f"{self.folder} is a read-only result cache")
-        partial = self._path(key).with_suffix(f".{os.getpid()}.part")
+        partial = self.path_of(key).with_suffix(f".{os.getpid()}.part")
         try:
             partial.write_bytes(result.to_npz(compact=True))
-            partial.replace(self._path(key))
+            partial.replace(self.path_of(key))
         except OSError:
             self._discard(partial)  # a full disk leaves no half-written file behind
             raise

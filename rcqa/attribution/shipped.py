@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from rcqa.attribution.cache import PREFIX, ResultCache
+from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.window import explained_window, on_device
@@ -49,8 +49,9 @@ def with_layer_outputs(qa_model: QAModel, result: Attribution) -> Attribution:
     return dataclasses.replace(result, hidden_states=torch.cat(stack.hidden).cpu().numpy(), hidden_tokens=None)
 
 
-def shipped_key(qa_model: QAModel, example: Example, settings: ExplainSettings) -> str:
-    return ResultCache.key(qa_model.fingerprint, example, settings)
+def shipped_path(qa_model: QAModel, example: Example, settings: ExplainSettings, folder: Path = SHIPPED_DIR) -> Path:
+    """The file the explanation of `example` with `settings` is shipped in (whether or not it is there)."""
+    return shipped_cache(folder).path_of(ResultCache.key(qa_model.fingerprint, example, settings))
 
 
 def ship(qa_model: QAModel, examples: Iterable[Example], settings: Iterable[ExplainSettings],
@@ -61,8 +62,8 @@ def ship(qa_model: QAModel, examples: Iterable[Example], settings: Iterable[Expl
     written = []
     for example in examples:
         for chosen in chosen_settings:
-            key = shipped_key(qa_model, example, chosen)
-            path = folder / f"{PREFIX}{key}.npz"
+            key = ResultCache.key(qa_model.fingerprint, example, chosen)
+            path = cache.path_of(key)
             if not path.exists():
                 cache.put(key, dataclasses.replace(explain(qa_model, example, chosen), hidden_states=None))
             written.append(path)

@@ -53,13 +53,17 @@ def method_caption(method: str) -> str:
 def explained_target(current: View) -> str:
     """What the chosen method explains, in one sentence beside its choice: methods explain the same target, but
     AttnLRP's rules receive something else for a log-probability, which a reader comparing methods must know."""
-    label = layerwise_method(current.method).label.split(" (")[0]
-    return f"{label} explains {target_label(current.target, current.method)}."
+    return f"{_method_name(current.method)} explains {target_label(current.target, current.method)}."
+
+
+def _method_name(method: str) -> str:
+    """A method as a sentence names it: its label without the note in brackets ("AttnLRP (one pass)": AttnLRP)."""
+    return layerwise_method(method).label.split(" (")[0]
 
 
 def earlier_method_note(earlier: Attribution, settings: ExplainSettings) -> str:
     """Why the heatmap below is another method's: the chosen one has not explained this example yet."""
-    shown, chosen = (layerwise_method(s.method).label.split(" (")[0] for s in (earlier.settings, settings))
+    shown, chosen = _method_name(earlier.settings.method), _method_name(settings.method)
     return (f"Below is {shown}'s explanation, made before; {chosen}'s is one click away (Explain every layer, "
             "above).")
 
