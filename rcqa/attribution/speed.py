@@ -8,7 +8,7 @@ import os
 MULTIPLY_ADDS_PER_TOKEN_BLOCK = 36  # × h²: 12 h² forward, twice that backward
 SPEED_ENV = "RCQA_SECONDS_PER_MULTIPLY_ADD"
 # seconds per multiply-add on this project's 2 shared CPU cores (python -m rcqa.attribution.cost, docs/serving.md)
-SECONDS_PER_MULTIPLY_ADD = 5.0e-11
+SECONDS_PER_MULTIPLY_ADD = 2.5e-11
 
 
 def server_speed() -> float:

@@ -8,7 +8,8 @@ from tokenizers import ByteLevelBPETokenizer
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 import rcqa
-from rcqa.qa import unread_tokens, unread_warning
+from rcqa.gallery import GALLERY
+from rcqa.qa import unfamiliar_words, unread_tokens, unread_warning
 
 ENGLISH = "The canal was sold to the railway company in 1852."
 
@@ -54,3 +55,37 @@ def test_a_chinese_question_is_warned_of_in_one_sentence_an_english_one_is_not(w
 def test_a_chinese_passage_and_question_are_both_named(wordpiece):
     warning = unread_warning(wordpiece, "灯塔谁设计", "谁设计了灯塔？")
     assert warning is not None and "the question's and the passage's tokens" in warning and "(6 of 7 and 5 of 5" in warning
+
+
+@pytest.mark.parametrize("text, expected", [
+    # we ##r · hat · den · le ##uch ##tt ##ur ##m · en ##t ##wo ##rf ##en: wer, leuchtturm and entworfen in pieces;
+    # the ? has no letter and is not counted
+    ("Wer hat den Leuchtturm entworfen?", (3, 5)),
+    ("Who designed the lighthouse?", (0, 4)),
+    ("谁设计了灯塔？", (6, 6)),  # six [UNK] words; the full-width ？ has no letter
+    # in · the · canal · s · owners · sold · it, each a vocabulary word; "1852", "," "'" and "." have no letter
+    ("In 1852, the canal's owners sold it.", (0, 7)),
+])
+def test_unfamiliar_words_on_the_default_wordpiece(wordpiece, text, expected):
+    assert unfamiliar_words(wordpiece, text) == expected
+
+
+def test_a_german_question_and_passage_are_warned_of_though_their_tokens_are_known(wordpiece):
+    passage = ("Der Leuchtturm wurde im Jahr 1874 von der Ingenieurin Margaret Ellison entworfen. Er steht auf einer "
+               "felsigen Landzunge und warnt seitdem die Schiffe vor den gefährlichen Untiefen der Bucht.")
+    question = "Wer hat den Leuchtturm entworfen?"
+    n_question, _ = unread_tokens(wordpiece, question)
+    n_passage, total_passage = unread_tokens(wordpiece, passage)
+    assert n_passage <= total_passage / 2  # the token rule alone says nothing: German is read in known pieces
+    words, total = unfamiliar_words(wordpiece, passage)
+    assert words > total / 2
+    warning = unread_warning(wordpiece, passage, question)
+    assert warning == (f"Most of the question's and the passage's words are not in the model's vocabulary (3 of 5 and "
+                       f"{words} of {total} read in pieces), as with a language it was not trained on, so it may "
+                       "misread them and its answer may be a guess.")
+    assert str(unread_warning(wordpiece, ENGLISH, question)).startswith("Most of the question's words are not")
+
+
+def test_no_gallery_example_is_warned_of(wordpiece):
+    assert [example.id for example in GALLERY
+            if unread_warning(wordpiece, example.passage, example.question) is not None] == []

@@ -3,9 +3,12 @@ the system Chromium. A gallery example is explained down to its heatmap, and a p
 Screenshots land in $RCQA_SCREENSHOTS (default tests/artifacts, git-ignored) for a person to look at."""
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 from rcqa.attribution.settings import ExplainSettings
+from rcqa.gallery import gallery_example
 from tests.helpers.browser import paste, settle, shoot, wait_for_chart
 
 HOSTILE = "The tower <script>window.__pwned=1</script> was built by <b>Margaret Ellison</b> in 1872."
@@ -27,7 +30,13 @@ def test_a_gallery_example_runs_to_its_heatmap_and_the_other_pages(server, page)
         with page.expect_download(timeout=90_000) as download:
             page.locator(f".st-key-download-heatmap-orchard-how-many-{extension} button").first.click(timeout=120_000)
         assert download.value.suggested_filename == f"heatmap-orchard-how-many.{extension}"
-        assert Path(download.value.path()).read_bytes().lstrip().startswith(start)
+        data = Path(download.value.path()).read_bytes()
+        assert data.lstrip().startswith(start)
+        if extension == "svg":  # issue 61, finding 10: every word of the passage, not the page's frozen slider
+            drawn = html.unescape(re.sub(r"<[^>]+>", " ", data.decode())).lower()
+            passage = gallery_example("orchard-how-many").passage
+            assert [word for word in re.findall(r"[a-z0-9]+", passage.lower()) if word not in drawn] == []
+            assert "slider" not in drawn
     settle(page)  # the image's rerun leaves the page's old elements until it ends
     for tab, shot in (("Top-5 words", "03-explore-top-k"), ("Layer roles", "04-explore-roles"),
                       ("One word across layers", "05-explore-word"), ("Completeness", "06-explore-completeness")):

@@ -3,6 +3,8 @@ the answer and every layer's heatmap of each gallery example (their explanations
 rcqa.attribution.shipped), with the controls that change it beside it; at 800 px the layout holds."""
 from __future__ import annotations
 
+import re
+
 from rcqa.gallery import GALLERY
 from tests.helpers.browser import SCREENSHOTS, settle, wait_for_chart
 
@@ -108,4 +110,54 @@ def test_what_the_first_screen_says_is_true(server, browser):
     settle(page, after_action=False)
     wait_for_chart(page, "Two explanations side by side")
     assert page.get_by_text("would be the same explanation", exact=False).count() == 0
+    page.context.close()
+
+
+# every progress bar on the page: its text and its value (0-100)
+PROGRESS = """() => Array.from(document.querySelectorAll('[data-testid=stProgress]')).map(bar => ({
+    text: bar.innerText.trim(),
+    value: Number(bar.querySelector('[role=progressbar]')?.getAttribute('aria-valuenow') ?? -1)}))"""
+
+
+def watch_progress(page, done, timeout_s: float = 300) -> list[dict]:
+    """The progress bars seen, polled a few times a second, until `done` (a locator) is on the page."""
+    seen: list[dict] = []
+    for _ in range(int(timeout_s / 0.25)):
+        if done.count():
+            return seen
+        seen += [bar for bar in page.evaluate(PROGRESS) if bar["text"] and (not seen or bar != seen[-1])]
+        page.wait_for_timeout(250)
+    raise AssertionError(f"not done within {timeout_s} s; progress seen: {seen[-5:]}")
+
+
+def test_every_wait_says_where_it_is(server, browser):
+    """Findings 4 and 8 of issue 61: the whole passage counts its passes and path points and its bar only fills;
+    the methods' comparison, the sanity check and head scoring each draw a bar that names where the job is."""
+    page = browser.new_context(viewport=SCREEN).new_page()
+    # 4: the whole of canal-long (2 windows), a fixed rule of 16 steps no shipped result has
+    page.goto(f"{server}/?ex=canal-long&win=all&steps=16&tol=off")
+    page.get_by_text("The model's answer", exact=True).wait_for(timeout=300_000)
+    settle(page, after_action=False)
+    page.get_by_role("button", name="Explain every layer").click()
+    seen = watch_progress(page, page.get_by_text("Where each layer's attribution goes"))
+    reports = [bar for bar in seen if re.search(r"pass \d+, \d+ path points done.*window \d of 2", bar["text"])]
+    assert len(reports) >= 2, seen  # each window's gradients are reported, with the pass and the points done
+    values = [bar["value"] for bar in seen]
+    assert values == sorted(values) and values[-1] > values[0], seen  # a bar that fills, never one starting again
+    # 8: the methods' comparison and the sanity check on the lighthouse (4 steps: no result cached for them)
+    page.goto(f"{server}/methods?ex=lighthouse-who&steps=4&tol=off")
+    page.get_by_role("button", name="Compare the methods").click(timeout=300_000)
+    seen = watch_progress(page, page.get_by_role("button", name="Run the sanity check"))
+    assert any(re.search(r"method \d of \d+", bar["text"]) for bar in seen), seen
+    settle(page)
+    page.get_by_role("button", name="Run the sanity check").click()
+    seen = watch_progress(page, page.get_by_text("Each part randomised alone"))
+    assert any(re.search(r"randomised.*method \d of \d+", bar["text"]) for bar in seen), seen
+    # 8: head scoring on Explore's heads tab (the shipped explanation: no click to explain)
+    page.goto(f"{server}/?ex=lighthouse-who")
+    page.get_by_role("tab", name="Attention heads").click(timeout=300_000)
+    settle(page)
+    page.get_by_role("button", name="Score every attention head").click()
+    seen = watch_progress(page, page.get_by_text("How each score ranks"))
+    assert any(re.search(r"heads knocked out: \d+ of \d+", bar["text"]) for bar in seen), seen
     page.context.close()
