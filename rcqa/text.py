@@ -169,3 +169,29 @@ def word_at(start_chars: torch.Tensor, end_chars: torch.Tensor, positions: torch
     word = (torch.searchsorted(start_chars, positions, right=True) - 1).clamp(min=0)
     between = positions >= end_chars[word]
     return torch.where(between, (word + 1).clamp(max=len(start_chars) - 1), word)
+
+
+@dataclass(frozen=True)
+class Segments:
+    """A text's sentences and noun phrases as characters [start, end), as spaCy's parser reads them."""
+
+    sentences: tuple[tuple[int, int], ...]
+    phrases: tuple[tuple[int, int], ...]
+
+
+@functools.cache
+def _parsing_pipeline():
+    """spaCy's tagger and dependency parser: sentences and noun chunks (the words' own pipeline leaves the parser
+    out, as words need none)."""
+    import spacy
+
+    return spacy.load(SPACY_MODEL, exclude=["ner", "lemmatizer"])
+
+
+@memoize_by_size(MAX_CACHED_BYTES, lambda text, found: sys.getsizeof(text) + 64 * (len(found.sentences) + len(found.phrases)))
+def segments(text: str) -> Segments:
+    """The text's sentences and its noun phrases (spaCy's noun chunks), in order, as characters."""
+    with _LOCK:
+        document = _parsing_pipeline()(text)
+    return Segments(tuple((s.start_char, s.end_char) for s in document.sents),
+                    tuple((c.start_char, c.end_char) for c in document.noun_chunks))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from rcqa.cli.options import (add_aggregation, add_answer_protocol, add_example, add_ig, add_model, add_null,
                               add_print_json, add_result_cache, add_windows, cli_example, explained, preset_settings,
                               read_text)
+from rcqa.types.granularity import GRANULARITIES
 
 if TYPE_CHECKING:
     from rcqa.types import Answer, Attribution
@@ -58,6 +59,9 @@ def add_explain(commands: argparse._SubParsersAction) -> None:
     add_model(command)
     add_aggregation(command, help="token score for the analyses (default: the preset's, l2 or l2_squared)")
     command.add_argument("--top-k", type=int, default=5)
+    command.add_argument("--granularity", choices=GRANULARITIES, action="append",
+                         help="also write every layer's scores summed by token, word, phrase or sentence under "
+                              "'granularity' (repeatable; the --aggregation's scores)")
     add_result_cache(command)
     command.set_defaults(handler=_explain)
 
@@ -85,6 +89,9 @@ def _explain(args: argparse.Namespace) -> int:
 
     result, hit = explained(args, qa_model, example, settings, on_layer=progress)
     document = {**result.to_dict(), "from_cache": hit, "analyses": analyses(result, aggregation, args.top_k)}
+    if args.granularity:
+        document["granularity"] = {name: result.granularity(name, aggregation).to_dict()
+                                   for name in dict.fromkeys(args.granularity)}
     if settings.contrast:
         document["contrast"] = contrast_summary(qa_model, result)
         print(document["contrast"]["lens_reading"], file=sys.stderr)

@@ -9,7 +9,7 @@ parts of speech, quantifiers · layers: completeness, JSD, layer pairs, token ma
 n-best · model: the model's facts and card · lens: what each layer would answer, and knock-outs of its words ·
 whole_input: a long passage's overview, start and end apart · pair: two explanations side by side ·
 agreement: two methods' explanations of one question, layer by layer · heads: a layer × head grid of the heads'
-knock-outs or scores, and its reading · views: what each result's show draws,
+knock-outs or scores, and its reading · units: sentences or phrases × layers, and which one each layer rests on · views: what each result's show draws,
 registered with rcqa.drawing when this package is imported.
 """
 from rcqa.figures.agreement import agreement
@@ -73,6 +73,7 @@ from rcqa.figures.words import (
                                 word_choices,
                                 word_table,
 )
+from rcqa.figures.units import unit_heatmap, unit_readings
 
 __all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "CONSERVATION_THRESHOLD", "HEAD_VIEWS",
            "INTERVENTION_VIEWS", "LENS_VIEWS", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
@@ -82,4 +83,4 @@ __all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "CON
            "head_reading", "heads_reading", "heads_table", "score_reading", "top_attended_table", "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
            "layer_answers_table", "layer_pair", "model_facts", "nbest_html", "nbest_table", "pos_mix",
            "projection", "projection_map", "quantifiers", "role_readings", "roles", "topk_grid", "topk_passage", "topk_table",
-           "word_across_layers", "word_categories_of", "word_choices", "word_table"]
+           "unit_heatmap", "unit_readings", "word_across_layers", "word_categories_of", "word_choices", "word_table"]

@@ -12,6 +12,7 @@ import numpy as np
 
 from rcqa.types import storage
 from rcqa.types.answers import Word
+from rcqa.types.granularity import Granularity, UnitScores, unit_scores
 from rcqa.types.header import ResultHeader
 from rcqa.types.settings import ExplainSettings, Windowing, split_recorded_settings
 from rcqa.types.targets import ExplainedTarget
@@ -127,6 +128,12 @@ class Attribution(ResultHeader):
 
     def passage_words(self) -> list[Word]:
         return [self.words[i] for i in self.passage_indices()]
+
+    def granularity(self, granularity: Granularity, aggregation: Aggregation = DEFAULT_AGGREGATION,
+                    target: int = 0) -> UnitScores:
+        """The scores of every layer summed by "token", "word", "phrase" or "sentence" (rcqa.types.granularity): each
+        unit scores the sum of its tokens' scores, so a layer's total is the same at every granularity."""
+        return unit_scores(self, granularity, aggregation, target)
 
     def explained_span(self, target: int = 0) -> tuple[int, int]:
         """[start_char, end_char) of the span the target explains (the prediction, the gold or an n-best span)."""

@@ -100,6 +100,26 @@ def test_explain_writes_the_documented_json(capsys, tmp_path, tiny_model_dirs):
     assert document["from_cache"] is False and document["computed_at"]
 
 
+def test_explain_writes_each_granularity_asked_for(capsys, tmp_path, tiny_model_dirs):
+    example = gallery_example("orchard-how-many")
+    passage, out = tmp_path / "passage.txt", tmp_path / "result.json"
+    passage.write_text(example.passage)
+    argv = ["explain", "--passage-file", str(passage), "--question", example.question, "--model",
+            tiny_model_dirs["bert"], "--json", str(out), "--cache-dir", str(tmp_path / "cache"), "--steps", "2",
+            "--granularity", "sentence", "--granularity", "token", "--aggregation", "sum"]
+    assert run(capsys, *argv)[0] == 0
+    document = json.loads(out.read_text())
+    assert set(document["granularity"]) == {"sentence", "token"}
+    sentences, tokens = document["granularity"]["sentence"], document["granularity"]["token"]
+    signed = document["scores"][0][document["aggregations"].index("sum")]
+    # the token level is the result's own scores, and each sentence's row sums its tokens' scores
+    assert np.allclose(tokens["scores"], signed, atol=1e-8)
+    for unit, column in zip(sentences["units"], zip(*sentences["scores"])):
+        assert np.allclose(column, [sum(layer[t] for t in unit["tokens"]) for layer in signed], atol=1e-6)
+    assert [u["text"] for u in sentences["units"] if u["segment"] == "question"] == [example.question]
+    assert sentences["aggregation"] == "sum" and len(sentences["strongest"]) == len(document["layers"])
+
+
 @pytest.fixture
 def india(monkeypatch):
     """Local time five and a half hours ahead of UTC (a POSIX TZ string: no time zone database needed)."""

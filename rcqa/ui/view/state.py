@@ -124,6 +124,7 @@ class View:
     aggregation: Aggregation = PRESETS["default"].aggregation
     top_k: int = 5
     layer: int = 0  # of the top-k passage view
+    granularity: str = "sentence"  # the units of the sentences tab: "sentence" or "phrase" (rcqa.types.granularity)
     variant: str = "full"
     first_layer: int = 0  # the pair of layers compared side by side; -1 is the last layer
     second_layer: int = -1

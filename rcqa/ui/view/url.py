@@ -25,6 +25,7 @@ from rcqa.ui.ends import ENDS
 from rcqa.ui.view.state import (DEFAULT_SETTINGS, MAX_TOP_K, NBEST_SPANS, PICKABLE_TARGETS, SOURCES, SPANS, TOLERANCES,
                                 VersusSpec, View, default_model)
 
+UNIT_GRANULARITIES = ("sentence", "phrase")  # the sentences tab's units (tokens and words have the heatmap)
 URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
 RUN_NAME = re.compile(r"[\w.-]{1,120}", re.ASCII)  # a run folder's name in a link
 _SPAN_CHOICES = (*SPANS, *NBEST_SPANS)  # the spans a link may name: the n-best list's ranks only
@@ -45,6 +46,7 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "vs": ("versus", VersusSpec),
     "method": ("method", tuple(LAYERWISE_METHODS)),
     "ends": ("ends", tuple(ENDS)),
+    "gran": ("granularity", UNIT_GRANULARITIES),
 }
 
 # URL parameter → a setting no widget shows (a run's or the API's), named only when it is not the default: first, so

@@ -224,6 +224,18 @@ def show_heatmap(result, charts, aggregation: Aggregation) -> None:
     start_end.show_apart(result, tab.apart, tab.apart_reading)
 
 
+def show_units(result, charts, aggregation: Aggregation) -> None:
+    """The passage by sentence (or phrase) at every layer, and in words which one each layer rests on most."""
+    view.bind(st.radio, "granularity", "Units", options=list(view.UNIT_GRANULARITIES), horizontal=True,
+              format_func=lambda name: f"{name}s", help="Each unit scores the sum of its words' scores, so a layer's "
+              "total is the same as on the heatmap; phrases are noun phrases, every other word alone.")
+    chart = charts.get(figures.unit_heatmap, result, chosen.granularity, aggregation)
+    show.chart(chart)
+    with st.expander("Which unit each layer rests on most", expanded=True):
+        for reading in figures.unit_readings(chart.data):
+            st.markdown(show.plain(reading))
+
+
 def show_result(result, qa_model, key: str) -> None:
     """The result's tabs; only the open one is built (the others when opened), from the views kept for the result
     (rcqa.ui.drawn: its heatmap tab drawn by the worker that computed it)."""
@@ -232,12 +244,15 @@ def show_result(result, qa_model, key: str) -> None:
     charts = drawn.charts_of(key)
     if incomplete := charts.get(explore.incomplete_warning, result):
         st.warning(incomplete)
-    heatmap, top, roles, word, check, lens, knockouts, attention_heads = show.tabs(
-        ["Heatmap", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness", "Answer lens",
-         "Interventions", "Attention heads"], key="rcqa.explore_tabs")
+    heatmap, sentences, top, roles, word, check, lens, knockouts, attention_heads = show.tabs(
+        ["Heatmap", "Sentences", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness",
+         "Answer lens", "Interventions", "Attention heads"], key="rcqa.explore_tabs")
     if heatmap.open:
         with heatmap:
             show_heatmap(result, charts, aggregation)
+    if sentences.open:
+        with sentences:
+            show_units(result, charts, aggregation)
     if top.open:
         with top:
             view.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),

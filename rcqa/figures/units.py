@@ -1,0 +1,70 @@
+"""An explanation read by sentence or by phrase (rcqa.types.granularity): a units × layers heatmap of each passage
+unit's share of the layer's attribution over the passage, and, per layer, the unit it rests on most, in a sentence
+read from the chart's own data. Units run down the rows, so a 1,500-word passage of 70 sentences stays one chart."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from rcqa.figures.common import Chart, apply_layout, colour_scale, escape_label, settings_line, signed
+from rcqa.text import shortened
+from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
+from rcqa.types.granularity import Granularity, UnitScores
+
+NAMES = {"sentence": "sentence", "phrase": "phrase"}
+LABEL_CHARS = 60  # a unit's row label: its first words
+
+
+def unit_table(scores: UnitScores) -> pd.DataFrame:
+    """One row per layer and passage unit: its text, its signed share of the layer's |attribution| over the passage
+    units (%, the sign its score's), whether it holds the explained span, and its raw score."""
+    passage = scores.passage_units()
+    shares = scores.shares() * 100 * np.sign(scores.scores[:, passage])
+    rows = [{"layer": layer, "layer_label": label, "unit": position + 1, "text": scores.units[index].text,
+             "start_char": scores.units[index].start_char, "end_char": scores.units[index].end_char,
+             "holds_answer": index == scores.answer_unit, "share_pct": float(shares[layer, position]),
+             "score": float(scores.scores[layer, index])}
+            for layer, label in enumerate(scores.layers) for position, index in enumerate(passage)]
+    return pd.DataFrame(rows)
+
+
+def unit_heatmap(result: Attribution, granularity: Granularity = "sentence",
+                 aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
+    """Passage units (rows, in text order) × layers: each unit's share of the layer's attribution over the passage;
+    the unit holding the explained span is marked ▶."""
+    scores = result.granularity(granularity, aggregation, target)
+    table = unit_table(scores)
+    units = table[table.layer == 0]
+    share = table.share_pct.to_numpy().reshape(len(scores.layers), len(units)).T
+    colours = colour_scale(aggregation, share)
+    labels = [("▶ " if holds else "") + f"{n}. " + escape_label(shortened(text, LABEL_CHARS))
+              for n, text, holds in zip(units.unit, units.text, units.holds_answer)]
+    shown = "signed share %{z:+.1f}%" if signed(aggregation) else "share %{z:.1f}%"
+    figure = go.Figure(go.Heatmap(z=share, x=scores.layers, y=labels, **colours,
+                                  hovertemplate=f"%{{y}}<br>%{{x}}: {shown}<extra></extra>"))
+    figure.update_yaxes(autorange="reversed", type="category", automargin=True)
+    name = NAMES[granularity]
+    apply_layout(figure, f"Which {name} each layer rests on: each {name}'s share of the layer's |attribution| over "
+                 "the passage", f"{settings_line(result, aggregation, target)} · ▶ holds the explained span",
+                 "Layer (output of)", f"Passage {name}s, in text order",
+                 height=max(320, 22 * len(units) + 200))
+    return Chart(f"{name}s-{result.example.id}", table, figure)
+
+
+def unit_readings(table: pd.DataFrame) -> list[str]:
+    """Per layer, in words, from a unit_table: the unit with the largest share, its share, and whether it holds the
+    explained span; a tie for the largest share is said as a tie."""
+    readings = []
+    for _, rows in table.groupby("layer", sort=True):
+        magnitude = rows.share_pct.abs()
+        if not (magnitude > 0).any():
+            readings.append(f"{rows.layer_label.iloc[0]}: no passage unit has any attribution.")
+            continue
+        top = rows[np.isclose(magnitude, magnitude.max())]
+        named = " and ".join(f"#{n}" + (" (holds the answer)" if holds else "")
+                             for n, holds in zip(top.unit, top.holds_answer))
+        tie = " tie" if len(top) > 1 else ""
+        readings.append(f"{rows.layer_label.iloc[0]}: {named}{tie} with {magnitude.max():.0f}% of the layer's "
+                        "attribution over the passage.")
+    return readings
