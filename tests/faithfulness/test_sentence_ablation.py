@@ -1,0 +1,58 @@
+"""Leave one sentence out (issue 55) on the default model: each sentence's value equals a re-answer run by hand on
+the passage with that sentence deleted, read from the model's own n-best list; the sentence holding the answer
+takes it away."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rcqa import qa
+from rcqa.faithfulness.sentence_ablation import leave_one_sentence_out
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
+
+SENTENCES = [
+    "The lighthouse on Corran Point was designed by the engineer Margaret Ellison and first lit in 1872.",
+    "Before it was built, ships approaching the harbour relied on a bonfire that local fishermen kept burning on the "
+    "cliffs.",
+    "Ellison chose a granite tower 38 metres tall, painted white with a single red band, because the stone could be "
+    "quarried only two miles inland.",
+    "The light was automated in 1986, and the last keeper, Thomas Reid, moved to the mainland the same year.",
+]
+
+
+@pytest.fixture(scope="module")
+def lighthouse():
+    example = gallery_example("lighthouse-when")
+    assert example.passage == " ".join(SENTENCES)
+    return example
+
+
+def probability_in_nbest(qa_model, passage: str, question: str, text: str) -> float:
+    """The n-best list's probability of the answer with this text (0 when it is not among the 20 best)."""
+    spans = qa.answer(qa_model, passage, question, n_best=20).nbest
+    return next((span.probability for span in spans if span.text == text), 0.0)
+
+
+@pytest.mark.parametrize("question, answer, holding", [
+    ("When was the lighthouse first lit?", "1872", 0),  # the first sentence: nothing before it moves
+    ("Who was the last keeper?", "Thomas Reid", 3),  # the last: every deletion before it moves its characters
+])
+def test_each_sentence_left_out_equals_a_re_answer_by_hand(lighthouse, question, answer, holding):
+    qa_model = load_model()
+    example = dataclasses.replace(lighthouse, question=question)
+    start = example.passage.index(answer)
+    ablation = leave_one_sentence_out(qa_model, example, (start, start + len(answer)))
+    assert [example.passage[a:b] for a, b in ablation.sentences] == SENTENCES
+    assert ablation.answer == answer
+    assert ablation.probability == pytest.approx(probability_in_nbest(qa_model, example.passage, question, answer),
+                                                 abs=1e-6)
+    assert ablation.probability > 0.5
+    assert ablation.without[holding] == 0.0  # the sentence that holds the answer takes it away
+    for deleted in set(range(4)) - {holding}:
+        by_hand = " ".join(s for i, s in enumerate(SENTENCES) if i != deleted)
+        assert ablation.without[deleted] == pytest.approx(probability_in_nbest(qa_model, by_hand, question, answer),
+                                                          abs=1e-6)
+        assert ablation.without[deleted] > 0  # the answer is still there to be read
+    assert ablation.drops[holding] == pytest.approx(ablation.probability)
