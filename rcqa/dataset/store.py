@@ -97,9 +97,10 @@ def read_manifest(folder: Path) -> RunManifest:
 
 def finished_ids(folder: Path) -> set[str]:
     """Ids of every row in the readable shards, each once. Unreadable shards move to corrupt/; leftover temporary
-    files of a killed run are deleted; a row whose id an earlier shard holds is dropped (before kept results were
-    given back as their own question's, a question asked twice in the data got its twin's row and id, so the run
-    never counted it done: resumed, it is scored again)."""
+    files of a killed run are deleted; a row whose id an earlier row holds, in an earlier shard or earlier in its
+    own, is dropped (before kept results were given back as their own question's, a question asked twice in the
+    data got its twin's row and id, so the run never counted it done: resumed, it is scored again). Twins explained
+    in one chunk wrote both rows into one shard, so a shard is checked against itself too."""
     shards = folder / SHARDS
     for leftover in shards.glob(".*.tmp"):
         leftover.unlink()
@@ -109,9 +110,12 @@ def finished_ids(folder: Path) -> set[str]:
             (folder / CORRUPT).mkdir(exist_ok=True)
             shard.replace(folder / CORRUPT / shard.name)
             continue
-        if repeated := ids.intersection(found):
-            _drop_rows(shard, repeated)
-        ids.update(found)
+        keep = []
+        for i in found:
+            keep.append(i not in ids)
+            ids.add(i)
+        if not all(keep):
+            _keep_rows(shard, keep)
     return ids
 
 
@@ -130,10 +134,10 @@ def _shard_ids(shard: Path) -> list[str] | None:
         return None
 
 
-def _drop_rows(shard: Path, ids: set[str]) -> None:
-    """The shard without the rows of these ids (deleted where none is left)."""
+def _keep_rows(shard: Path, keep: list[bool]) -> None:
+    """The shard with only the rows `keep` marks, in its order (deleted where none is left)."""
     table = pq.read_table(shard)
-    kept = table.filter(pa.array([i not in ids for i in table.column("id").to_pylist()]))
+    kept = table.filter(pa.array(keep, type=pa.bool_()))
     if kept.num_rows:
         _write_atomically(shard, lambda temporary: pq.write_table(kept, temporary))
     else:
