@@ -3,12 +3,13 @@ list the fronts read. An analysis is added here and nowhere else in the library.
 from __future__ import annotations
 
 from rcqa.analysis.agreement import AGREEMENT
+from rcqa.analysis.plausibility import PLAUSIBILITY
 from rcqa.analysis.pos import POS
 from rcqa.analysis.registry import Analysis
 from rcqa.analysis.roles import ROLES
 from rcqa.analysis.similarity import SIMILARITY
 
-ANALYSES: dict[str, Analysis] = {analysis.name: analysis for analysis in (ROLES, POS, SIMILARITY, AGREEMENT)}
+ANALYSES: dict[str, Analysis] = {analysis.name: analysis for analysis in (ROLES, POS, SIMILARITY, PLAUSIBILITY, AGREEMENT)}
 ALWAYS = tuple(name for name, analysis in ANALYSES.items() if not analysis.optional)  # on every explanation
 OPTIONAL = tuple(name for name, analysis in ANALYSES.items() if analysis.optional)  # on request
 

@@ -1,12 +1,15 @@
 """An explanation read by sentence or by phrase (rcqa.types.granularity): a units × layers heatmap of each passage
 unit's share of the layer's attribution over the passage, and, per layer, the unit it rests on most, in a sentence
-read from the chart's own data. Units run down the rows, so a 1,500-word passage of 70 sentences stays one chart."""
+read from the chart's own data. Units run down the rows, so a 1,500-word passage of 70 sentences stays one chart.
+And the plausibility analysis' figure: where each layer's top token and sentence fall against the answer."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from rcqa.analysis.plausibility import Plausibility
+from rcqa.analysis.registry import Inputs, register_figure
 from rcqa.figures.common import Chart, apply_layout, colour_scale, escape_label, settings_line, signed
 from rcqa.text import shortened
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
@@ -68,3 +71,27 @@ def unit_readings(table: pd.DataFrame) -> list[str]:
         readings.append(f"{rows.layer_label.iloc[0]}: {named}{tie} with {magnitude.max():.0f}% of the layer's "
                         "attribution over the passage.")
     return readings
+
+
+MEASURE_NAMES = {"top1_predicted": "top-1 token in the predicted span", "top1_gold": "top-1 token in a gold span",
+                 "top2_predicted": "a top-2 token in the predicted span",
+                 "iou_predicted": "IoU of the top-|span| tokens with the span",
+                 "top1_sentence": "top sentence holds the answer"}
+
+
+@register_figure("plausibility")
+def plausibility_figure(found: Plausibility, inputs: Inputs) -> Chart:
+    """Each plausibility measure at every layer, by magnitude (solid) and signed (dotted)."""
+    layers = inputs.result.layers
+    rows = [{"ranking": ranking, "measure": measure, "layer": layer, "layer_label": layers[layer], "value": value}
+            for ranking, measures in found.measures.items() for measure, values in measures.items()
+            for layer, value in enumerate(values)]
+    data = pd.DataFrame(rows)
+    figure = go.Figure([go.Scatter(x=layers, y=[v if v is not None else None for v in values], mode="lines+markers",
+                                   name=f"{MEASURE_NAMES[measure]} ({ranking})",
+                                   line={"dash": "solid" if ranking == "magnitude" else "dot"})
+                        for ranking, measures in found.measures.items() for measure, values in measures.items()])
+    apply_layout(figure, "Does each layer point at the answer? (DynamicLRP's plausibility, at every layer)",
+                 f"{settings_line(inputs.result, inputs.aggregation, inputs.target)} · 1: yes, 0: no; a gap: undefined",
+                 "Layer (output of)", "Value", height=420)
+    return Chart(f"plausibility-{inputs.result.example.id}", data, figure)

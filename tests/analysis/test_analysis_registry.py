@@ -10,6 +10,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from rcqa.analysis.agreement import LayerAgreement, MethodAgreement
+from rcqa.analysis.plausibility import MEASURES, RANKINGS, Plausibility
 from rcqa.analysis.pos import GROUPS, PosShares
 from rcqa.analysis.registered import ANALYSES, OPTIONAL, analysis
 from rcqa.analysis.registry import Inputs, figure_of
@@ -33,6 +34,8 @@ HAND_BUILT = {
                      {group: 100.0 if group == "entity" else 0.0 for group in GROUPS}),
     "similarity": LayerSimilarity(LAYERS, 5, {variant: [[0.0, 0.25, None], [0.25, 0.0, None], [None, None, None]]
                                               for variant in VARIANTS}),
+    "plausibility": Plausibility({ranking: {measure: [1.0, None, 0.3333] for measure in MEASURES}
+                                  for ranking in RANKINGS}),
     "agreement": MethodAgreement(("integrated_gradients", "attnlrp"), "l2", 5,
                                  [LayerAgreement("embeddings", 0.5, 0.4), LayerAgreement("block 0", -1.0, 0.0),
                                   LayerAgreement("block 1", 1.0, 1.0)]),
@@ -57,7 +60,7 @@ def test_an_undefined_rank_correlation_is_null_in_json_and_nan_back():
 
 
 def test_an_unknown_analysis_is_refused_by_name():
-    with pytest.raises(ValueError, match="unknown analysis 'roles2'; choose one of roles, pos, similarity, agreement"):
+    with pytest.raises(ValueError, match="unknown analysis 'roles2'; choose one of roles, pos, similarity, plausibility, agreement"):
         analysis("roles2")
 
 
