@@ -3,9 +3,10 @@ context gated; scores: each head knocked out, and its gradient importance; resul
 scored, which saves, loads and shows itself; relevance: AttnLRP's relevance per head from one pass;
 attention_attribution: Hao et al.'s IG over each layer's attention; run: score_heads, which makes one; pruning: F1
 as heads are removed in the order of their importance over a dataset; patterns: what a head attends to, and whether
-it looks from the question at the answer; cost: the price of scoring them, for the queue."""
+it looks from the question at the answer; cost: the price of scoring them, for the queue; memory: what scoring them
+holds, and its batches within the memory budget."""
 from rcqa.attention_heads.attention_attribution import AttentionAttribution, attention_attribution
-from rcqa.attention_heads.cost import heads_price
+from rcqa.attention_heads.cost import heads_memory_mb, heads_price
 from rcqa.attention_heads.gates import FILLS, HeadLayout, gated_model, head_layout, knock_out_each
 from rcqa.attention_heads.patterns import FLAG_RATIO, HeadPatterns, head_patterns
 from rcqa.attention_heads.pruning import RANDOM, heads_spared, pruning_curve, removal_order
@@ -17,6 +18,6 @@ from rcqa.attention_heads.scores import (HeadCase, HeadKnockouts, gradient_impor
 
 __all__ = ["FILLS", "FLAG_RATIO", "RANDOM", "SCORES", "SIGNED", "AttentionAttribution", "HeadCase", "HeadKnockouts",
            "HeadLayout", "HeadPatterns", "HeadRelevance", "HeadScores", "attention_attribution", "gated_model",
-           "gradient_importance", "head_case", "head_layout", "head_patterns", "head_relevance", "heads_price",
-           "heads_spared", "knock_out_each", "knock_out_heads", "layout_for", "pruning_curve", "removal_order",
-           "score_case", "score_heads", "span_log_likelihood"]
+           "gradient_importance", "head_case", "head_layout", "head_patterns", "head_relevance", "heads_memory_mb",
+           "heads_price", "heads_spared", "knock_out_each", "knock_out_heads", "layout_for", "pruning_curve",
+           "removal_order", "score_case", "score_heads", "span_log_likelihood"]

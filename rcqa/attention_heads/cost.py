@@ -17,10 +17,14 @@ and the gradient 0.06 s. The knock-outs, plain forwards, are the unit: their 146
 (batched rows run faster a row than one alone; AttnLRP's rule-modified copy runs slower). The worst case is
 WORST_FACTOR times the expected: on 2 shared, loaded cores the same four parts took 1.4 times the expected at the
 server's default speed.
+
+In memory, the price carries what the least batch holds, and heads_memory_mb what the whole scoring holds at most
+(rcqa.attention_heads.memory).
 """
 from __future__ import annotations
 
 from rcqa.attention_heads.attention_attribution import STEPS
+from rcqa.attention_heads.memory import HeadsWindow, peak_mb, scoring_budget_mb, smallest_batch_mb
 from rcqa.attribution.cost import FORWARD, Price, block_seconds, reading_seconds
 from rcqa.model import QAModel
 
@@ -61,8 +65,17 @@ def heads_passes(layers: int, heads: int) -> float:
 
 def heads_price(qa_model: QAModel, windows: int, tokens: int) -> Price:
     """Scoring the heads of one question (rcqa.attention_heads.score_case and head_patterns) on this server: the
-    answer read over the passage's `windows`, then the parts on its window of `tokens` tokens."""
+    answer read over the passage's `windows`, then the parts on its window of `tokens` tokens; and in memory, what
+    its least batch holds (rcqa.attention_heads.memory.smallest_batch_mb: a server whose budget is below it refuses
+    the job, as it refuses an explanation whose one path point is over it)."""
     heads = qa_model.config.num_attention_heads
     seconds = (reading_seconds(qa_model, windows, tokens)
                + block_seconds(qa_model, heads_passes(qa_model.num_layers, heads), tokens))
-    return Price(seconds, WORST_FACTOR * seconds)
+    return Price(seconds, WORST_FACTOR * seconds, smallest_batch_mb(HeadsWindow.of(qa_model, tokens), STEPS))
+
+
+def heads_memory_mb(qa_model: QAModel, tokens: int, budget_mb: float | None = None) -> float:
+    """The most scoring the heads of a window of `tokens` tokens holds over the loaded process, its batches sized to
+    `budget_mb` (default: this device's budget, rcqa.attention_heads.memory.scoring_budget_mb)."""
+    budget = scoring_budget_mb(qa_model.device) if budget_mb is None else budget_mb
+    return peak_mb(HeadsWindow.of(qa_model, tokens), budget, STEPS)

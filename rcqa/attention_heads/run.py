@@ -7,6 +7,7 @@ from collections.abc import Callable
 from rcqa.adapter import adapter_of
 from rcqa.attention_heads.attention_attribution import attention_attribution
 from rcqa.attention_heads.cost import part_passes
+from rcqa.attention_heads.memory import give_back_freed
 from rcqa.attention_heads.relevance import head_relevance
 from rcqa.attention_heads.result import HeadScores
 from rcqa.attention_heads.scores import HeadCase, gradient_importance, head_case, knock_out_heads, layout_of
@@ -61,6 +62,7 @@ def _reporter(progress: Callable[[float, str], None] | None, layers: int,
     before = dict(zip(SCORED_IN_ORDER, itertools.accumulate((passes[p] for p in SCORED_IN_ORDER), initial=0.0)))
 
     def told(part: str, share: float, where: str) -> None:
+        give_back_freed()  # between two batches or parts: what the last one freed goes back (memory.py)
         if progress is not None:
             progress(min(1.0, (before[part] + share * passes[part]) / total), where)  # a bar refuses past 1
     return told

@@ -17,13 +17,12 @@ import torch
 
 from rcqa.adapter import adapter_of
 from rcqa.attention_heads.gates import HeadLayout, gated_model, head_layout, knock_out_each
+from rcqa.attention_heads.memory import HeadsWindow, knockout_rows, scoring_budget_mb
 from rcqa.attribution.window import window_inputs
 from rcqa.model import QAModel
 from rcqa.qa import answer_with_windows, encode
 from rcqa.spans import Windows, decode
 from rcqa.types import Answer, Example, Span
-
-ROWS_PER_FORWARD = 32  # knocked-out copies of the window per batched forward
 
 
 @dataclass(frozen=True)
@@ -101,11 +100,15 @@ def _gated_logits(qa_model: QAModel, case: HeadCase, layout: HeadLayout, gates: 
     return output.start_logits, output.end_logits
 
 
-def knock_out_heads(qa_model: QAModel, case: HeadCase, fill: str = "zero", rows_per_forward: int = ROWS_PER_FORWARD,
+def knock_out_heads(qa_model: QAModel, case: HeadCase, fill: str = "zero", rows_per_forward: int | None = None,
                     on_rows: Callable[[int], None] | None = None) -> HeadKnockouts:
-    """Each head of each layer knocked out alone (its context replaced by fill), in batched forwards; on_rows(heads
-    knocked out so far) told after each."""
+    """Each head of each layer knocked out alone (its context replaced by fill), in batched forwards of
+    `rows_per_forward` rows (default: ROWS_PER_FORWARD, fewer where the memory budget asks:
+    rcqa.attention_heads.memory.knockout_rows); on_rows(heads knocked out so far) told after each."""
     layout = layout_of(qa_model, case)
+    if rows_per_forward is None:
+        window = HeadsWindow.of(qa_model, case.inputs["input_ids"].shape[1])
+        rows_per_forward = knockout_rows(window, scoring_budget_mb(qa_model.device))
     gates = knock_out_each(layout)
     with torch.no_grad():
         start, end = _gated_logits(qa_model, case, layout, torch.ones(1, layout.layers, layout.heads), fill)

@@ -1,17 +1,21 @@
 """How much heavy work one server takes on, as its operator sets it: the workers and their lanes, torch's threads
-and the jobs' priority, each job's budget and time limit (docs/serving.md: The queue, Cost of a job)."""
+and the jobs' priority, each job's budget and time limit, and what the server refuses at a job's price (its memory,
+its expected seconds, its worst case) or prices here (a long paste's reading) (docs/serving.md: The queue, Cost of a
+job)."""
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
 
 import torch
 
-from rcqa.attribution.cost import Price, in_words
+from rcqa.attribution.cost import Price, in_words, reading_seconds
 from rcqa.attribution.memory import budget_mb
 from rcqa.attribution.settings import ExplainSettings
-from rcqa.model import pick_device
+from rcqa.model import QAModel, pick_device
+from rcqa.qa import MAX_WINDOWS, truncate_question
 
 WORKERS_ENV, THREADS_ENV, NICE_ENV = "RCQA_EXPLAIN_WORKERS", "RCQA_TORCH_THREADS", "RCQA_JOB_NICE"
 BUDGET_ENV, TIME_LIMIT_ENV = "RCQA_JOB_BUDGET_S", "RCQA_JOB_TIME_LIMIT_S"
@@ -104,15 +108,50 @@ def megabytes(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
 
 
+def over_time_limit(job: str, worst: float, limit: float, change: str) -> str:
+    """The one sentence refusing a job whose worst case (`worst` seconds) is past the `limit` a job may run: it
+    would be stopped there, its work lost, however short it is expected to be."""
+    return (f"This {job} could take up to {in_words(worst).removeprefix('about ')} on this server, past the "
+            f"{minutes(limit)} it lets one job run before stopping it: {change}.")
+
+
 def refusal(job: str, price: Price, change: str) -> str | None:
     """Why the server refuses the job at this price, in one sentence naming what to change: one path point over the
-    memory budget (over_memory), or expected seconds over the time budget (over_budget, with `change`); None where
-    it takes it."""
+    memory budget (over_memory), expected seconds over the time budget (over_budget, with `change`), or a worst
+    case past the time limit (over_time_limit: a link's steps=1&tol=0.001&maxsteps=512 was taken on its expected
+    26 s though it could run 1,096 s, to be stopped at 600); None where it takes it."""
     if price.point_mb is not None and price.point_mb > (memory := memory_budget()):
         return over_memory(job, price.point_mb, memory)
     if price.seconds > (budget := job_budget()):
         return over_budget(job, price.seconds, budget, change)
+    if price.most > (limit := job_time_limit()):
+        return over_time_limit(job, price.most, limit, change)
     return None
+
+
+def reading_price(qa_model: QAModel, passage: str, question: str) -> Price:
+    """Answering a passage through the queue (a paste too long to answer in the page): a forward of every window the
+    model reads it in (passage_windows), at most MAX_WINDOWS, past which reading refuses it before any forward."""
+    return Price(reading_seconds(qa_model, min(MAX_WINDOWS, passage_windows(qa_model, passage, question)),
+                                 qa_model.max_len))
+
+
+def passage_windows(qa_model: QAModel, passage: str, question: str) -> int:
+    """The windows rcqa.qa.encode cuts the passage into with the question, counted from the model's own tokenizer:
+    every script then counts as the model reads it. Four characters a token priced 30,000 CJK characters at 30
+    windows of the default model, which reads them as 120 (a character a token). Tokenising 100,000 characters takes
+    0.06-0.26 s of a core here, outside the interpreter lock, once per model and text (kept)."""
+    return _windows(qa_model.tokenizer, passage, question, qa_model.max_len, qa_model.doc_stride,
+                    qa_model.max_query_len)
+
+
+@functools.lru_cache(maxsize=8)
+def _windows(tokenizer, passage: str, question: str, max_len: int, doc_stride: int, max_query_len: int) -> int:
+    asked = len(tokenizer.tokenize(truncate_question(tokenizer, question.strip(), max_query_len)))
+    held = max_len - asked - tokenizer.num_special_tokens_to_add(pair=True)  # a window's passage tokens
+    stride = min(doc_stride, (max_len - asked - 4) // 2)  # as rcqa.qa.encode sets it
+    tokens = len(tokenizer(passage, add_special_tokens=False, return_attention_mask=False, verbose=False)["input_ids"])
+    return 1 + math.ceil(max(0, tokens - held) / (held - stride))  # each window overlaps the one before by the stride
 
 
 def job_gpus() -> list[str]:

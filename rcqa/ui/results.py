@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import streamlit as st
 
 from rcqa import qa
 from rcqa.attribution.cache import ResultCache
-from rcqa.attribution.cost import (Price, explanation_price, point_memory_mb, reading_seconds, windows_of_text,
-                                   worst_case)
+from rcqa.attribution.cost import Price, explanation_price, point_memory_mb, worst_case
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.layerwise import layerwise_method
 from rcqa.attribution.passage import WindowProgress
@@ -33,10 +33,11 @@ from rcqa.model import QAModel
 from rcqa.qa import InputError
 from rcqa.types import Answer, Attribution, Example
 from rcqa.ui import drawn, worker
-from rcqa.ui.capacity import refusal
+from rcqa.ui.capacity import reading_price, refusal
 from rcqa.ui.drawn import HeatmapView, ResultCharts
 from rcqa.ui.queue import await_ticket, heavy, pending, submit, was_cancelled
 from rcqa.ui.show import callback, report
+from rcqa.ui.visitors import session_id
 
 _RESULT, _TICKET = "rcqa.result", "rcqa.ticket"
 _COMPARISON, _COMPARISON_TICKET = "rcqa.comparison", "rcqa.comparison_ticket"
@@ -77,10 +78,9 @@ def reading(qa_model: QAModel, current: Example) -> qa.Reading | None:
         report(error)
         return None
     text = qa.text_digest(current.passage, current.question)
-    windows = windows_of_text(qa_model, len(current.passage), current.question)
-    reading_time = reading_seconds(qa_model, windows, qa_model.max_len)
     return queued(("answer", qa_model.fingerprint, text), qa_model, worker.reading, current.passage,
-                  current.question, label="Reading the passage…", estimate=Price(reading_time))
+                  current.question, label="Reading the passage…",
+                  estimate=reading_price(qa_model, current.passage, current.question))
 
 
 def answer_ahead(qa_model: QAModel, examples: Sequence[Example]) -> None:
@@ -178,8 +178,9 @@ def compute_result(qa_model: QAModel, current: Example, settings: ExplainSetting
     if found is None:
         return None
     result, _, charts = found
+    result = replace(result, example=current)  # a job joined from another session holds that session's example
     if charts is not None:
-        drawn.keep(key, charts)
+        drawn.keep(key, current, charts, session_id())
     keep_result(key, result, side)
     return result
 

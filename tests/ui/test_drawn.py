@@ -1,7 +1,11 @@
 """What a page draws of a result, built once and kept (rcqa.ui.drawn, rcqa.figures.stored): a stored chart sends
 exactly what the figure built from the result sends, pickles as its JSON (a worker hands it over), is built once
-per result and view, and the kept results stay within their bytes."""
+per result and view, and the kept results stay within their bytes: the process's, and each session's with the
+result it shows counted, so one visitor cycling views evicts only their own; a result's views are kept per example
+shown, so no session's charts or downloads carry another's example id (issue 56)."""
+import json
 import pickle
+from dataclasses import replace
 
 import plotly.io
 import plotly.tools
@@ -14,6 +18,8 @@ from rcqa.figures import whole_input
 from rcqa.figures.stored import FigureJSON, figure_json, stored
 from rcqa.gallery import gallery_example
 from rcqa.ui import drawn
+from tests.helpers.app_harness import explain as press_explain
+from tests.helpers.app_harness import open_app
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +79,12 @@ def test_each_view_of_a_result_is_built_once_for_every_session_and_another_view_
         calls.append((k, aggregation))
         return figures.roles(result, k, aggregation)
 
-    charts = drawn.charts_of("a result")
+    charts = drawn.charts_of("a result", apart.example, "s1")
     first = charts.get(counted, apart, 5, "l2")
-    assert drawn.charts_of("a result").get(counted, apart, 5, "l2") is first  # another session, the same view
+    assert drawn.charts_of("a result", apart.example, "s2").get(counted, apart, 5, "l2") is first  # another session
     charts.get(counted, apart, 3, "l2")
     assert calls == [(5, "l2"), (3, "l2")]
-    assert drawn.charts_of("another result").get(counted, apart, 5, "l2") is not first
+    assert drawn.charts_of("another result", apart.example, "s1").get(counted, apart, 5, "l2") is not first
 
 
 def test_the_kept_results_stay_within_their_bytes_the_least_recently_used_dropped(apart, monkeypatch):
@@ -87,14 +93,85 @@ def test_the_kept_results_stay_within_their_bytes_the_least_recently_used_droppe
     heatmap = one.get(figures.heatmap, apart, "l2", include_question=False, include_special=False)
     assert size > len(heatmap.figure.spec) + heatmap.data.memory_usage(deep=True).sum()
     monkeypatch.setattr(drawn, "KEPT_MB", 2.5 * size / 2**20)  # room for two results' views
-    for key in ("first", "second"):
-        drawn.keep(key, one)
-    drawn.charts_of("first")  # used again: the second is now the least recently used
-    drawn.keep("third", one)
-    assert set(drawn._kept) == {"first", "third"}
+    for key, session in (("first", "s1"), ("second", "s2")):
+        drawn.keep(key, apart.example, one, session)
+    drawn.charts_of("first", apart.example, "s1")  # used again: the second is now the least recently used
+    drawn.keep("third", apart.example, one, "s3")
+    assert kept() == {"first", "third"}
     monkeypatch.setattr(drawn, "KEPT_MB", 0)
-    drawn.keep("fourth", one)
-    assert set(drawn._kept) == {"fourth"}  # the one just kept stays, whatever its size
-    drawn.charts_of("fifth").get(figures.roles, apart, 5, "l2")  # views built in the page count too
-    drawn.charts_of("fifth")
-    assert set(drawn._kept) == {"fifth"}
+    drawn.keep("fourth", apart.example, one, "s4")
+    assert kept() == {"fourth"}  # the one just kept stays, whatever its size
+    drawn.charts_of("fifth", apart.example, "s5").get(figures.roles, apart, 5, "l2")  # views built in the page count
+    drawn.charts_of("fifth", apart.example, "s5")
+    assert kept() == {"fifth"}
+
+
+def kept() -> set[str]:
+    """The result keys whose views the process keeps."""
+    return {key for key, _ in drawn._store.entries}
+
+
+# --- bounded per session, the current result's views counted; never another session's example (issue 56) ---------
+
+def test_one_session_cycling_results_evicts_only_its_own_views_not_anothers_drawn_tab(apart, monkeypatch):
+    tab = drawn.HeatmapView("l2", False, None).draw(apart)
+    monkeypatch.setattr(drawn, "SESSION_KEPT_MB", 2.5 * tab.held / 2**20)  # a session's share: two results' tabs
+    monkeypatch.setattr(drawn, "KEPT_MB", 4 * tab.held / 2**20)  # the process's: four
+    drawn.keep("the other visitor's", apart.example, tab, "other")
+    for cycled in range(12):  # before: each result kept pushed the least recently used of all out, theirs first
+        drawn.keep(f"cycled {cycled}", apart.example, tab, "cycler")
+    assert kept() == {"the other visitor's", "cycled 10", "cycled 11"}
+    again = drawn.charts_of("the other visitor's", apart.example, "other")
+    again.get(figures.heatmap, apart, "l2", include_question=False, include_special=False)
+    assert again.builds == {}  # the worker's tab is still there: nothing built again
+
+
+def test_the_current_results_views_are_bounded_the_one_just_built_kept(apart, monkeypatch):
+    word = drawn.ResultCharts().value(("one",), lambda: figures.word_across_layers(apart, 0, "l2"))
+    monkeypatch.setattr(drawn, "SESSION_KEPT_MB", 2.5 * drawn._size(word) / 2**20)  # two or three views of a result
+    charts, built = drawn.charts_of("a result", apart.example, "s1"), 0
+    for layer in range(len(apart.layers)):  # before: every view kept for as long as the result was current
+        for k in (3, 5, 10):
+            charts.get(figures.topk_passage, apart, layer, k, "l2")
+        charts.get(figures.word_across_layers, apart, layer, "l2")
+        built += 4
+        assert charts.held <= drawn.SESSION_KEPT_MB * 2**20
+    assert built == 4 * len(apart.layers) and 1 < len(charts._built) < built / 2
+    last = charts.get(figures.word_across_layers, apart, len(apart.layers) - 1, "l2")
+    assert charts.get(figures.word_across_layers, apart, len(apart.layers) - 1, "l2") is last  # the last stays
+    other = drawn.charts_of("another result", apart.example, "s1")
+    other.get(figures.word_across_layers, apart, 0, "l2")
+    assert charts.held + other.held > drawn.SESSION_KEPT_MB * 2**20
+    drawn.charts_of("another result", apart.example, "s1")
+    assert kept() == {"another result"}  # the current one's views counted: together past the share
+
+
+def test_views_and_their_names_are_another_examples_only_where_they_show_it(apart):
+    twin = replace(apart.example, id="squad-twin-2")  # SQuAD v1.1 dev asks some questions twice, under two ids
+    twin_result = replace(apart, example=twin)  # the result cache hands a result back as the asker's example
+    ahead = drawn.HeatmapView("l2", False, None).draw(apart)  # the first asker's worker drew its tab
+    drawn.keep("key", twin, ahead, "second")  # the second asker joined that job: not kept as its own
+    tab = drawn.heatmap_tab(drawn.charts_of("key", twin, "second"), twin_result, "l2", False, False)
+    assert tab.heatmap.name == "heatmap-squad-twin-2"  # before: heatmap-comet-who, the first asker's
+    drawn.keep("key", apart.example, ahead, "first")
+    own = drawn.heatmap_tab(drawn.charts_of("key", apart.example, "first"), apart, "l2", False, False)
+    assert own.heatmap.name == f"heatmap-{apart.example.id}" and own.heatmap is ahead.get(
+        figures.heatmap, apart, "l2", include_question=False, include_special=False)
+
+
+def chart_names(app) -> set[str]:
+    """The names a page's charts download under (st.plotly_chart's image filename)."""
+    return {json.loads(chart.proto.config)["toImageButtonOptions"]["filename"] for chart in app.get("plotly_chart")}
+
+
+def test_a_second_session_asking_the_same_passage_and_question_sees_its_own_example_id(app_env):
+    example = gallery_example("lighthouse-when")
+    first = press_explain(open_app(query={"ex": example.id, "steps": "4", "tol": "off"}))
+    assert f"heatmap-{example.id}" in chart_names(first)
+    second = open_app(query={"src": "paste", "steps": "4", "tol": "off"})  # the same text, pasted: another id
+    second.text_area(key="rcqa.widget.passage").input(example.passage).run()
+    second.text_input(key="rcqa.widget.question").input(example.question).run()
+    press_explain(second)
+    names = chart_names(second)
+    assert names and not [name for name in names if example.id in name]  # before: heatmap-lighthouse-when
+    assert any(name.startswith("heatmap-pasted-") for name in names)

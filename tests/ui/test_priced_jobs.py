@@ -1,5 +1,6 @@
 """Every job priced (issue 42): the queue refuses a job without a positive price, the short lane takes only jobs
-whose worst case is short, and every place in the dashboard that submits a job to the queue hands it a price."""
+whose worst case is short, and every place in the dashboard that submits a job to the queue hands it a price; a job
+whose worst case is past the time limit is refused, however short it is expected to be (issue 56)."""
 import ast
 import inspect
 import math
@@ -9,9 +10,16 @@ import time
 import pytest
 
 import rcqa.ui
+from rcqa.attribution.cost import Price, explanation_price
+from rcqa.attribution.settings import resolve
+from rcqa.gallery import gallery_example
+from rcqa.model import load_model
+from rcqa.qa import encode
 from rcqa.ui import queue as ui_queue
 from rcqa.ui import results
+from rcqa.ui.capacity import refusal
 from rcqa.ui.jobs import JobQueue, Unpriced
+from tests.helpers.app_harness import open_app, recorded_prices
 from tests.ui.test_lanes import LONG, SHORT, WAIT, Gate, lanes
 
 UI = pathlib.Path(rcqa.ui.__file__).parent
@@ -86,3 +94,36 @@ def test_every_place_that_queues_a_job_hands_it_a_computed_price():
         price = price_argument(name, call)
         assert price is not None, f"{path}:{line}: {name}(…) queues a job without its price"
         assert not isinstance(price, ast.Constant), f"{path}:{line}: a constant price, not one computed"
+
+
+# --- admission reads the worst case against the time limit (issue 56) ----------------------------------------------
+
+def test_a_job_whose_worst_case_is_past_the_time_limit_is_refused_whatever_it_is_expected_to_take(monkeypatch):
+    monkeypatch.delenv("RCQA_JOB_TIME_LIMIT_S", raising=False)  # the default: 600 s
+    # the issue's link, steps=1&tol=0.001&maxsteps=512: 26 s expected, 1,096 s if it refines to max_steps everywhere
+    assert refusal("explanation", Price(26.0, 1096.0), "choose fewer steps, or a preset with fewer") == (
+        "This explanation could take up to 18 minutes on this server, past the 10 minutes it lets one job run before "
+        "stopping it: choose fewer steps, or a preset with fewer.")
+    assert refusal("explanation", Price(26.0, 599.0), "choose fewer steps") is None  # within the limit at worst
+    assert refusal("explanation", Price(26.0), "choose fewer steps") is None  # no worst case: as expected
+    monkeypatch.setenv("RCQA_JOB_TIME_LIMIT_S", "off")
+    assert refusal("explanation", Price(26.0, 1096.0), "choose fewer steps") is None
+
+
+def test_a_link_whose_worst_case_is_past_the_time_limit_is_refused_before_the_button(app_env, monkeypatch):
+    qa_model = load_model(app_env["bert"])
+    example = gallery_example("orchard-how-many")
+    tokens = int(encode(qa_model, example.question, example.passage).inputs["attention_mask"].sum())
+    link = {"ex": example.id, "steps": "1", "tol": "0.001", "maxsteps": "512"}
+    price = explanation_price(qa_model, resolve("default", steps=1, tolerance=0.001, max_steps=512), 1, tokens, 1)
+    assert price.worst is not None and price.worst > 20 * price.seconds
+    monkeypatch.setenv("RCQA_JOB_TIME_LIMIT_S", str(price.worst / 2))  # past the limit at worst, far within it expected
+    monkeypatch.setenv("RCQA_JOB_BUDGET_S", "off")
+    prices = recorded_prices(monkeypatch)
+    app = open_app(query=link)
+    said = [w.value for w in app.warning if "could take up to" in w.value]
+    assert len(said) == 1 and said[0].startswith("This explanation could take up to ")  # before: offered, then taken
+    assert "rcqa.explain" not in [button.key for button in app.button] and prices == {}
+    monkeypatch.setenv("RCQA_JOB_TIME_LIMIT_S", str(price.worst * 2))
+    app.run()
+    assert "rcqa.explain" in [button.key for button in app.button]

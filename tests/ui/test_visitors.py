@@ -1,37 +1,51 @@
-"""Who a visitor is to the per-address limits: the address behind the operator's proxies, which a visitor cannot
-forge, and the cap on one address's open sessions."""
+"""Who a visitor is to the per-address limits: the address Streamlit's server resolved behind the operator's
+proxies (through a real server: tests/ui/test_visitors_server.py), the settings refused because no address would
+hold under them, and the cap on one address's open sessions."""
 import pytest
 from streamlit.runtime.context import StreamlitHeaders
 
 import rcqa.ui.visitors
-from rcqa.ui.visitors import SessionLimit, client_address
+from rcqa.ui.visitors import ProxySettingError, SessionLimit, client_address
 from tests.helpers.app_harness import open_app, texts
 
 FORWARDED = "X-Forwarded-For"
 
 
-@pytest.mark.parametrize("address, lines, proxies, client", [
-    ("203.0.113.5", ["198.51.100.1"], 1, "203.0.113.5"),  # a direct visitor: the connection's
-    (None, ["6.6.6.6, 198.51.100.1"], 1, "198.51.100.1"),  # behind the proxy: what it appended to the line
-    (None, ["6.6.6.6", "198.51.100.1"], 1, "198.51.100.1"),  # or on a line of its own (before: the forged 6.6.6.6)
-    (None, [" 198.51.100.1 "], 1, "198.51.100.1"),
-    (None, ["6.6.6.6, 198.51.100.1", "10.0.0.2"], 2, "198.51.100.1"),  # two proxies: what the first one appended
-    (None, ["198.51.100.1"], 2, "198.51.100.1"),  # fewer hops than proxies: every hop is a proxy's
-    (None, [], 1, None),  # on this machine: every session counts alone
+def test_the_address_is_the_one_streamlit_resolved_whatever_the_header_says():
+    # uvicorn has read X-Forwarded-For behind the peers $FORWARDED_ALLOW_IPS lists (tests/ui/test_visitors_server.py);
+    # reading it again would let a visitor's own hops count
+    forged = StreamlitHeaders([(FORWARDED, "6.6.6.6, 198.51.100.1")])
+    assert client_address("203.0.113.5", forged) == "203.0.113.5"
+    assert client_address(None, forged) is None  # loopback: this machine, counted session by session
+    assert client_address(None, StreamlitHeaders([])) is None
+
+
+@pytest.mark.parametrize("variable, value, refusal", [
+    ("RCQA_TRUSTED_PROXIES", "2", r"\$RCQA_TRUSTED_PROXIES is no longer read: .* List every proxy in front of the app "
+                                  r"there .*unset \$RCQA_TRUSTED_PROXIES, and restart the app"),
+    ("RCQA_TRUSTED_PROXIES", "1", r"\$RCQA_TRUSTED_PROXIES is no longer read"),
+    ("FORWARDED_ALLOW_IPS", "127.0.0.1, *", r'\$FORWARDED_ALLOW_IPS="\*" trusts X-Forwarded-For from any peer'),
 ])
-def test_the_client_address_is_the_connection_or_what_the_first_trusted_proxy_saw(address, lines, proxies, client):
-    headers = StreamlitHeaders([(FORWARDED, line) for line in lines])
-    assert client_address(address, headers, proxies) == client
+def test_settings_under_which_no_address_holds_are_refused_in_one_sentence(monkeypatch, variable, value, refusal):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ProxySettingError, match=refusal):
+        client_address("203.0.113.5")
 
 
-def test_the_number_of_trusted_proxies_is_the_operators_setting(monkeypatch):
-    headers = StreamlitHeaders([(FORWARDED, "6.6.6.6, 203.0.113.9, 10.0.0.2")])
-    assert client_address(None, headers) == "10.0.0.2"
-    monkeypatch.setenv("RCQA_TRUSTED_PROXIES", "2")
-    assert client_address(None, headers) == "203.0.113.9"
-    monkeypatch.setenv("RCQA_TRUSTED_PROXIES", "0")
-    with pytest.raises(ValueError, match=r"\$RCQA_TRUSTED_PROXIES must be a whole number of at least 1, not '0'"):
-        client_address(None, headers)
+def test_a_listed_network_is_no_refusal_and_an_ignored_header_is_logged_once_for_its_peer(monkeypatch, caplog):
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "127.0.0.1,::1,203.0.113.0/24")
+    monkeypatch.setattr(rcqa.ui.visitors, "_unlisted_peers", set())
+    listed = StreamlitHeaders([(FORWARDED, "198.51.100.1, 203.0.113.9")])
+    assert client_address("198.51.100.1", listed) == "198.51.100.1"  # resolved from the header: nothing to say
+    unlisted = StreamlitHeaders([(FORWARDED, "198.51.100.1")])
+    for _ in range(2):
+        assert client_address("192.0.2.4", unlisted) == "192.0.2.4"
+    said = [record.getMessage() for record in caplog.records if record.name == "rcqa.ui.visitors"]
+    assert said == ["192.0.2.4 sent X-Forwarded-For, which the server ignored: if it is a proxy of yours, add it to "
+                    "$FORWARDED_ALLOW_IPS so that its visitors are told apart"]
+    for peer in range(2 * rcqa.ui.visitors.UNLISTED_LOGGED):  # a forger on many addresses fills no memory
+        client_address(f"2001:db8::{peer:x}", unlisted)
+    assert len(rcqa.ui.visitors._unlisted_peers) == rcqa.ui.visitors.UNLISTED_LOGGED
 
 
 def test_an_address_has_at_most_its_sessions_open_and_a_closed_one_frees_its_place():
@@ -58,3 +72,13 @@ def test_a_session_past_its_addresses_limit_is_one_sentence_and_nothing_else(app
         assert not app.title and not app.warning
     finally:
         rcqa.ui.visitors.session_limit.clear()
+
+
+def test_a_refused_proxy_setting_stops_every_page_with_one_sentence_and_logs_what_to_set(app_env, monkeypatch,
+                                                                                          caplog):
+    monkeypatch.setenv("RCQA_TRUSTED_PROXIES", "2")
+    app = open_app()
+    assert texts(app.error) == ("This server cannot tell its visitors apart until its operator corrects its proxy "
+                                "settings (its log says how).")
+    assert not app.title and not app.exception
+    assert any("$RCQA_TRUSTED_PROXIES is no longer read" in record.getMessage() for record in caplog.records)

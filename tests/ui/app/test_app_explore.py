@@ -241,7 +241,8 @@ def test_only_the_open_tab_is_built_each_view_once_and_the_worker_drew_the_first
     drawn.forget()
     app = explain(open_app(query={"ex": "comet-who"}))
     spec_titled(app, "Where each layer")
-    builds = drawn.charts_of(app.session_state["rcqa.result"][0]).builds
+    key, result = app.session_state["rcqa.result"]
+    builds = drawn.kept_for(key, result.example).builds
     assert builds[name(figures.heatmap)] == 0  # drawn by the worker process with the result, only sent here
     closed = [figures.roles, figures.pos_mix, figures.topk_passage, figures.completeness, figures.word_across_layers]
     assert not any(builds[name(build)] for build in closed)

@@ -6,7 +6,7 @@ from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS, FoilSpec, SpanSpec
 from rcqa.gallery import GALLERY
 from rcqa.types import AGGREGATIONS, Aggregation
-from rcqa.ui import PAGES, drawn, ends, examples, explore, heads, inputs, results, show, start_end, view
+from rcqa.ui import PAGES, drawn, ends, examples, explore, heads, inputs, results, show, start_end, view, visitors
 
 chosen = view.view()
 WHY_NOT, FOIL_TEXT = "rcqa.why_not", "rcqa.foil_text"
@@ -241,7 +241,7 @@ def show_result(result, qa_model, key: str) -> None:
     (rcqa.ui.drawn: its heatmap tab drawn by the worker that computed it)."""
     view.fit_layers(len(result.layers))
     k, aggregation = chosen.top_k, chosen.aggregation
-    charts = drawn.charts_of(key)
+    charts = drawn.charts_of(key, result.example, visitors.session_id())
     if incomplete := charts.get(explore.incomplete_warning, result):
         st.warning(incomplete)
     heatmap, sentences, top, roles, word, check, lens, knockouts, attention_heads = show.tabs(
