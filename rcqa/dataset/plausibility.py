@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> None:
         print(text)
         return
     document = args.write.read_text()
+    if BEGIN not in document or END not in document.split(BEGIN, 1)[1]:
+        raise SystemExit(f"{args.write} holds no {BEGIN} … {END} markers to write between")
     before, _, rest = document.partition(BEGIN)
     _, _, after = rest.partition(END)
     args.write.write_text(f"{before}{BEGIN}\n{text}\n{END}{after}")
