@@ -1,10 +1,10 @@
-"""Leave one sentence out: an explanation's sentence scores checked against the model itself. Each passage sentence is
-deleted in turn, the shortened passage is read again (every window encoded afresh), and the answer's probability is
-read where its characters now stand. A sentence the answer rests on lowers it when deleted; the sentence that holds
-the answer takes it away (probability 0).
+"""Leave one sentence out, and ContextCite's surrogate: an explanation's sentence scores checked against the model
+itself. Each passage sentence is deleted in turn, the shortened passage is read again (every window encoded afresh),
+and the answer's probability is read where its characters now stand. A sentence the answer rests on lowers it when
+deleted; the sentence that holds the answer takes it away (probability 0). ContextCite (Cohen-Wang et al., 2024)
+keeps random halves of the sentences instead and fits a sparse linear surrogate to the answer's log-odds.
 
-This is the leave-one-out that ContextCite (Cohen-Wang et al., 2024) fits its surrogate against, at sentence level,
-for an extractive model: it needs no gradient, so it judges every method alike."""
+Neither needs a gradient, so they judge every method alike."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,3 +72,69 @@ def leave_one_sentence_out(qa_model: QAModel, example: Example, answer_chars: tu
         without.append(answer_probability(qa_model, shortened, example.question, start - shift, end - shift))
     whole = answer_probability(qa_model, passage, example.question, start, end)
     return SentenceAblation(passage[start:end], (start, end), whole, sentences, without)
+
+
+@dataclass(frozen=True)
+class Surrogate:
+    """ContextCite's surrogate (Cohen-Wang et al., 2024): a sparse linear model of the answer's log-odds from which
+    sentences are kept, fitted on random ablations; its weights score the sentences, and its R² on held-out
+    ablations says how far a linear score can describe the model at all."""
+
+    sentences: list[tuple[int, int]]
+    weights: list[float]  # per sentence: how much keeping it adds to the answer's log-odds
+    intercept: float
+    held_out_r2: float
+    ablations: int
+
+    def to_dict(self) -> dict:
+        return {"sentences": [list(span) for span in self.sentences], "weights": self.weights,
+                "intercept": self.intercept, "held_out_r2": self.held_out_r2, "ablations": self.ablations}
+
+
+def log_odds(probability: float, floor: float = 1e-6) -> float:
+    clipped = min(max(probability, floor), 1 - floor)
+    return float(np.log(clipped / (1 - clipped)))
+
+
+def fit_surrogate(masks: np.ndarray, outcomes: np.ndarray, held_out: int, alpha: float = 0.01) -> tuple:
+    """(weights, intercept, R² on the last `held_out` ablations) of a Lasso fit of outcomes on the 0/1 masks (ablations
+    × sentences), as ContextCite fits its surrogate."""
+    from sklearn.linear_model import Lasso
+    from sklearn.metrics import r2_score
+
+    train, test = slice(0, len(masks) - held_out), slice(len(masks) - held_out, len(masks))
+    model = Lasso(alpha=alpha).fit(masks[train], outcomes[train])
+    r2 = float(r2_score(outcomes[test], model.predict(masks[test]))) if held_out > 1 else float("nan")
+    return model.coef_.tolist(), float(model.intercept_), r2
+
+
+def context_cite(qa_model: QAModel, example: Example, answer_chars: tuple[int, int], ablations: int = 48,
+                 held_out: int = 16, seed: int = 0) -> Surrogate:
+    """Keep each sentence with probability 1/2 (the sentence holding the answer always), read the answer's
+    probability where its characters stand in each shortened passage, and fit the surrogate on the log-odds."""
+    passage, (start, end) = example.passage, answer_chars
+    sentences = list(segments(passage).sentences)
+    holding = [i for i, (a, b) in enumerate(sentences) if a < end and start < b]
+    masks = np.random.default_rng(seed).integers(0, 2, size=(ablations, len(sentences))).astype(float)
+    masks[:, holding] = 1.0
+    outcomes = np.array([log_odds(_kept_probability(qa_model, example, sentences, row, answer_chars))
+                         for row in masks])
+    weights, intercept, r2 = fit_surrogate(masks, outcomes, held_out)
+    return Surrogate(sentences, weights, intercept, r2, ablations)
+
+
+def _kept_probability(qa_model: QAModel, example: Example, sentences: list[tuple[int, int]], kept: np.ndarray,
+                      answer_chars: tuple[int, int]) -> float:
+    """The answer's probability in the passage with only the kept sentences (in order, joined by a space)."""
+    passage, (start, end) = example.passage, answer_chars
+    pieces: list[str] = []
+    shift: int | None = None
+    for (a, b), keep in zip(sentences, kept):
+        if not keep:
+            continue
+        if a <= start < b:
+            shift = sum(len(piece) + 1 for piece in pieces) - a
+        pieces.append(passage[a:b])
+    if shift is None:
+        return 0.0
+    return answer_probability(qa_model, " ".join(pieces), example.question, start + shift, end + shift)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from rcqa import qa
@@ -56,3 +57,40 @@ def test_each_sentence_left_out_equals_a_re_answer_by_hand(lighthouse, question,
                                                           abs=1e-6)
         assert ablation.without[deleted] > 0  # the answer is still there to be read
     assert ablation.drops[holding] == pytest.approx(ablation.probability)
+
+
+def test_the_surrogate_recovers_known_weights_and_says_how_well_it_fits():
+    from rcqa.faithfulness.sentence_ablation import fit_surrogate
+
+    rng = np.random.default_rng(1)
+    masks = rng.integers(0, 2, size=(64, 5)).astype(float)
+    truth = np.array([2.0, 0.0, -1.0, 0.0, 0.5])  # a linear model of which sentences are kept
+    outcomes = masks @ truth + 0.3
+    weights, intercept, r2 = fit_surrogate(masks, outcomes, held_out=16, alpha=0.001)
+    assert np.allclose(weights, truth, atol=0.02) and abs(intercept - 0.3) < 0.02 and r2 > 0.99
+    _, _, noise_r2 = fit_surrogate(masks, rng.normal(size=64), held_out=16)
+    assert noise_r2 < 0.2  # outcomes no mask explains: the held-out R² says so
+
+
+def test_context_cite_on_the_lighthouse_weighs_the_answers_sentence_apart(lighthouse):
+    from rcqa.faithfulness.sentence_ablation import context_cite
+
+    example = dataclasses.replace(lighthouse, question="Who was the last keeper?")
+    start = example.passage.index("Thomas Reid")
+    surrogate = context_cite(load_model(), example, (start, start + len("Thomas Reid")), ablations=24, held_out=8)
+    assert len(surrogate.weights) == 4 and surrogate.weights[3] == 0.0  # always kept: no variance to weigh
+    assert surrogate.ablations == 24 and np.isfinite(surrogate.held_out_r2)
+
+
+def test_a_surrogates_ablation_reads_the_answer_as_a_re_answer_by_hand(lighthouse):
+    from rcqa.faithfulness.sentence_ablation import _kept_probability
+
+    qa_model = load_model()
+    example = dataclasses.replace(lighthouse, question="Who was the last keeper?")
+    start = example.passage.index("Thomas Reid")
+    spans = [(example.passage.index(s), example.passage.index(s) + len(s)) for s in SENTENCES]
+    kept = np.array([1.0, 0.0, 1.0, 1.0])
+    by_hand = " ".join(s for s, keep in zip(SENTENCES, kept) if keep)
+    assert _kept_probability(qa_model, example, spans, kept, (start, start + 11)) == pytest.approx(
+        probability_in_nbest(qa_model, by_hand, example.question, "Thomas Reid"), abs=1e-6)
+    assert _kept_probability(qa_model, example, spans, np.array([1.0, 1.0, 1.0, 0.0]), (start, start + 11)) == 0.0
