@@ -94,3 +94,23 @@ def test_a_surrogates_ablation_reads_the_answer_as_a_re_answer_by_hand(lighthous
     assert _kept_probability(qa_model, example, spans, kept, (start, start + 11)) == pytest.approx(
         probability_in_nbest(qa_model, by_hand, example.question, "Thomas Reid"), abs=1e-6)
     assert _kept_probability(qa_model, example, spans, np.array([1.0, 1.0, 1.0, 0.0]), (start, start + 11)) == 0.0
+
+
+def test_the_agreement_with_leaving_out_is_scipys_spearman_over_the_sentences(lighthouse):
+    from scipy.stats import spearmanr
+
+    from rcqa.attribution.explanation import explain
+    from rcqa.attribution.settings import ExplainSettings
+    from rcqa.faithfulness.sentence_ablation import sentence_agreement
+
+    qa_model = load_model()
+    example = dataclasses.replace(lighthouse, question="Who was the last keeper?")
+    start = example.passage.index("Thomas Reid")
+    ablation = leave_one_sentence_out(qa_model, example, (start, start + 11))
+    result = explain(qa_model, example, ExplainSettings(method="attnlrp", targets=("span_logits",)))
+    found = sentence_agreement(result, ablation)
+    scores = result.granularity("sentence")
+    sentence_scores = np.abs(scores.scores[:, scores.passage_units()])  # the four sentences, in order
+    for layer, row in enumerate(sentence_scores):
+        assert found["spearman"][layer] == pytest.approx(spearmanr(row, ablation.drops).statistic)
+        assert found["top1_match"][layer] == float(np.argmax(row) == np.argmax(ablation.drops))
