@@ -142,22 +142,31 @@ def _kept_probability(qa_model: QAModel, example: Example, sentences: list[tuple
 
 
 def sentence_agreement(result, ablation: SentenceAblation, aggregation: str = "l2") -> dict[str, list]:
-    """Per layer, how far the explanation's passage sentences (rcqa.types.granularity, their |score|) rank as
-    leaving each out does: Spearman's ρ over the sentences the explanation reads (None where either side is
-    constant or fewer than 3 sentences), and whether the top sentences are the same one."""
-    from scipy.stats import spearmanr
-
+    """Per layer, how far the explanation's passage sentences (rcqa.types.granularity, their |score|) rank as leaving
+    each out does: Spearman's ρ over the sentences the explanation reads, and whether their top sentences are the
+    same one ("spearman", "top1_match"); and the same over the context alone, the answer's own sentence left out
+    ("spearman_context", "top1_context"), since deleting it takes the answer away and so tops every ranking by
+    construction. None where a side is constant or fewer than 3 sentences are compared."""
     units = result.granularity("sentence", aggregation)
     index = {i: next((s for s, (a, b) in enumerate(ablation.sentences) if a <= units.units[i].start_char < b), None)
              for i in units.passage_units()}
     pairs = [(unit, sentence) for unit, sentence in index.items() if sentence is not None]
-    drops = ablation.drops[[sentence for _, sentence in pairs]]
-    rho, top1 = [], []
-    for row in np.abs(units.scores[:, [unit for unit, _ in pairs]]):
-        defined = len(pairs) >= 3 and np.ptp(row) > 0 and np.ptp(drops) > 0
-        rho.append(float(spearmanr(row, drops).statistic) if defined else None)
-        top1.append(float(np.argmax(row) == np.argmax(drops)) if len(pairs) else None)
-    return {"spearman": rho, "top1_match": top1}
+    start, end = ablation.answer_chars
+    context = [(unit, s) for unit, s in pairs if not (ablation.sentences[s][0] < end and start < ablation.sentences[s][1])]
+    found: dict[str, list] = {}
+    for suffix, chosen in (("", pairs), ("_context", context)):
+        scores = np.abs(units.scores[:, [unit for unit, _ in chosen]])
+        drops = ablation.drops[[sentence for _, sentence in chosen]]
+        found["spearman" + suffix] = [_spearman(row, drops) for row in scores]
+        found[("top1_match" if not suffix else "top1_context")] = [
+            float(np.argmax(row) == np.argmax(drops)) if len(chosen) else None for row in scores]
+    return found
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b).statistic) if len(a) >= 3 and np.ptp(a) > 0 and np.ptp(b) > 0 else None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -190,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(sentence_agreement(result, ablation))
     summary = {measure: [mean_with_interval(np.array([np.nan if row[measure][layer] is None else row[measure][layer]
                                                       for row in rows], dtype=float))
-                         for layer in range(len(rows[0][measure]))] for measure in ("spearman", "top1_match")}
+                         for layer in range(len(rows[0][measure]))] for measure in rows[0]}
     document = {"method": args.method, "questions": len(rows), "seconds": round(time.perf_counter() - started, 1),
                 **summary}
     text = json.dumps(document, indent=1)

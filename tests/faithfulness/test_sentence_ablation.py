@@ -114,3 +114,26 @@ def test_the_agreement_with_leaving_out_is_scipys_spearman_over_the_sentences(li
     for layer, row in enumerate(sentence_scores):
         assert found["spearman"][layer] == pytest.approx(spearmanr(row, ablation.drops).statistic)
         assert found["top1_match"][layer] == float(np.argmax(row) == np.argmax(ablation.drops))
+
+
+def test_the_context_agreement_leaves_the_answers_sentence_out(lighthouse):
+    from scipy.stats import spearmanr
+
+    from rcqa.attribution.explanation import explain
+    from rcqa.attribution.settings import ExplainSettings
+    from rcqa.faithfulness.sentence_ablation import sentence_agreement
+
+    qa_model = load_model()
+    example = dataclasses.replace(lighthouse, question="Who was the last keeper?")
+    start = example.passage.index("Thomas Reid")  # in the fourth sentence: the context is the first three
+    ablation = leave_one_sentence_out(qa_model, example, (start, start + 11))
+    result = explain(qa_model, example, ExplainSettings(method="attnlrp", targets=("span_logits",)))
+    found = sentence_agreement(result, ablation)
+    scores = result.granularity("sentence")
+    context = np.abs(scores.scores[:, scores.passage_units()[:3]])
+    for layer, row in enumerate(context):
+        with np.errstate(invalid="ignore"):
+            expected = spearmanr(row, ablation.drops[:3]).statistic  # NaN where a side is constant: None here
+        assert (found["spearman_context"][layer] is None if np.isnan(expected)
+                else found["spearman_context"][layer] == pytest.approx(expected))
+        assert found["top1_context"][layer] == float(np.argmax(row) == np.argmax(ablation.drops[:3]))
