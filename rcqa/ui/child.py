@@ -9,11 +9,14 @@ torch and copy of the model, is needed for it. Short tasks run inside a long one
 
 Messages are (kind, number, value), `number` naming the task. The server sends ("task", n, Task) and ("stop", n,
 None); the worker answers ("started", n, None), ("progress", n, value), then ("result", n, value) or ("error", n,
-exception). A task asked to stop raises Stopped at its next checkpoint or progress report."""
+exception). A task asked to stop raises Stopped at its next checkpoint or progress report; one asked before it
+began ends as it begins, and a stopped long task ends at its checkpoint before the short ones waiting there run, so
+that the process is free of it as soon as it can be."""
 from __future__ import annotations
 
 import os
 import pickle
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,11 +41,25 @@ class Task:
         return self.function(qa_model, *self.args, report)
 
 
-def serve(connection, threads: int, preload: str | None, gpu: str | None) -> None:
-    """The worker: its GPU, idle priority before torch starts its threads (they inherit it), the preloaded model,
-    then the tasks the server sends."""
+_SERVING = False  # whether this process is a worker (serve() runs in it)
+
+
+def in_worker() -> bool:
+    """Whether this process is a worker process, whose child processes are its tasks' alone."""
+    return _SERVING
+
+
+def serve(connection, threads: int, preload: str | None, gpu: str | None, tmp: str | None = None) -> None:
+    """The worker: its GPU, its temporary folder `tmp` (its own and its Chromium's: the server removes it once the
+    worker has ended, killed or not), idle priority before torch starts its threads (they inherit it), the
+    preloaded model, then the tasks the server sends."""
+    global _SERVING
+    _SERVING = True
     if gpu is not None:
         _bind_to(gpu)
+    if tmp is not None:
+        os.environ["TMPDIR"] = tmp
+        tempfile.tempdir = None  # read TMPDIR again
     _idle_priority()
     import torch
 
@@ -86,6 +103,7 @@ class _Worker:
         self.running.append(number)
         try:
             self.connection.send(("started", number, None))
+            self._read()  # a stop sent after the task, while it waited here
             self._check(number)
             device = "cuda" if self.gpu is not None and task.device.startswith("cuda") else task.device
             qa_model = load_model(task.model, device, fingerprint=task.fingerprint) if task.model else None
@@ -112,9 +130,11 @@ class _Worker:
         self.connection.send(("progress", number, progress))
 
     def checkpoint(self) -> None:
-        """Between two chunks of the innermost task, where it holds no graph: run the short tasks the server sent
-        meanwhile (inside the outermost task only), then end this task with Stopped if the server asked."""
+        """Between two chunks of the innermost task, where it holds no graph: end this task with Stopped if the
+        server asked, else run the short tasks the server sent meanwhile (inside the outermost task only), and end
+        it then if the server asked meanwhile."""
         self._read()
+        self._check(self.running[-1])
         while self.waiting and len(self.running) == 1:
             self.run(*self.waiting.pop(0))
         self._check(self.running[-1])

@@ -53,8 +53,9 @@ def worker_processes() -> worker.WorkerProcesses | None:
 def heavy(qa_model: QAModel | None, function: Callable, *args) -> Work:
     """The job that runs function(qa_model, *args, report): in a worker process (inside a busy one's long task, for
     the short lane, where none is idle), or in the queue's thread; either stops at its next checkpoint (between
-    chunks, at a progress report) once the queue stops it, and a worker process's task that has none (an image) is
-    ended with its process. With no model (work that needs none, such as drawing an image), function gets None and
+    chunks, at a progress report) once the queue stops it. A worker process's task that has none (an image) runs on
+    to its end with its result dropped where it shares its process, and is ended with its process where it runs
+    there alone (rcqa.ui.worker.process). With no model (work that needs none, such as drawing an image), function gets None and
     no worker loads one for it."""
     task = (worker.Task(function, "", "", "cpu", args) if qa_model is None else
             worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args))
@@ -65,6 +66,7 @@ def heavy(qa_model: QAModel | None, function: Callable, *args) -> Work:
 
 
 def _in_this_thread(task: worker.Task, qa_model: QAModel | None, running: Running) -> Any:
+    running.began()  # counted as a worker's start is, so that a job's starts mean the same in either road
     with checkpoints(running.check):
         return task.run(qa_model, running.checked)
 

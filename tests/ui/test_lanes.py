@@ -125,12 +125,15 @@ class InThisThread:
     """A worker process's stand-in that runs its task in the calling thread, reading the stop at the task's progress
     report as a worker does: the pool's lending without processes."""
 
-    gpu, tasks = None, 0
+    gpu, tasks, pid = None, 0, None
 
-    def __init__(self, *args):
+    def __init__(self, *args, **kwargs):
         pass
 
     def alive(self) -> bool:
+        return True
+
+    def takes_borrowers(self) -> bool:
         return True
 
     def run(self, task, report, stop=None, timing=None):
@@ -155,7 +158,7 @@ def computes_without_a_report(qa_model, seconds, report):
 
 
 def test_a_main_lane_job_waiting_for_the_worker_a_short_job_took_has_no_clock_running(monkeypatch):
-    monkeypatch.setattr(worker, "WorkerProcess", InThisThread)
+    monkeypatch.setattr(worker.pool, "WorkerProcess", InThisThread)
     processes, queue = worker.WorkerProcesses(1, threads=1), lanes(time_limit=0.5)
 
     def submit(name, estimate, function, seconds):

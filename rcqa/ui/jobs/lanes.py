@@ -1,27 +1,5 @@
-"""One bounded queue per process for heavy work (explanations), shared by every session of the app.
-
-Every job comes with its price: the seconds it is expected to take and, at most, its worst case (an adaptive
-explanation refined up to its max_steps); a job without one (missing, zero, negative, not a number) is refused with
-Unpriced. Jobs wait in order of when they are due: when they arrived plus their expected seconds (Job). Two lanes
-take them: the main lane's `workers` take any job (what the device holds), the short lane's `short_workers` only
-jobs whose worst case is under `short_below` seconds, so that a short job never waits behind a long one (the short
-lane runs it beside the long one, or, in one worker process, inside it between its chunks: rcqa.ui.worker). A long
-job never runs in the short lane, even an idle one: that lane would then be the long job's, and the next short job
-would wait for it.
-
-Identical requests (the same key: the result cache's) are one job, computed once and handed to everyone who asked.
-A session has at most one job waiting: asking for another withdraws it from the first. A job nobody waits for any
-more (every asker cancelled or left) is dropped before it starts, and stopped while it runs; so is a job running
-past `time_limit` seconds of running (not counting its wait for a worker, nor its pauses). Stopping sets the
-job's stop event, which its work watches (rcqa.ui.worker checks it between chunks and layers, and ends a worker
-process that does not stop in time). Past `limit` waiting jobs, new ones are refused with Busy; so are those of a
-session that already has `per_session` jobs running or waiting (SessionBusy), and of a client (an address, which
-may hold many sessions) that has `per_client` (ClientBusy): a new job is a new claim on the workers, whatever its
-price, so running jobs count as much as waiting ones.
-
-Standard library only: the dashboard (rcqa.ui.queue) adapts it to Streamlit sessions, and rcqa.ui.capacity holds
-what the operator sets.
-"""
+"""The queue's lanes: jobs in order of due, the threads that run them and the watcher that stops them
+(rcqa.ui.jobs says how)."""
 from __future__ import annotations
 
 import bisect
@@ -32,113 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from rcqa.ui.capacity import client_jobs, job_time_limit, lower_priority, minutes, session_jobs
+from rcqa.ui.jobs.job import Busy, Cancelled, ClientBusy, Job, Running, SessionBusy, Stopped, Work, check_price
 
 QUEUE_LIMIT = 32
 WATCH_SECONDS = 0.5  # how often the queue looks for running jobs to stop
-
-
-class Running:
-    """What a job's work is handed while it runs: called with its progress (e.g. each finished layer); `stop`, set
-    when the job is to stop (everyone who asked left or cancelled, or it ran past its time limit); and `short`,
-    whether the short lane runs it (rcqa.ui.worker may then run it inside a worker busy with a long job). The work
-    says when it waits (for a worker process), when it really began (the worker started it) and how long it was
-    held (paused for a short job run inside it): the time limit counts neither the wait before nor the pauses."""
-
-    def __init__(self, job: Job):
-        self._job, self.stop, self.short = job, job.stop, job.lane == "short"
-
-    def waiting(self) -> None:
-        """The work waits before it begins (for a worker lent to another job): its clock stops until began()."""
-        self._job.started = math.inf
-
-    def began(self) -> None:
-        self._job.started = time.monotonic()
-
-    def held(self, seconds: float) -> None:
-        self._job.held += seconds
-
-    def __call__(self, progress: Any) -> None:
-        self._job.progress = progress
-
-    def checked(self, progress: Any) -> None:
-        """Report progress, unless the job is to stop: then raise Stopped (work run in this process calls this
-        between its steps)."""
-        self.check()
-        self(progress)
-
-    def check(self) -> None:
-        if self.stop.is_set():
-            raise Stopped(self._job.stopped_because)
-
-
-Report = Callable[[Any], None]  # what a job calls with its progress
-Work = Callable[[Running], Any]
-
-
-class Busy(RuntimeError):
-    """The queue is full; `waiting` jobs are ahead of any new one."""
-
-    def __init__(self, waiting: int):
-        super().__init__(f"{waiting} explanations are waiting, the most this server queues; try again shortly")
-        self.waiting = waiting
-
-
-class SessionBusy(Busy):
-    """This session already has `held` jobs running or waiting, the most the queue holds for one."""
-
-    def __init__(self, held: int, whose: str = "You have"):
-        RuntimeError.__init__(self, f"{whose} {held} explanations or comparisons running or waiting, the most this "
-                                    "server takes on for one visitor: wait for them, or cancel one.")
-        self.held = held
-
-
-class ClientBusy(SessionBusy):
-    """This client address already has `held` jobs running or waiting (its sessions together), the most the queue
-    holds for one."""
-
-    def __init__(self, held: int):
-        super().__init__(held, "Your address has")
-
-
-class Unpriced(ValueError):
-    """A job submitted without its price: its expected seconds must be a positive number, its worst case at least
-    that. The server's own error (every page prices its jobs), never a visitor's."""
-
-
-class Cancelled(RuntimeError):
-    """The ticket was cancelled (or replaced by a newer request of its session) before its job ran."""
-
-
-class Stopped(RuntimeError):
-    """The running job was stopped: its message says why, in a sentence for the visitor."""
-
-
-class Job:
-    """Work for one key, expected to take `estimate` seconds and `worst` at most, due at `due`: when it arrived plus
-    its estimate. Jobs run in order of due, so a long job lets the short ones that arrive while it waits go first,
-    but none that arrives after it is due: no job waits for ever. The times it arrived, started (began computing) and
-    ended are kept, from time.monotonic()."""
-
-    def __init__(self, key: str, work: Work, estimate: float, worst: float | None = None):
-        self.key, self.work, self.estimate = key, work, estimate
-        self.worst = estimate if worst is None else worst
-        self.arrived = time.monotonic()
-        self.due = self.arrived + estimate
-        self.lane = ""  # the lane that runs it: "main" or "short"
-        self.askers: dict[str, Callable[[], bool]] = {}  # session → is it still there?
-        self.clients: dict[str, str] = {}  # session → its client address, where known
-        self.state = "waiting"  # → running → done | failed, or waiting → dropped
-        self.progress: Any = None
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self.finished = threading.Event()
-        self.stop = threading.Event()  # set to stop it while it runs; stopped_because says why
-        self.stopped_because = ""
-        self.started = self.ended = math.inf
-        self.held = 0.0  # seconds it was paused while it ran (a short job run inside its worker)
-
-    def wanted(self) -> bool:
-        return any(alive() for alive in self.askers.values())
 
 
 class Ticket:
@@ -179,14 +54,6 @@ class Ticket:
 
     def cancel(self) -> None:
         self._queue.withdraw(self.job, self.session)
-
-
-def check_price(key: str, estimate: float, worst: float | None) -> None:
-    """Unpriced unless `estimate` is a positive number of seconds and `worst`, where given, at least that."""
-    priced = isinstance(estimate, (int, float)) and math.isfinite(estimate) and estimate > 0
-    if not priced or (worst is not None and not worst >= estimate):
-        raise Unpriced(f"the job {key[:80]!r} has no price (expected {estimate!r} s, worst {worst!r} s): every job "
-                       "is submitted with the positive seconds it is expected to take")
 
 
 class JobQueue:
@@ -302,7 +169,7 @@ class JobQueue:
         for job in [j for j in self._jobs.values() if j.state == "running"]:
             if not job.wanted():
                 self._stop(job, "everyone who asked for it left")
-            elif time.monotonic() - job.started - job.held > self.time_limit:
+            elif job.running_seconds() > self.time_limit:
                 self._stop(job, f"it ran longer than {minutes(self.time_limit)}, this server's limit for one job: "
                                 "ask for less (the answer's window only, or fewer steps)")
 
@@ -344,7 +211,8 @@ class JobQueue:
             if lane == "short":  # the main lane may now take the short jobs still waiting
                 self._short_busy += 1
                 self._changed.notify_all()
-            job.state, job.lane, job.started = "running", lane, time.monotonic()
+            job.state, job.lane = "running", lane
+            job.started = job.since = time.monotonic()  # work that tells when it began (a worker's) restarts this
             self._running += 1
             return job
 
@@ -362,6 +230,7 @@ class JobQueue:
             state = "done"
         except Exception as error:  # handed to every asker, who shows it; a stopped job's says why it stopped
             job.error, state = Stopped(job.stopped_because) if job.stop.is_set() else error, "failed"
+        job.pause()
         with self._changed:
             job.state, job.ended, self._running = state, time.monotonic(), self._running - 1
             self._short_busy -= job.lane == "short"
