@@ -7,6 +7,7 @@ keeps random halves of the sentences instead and fits a sparse linear surrogate 
 Neither needs a gradient, so they judge every method alike."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from rcqa import qa
 from rcqa.model import QAModel
 from rcqa.spans import answer_standing
 from rcqa.text import segments
-from rcqa.types import Example
+from rcqa.types import Example, overlaps
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,27 @@ class SentenceAblation:
                 "drops": self.drops.round(8).tolist()}
 
 
-def without_sentence(passage: str, sentence: tuple[int, int]) -> tuple[str, int]:
-    """The passage with the sentence [start, end) and the whitespace after it deleted, and how many characters went."""
-    start, end = sentence
-    while end < len(passage) and passage[end].isspace():
-        end += 1
-    return passage[:start] + passage[end:], end - start
+def without_sentences(passage: str, sentences: list[tuple[int, int]]) -> tuple[str, Callable[[int], int]]:
+    """The passage with these sentences [start, end) and the whitespace after each deleted, and where a character of
+    the passage outside them now stands."""
+    cuts = []
+    for start, end in sorted(sentences):
+        while end < len(passage) and passage[end].isspace():
+            end += 1
+        cuts.append((start, end))
+    kept = zip([0, *(end for _, end in cuts)], [*(start for start, _ in cuts), len(passage)])
+    return "".join(passage[a:b] for a, b in kept), lambda char: char - sum(b - a for a, b in cuts if b <= char)
+
+
+def probability_without(qa_model: QAModel, example: Example, sentences: list[tuple[int, int]],
+                        answer_chars: tuple[int, int]) -> float:
+    """The answer's probability, read where its characters [start, end) of the passage now stand, with these
+    sentences deleted; 0 where one of them holds (part of) the answer."""
+    start, end = answer_chars
+    if any(overlaps(a, b, start, end) for a, b in sentences):
+        return 0.0
+    shortened, moved = without_sentences(example.passage, sentences)
+    return answer_probability(qa_model, shortened, example.question, moved(start), moved(end))
 
 
 def answer_probability(qa_model: QAModel, passage: str, question: str, start_char: int, end_char: int) -> float:
@@ -61,18 +77,10 @@ def answer_probability(qa_model: QAModel, passage: str, question: str, start_cha
 def leave_one_sentence_out(qa_model: QAModel, example: Example, answer_chars: tuple[int, int]) -> SentenceAblation:
     """Delete each of the passage's sentences (rcqa.text.segments) in turn and read the answer at answer_chars
     (characters of the passage) again, where it now stands."""
-    passage, (start, end) = example.passage, answer_chars
-    sentences = list(segments(passage).sentences)
-    without = []
-    for sentence in sentences:
-        if sentence[0] < end and start < sentence[1]:  # the sentence holds (part of) the answer
-            without.append(0.0)
-            continue
-        shortened, removed = without_sentence(passage, sentence)
-        shift = removed if sentence[0] < start else 0
-        without.append(answer_probability(qa_model, shortened, example.question, start - shift, end - shift))
-    whole = answer_probability(qa_model, passage, example.question, start, end)
-    return SentenceAblation(passage[start:end], (start, end), whole, sentences, without)
+    sentences = list(segments(example.passage).sentences)
+    without = [probability_without(qa_model, example, [sentence], answer_chars) for sentence in sentences]
+    whole = answer_probability(qa_model, example.passage, example.question, *answer_chars)
+    return SentenceAblation(example.passage[slice(*answer_chars)], answer_chars, whole, sentences, without)
 
 
 @dataclass(frozen=True)
@@ -113,32 +121,15 @@ def context_cite(qa_model: QAModel, example: Example, answer_chars: tuple[int, i
                  held_out: int = 16, seed: int = 0) -> Surrogate:
     """Keep each sentence with probability 1/2 (the sentence holding the answer always), read the answer's
     probability where its characters stand in each shortened passage, and fit the surrogate on the log-odds."""
-    passage, (start, end) = example.passage, answer_chars
-    sentences = list(segments(passage).sentences)
-    holding = [i for i, (a, b) in enumerate(sentences) if a < end and start < b]
+    sentences = list(segments(example.passage).sentences)
+    holding = [i for i, (a, b) in enumerate(sentences) if overlaps(a, b, *answer_chars)]
     masks = np.random.default_rng(seed).integers(0, 2, size=(ablations, len(sentences))).astype(float)
     masks[:, holding] = 1.0
-    outcomes = np.array([log_odds(_kept_probability(qa_model, example, sentences, row, answer_chars))
+    outcomes = np.array([log_odds(probability_without(qa_model, example, [s for s, keep in zip(sentences, row)
+                                                                          if not keep], answer_chars))
                          for row in masks])
     weights, intercept, r2 = fit_surrogate(masks, outcomes, held_out)
     return Surrogate(sentences, weights, intercept, r2, ablations)
-
-
-def _kept_probability(qa_model: QAModel, example: Example, sentences: list[tuple[int, int]], kept: np.ndarray,
-                      answer_chars: tuple[int, int]) -> float:
-    """The answer's probability in the passage with only the kept sentences (in order, joined by a space)."""
-    passage, (start, end) = example.passage, answer_chars
-    pieces: list[str] = []
-    shift: int | None = None
-    for (a, b), keep in zip(sentences, kept):
-        if not keep:
-            continue
-        if a <= start < b:
-            shift = sum(len(piece) + 1 for piece in pieces) - a
-        pieces.append(passage[a:b])
-    if shift is None:
-        return 0.0
-    return answer_probability(qa_model, " ".join(pieces), example.question, start + shift, end + shift)
 
 
 def sentence_agreement(result, ablation: SentenceAblation, aggregation: str = "l2") -> dict[str, list]:
@@ -151,8 +142,7 @@ def sentence_agreement(result, ablation: SentenceAblation, aggregation: str = "l
     index = {i: next((s for s, (a, b) in enumerate(ablation.sentences) if a <= units.units[i].start_char < b), None)
              for i in units.passage_units()}
     pairs = [(unit, sentence) for unit, sentence in index.items() if sentence is not None]
-    start, end = ablation.answer_chars
-    context = [(unit, s) for unit, s in pairs if not (ablation.sentences[s][0] < end and start < ablation.sentences[s][1])]
+    context = [(unit, s) for unit, s in pairs if not overlaps(*ablation.sentences[s], *ablation.answer_chars)]
     found: dict[str, list] = {}
     for suffix, chosen in (("", pairs), ("_context", context)):
         scores = np.abs(units.scores[:, [unit for unit, _ in chosen]])

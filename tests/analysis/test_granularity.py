@@ -16,16 +16,9 @@ from rcqa.gallery import gallery_example
 from rcqa.qa import encode
 from rcqa.types import AGGREGATIONS
 from rcqa.types.settings import SpanSpec
+from tests.helpers.lighthouse import SENTENCES as LIGHTHOUSE_SENTENCES
 from rcqa.types.granularity import GRANULARITIES, SPECIAL
 
-LIGHTHOUSE_SENTENCES = [
-    "The lighthouse on Corran Point was designed by the engineer Margaret Ellison and first lit in 1872.",
-    "Before it was built, ships approaching the harbour relied on a bonfire that local fishermen kept burning on the "
-    "cliffs.",
-    "Ellison chose a granite tower 38 metres tall, painted white with a single red band, because the stone could be "
-    "quarried only two miles inland.",
-    "The light was automated in 1986, and the last keeper, Thomas Reid, moved to the mainland the same year.",
-]
 
 
 @pytest.fixture(scope="module")

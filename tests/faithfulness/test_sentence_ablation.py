@@ -12,15 +12,8 @@ from rcqa import qa
 from rcqa.faithfulness.sentence_ablation import leave_one_sentence_out
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
+from tests.helpers.lighthouse import SENTENCES
 
-SENTENCES = [
-    "The lighthouse on Corran Point was designed by the engineer Margaret Ellison and first lit in 1872.",
-    "Before it was built, ships approaching the harbour relied on a bonfire that local fishermen kept burning on the "
-    "cliffs.",
-    "Ellison chose a granite tower 38 metres tall, painted white with a single red band, because the stone could be "
-    "quarried only two miles inland.",
-    "The light was automated in 1986, and the last keeper, Thomas Reid, moved to the mainland the same year.",
-]
 
 
 @pytest.fixture(scope="module")
@@ -83,17 +76,16 @@ def test_context_cite_on_the_lighthouse_weighs_the_answers_sentence_apart(lighth
 
 
 def test_a_surrogates_ablation_reads_the_answer_as_a_re_answer_by_hand(lighthouse):
-    from rcqa.faithfulness.sentence_ablation import _kept_probability
+    from rcqa.faithfulness.sentence_ablation import probability_without
 
     qa_model = load_model()
     example = dataclasses.replace(lighthouse, question="Who was the last keeper?")
     start = example.passage.index("Thomas Reid")
     spans = [(example.passage.index(s), example.passage.index(s) + len(s)) for s in SENTENCES]
-    kept = np.array([1.0, 0.0, 1.0, 1.0])
-    by_hand = " ".join(s for s, keep in zip(SENTENCES, kept) if keep)
-    assert _kept_probability(qa_model, example, spans, kept, (start, start + 11)) == pytest.approx(
+    by_hand = " ".join([SENTENCES[0], SENTENCES[3]])  # the second and third deleted
+    assert probability_without(qa_model, example, [spans[1], spans[2]], (start, start + 11)) == pytest.approx(
         probability_in_nbest(qa_model, by_hand, example.question, "Thomas Reid"), abs=1e-6)
-    assert _kept_probability(qa_model, example, spans, np.array([1.0, 1.0, 1.0, 0.0]), (start, start + 11)) == 0.0
+    assert probability_without(qa_model, example, [spans[3]], (start, start + 11)) == 0.0
 
 
 def test_the_agreement_with_leaving_out_is_scipys_spearman_over_the_sentences(lighthouse):
@@ -137,3 +129,13 @@ def test_the_context_agreement_leaves_the_answers_sentence_out(lighthouse):
         assert (found["spearman_context"][layer] is None if np.isnan(expected)
                 else found["spearman_context"][layer] == pytest.approx(expected))
         assert found["top1_context"][layer] == float(np.argmax(row) == np.argmax(ablation.drops[:3]))
+
+
+def test_deleting_sentences_keeps_the_rest_of_the_text_as_written():
+    from rcqa.faithfulness.sentence_ablation import without_sentences
+
+    passage = "One. Two.\n\nThree. Four."
+    # "Two." and the blank line after it go, then "Four." (nothing after it): 6 and 5 characters
+    text, moved = without_sentences(passage, [(18, 23), (5, 9)])
+    assert text == "One. Three. "
+    assert text[moved(11):moved(17)] == "Three." and moved(0) == 0
