@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rcqa.analysis.registry import Analysis, Inputs, json_list
-from rcqa.types import Attribution
+from rcqa.types import Attribution, overlaps
 
 RANKINGS = {"magnitude": None, "signed": "sum"}  # the ranking → the token score it reads (None: the run's own)
 MEASURES = ("top1_predicted", "top1_gold", "top2_predicted", "iou_predicted", "top1_sentence")
@@ -34,7 +34,7 @@ def gold_tokens(result: Attribution, passage: np.ndarray) -> set[int]:
     """The window's passage tokens that overlap any gold answer's characters."""
     spans = [(a.start_char, a.start_char + len(a.text)) for a in result.example.answers]
     return {int(t) for t in passage for start, end in spans
-            if result.token_offsets[t][0] < end and start < result.token_offsets[t][1]}
+            if overlaps(result.token_offsets[t][0], result.token_offsets[t][1], start, end)}
 
 
 def layer_measures(scores: np.ndarray, passage: np.ndarray, span: set[int], gold: set[int]) -> dict[str, float]:
@@ -54,13 +54,8 @@ def layer_measures(scores: np.ndarray, passage: np.ndarray, span: set[int], gold
 def sentence_hits(result: Attribution, aggregation: str, signed: bool, target: int) -> np.ndarray:
     """Per layer, 1 where the passage sentence with the largest score holds the explained span (NaN: none scores)."""
     units = result.granularity("sentence", aggregation, target)  # type: ignore[arg-type]
-    passage = units.passage_units()
-    hits = np.full(len(result.layers), np.nan)
-    for layer, row in enumerate(units.scores[:, passage]):
-        ranked = row if signed else np.abs(row)
-        if np.any(ranked != 0) and units.answer_unit is not None:
-            hits[layer] = float(passage[int(np.argmax(ranked))] == units.answer_unit)
-    return hits
+    return np.array([np.nan if top is None or units.answer_unit is None else float(top == units.answer_unit)
+                     for top in units.strongest(signed)])
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from rcqa.text import shortened
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 from rcqa.types.granularity import Granularity, UnitScores
 
-NAMES = {"sentence": "sentence", "phrase": "phrase"}
 LABEL_CHARS = 60  # a unit's row label: its first words
 
 
@@ -47,12 +46,11 @@ def unit_heatmap(result: Attribution, granularity: Granularity = "sentence",
     figure = go.Figure(go.Heatmap(z=share, x=scores.layers, y=labels, **colours,
                                   hovertemplate=f"%{{y}}<br>%{{x}}: {shown}<extra></extra>"))
     figure.update_yaxes(autorange="reversed", type="category", automargin=True)
-    name = NAMES[granularity]
-    apply_layout(figure, f"Which {name} each layer rests on: each {name}'s share of the layer's |attribution| over "
-                 "the passage", f"{settings_line(result, aggregation, target)} · ▶ holds the explained span",
-                 "Layer (output of)", f"Passage {name}s, in text order",
+    apply_layout(figure, f"Which {granularity} each layer rests on: each {granularity}'s share of the layer's "
+                 "|attribution| over the passage", f"{settings_line(result, aggregation, target)} · ▶ holds the "
+                 "explained span", "Layer (output of)", f"Passage {granularity}s, in text order",
                  height=max(320, 22 * len(units) + 200))
-    return Chart(f"{name}s-{result.example.id}", table, figure)
+    return Chart(f"{granularity}s-{result.example.id}", table, figure)
 
 
 def unit_readings(table: pd.DataFrame) -> list[str]:
@@ -87,7 +85,7 @@ def plausibility_figure(found: Plausibility, inputs: Inputs) -> Chart:
             for ranking, measures in found.measures.items() for measure, values in measures.items()
             for layer, value in enumerate(values)]
     data = pd.DataFrame(rows)
-    figure = go.Figure([go.Scatter(x=layers, y=[v if v is not None else None for v in values], mode="lines+markers",
+    figure = go.Figure([go.Scatter(x=layers, y=values, mode="lines+markers",
                                    name=f"{MEASURE_NAMES[measure]} ({ranking})",
                                    line={"dash": "solid" if ranking == "magnitude" else "dot"})
                         for ranking, measures in found.measures.items() for measure, values in measures.items()])

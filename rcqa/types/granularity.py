@@ -82,11 +82,14 @@ class UnitScores:
         totals = magnitudes.sum(axis=1, keepdims=True)
         return np.divide(magnitudes, totals, out=np.zeros_like(magnitudes), where=totals > 0)
 
-    def strongest(self) -> list[int | None]:
-        """Per layer, the index (into units) of the passage unit with the largest |score|; None where no passage unit
-        scores. A tie goes to the earlier unit."""
-        passage, shares = self.passage_units(), self.shares()
-        return [passage[int(np.argmax(row))] if row.any() else None for row in shares]
+    def strongest(self, signed: bool = False) -> list[int | None]:
+        """Per layer, the index (into units) of the passage unit with the largest |score|, or with `signed` the
+        largest score itself (the most for the target); None where no passage unit scores. A tie goes to the
+        earlier unit."""
+        passage = self.passage_units()
+        scores = self.scores[:, passage]
+        ranked = scores if signed else np.abs(scores)
+        return [passage[int(np.argmax(row))] if np.any(row != 0) else None for row in ranked]
 
     def to_dict(self) -> dict:
         return {"granularity": self.granularity, "aggregation": self.aggregation, "target": self.target,

@@ -132,3 +132,14 @@ def test_a_tie_for_the_largest_share_is_said_as_a_tie():
     assert unit_readings(table) == [
         "embeddings: #1 and #2 (holds the answer) tie with 40% of the layer's attribution over the passage.",
         "block 0: no passage unit has any attribution."]
+
+
+def test_the_strongest_unit_by_magnitude_and_signed_by_hand():
+    from rcqa.types.granularity import Unit, UnitScores
+
+    units = [Unit("[CLS]", SPECIAL, 0, 0, (0,)), Unit("A.", "passage", 0, 2, (1,)), Unit("B.", "passage", 3, 5, (2,)),
+             Unit("C.", "passage", 6, 8, (3,))]
+    # layer 0: B argues hardest against (-0.9), C most for it (0.5); layer 1: no passage unit scores ([CLS] does)
+    scores = np.array([[7.0, 0.2, -0.9, 0.5], [3.0, 0.0, 0.0, 0.0]])
+    found = UnitScores("sentence", "sum", 0, ["embeddings", "block 0"], units, scores, answer_unit=3)
+    assert found.strongest() == [2, None] and found.strongest(signed=True) == [3, None]
