@@ -47,13 +47,12 @@ def cell(found: dict) -> str:
     return f"{100 * found['mean']:.1f} [{100 * found['low']:.1f}, {100 * found['high']:.1f}]"
 
 
-def last_layer_table(runs: dict[str, str | Path]) -> str:
-    """A markdown table: each run (by the label given) and ranking at its last layer, % with intervals, then the
-    published rows."""
+def last_layer_table(summaries: dict[str, dict]) -> str:
+    """A markdown table: each run's summary (by the label given) and ranking at its last layer, % with intervals,
+    then the published rows."""
     header = "| method | ranking | " + " | ".join(SHOWN) + " |"
     lines = [header, "|" + "---|" * (len(SHOWN) + 2)]
-    for label, folder in runs.items():
-        found = summary(folder)
+    for label, found in summaries.items():
         for ranking in RANKINGS:
             lines.append(f"| {label} | {ranking} | " + " | ".join(cell(found[ranking][m][-1]) for m in SHOWN) + " |")
     for label, figures in PUBLISHED.items():
@@ -62,12 +61,13 @@ def last_layer_table(runs: dict[str, str | Path]) -> str:
     return "\n".join(lines)
 
 
-def layer_table(runs: dict[str, str | Path], measure: str = "top1_predicted", ranking: str = "magnitude") -> str:
-    """A markdown table of one measure at every layer (columns), one row per run, % with intervals."""
-    found = {label: summary(folder)[ranking][measure] for label, folder in runs.items()}
-    layers = run_layers(next(iter(runs.values())))
+def layer_table(summaries: dict[str, dict], layers: list[str], measure: str = "top1_predicted",
+                ranking: str = "magnitude") -> str:
+    """A markdown table of one measure at every layer (columns, labelled `layers`), one row per run's summary, %
+    with intervals."""
     lines = ["| method | " + " | ".join(layers) + " |", "|" + "---|" * (len(layers) + 1)]
-    lines += [f"| {label} | " + " | ".join(cell(value) for value in values) + " |" for label, values in found.items()]
+    lines += [f"| {label} | " + " | ".join(cell(value) for value in found[ranking][measure]) + " |"
+              for label, found in summaries.items()]
     return "\n".join(lines)
 
 
@@ -76,12 +76,15 @@ BEGIN, END = "<!-- plausibility:begin -->", "<!-- plausibility:end -->"
 
 def section(runs: dict[str, str | Path]) -> str:
     """The findings' plausibility tables: every run at its last layer beside the published figures, then the top-1
-    token in the predicted span and the top sentence holding the answer at every layer (by magnitude)."""
+    token in the predicted span and the top sentence holding the answer at every layer (by magnitude). Each run is
+    read and summarised once."""
+    summaries = {label: summary(folder) for label, folder in runs.items()}
+    layers = run_layers(next(iter(runs.values())))
     return "\n\n".join([
-        "At the last layer (%, 95 % bootstrap interval over the questions):", last_layer_table(runs),
-        "The top token inside the predicted span at every layer (by magnitude):", layer_table(runs),
+        "At the last layer (%, 95 % bootstrap interval over the questions):", last_layer_table(summaries),
+        "The top token inside the predicted span at every layer (by magnitude):", layer_table(summaries, layers),
         "The top sentence holding the predicted span at every layer (by magnitude):",
-        layer_table(runs, "top1_sentence")])
+        layer_table(summaries, layers, "top1_sentence")])
 
 
 def main(argv: list[str] | None = None) -> None:

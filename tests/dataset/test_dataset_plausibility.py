@@ -42,7 +42,7 @@ def test_the_shares_by_hand_with_the_bootstrap_interval(tmp_path):
 
 def test_the_last_layer_table_beside_the_published_figures(tmp_path):
     write_plausibility_run(tmp_path / "run")
-    table = last_layer_table({"hand": tmp_path / "run"}).splitlines()
+    table = last_layer_table({"hand": summary(tmp_path / "run")}).splitlines()
     hand = next(line for line in table if line.startswith("| hand | magnitude |"))
     cells = [cell.strip() for cell in hand.strip("|").split("|")]
     assert cells[2].startswith("75.0 [") and cells[3] == "undefined" and cells[5].startswith("56.2 [")
