@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,12 +58,7 @@ def unread_tokens(tokenizer, text: str) -> tuple[int, int]:
     """(tokens the tokenizer could not read, tokens in all) of text. Unread: the unknown token ([UNK]), or a piece
     of one character or less of a word split into several pieces: a word spelt out letter by letter (WordPiece
     with a script it barely knows), or byte by byte (a byte-level BPE, which has no unknown token)."""
-    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)  # no length warning
-    words = encoding.word_ids()
-    pieces = Counter(words)
-    unread = sum(1 for token, word, (start, end) in zip(encoding["input_ids"], words, encoding["offset_mapping"])
-                 if token == tokenizer.unk_token_id or (pieces[word] > 1 and end - start <= 1))
-    return unread, len(words)
+    return _unread(tokenizer, _word_pieces(tokenizer, text))
 
 
 def unfamiliar_words(tokenizer, text: str) -> tuple[int, int]:
@@ -72,14 +66,30 @@ def unfamiliar_words(tokenizer, text: str) -> tuple[int, int]:
     a word read as several pieces or as [UNK]. A language the vocabulary was not built for is read in known pieces
     ("leuchtturm": le ##uch ##tt ##ur ##m), so few of its tokens are unread, yet most of its words are unfamiliar;
     SQuAD v1.1 dev's English passages have at most 28 % of such words on the default model (a median of 5 %)."""
-    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    spans: dict[int, list] = {}
+    return _unfamiliar(tokenizer, text, _word_pieces(tokenizer, text))
+
+
+Pieces = dict[int | None, list[tuple[int, int, int]]]  # word → its tokens' (id, start char, end char), in order
+
+
+def _word_pieces(tokenizer, text: str) -> Pieces:
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)  # no length warning
+    pieces: Pieces = {}
     for token, word, (start, end) in zip(encoding["input_ids"], encoding.word_ids(), encoding["offset_mapping"]):
-        if word is not None:
-            spans.setdefault(word, []).append((token, start, end))
-    lettered = [pieces for pieces in spans.values()
-                if any(ch.isalpha() for ch in text[pieces[0][1]:pieces[-1][2]])]
-    unfamiliar = sum(1 for pieces in lettered if len(pieces) > 1 or pieces[0][0] == tokenizer.unk_token_id)
+        pieces.setdefault(word, []).append((token, start, end))
+    return pieces
+
+
+def _unread(tokenizer, pieces: Pieces) -> tuple[int, int]:
+    unread = sum(1 for word in pieces.values() for token, start, end in word
+                 if token == tokenizer.unk_token_id or (len(word) > 1 and end - start <= 1))
+    return unread, sum(len(word) for word in pieces.values())
+
+
+def _unfamiliar(tokenizer, text: str, pieces: Pieces) -> tuple[int, int]:
+    lettered = [word for key, word in pieces.items()
+                if key is not None and any(ch.isalpha() for ch in text[word[0][1]:word[-1][2]])]
+    unfamiliar = sum(1 for word in lettered if len(word) > 1 or word[0][0] == tokenizer.unk_token_id)
     return unfamiliar, len(lettered)
 
 
@@ -91,13 +101,14 @@ def unread_warning(tokenizer, passage: str, question: str) -> str | None:
     """One sentence where most of the question's or the passage's tokens are unread (unread_tokens), as a question
     in Chinese is to an English WordPiece model, or else where most of their words are unfamiliar
     (unfamiliar_words), as German is to it; None where the model can read both."""
-    texts = (("question", question), ("passage", passage))
-    unread = _most({label: unread_tokens(tokenizer, text) for label, text in texts})
+    texts = {"question": question, "passage": passage}
+    pieces = {label: _word_pieces(tokenizer, text) for label, text in texts.items()}  # each text tokenised once
+    unread = _most({label: _unread(tokenizer, found) for label, found in pieces.items()})
     if unread:
         return (f"Most of the {_whose(unread)} tokens are unknown to the model's tokenizer ({_shares(unread)}: [UNK], or "
                 f"a word spelt out letter by letter), so the model can hardly read {_them(unread)} and its answer is "
                 "likely a guess.")
-    unfamiliar = _most({label: unfamiliar_words(tokenizer, text) for label, text in texts})
+    unfamiliar = _most({label: _unfamiliar(tokenizer, texts[label], found) for label, found in pieces.items()})
     if unfamiliar:
         return (f"Most of the {_whose(unfamiliar)} words are not in the model's vocabulary ({_shares(unfamiliar)} "
                 f"read in pieces), as with a language it was not trained on, so it may misread {_them(unfamiliar)} "
