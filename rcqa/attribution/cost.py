@@ -23,7 +23,6 @@ them (AttnLRP's one pass).
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import dataclass
 
@@ -37,10 +36,8 @@ from rcqa.types.settings import ExplainSettings
 from rcqa.attribution.speed import SECONDS_PER_MULTIPLY_ADD, SPEED_ENV  # noqa: F401
 from rcqa.attribution.speed import MULTIPLY_ADDS_PER_TOKEN_BLOCK, pass_seconds, server_speed
 from rcqa.model import QAModel
-from rcqa.qa import MAX_QUESTION_CHARS
 
 FORWARD = 1 / 3  # of a pass through a block: the forward alone
-CHARS_PER_TOKEN = 4  # English through a WordPiece or BPE vocabulary: 4.8 on the gallery's canal-long
 
 
 @dataclass(frozen=True)
@@ -140,17 +137,6 @@ def block_seconds(qa_model: QAModel, block_passes: float, tokens: int) -> float:
 def reading_seconds(qa_model: QAModel, windows: int, tokens: int) -> float:
     """Answering over `windows` windows of `tokens` tokens: a forward through every block of each."""
     return block_seconds(qa_model, windows * qa_model.num_layers * FORWARD, tokens)
-
-
-def windows_of_text(qa_model: QAModel, characters: int, question: str) -> int:
-    """About how many windows a passage of `characters` characters is read in with the question, without
-    tokenising the passage (a long paste is answered through the queue, not in the page): CHARS_PER_TOKEN
-    characters a token, windows cut as rcqa.qa.encode cuts them (each holds the question, and overlaps the one
-    before by the stride)."""
-    passage_tokens = math.ceil(characters / CHARS_PER_TOKEN)
-    budget = qa_model.max_len - len(qa_model.tokenizer.tokenize(question[:MAX_QUESTION_CHARS])) - 4
-    step = max(1, budget - min(qa_model.doc_stride, budget // 2))
-    return 1 + math.ceil(max(0, passage_tokens - budget) / step)
 
 
 def in_words(seconds: float) -> str:

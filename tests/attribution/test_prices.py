@@ -9,11 +9,9 @@ import pytest
 from rcqa import qa
 from rcqa.analysis_run import companion_settings
 from rcqa.attribution.cost import (SPEED_ENV, Price, expected_points, explanation_cost, explanation_price,
-                                   windows_of_text, worst_case)
+                                   worst_case)
 from rcqa.attribution.settings import ExplainSettings
-from rcqa.gallery import gallery_example
 from rcqa.lens.cost import interventions_seconds, lens_seconds, margins_seconds
-from rcqa.model import load_model
 
 # the tiny BERT: L = 3 blocks of width h = 32, so a pass through one block costs 36 × 32² = 36,864 multiply-adds a
 # token; at 1e-9 s each, 100 tokens through one block and back take 0.0036864 s
@@ -65,14 +63,6 @@ def test_the_lens_the_margins_and_the_interventions_by_hand(tiny_bert, nanosecon
     # top, bottom and 5 random sets (6 each) and the skipped blocks (6)
     assert interventions_seconds(tiny_bert, 100, draws=5, baseline="pad") == pytest.approx((6 + 8 * 6) * forward)
     assert interventions_seconds(tiny_bert, 100, draws=5, baseline="zero") == pytest.approx((3 + 8 * 6) * forward)
-
-
-def test_a_paste_is_counted_in_at_least_as_many_windows_as_it_is_read_in():
-    qa_model = load_model()
-    canal = gallery_example("canal-long")
-    for passage in (canal.passage, " ".join([canal.passage] * 12)):
-        read = len(qa.encode(qa_model, canal.question, passage))
-        assert read <= windows_of_text(qa_model, len(passage), canal.question) <= 1.5 * read
 
 
 def test_a_price_reads_as_expected_and_at_worst():
