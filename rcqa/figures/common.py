@@ -157,22 +157,40 @@ def null_decision(answer: Answer) -> str:
 
 
 def word_ticks(figure: go.Figure, labels: list[str], **where) -> None:
-    """Word labels under an x axis of word positions: at most ~80 of them, upright; hover names every word."""
-    ticks = list(range(0, len(labels), max(1, len(labels) // 80)))
-    figure.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks], tickangle=-90,
+    """Word labels, upright, under an x axis of word positions (`where`: a subplot's row and col). The positions are
+    the axis's categories, each labelled with its word, so that Plotly labels as many words as the drawn width holds:
+    every word on a wide chart, every second or third on a narrow screen, never one over another (hover names every
+    word). Every x axis of the figure is one of categories, as axes it shares must be."""
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=list(range(len(labels))))
+    figure.update_xaxes(labelalias={str(position): label for position, label in enumerate(labels)}, tickangle=-90,
                         tickfont={"size": 11}, **where)
 
 
+def axis_words(axis) -> list[str]:
+    """The words a word axis (word_ticks; a Plotly axis or its JSON) labels its positions with, in order."""
+    return [axis["labelalias"][str(position)] for position in axis["categoryarray"]]
+
+
 SUBTITLE_WIDTH = 120  # characters on a subtitle's line: Plotly never wraps a title, and cuts it at the chart's edge
+TITLE_WIDTH = 78  # characters on a title's or an axis title's line: the narrowest chart, at 800 px, holds about 80
+TITLE_LINE = 22  # pixels a title's second line takes
+
+
+def wrapped(text: str, width: int = TITLE_WIDTH) -> str:
+    """A title in lines of at most `width` characters (Plotly breaks a line only at <br>)."""
+    return "<br>".join(line for part in text.split("<br>")
+                       for line in textwrap.wrap(part, width, break_long_words=False) or [""])
 
 
 def apply_layout(figure: go.Figure, title: str, subtitle: str, x: str, y: str, height: int = 420) -> go.Figure:
-    """Title, subtitle (wrapped into lines that fit a page-wide chart; the top margin grows with them), axis
+    """Title, subtitle (wrapped into lines that fit the narrowest chart; the top margin grows with them), axis
     titles and the house template."""
     lines = subtitle_lines(subtitle)
-    figure.update_layout(title={"text": title, "subtitle": {"text": "<br>".join(lines)}}, xaxis_title=x,
-                         yaxis_title=y, height=height + 16 * (len(lines) - 1),
-                         margin={"t": 74 + 16 * len(lines), "l": 90, "r": 30, "b": 90}, template="plotly_white")
+    title = wrapped(title)
+    extra = TITLE_LINE * title.count("<br>") + 16 * (len(lines) - 1)
+    figure.update_layout(title={"text": title, "subtitle": {"text": "<br>".join(lines)}}, xaxis_title=wrapped(x),
+                         yaxis_title=y, height=height + extra,
+                         margin={"t": 90 + extra, "l": 90, "r": 30, "b": 90}, template="plotly_white")
     return figure
 
 

@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from rcqa.analysis.pair import PAIR_VIEWS, SideBySide
 from rcqa.analysis.words import word_scores
-from rcqa.figures.common import Chart, apply_layout, colour_scale, escape_label, escape_text, signed
+from rcqa.figures.common import Chart, apply_layout, colour_scale, escape_label, escape_text, signed, wrapped
 from rcqa.figures.printed import Panel, printed_heatmaps
 from rcqa.figures.roles import ROLE_COLOURS
 from rcqa.figures.words import RANGE_SLIDER_HEIGHT, page_axis
@@ -81,8 +81,8 @@ def pair_heatmaps(pair: SideBySide) -> Chart:
                 f"{', each share with its word’s sign' if signed(pair.aggregation) else ''}){_only_one_side(pair)}")
     apply_layout(figure, title, subtitle, "", "",
                  height=3 * max(200, 22 * len(pair.layers) + 60) + 200 + (RANGE_SLIDER_HEIGHT if paged else 0))
-    figure.update_xaxes(title_text=f"Passage words (in text order{paged})", row=3, col=1)
-    figure.update_layout(margin_t=130)
+    figure.update_xaxes(title_text=wrapped(f"Passage words (in text order{paged})"), row=3, col=1)
+    figure.update_layout(margin_t=figure.layout.margin.t + 40)  # room for the subplot titles
     panels = [Panel("A", sides[0], colours), Panel("B", sides[1], colours, scale=False),
               Panel("B − A (points)", difference, apart, scale=not alike)]
     export = printed_heatmaps(panels, words, pair.layers, title, f"A: {label_a} · B: {label_b} · {subtitle} · all "
@@ -133,7 +133,7 @@ def pair_roles(pair: SideBySide) -> Chart:
                  "answer = inside the span that side explains · supporting = within 5 words of it · query = also in "
                  "the question · foil = inside a contrast's foil · each word counted once", "", "Share (%)",
                  height=440)
-    figure.update_layout(margin_t=130)
+    figure.update_layout(margin_t=figure.layout.margin.t + 40)  # room for the subplot titles
     return Chart(f"side-by-side-roles-{pair.a.example.id}", data, figure)
 
 

@@ -145,7 +145,7 @@ def start_end(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATIO
                  f"Span “{escape_label(result.targets[found[0]].span)}” · each layer's shares per passage word of "
                  f"{coverage(result)}{joined_note}", "", "",
                  height=len(rows) * max(200, 22 * len(result.layers) + 60) + 160)
-    figure.update_layout(margin_t=130)
+    figure.update_layout(margin_t=figure.layout.margin.t + 40)  # room for the subplot titles
     return Chart(f"start-end-{result.example.id}", data, figure)
 
 

@@ -26,7 +26,7 @@ from rcqa.text import shortened
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution, Word, overlaps
 
 MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
-PAGE_WORDS = 60  # a heatmap of more words shows this many at a time (labels stay legible), with a slider over the rest
+PAGE_WORDS = 50  # a heatmap of more words shows this many at a time (every one labelled beside the controls at 1440 px), with a slider over the rest
 RANGE_SLIDER_HEIGHT = 80
 
 
@@ -115,10 +115,10 @@ def heatmap(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION,
     if passage_from is not None:
         _mark_passage_start(figure, passage_from)
     where = coverage(result) + (f", {result.answer.n_windows} windows" if result.whole_passage else "")
-    title = ("Where each layer's attribution goes: each word's signed share of the layer's total |attribution| "
-             "(blue: for the target, red: against)" if signed(aggregation) else
-             "Where each layer's attribution goes: share of the layer's total |attribution| per word")
-    subtitle = f"{settings_line(result, aggregation, target)} · {where}"
+    title = "Where each layer's attribution goes, word by word"
+    measured = ("Each word's signed share of the layer's total |attribution| (blue: for the target, red: against)"
+                if signed(aggregation) else "Each word's share of the layer's total |attribution|")
+    subtitle = f"{measured} · {settings_line(result, aggregation, target)} · {where}"
     window = "the whole passage" if result.whole_passage else "the analysed window"
     words_of = f"Words of {window} ({shown}, in text order"
     apply_layout(figure, title, subtitle, f"{words_of}{paged})", "Layer (embeddings at the top)",
@@ -145,17 +145,16 @@ def _span_position(result: Attribution, words: pd.DataFrame, target: int) -> int
 
 def page_axis(figure: go.Figure, labels: list[str], around: int, **where) -> str:
     """Word labels under the x axis (`where`: a subplot's row and col). A long axis shows PAGE_WORDS words at a
-    time, every one labelled, with a range slider under it that scrolls over the whole passage (and shows all of it,
+    time, labelled as the chart's width allows (word_ticks), with a range slider under it that scrolls over the whole passage (and shows all of it,
     small); it opens on the first word, or, where the word at `around` would lie past the first page's first three
     quarters, a quarter of a page before it. Returns what the axis title adds: how much shows and how to move, or
     nothing where every word shows."""
+    word_ticks(figure, labels, **where)
     if len(labels) <= PAGE_WORDS:
-        word_ticks(figure, labels, **where)
         return ""
     first = 0 if around < PAGE_WORDS * 3 // 4 else min(around - PAGE_WORDS // 4, len(labels) - PAGE_WORDS)
-    figure.update_xaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, tickangle=-90,
-                        tickfont={"size": 11}, range=[first - 0.5, first + PAGE_WORDS - 0.5],
-                        rangeslider={"visible": True, "thickness": 0.08}, **where)
+    figure.update_xaxes(range=[first - 0.5, first + PAGE_WORDS - 0.5], rangeslider={"visible": True, "thickness": 0.08},
+                        **where)
     return f"; {PAGE_WORDS} of its {len(labels)} words at a time: drag the slider below to scroll"
 
 

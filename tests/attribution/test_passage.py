@@ -20,6 +20,7 @@ from rcqa.qa import encode
 from rcqa.spans import Windows
 from rcqa.types import AGGREGATIONS, Attribution
 from tests.helpers.reference import layer_module
+from rcqa.figures.common import axis_words
 
 CLS, SEP, Q = 101, 102, 7
 
@@ -267,7 +268,7 @@ def test_the_heatmap_of_a_3000_word_passage_pages_around_the_span():
                      answer=replace(result.answer, n_windows=24))
     figure = heatmap(result).figure
     axis = figure.layout.xaxis
-    assert len(axis.ticktext) == 3000 and axis.rangeslider.visible
+    assert len(axis_words(axis)) == 3000 and axis.rangeslider.visible
     first, last = axis.range
     assert last - first == PAGE_WORDS and first < 2000 < last  # a page of words around the explained span
     assert "whole passage, 24 windows" in figure.layout.title.subtitle.text

@@ -13,6 +13,7 @@ from rcqa.attribution.settings import ExplainSettings
 from rcqa.gallery import gallery_example
 from rcqa.types import Example
 from tests.helpers.app_harness import read_html
+from rcqa.figures.common import axis_words
 
 HOSTILE = Example(id="hostile", title="<i>title</i>", question="Who built the <b>tower</b>?",
                   passage="The tower <script>alert(1)</script> was built by <b>Margaret Ellison</b> (rated 5<6) "
@@ -84,7 +85,7 @@ def test_no_view_lets_a_bidirectional_control_reorder_the_passage(tiny_bert):
     views = [figures.topk_passage(reordering, 0).html, figures.topk_grid(reordering).html,
              figures.answer_passage(REORDERING, reordering.answer),
              figures.answer_summary(REORDERING, reordering.answer), figures.example_heading(REORDERING, "m"),
-             figures.nbest_html(reordering.answer), *figures.heatmap(reordering).figure.layout.xaxis.ticktext]
+             figures.nbest_html(reordering.answer), *axis_words(figures.heatmap(reordering).figure.layout.xaxis)]
     for markup in views:
         assert not set(markup) & set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
     # the characters shown are the passage's, in its order, less the controls
@@ -92,7 +93,7 @@ def test_no_view_lets_a_bidirectional_control_reorder_the_passage(tiny_bert):
 
 
 def test_plotly_labels_escape_words(hostile):
-    ticks = figures.heatmap(hostile).figure.layout.xaxis.ticktext
+    ticks = axis_words(figures.heatmap(hostile).figure.layout.xaxis)
     assert "5&lt;6" in ticks and not any("<" in tick for tick in ticks)
     index = [w.text for w in hostile.passage_words()].index("5<6")
     assert figures.word_across_layers(hostile, index).figure.layout.title.text.startswith("“5&lt;6”")

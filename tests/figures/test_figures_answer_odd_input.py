@@ -76,5 +76,5 @@ def test_the_paged_heatmap_opens_with_the_answer_in_view():
     figure = go.Figure()
     page_axis(figure, [f"w{n}" for n in range(1_968)], around=1_458)
     low, high = figure.layout.xaxis.range
-    # a quarter page of words before the answer's column: 1,458 - 15 = 1,443 is the first shown
-    assert (low, high) == (1_443 - 0.5, 1_443 + PAGE_WORDS - 0.5) and low < 1_458 < high
+    first = 1_458 - PAGE_WORDS // 4  # a quarter page of words before the answer's column is the first shown
+    assert (low, high) == (first - 0.5, first + PAGE_WORDS - 0.5) and low < 1_458 < high

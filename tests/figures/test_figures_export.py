@@ -9,7 +9,7 @@ import pytest
 from rcqa.analysis.pair import compare
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import ExplainSettings
-from rcqa.figures import heatmap, image_export_available
+from rcqa.figures import PAGE_WORDS, heatmap, image_export_available
 from rcqa.figures.pair import pair_heatmaps
 from rcqa.figures.stored import FigureJSON, stored
 from rcqa.gallery import gallery_example
@@ -72,8 +72,8 @@ def test_side_by_side_exports_both_heatmaps_and_their_difference_for_every_word(
 
 
 def test_a_heatmap_the_page_shows_whole_exports_itself(tiny_bert):
-    result = explain(tiny_bert, gallery_example("comet-who"), ExplainSettings(steps=2, tolerance=None))
-    assert len(words_of(result.example.passage)) <= 60
+    result = explain(tiny_bert, gallery_example("choir-how-many"), ExplainSettings(steps=2, tolerance=None))
+    assert len(words_of(result.example.passage)) <= PAGE_WORDS
     chart = heatmap(result)
     assert chart.export is None and chart.printed is chart.figure
     assert not chart.figure.layout.xaxis.rangeslider.visible

@@ -15,6 +15,7 @@ from rcqa.attribution.settings import ExplainSettings
 from rcqa.figures.common import SUBTITLE_WIDTH, apply_layout
 from rcqa.gallery import gallery_example
 from tests.helpers.app_harness import read_html
+from rcqa.figures.common import axis_words
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,7 @@ def test_the_heatmap_with_the_question_marks_where_the_passage_begins(result):
     assert not plain.layout.shapes  # passage words only: nothing to mark
     figure = figures.heatmap(result, include_question=True).figure
     (line,) = figure.layout.shapes
-    labels = list(figure.layout.xaxis.ticktext)
+    labels = axis_words(figure.layout.xaxis)
     question_words = labels[:int(line.x0 + 0.5)]
     assert "".join(question_words) == re.sub(r"\W", "", result.example.question)  # its words, without the "?"
     assert figure.layout.annotations[-1].text == "question | passage"

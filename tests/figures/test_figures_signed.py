@@ -40,7 +40,7 @@ def test_a_signed_heatmap_draws_a_word_against_the_answer_from_the_scales_negati
     red, _, blue = colour_of(trace, 75)
     assert blue > red  # for: blue
     assert "signed share" in trace.colorbar.title.text.lower() and "|attribution|" in trace.colorbar.title.text
-    assert "signed share" in chart.figure.layout.title.text
+    assert "signed share" in chart.figure.layout.title.subtitle.text
     assert chart.data.share_pct.tolist() == pytest.approx([75, 25])  # the table keeps the paper's distribution
 
 

@@ -14,6 +14,7 @@ from rcqa.figures.whole_input import needs_overview
 from rcqa.figures.words import PAGE_WORDS
 from rcqa.gallery import gallery_example
 from rcqa.text import written_words
+from rcqa.figures.common import axis_words
 
 
 @pytest.fixture(scope="module")
@@ -39,15 +40,15 @@ def test_the_orchard_heatmap_opens_on_its_first_word_and_says_how_much_it_shows(
     first, last = shown_range(figure.layout.xaxis)
     assert (first, last) == (0, PAGE_WORDS - 1)  # the answer, word 23, is on the first page: it opens there
     assert figure.layout.xaxis.rangeslider.visible
-    assert f"{PAGE_WORDS} of its {len(orchard_words)} words at a time" in figure.layout.xaxis.title.text
+    assert f"{PAGE_WORDS} of its {len(orchard_words)} words at a time" in figure.layout.xaxis.title.text.replace("<br>", " ")
 
 
 def test_the_side_by_side_word_axis_pages_the_whole_passage_and_says_so(orchard, orchard_words):
     figure = pair_heatmaps(compare(orchard, orchard)).figure
     bottom = figure.layout.xaxis3
-    assert [str(text) for text in bottom.ticktext] == orchard_words  # every word is on the axis, in order
+    assert axis_words(bottom) == orchard_words  # every word is on the axis, in order
     assert bottom.rangeslider.visible and shown_range(bottom) == (0, PAGE_WORDS - 1)
-    assert re.search(rf"{PAGE_WORDS} of its {len(orchard_words)} words at a time: drag the slider", bottom.title.text)
+    assert re.search(rf"{PAGE_WORDS} of its {len(orchard_words)} words at a time: drag the slider", bottom.title.text.replace("<br>", " "))
 
 
 def test_equal_explanations_draw_no_difference_scale(orchard):

@@ -6,6 +6,7 @@ from rcqa.attribution.settings import SpanSpec
 from rcqa.ui.view import from_query
 from tests.helpers.app_harness import (TIMEOUT, explain, html_of, open_app, open_tab, spec_titled, texts,  # noqa: F401
                                        values)
+from rcqa.figures.common import axis_words
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -108,13 +109,13 @@ def test_an_abstentions_row_shows_no_answers_score_and_cls_shows_where_no_answer
     assert "(sum at [CLS])</td>" in page and "nan" not in page  # "no answer"'s score, not "nan / nan"
     assert "choose the target" not in page  # answer_vs_null, its default, already explains the abstention
     explain(app)
-    columns = spec_titled(app, "Where each layer")["layout"]["xaxis"]["ticktext"]
+    columns = axis_words(spec_titled(app, "Where each layer")["layout"]["xaxis"])
     assert columns[0] == "[CLS]" and "special" not in app.query_params  # shown by default for a null target
     app.toggle(key="rcqa.widget.special_tokens").set_value(False).run()
-    assert "[CLS]" not in spec_titled(app, "Where each layer")["layout"]["xaxis"]["ticktext"]
+    assert "[CLS]" not in axis_words(spec_titled(app, "Where each layer")["layout"]["xaxis"])
     assert app.query_params["special"] == "off"  # turned off, unlike the default: the link says so
 
     chosen = open_app(query={"ex": "library-unanswerable", "target": "span_log_prob"})
     assert "choose the target <em>null</em> or <em>answer_vs_null</em>" in html_of(chosen)
     explain(chosen)
-    assert "[CLS]" not in spec_titled(chosen, "Where each layer")["layout"]["xaxis"]["ticktext"]
+    assert "[CLS]" not in axis_words(spec_titled(chosen, "Where each layer")["layout"]["xaxis"])

@@ -9,6 +9,7 @@ import pytest
 from rcqa.gallery import gallery_example
 from tests.helpers.app_harness import explain, html_of, open_app, open_tab, read_html, spec_titled, texts, values
 from tests.helpers.squad_files import squad_upload
+from rcqa.figures.common import axis_words
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -126,7 +127,7 @@ def test_a_pasted_passage_is_shown_as_text_never_as_html():
     assert hostile in text
     query = app.query_params
     assert query["src"] == "paste" and "<script>" in query["passage"] and query["q"] == "Who built the tower?"
-    ticks = spec_titled(explain(app), "Where each layer")["layout"]["xaxis"]["ticktext"]
+    ticks = axis_words(spec_titled(explain(app), "Where each layer")["layout"]["xaxis"])
     top_words = next(view.value for view in open_tab(app, "Top-5 words").get("html")
                      if "top-5 passage words" in view.value)
     tags, text = read_html(top_words)

@@ -5,6 +5,7 @@ from streamlit.testing.v1 import AppTest
 
 from rcqa.ui.view import default_model, session
 from tests.helpers.app_harness import APP, TIMEOUT, explain, open_app, spec_titled, texts
+from rcqa.figures.common import axis_words
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -53,7 +54,7 @@ def test_the_heatmaps_toggles_travel_in_the_link_and_a_reopened_link_restores_th
     reopened = explain(open_app(query=dict(app.query_params)))
     assert reopened.toggle(key="rcqa.widget.question_words").value is True
     assert reopened.toggle(key="rcqa.widget.special_tokens").value is True
-    columns = spec_titled(reopened, "Where each layer")["layout"]["xaxis"]["ticktext"]
+    columns = axis_words(spec_titled(reopened, "Where each layer")["layout"]["xaxis"])
     question = reopened.session_state["rcqa.view"].question.split()
     assert columns[0] == "[CLS]" and "[SEP]" in columns  # the heatmap drawn as the link's sender saw it
     assert columns[1] == question[0]  # the question's words first, after [CLS]

@@ -69,6 +69,18 @@ def test_at_800_px_the_first_screen_holds_without_a_sideways_scroll(server, brow
     assert page.evaluate("() => document.documentElement.scrollWidth") <= NARROW["width"]
     assert page.locator("[data-testid=stSidebar]").count() == 0  # the pages are named along the top
     assert in_view(page, page.locator("[data-testid=stPlotlyChart] .nsewdrag").first, NARROW["height"])
+    chart = page.locator("[data-testid=stPlotlyChart]").first
+    # the title and the word axis's title wrap inside the chart rather than run past its edge
+    right = chart.bounding_box()["x"] + chart.bounding_box()["width"]
+    for text in (chart.locator(".gtitle").first, chart.locator(".xtitle").first):
+        assert text.bounding_box()["x"] + text.bounding_box()["width"] <= right + 1
+    # the word labels Plotly draws never cover one another: a label that does not fit is left out. They stand
+    # upright, so two neighbours' glyphs stay apart while their centres are a font size apart (their boxes hold
+    # the line's ascent and descent too, so touching boxes do not mean touching letters)
+    ticks = chart.locator(".xaxislayer-above .xtick text").all()
+    size = float(ticks[0].evaluate("text => getComputedStyle(text).fontSize").removesuffix("px"))
+    centres = sorted(box["x"] + box["width"] / 2 for box in (tick.bounding_box() for tick in ticks) if box)
+    assert len(centres) >= 10 and min(b - a for a, b in zip(centres, centres[1:])) >= size, (size, centres)
     page.screenshot(path=str(shot_path("first-screen-800")))
     context.close()
 

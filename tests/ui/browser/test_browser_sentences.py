@@ -12,9 +12,11 @@ from tests.helpers.sentences import check_knockout_reading, check_role_readings,
 LAYERS = ["embeddings", *(f"block {i}" for i in range(6))]  # the embedded model's
 # the data of the Plotly chart whose title starts with `title`, as the page drew it (_fullData: its arrays decoded)
 CHART = """(title) => {
+    // a word axis is a category axis of positions, each labelled with its word (rcqa.figures.common.word_ticks)
+    const words = (axis) => axis.labelalias ? Array.from(axis.categoryarray, p => axis.labelalias[String(p)]) : null;
     const plot = [...document.querySelectorAll('.js-plotly-plot')]
         .find(el => el.layout && el.layout.title && el.layout.title.text.replace(/<[^>]+>/g, '').startsWith(title));
-    return plot && {subtitle: plot.layout.title.subtitle.text, xticks: plot.layout.xaxis.ticktext || null,
+    return plot && {subtitle: plot.layout.title.subtitle.text, xticks: words(plot.layout.xaxis),
                     data: plot._fullData.map(t => ({name: t.name, y: Array.from(t.y),
                                                customdata: t.customdata ? Array.from(t.customdata) : null}))};
 }"""
