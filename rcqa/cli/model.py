@@ -26,6 +26,13 @@ def add_bench(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--heads", action="store_true",
                          help="instead: every attention head scored (AttnLRP per head, attention attribution, the "
                               "knock-outs, the gradient) against an AttnLRP explanation of every layer, each timed")
+    command.add_argument("--runner", metavar="METHOD",
+                         help="instead: the dataset runner's questions an hour with METHOD's default settings "
+                              "(integrated_gradients, attnlrp, ...) over the first --questions SQuAD dev questions, "
+                              "cluster start and model loads included; JSON: seconds, questions_per_hour, goal_met, "
+                              "load_average_before and _after")
+    command.add_argument("--questions", type=int, default=1000, help="with --runner: how many (default 1000)")
+    command.add_argument("--workers", type=int, default=2, help="with --runner: worker processes (default 2)")
     command.add_argument("--memory-budget-mb", type=int, default=1024,
                          help="with --windows: the batches' memory budget on a CPU (default 1024)")
     random = command.add_mutually_exclusive_group()
@@ -48,6 +55,16 @@ def _bench(args: argparse.Namespace) -> int:
     from rcqa.bench.completeness import completeness_distribution
     from rcqa.model import load_model, random_bert
 
+    if args.runner:  # the runner's workers load the model themselves
+        from rcqa.attribution.layerwise import LAYERWISE_METHODS
+        from rcqa.dataset import throughput
+
+        if args.runner not in LAYERWISE_METHODS or args.questions < 1 or args.workers < 1:
+            raise CliError(f"--runner takes one of {', '.join(LAYERWISE_METHODS)}, with --questions and --workers "
+                           "of at least 1")
+        report = throughput.run(args.model, args.runner, args.questions, args.workers, args.device)
+        print(json.dumps(report, indent=2) if args.json else throughput.format_table(report))
+        return 0
     if args.windows:  # each side in a process of its own, which loads the model itself
         report = passage.passage_run(args.model, args.device, args.random_bert, args.windows,
                                      ExplainSettings(memory_budget_mb=args.memory_budget_mb), args.repeats)

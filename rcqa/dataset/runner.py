@@ -126,10 +126,11 @@ def _reason(error: BaseException) -> str:
 def reproduce(job: Job, examples: list[Example], manifest: RunManifest, folder: Path, workers: int = 1,
               scheduler: str | None = None, retry_failed: bool = False, progress: bool = True,
               gpus: int = 0) -> RunManifest:
-    """Explain the examples that are neither in the folder's shards nor recorded as failed (unless retry_failed);
-    returns the final manifest. `manifest` describes the run (model, analysis settings, data); a folder holding
-    another run is refused (store.RunMismatch), and so is a second writer while one runs (store.RunLocked). With
-    gpus, the local cluster is one worker per GPU instead of `workers` (see gpu_workers)."""
+    """Explain the examples that are neither in the folder's shards nor recorded as failed (unless retry_failed),
+    then merge the rows into one shard (store.compact); returns the final manifest. `manifest` describes the run
+    (model, analysis settings, data); a folder holding another run is refused (store.RunMismatch), and so is a
+    second writer while one runs (store.RunLocked). With gpus, the local cluster is one worker per GPU instead of
+    `workers` (see gpu_workers)."""
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
     job = replace(job, fingerprint=manifest.model.fingerprint, folder=str(folder))
     with store.writing(folder):
@@ -143,6 +144,7 @@ def reproduce(job: Job, examples: list[Example], manifest: RunManifest, folder: 
                     for rows, failures, results in _results(client, job, todo):
                         run.record(rows, failures, results)
                         bar.update(len(rows) + len(failures))
+        store.compact(folder)  # each sitting leaves one shard of rows, not one per chunk
         run.this_run = replace(run.this_run, finished=_now())
         return run.save()
 

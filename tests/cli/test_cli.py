@@ -258,3 +258,27 @@ def test_every_command_prints_its_help(capsys):
             main([name, "--help"])
         assert stopped.value.code == 0, name
         assert capsys.readouterr().out.startswith("usage: "), name
+
+
+def test_bench_runner_times_the_runner_over_the_first_questions_into_a_new_folder(capsys, tiny_model_dirs,
+                                                                                   monkeypatch, tmp_path):
+    from tests.helpers.squad_files import squad_json
+
+    examples = [gallery_example(name) for name in ("lighthouse-who", "orchard-how-many", "marathon-who")]
+    data = tmp_path / "dev.json"
+    data.write_text(json.dumps(squad_json(examples)))
+    monkeypatch.setattr("rcqa.resources.squad_file", lambda split: data)  # dev's first questions, as the bench reads
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    status, out, _ = run(capsys, "bench", "--runner", "attnlrp", "--questions", "2", "--workers", "1",
+                         "--model", tiny_model_dirs["bert"], "--json")
+    report = json.loads(out)
+    assert status == 0 and report["questions"] == report["done"] == 2 and report["failed"] == 0
+    assert report["questions_per_hour"] == pytest.approx(2 / report["seconds"] * 3600, rel=1e-3)
+    assert report["goal_per_hour"] == 20_000 and report["goal_met"] == (report["questions_per_hour"] >= 20_000)
+    assert len(report["load_average_before"]) == len(report["load_average_after"]) == 3
+    assert not list(tmp_path.glob("rcqa-bench-runner-*"))  # its run folder is gone
+
+
+def test_bench_runner_refuses_a_method_it_does_not_know_in_one_sentence(capsys):
+    status, _, err = run(capsys, "bench", "--runner", "rollout")
+    assert status == 2 and "--runner takes one of integrated_gradients, attnlrp" in err
