@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ MAX_QUESTION_CHARS = 2_000
 UNREAD_SHARE = 0.5  # past this share of unread tokens, a text is mostly unknown to the model: its answer is a guess
 MAX_WINDOWS = 128  # after tokenising; 10,000 words of English need about 60 windows of 384 tokens
 WINDOW_BATCH = 16  # windows per forward pass
+RunWindows = Callable[[QAModel, Windows], tuple[torch.Tensor, torch.Tensor]]  # every window's start and end logits
 
 
 class InputError(ValueError):
@@ -213,16 +215,17 @@ def answer_with_windows(qa_model: QAModel, passage: str, question: str, n_best: 
 
 
 def answer_with_logits(qa_model: QAModel, passage: str, question: str, n_best: int = N_BEST,
-                       max_answer_tokens: int = MAX_ANSWER_TOKENS, allow_null: bool | None = None
-                       ) -> tuple[Answer, Windows, tuple[torch.Tensor, torch.Tensor]]:
+                       max_answer_tokens: int = MAX_ANSWER_TOKENS, allow_null: bool | None = None,
+                       run: RunWindows | None = None) -> tuple[Answer, Windows, tuple[torch.Tensor, torch.Tensor]]:
     """The answer, the windows it was read from, and every window's start and end logits (windows × tokens, on
     the CPU) that it was decoded from: a contrast scores its foil on them rather than running the windows again.
 
     allow_null lets the model answer "no answer" (rcqa.spans.decode_with_null, at the card's threshold); None
-    allows it for a model whose card says it was trained with unanswerable questions."""
+    allows it for a model whose card says it was trained with unanswerable questions. `run` gives the windows'
+    logits instead of the model's forward (logits): an explanation whose own pass computes them."""
     validate(passage, question)
     windows = encode(qa_model, question, passage)
-    start_logits, end_logits = logits(qa_model, windows)
+    start_logits, end_logits = (run or logits)(qa_model, windows)
     allow_null = null_allowed(qa_model, allow_null)
     no_answer = None
     if allow_null:

@@ -16,17 +16,18 @@ from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.targets import Target, TargetError
 from rcqa.attribution.window import explained_window
 from rcqa.model import QAModel
-from rcqa.qa import InputError, Reading
+from rcqa.qa import InputError, Reading, RunWindows
 from rcqa.types import NULL_TARGETS, Attribution, Example, Windowing, explained_target
 from rcqa.types.settings import ExplainSettings
 
 
 def explained_targets(qa_model: QAModel, example: Example, settings: ExplainSettings,
-                      reading: Reading | None = None) -> ExplainedTargets:
-    """Answer the example (or take the answer `reading` holds, where it fits: rcqa.attribution.window.handed_answer),
-    find the explained span's window, and the targets the settings ask for there."""
+                      reading: Reading | None = None, run: RunWindows | None = None) -> ExplainedTargets:
+    """Answer the example (or take the answer `reading` holds, where it fits: rcqa.attribution.window.handed_answer;
+    `run`: how the windows are run to answer it, by default the model's forward), find the explained span's window,
+    and the targets the settings ask for there."""
     refuse_null_targets(qa_model, settings)
-    explained = explained_window(qa_model, example, settings.span, settings.allow_null, reading)
+    explained = explained_window(qa_model, example, settings.span, settings.allow_null, reading, run)
     foil = settings.contrast and find_foil(settings.contrast, explained.logits, example, explained.answer,
                                            explained.windows, explained.span)
     targets = ([contrast_target(foil, *explained.span)] if foil else []) + [
@@ -53,7 +54,7 @@ def explain(qa_model: QAModel, example: Example, settings: ExplainSettings = Exp
     method = method_of(settings)
     if (refused := method.model_refusal(qa_model)) is not None:
         raise TargetError(refused)
-    explained = explained_targets(qa_model, example, settings, reading)
+    explained = explained_targets(qa_model, example, settings, reading, method.answer_pass(settings))
     return _attribution(qa_model, example, settings, explained,
                         method.explain_layers(qa_model, example, settings, explained, on_layer), started)
 

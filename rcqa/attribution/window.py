@@ -11,8 +11,8 @@ from rcqa.types.settings import SpanSpec
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import TargetError
 from rcqa.model import QAModel
-from rcqa.qa import (InputError, Reading, answer_settings, answer_with_logits, char_span_to_tokens, encode,
-                     null_allowed, text_digest)
+from rcqa.qa import (InputError, Reading, RunWindows, answer_settings, answer_with_logits, char_span_to_tokens,
+                     encode, null_allowed, text_digest)
 from rcqa.spans import Windows
 from rcqa.text import word_at, written_words
 from rcqa.types import Answer, Example, Word
@@ -58,13 +58,15 @@ class ExplainedWindow:
 
 
 def explained_window(qa_model: QAModel, example: Example, span: SpanSpec | str = "predicted",
-                     allow_null: bool | None = None, reading: Reading | None = None) -> ExplainedWindow:
+                     allow_null: bool | None = None, reading: Reading | None = None,
+                     run: RunWindows | None = None) -> ExplainedWindow:
     """Answer the example (allow_null as in rcqa.qa.answer; `reading`, the answer a page read already, where it
-    fits: handed_answer) and find the window and tokens of the span to explain (rcqa.attribution.settings.SpanSpec).
-    'predicted' is the best span, also when the model rejected it for "no answer"."""
+    fits: handed_answer; else the windows run by `run`, as answer_with_logits takes it) and find the window and
+    tokens of the span to explain (rcqa.attribution.settings.SpanSpec). 'predicted' is the best span, also when the
+    model rejected it for "no answer"."""
     answer, windows, logits = (handed_answer(qa_model, example, allow_null, reading)
                                or answer_with_logits(qa_model, example.passage, example.question,
-                                                     allow_null=allow_null))
+                                                     allow_null=allow_null, run=run))
     window, start_token, end_token = span_tokens(SpanSpec.parse(span), example, answer, windows)
     return ExplainedWindow(answer, windows, window, start_token, end_token, window_inputs(windows, window), logits)
 

@@ -2,12 +2,18 @@
 and one backward pass through rcqa.attribution.lrp, relevance conserved through the blocks by its rules."""
 from __future__ import annotations
 
+import torch
+
 from rcqa.attribution.layerwise.base import ExplainedLayers, ExplainedTargets, LayerwiseMethod, OnLayer, Tokens, \
     streamed
-from rcqa.attribution.lrp import explain_layers
+from rcqa.attribution.lrp import answer_logits, explain_layers
 from rcqa.attribution.lrp.model import FAMILIES
 from rcqa.attribution.targets import ENTERING
+from rcqa.attribution.window import on_device, window_inputs
 from rcqa.model import QAModel
+from rcqa import qa
+from rcqa.qa import RunWindows
+from rcqa.spans import Windows
 from rcqa.types import Example
 from rcqa.types.settings import ExplainSettings
 
@@ -38,7 +44,19 @@ class AttnLRP(LayerwiseMethod):
         # passes, over the L (L + 1) / 2 that a path point at every layer runs
         return 2 / (blocks + 1)
 
+    def answer_pass(self, settings: ExplainSettings) -> RunWindows:
+        return _answer_from_the_pass
+
     def explain_layers(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
                        explained: ExplainedTargets, on_layer: OnLayer | None) -> ExplainedLayers:
         layers, hidden_states = explain_layers(qa_model, explained.window.inputs, explained.targets)
         return ExplainedLayers(Tokens.of_window(example, explained), streamed(layers, on_layer), hidden_states, None)
+
+
+def _answer_from_the_pass(qa_model: QAModel, windows: Windows) -> tuple[torch.Tensor, torch.Tensor]:
+    """A one-window passage's logits from the rule copy's forward, which its explanation then goes back through
+    (rcqa.attribution.lrp.answer_logits); a longer passage's from the model, since the pass covers one window.
+    explain has refused a family the rules are not written for before it answers."""
+    if len(windows) != 1:
+        return qa.logits(qa_model, windows)
+    return answer_logits(qa_model.model, on_device(window_inputs(windows, 0), qa_model.device))

@@ -16,6 +16,7 @@ from rcqa.attribution.passage import PassageScope, WindowProgress
 from rcqa.attribution.targets import Target
 from rcqa.attribution.window import ExplainedWindow, token_words
 from rcqa.model import QAModel
+from rcqa.qa import RunWindows
 from rcqa.types import Example, Foil, Word
 from rcqa.types.settings import WINDOWS, ExplainSettings
 
@@ -123,6 +124,12 @@ class LayerwiseMethod(ABC):
         """Settings that cost what these cost at most (rcqa.attribution.cost.worst_case); a method that spends a
         fixed amount costs what it is expected to."""
         return settings
+
+    def answer_pass(self, settings: ExplainSettings) -> RunWindows | None:
+        """How the windows are run to answer the example before its explanation (rcqa.qa.answer_with_logits's
+        `run`): None for the model's own forward; a method whose pass computes the logits anyway answers from it,
+        so the runner's questions are not run twice."""
+        return None
 
     @abstractmethod
     def explain_layers(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
