@@ -17,6 +17,7 @@ import rcqa
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.explanation import explain as engine_explain
 from rcqa.attribution.settings import ExplainSettings
+from rcqa.figures.words import PAGE_WORDS
 from rcqa.gallery import gallery_example
 from rcqa.types import Attribution, Example
 from rcqa.types.header import headline
@@ -189,8 +190,11 @@ def test_figure_draws_the_explore_pages_checks_and_word_views(comet):
     assert comet.figure("word").layout.title.text.startswith(f"“{first}” across layers")
     third = comet.passage_words()[2].text
     assert comet.figure("word", word=2).layout.title.text.startswith(f"“{third}” across layers")
-    (pages,) = comet.figure("overview").data  # a short passage is one page: all of every layer's share is on it
-    assert np.asarray(pages.z) == pytest.approx(np.full((len(comet.layers), 1), 100.0))
+    (pages,) = comet.figure("overview").data  # as many blocks as the heatmap has pages, every layer's whole share
+    words = len(comet.passage_words())
+    shares = np.asarray(pages.z)
+    assert shares.shape == (len(comet.layers), -(-words // PAGE_WORDS)) and words > PAGE_WORDS
+    assert shares.sum(axis=1) == pytest.approx(np.full(len(comet.layers), 100.0))
 
 
 def test_the_passage_views_are_html_a_notebook_draws_and_write_html_saves(comet, tmp_path):
