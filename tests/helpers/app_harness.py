@@ -52,9 +52,14 @@ def values(data) -> np.ndarray:
     return np.asarray(data)
 
 
+def unwrapped(title: str) -> str:
+    """A title as one line: long titles are drawn on several (rcqa.figures.common.wrapped)."""
+    return title.replace("<br>", " ")
+
+
 def spec_titled(app: AppTest, start: str) -> dict:
     """The one Plotly figure whose title begins with `start`."""
-    found = [s for s in plotly_specs(app) if s["layout"]["title"]["text"].startswith(start)]
+    found = [s for s in plotly_specs(app) if unwrapped(s["layout"]["title"]["text"]).startswith(start)]
     assert len(found) == 1, [s["layout"]["title"]["text"] for s in plotly_specs(app)]
     return found[0]
 

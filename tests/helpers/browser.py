@@ -79,6 +79,24 @@ def paste(page, passage: str, question: str) -> None:
     settle(page)
 
 
+# every drawn chart's titles as single lines (Plotly draws a title's <br> as separate lines, whose text the DOM
+# joins without a space, so a phrase across a break is not found by its text)
+_CHART_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(el => {
+    const l = el.layout || {};
+    return [l.title && l.title.text, l.title && l.title.subtitle && l.title.subtitle.text,
+            ...Object.keys(l).filter(k => /^[xy]axis\\d*$/.test(k)).map(k => l[k].title && l[k].title.text)];
+}).filter(Boolean).map(t => t.replace(/<br>/g, ' '))"""
+
+
+def chart_text_count(page, phrase: str) -> int:
+    """How many drawn charts' titles (the chart's, its subtitle, its axes') hold `phrase`."""
+    return sum(phrase in text for text in page.evaluate(_CHART_TEXTS))
+
+
+def wait_for_chart_text(page, phrase: str, timeout: int = 30_000) -> None:
+    page.wait_for_function(f"() => ({_CHART_TEXTS})().some(t => t.includes({phrase!r}))", timeout=timeout)
+
+
 def wait_for_chart(page, title: str) -> None:
     page.locator("[data-testid=stPlotlyChart] .main-svg").first.wait_for(timeout=60_000)
     page.get_by_text(title).first.wait_for(timeout=30_000)

@@ -5,7 +5,8 @@ and pages over it, a side by side against the gold span the model answered says 
 facts show whole. Screenshots land beside test_browser's."""
 from __future__ import annotations
 
-from tests.helpers.browser import explain_every_layer, settle, shoot, wait_for_chart
+from rcqa.figures.words import PAGE_WORDS
+from tests.helpers.browser import chart_text_count, explain_every_layer, settle, shoot, wait_for_chart
 
 # how many of the elements matched are cut: their text is wider than the box that shows it
 CUT = """selector => Array.from(document.querySelectorAll(selector))
@@ -54,8 +55,8 @@ def test_the_orchard_heatmap_opens_on_its_first_word_under_whole_nbest_answers(s
     explain_every_layer(page, "first-hour-03-orchard-heatmap")
     assert page.get_by_text("The whole passage at a glance").count() == 0  # 69 words: no two-page overview
     ticks = page.evaluate(SHOWN_TICKS, "Where each layer's attribution goes")
-    assert ticks[:3] == ["The", "Hollins", "family"] and len(ticks) == 60  # it opens on the first word
-    assert page.get_by_text("60 of its 69 words at a time").count() >= 1
+    assert ticks[:3] == ["The", "Hollins", "family"] and len(ticks) == PAGE_WORDS  # it opens on the first word
+    assert chart_text_count(page, f"{PAGE_WORDS} of its 69 words at a time") >= 1
 
 
 def test_side_by_side_pages_the_orchard_and_refuses_to_set_the_answer_against_itself(server, page):
@@ -72,7 +73,7 @@ def test_side_by_side_pages_the_orchard_and_refuses_to_set_the_answer_against_it
     wait_for_chart(page, "How differently the two explanations spread")
     page.wait_for_timeout(1500)
     shoot(page, "first-hour-05-side-by-side-paged")
-    assert page.get_by_text("60 of its 69 words at a time: drag the slider below to scroll").count() == 1
+    assert chart_text_count(page, f"{PAGE_WORDS} of its 69 words at a time: drag the slider below to scroll") == 1
     assert page.locator("[data-testid=stPlotlyChart] .rangeslider-container").count() >= 1
 
 

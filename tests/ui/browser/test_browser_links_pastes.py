@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.helpers.browser import paste, serve, settle, shoot, wait_for_chart
+from tests.helpers.browser import paste, serve, settle, shoot, wait_for_chart, wait_for_chart_text
 
 QUICK = "steps=4&tol=off"  # an explanation of a few seconds: the toggles, not IG, are under test
 # about 3,000 words in 52 paragraphs, each naming its number: the answer to the question is in the 37th
@@ -51,7 +51,7 @@ def test_the_heatmaps_toggles_travel_in_the_link_to_a_new_page(server, page, bro
     shoot(reopened, "links-01-toggles-reopened")
     assert toggle(reopened, "Include the question's words").is_checked()
     assert toggle(reopened, "Include [CLS] and [SEP]").is_checked()
-    reopened.get_by_text("question words, then passage words, with [CLS] and [SEP]").first.wait_for()
+    wait_for_chart_text(reopened, "question words, then passage words, with [CLS] and [SEP]")
     reopened.context.close()
 
 
