@@ -174,6 +174,7 @@ def axis_words(axis) -> list[str]:
 SUBTITLE_WIDTH = 120  # characters on a subtitle's line: Plotly never wraps a title, and cuts it at the chart's edge
 TITLE_WIDTH = 78  # characters on a title's or an axis title's line: the narrowest chart, at 800 px, holds about 80
 TITLE_LINE = 22  # pixels a title's second line takes
+SUBPLOT_TITLES = 40  # pixels the subplot titles take under the subtitle
 
 
 def wrapped(text: str, width: int = TITLE_WIDTH) -> str:
@@ -182,15 +183,17 @@ def wrapped(text: str, width: int = TITLE_WIDTH) -> str:
                        for line in textwrap.wrap(part, width, break_long_words=False) or [""])
 
 
-def apply_layout(figure: go.Figure, title: str, subtitle: str, x: str, y: str, height: int = 420) -> go.Figure:
-    """Title, subtitle (wrapped into lines that fit the narrowest chart; the top margin grows with them), axis
-    titles and the house template."""
+def apply_layout(figure: go.Figure, title: str, subtitle: str, x: str, y: str, height: int = 420,
+                 subplot_titles: bool = False) -> go.Figure:
+    """Title, subtitle (wrapped into lines that fit the narrowest chart; the top margin grows with them, and with
+    the subplot titles where the figure has them), axis titles and the house template."""
     lines = subtitle_lines(subtitle)
     title = wrapped(title)
     extra = TITLE_LINE * title.count("<br>") + 16 * (len(lines) - 1)
+    top = 90 + extra + (SUBPLOT_TITLES if subplot_titles else 0)
     figure.update_layout(title={"text": title, "subtitle": {"text": "<br>".join(lines)}}, xaxis_title=wrapped(x),
                          yaxis_title=y, height=height + extra,
-                         margin={"t": 90 + extra, "l": 90, "r": 30, "b": 90}, template="plotly_white")
+                         margin={"t": top, "l": 90, "r": 30, "b": 90}, template="plotly_white")
     return figure
 
 

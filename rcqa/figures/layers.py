@@ -232,8 +232,7 @@ def layer_pair(result: Attribution, first: int, second: int, aggregation: Aggreg
     word_ticks(figure, words, row=2, col=1)
     figure.update_layout(barmode="group")
     apply_layout(figure, f"Comparing two layers: {label_a} and {label_b}", settings_line(result, aggregation, target),
-            "", "Share of the layer (%)", height=640)
-    figure.update_layout(margin_t=figure.layout.margin.t + 40)  # room for the subplot titles under the subtitle
+            "", "Share of the layer (%)", height=640, subplot_titles=True)
     figure.update_xaxes(title_text="Passage words (in passage order)", row=2, col=1)
     figure.update_yaxes(title_text="Points", row=2, col=1)
     return Chart(f"layers-{label_a}-vs-{label_b}-{result.example.id}".replace(" ", ""), data, figure)

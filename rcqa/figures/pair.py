@@ -80,9 +80,9 @@ def pair_heatmaps(pair: SideBySide) -> Chart:
     subtitle = (f"Each side's passage distribution (its layer's |attribution| over its window's words"
                 f"{', each share with its word’s sign' if signed(pair.aggregation) else ''}){_only_one_side(pair)}")
     apply_layout(figure, title, subtitle, "", "",
-                 height=3 * max(200, 22 * len(pair.layers) + 60) + 200 + (RANGE_SLIDER_HEIGHT if paged else 0))
+                 height=3 * max(200, 22 * len(pair.layers) + 60) + 200 + (RANGE_SLIDER_HEIGHT if paged else 0),
+                 subplot_titles=True)
     figure.update_xaxes(title_text=wrapped(f"Passage words (in text order{paged})"), row=3, col=1)
-    figure.update_layout(margin_t=figure.layout.margin.t + 40)  # room for the subplot titles
     panels = [Panel("A", sides[0], colours), Panel("B", sides[1], colours, scale=False),
               Panel("B − A (points)", difference, apart, scale=not alike)]
     export = printed_heatmaps(panels, words, pair.layers, title, f"A: {label_a} · B: {label_b} · {subtitle} · all "
@@ -132,8 +132,7 @@ def pair_roles(pair: SideBySide) -> Chart:
     apply_layout(figure, f"What each side's top-{pair.k} passage words are, layer by layer",
                  "answer = inside the span that side explains · supporting = within 5 words of it · query = also in "
                  "the question · foil = inside a contrast's foil · each word counted once", "", "Share (%)",
-                 height=440)
-    figure.update_layout(margin_t=figure.layout.margin.t + 40)  # room for the subplot titles
+                 height=440, subplot_titles=True)
     return Chart(f"side-by-side-roles-{pair.a.example.id}", data, figure)
 
 

@@ -144,8 +144,7 @@ def start_end(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATIO
     apply_layout(figure, "Start and end apart: where each logit's attribution goes",
                  f"Span “{escape_label(result.targets[found[0]].span)}” · each layer's shares per passage word of "
                  f"{coverage(result)}{joined_note}", "", "",
-                 height=len(rows) * max(200, 22 * len(result.layers) + 60) + 160)
-    figure.update_layout(margin_t=figure.layout.margin.t + 40)  # room for the subplot titles
+                 height=len(rows) * max(200, 22 * len(result.layers) + 60) + 160, subplot_titles=True)
     return Chart(f"start-end-{result.example.id}", data, figure)
 
 

@@ -26,7 +26,9 @@ from rcqa.text import shortened
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution, Word, overlaps
 
 MARK = "230, 126, 34"  # RGB of the top-k highlight; rank 1 is the most opaque
-PAGE_WORDS = 50  # a heatmap of more words shows this many at a time (every one labelled beside the controls at 1440 px), with a slider over the rest
+# a heatmap of more words shows this many at a time, with a slider over the rest: at 1440 px, beside the controls,
+# every one of them is labelled
+PAGE_WORDS = 50
 RANGE_SLIDER_HEIGHT = 80
 
 
@@ -145,10 +147,10 @@ def _span_position(result: Attribution, words: pd.DataFrame, target: int) -> int
 
 def page_axis(figure: go.Figure, labels: list[str], around: int, **where) -> str:
     """Word labels under the x axis (`where`: a subplot's row and col). A long axis shows PAGE_WORDS words at a
-    time, labelled as the chart's width allows (word_ticks), with a range slider under it that scrolls over the whole passage (and shows all of it,
-    small); it opens on the first word, or, where the word at `around` would lie past the first page's first three
-    quarters, a quarter of a page before it. Returns what the axis title adds: how much shows and how to move, or
-    nothing where every word shows."""
+    time, labelled as the chart's width allows (word_ticks), with a range slider under it that scrolls over the whole
+    passage (and shows all of it, small); it opens on the first word, or, where the word at `around` would lie past
+    the first page's first three quarters, a quarter of a page before it. Returns what the axis title adds: how much
+    shows and how to move, or nothing where every word shows."""
     word_ticks(figure, labels, **where)
     if len(labels) <= PAGE_WORDS:
         return ""
