@@ -22,9 +22,8 @@ import torch
 from rcqa.attribution import explanation
 from rcqa.attribution.layerwise import LAYERWISE_METHODS
 from rcqa.attribution.lrp import relevance
-from rcqa.attribution.settings import PRESETS, resolve
 from rcqa.data import load_examples
-from rcqa.dataset import extras, rows, runner, store
+from rcqa.dataset import extras, rows, runner, store, throughput
 from rcqa.resources import squad_file
 
 SECONDS: dict[str, float] = defaultdict(float)
@@ -48,7 +47,7 @@ def timed(owner, name: str, stage: str) -> None:
 def profile(method: str, questions: int, model: str) -> dict:
     torch.set_num_threads(1)  # a runner worker's share of 2 cores
     examples = load_examples(squad_file("dev"))[:questions]
-    job = runner.Job(model, resolve("default", method=method), PRESETS["default"].aggregation, top_k=5)
+    job = throughput.default_job(model, method)
     timed(explanation, "explained_targets", "answer: every window's forward, the span decoded")
     for registered in LAYERWISE_METHODS.values():
         timed(type(registered), "explain_layers", "explanation: the method's passes")

@@ -106,7 +106,7 @@ def finished_ids(folder: Path) -> set[str]:
     for leftover in shards.glob(".*.tmp"):
         leftover.unlink()
     ids: set[str] = set()
-    for shard in sorted(shards.glob("*.parquet"), key=lambda path: (path.stat().st_mtime_ns, path.name)):
+    for shard in _in_written_order(folder):
         if (found := _shard_ids(shard)) is None:
             (folder / CORRUPT).mkdir(exist_ok=True)
             shard.replace(folder / CORRUPT / shard.name)
@@ -158,15 +158,20 @@ def write_shard(folder: Path, rows: list[dict]) -> Path:
     return target
 
 
+def _in_written_order(folder: Path) -> list[Path]:
+    """The run's shards, oldest first (a tie broken by name)."""
+    return sorted((folder / SHARDS).glob("*.parquet"), key=lambda path: (path.stat().st_mtime_ns, path.name))
+
+
 def compact(folder: Path, fewest: int | None = None) -> Path | None:
-    """Merge the run's shards into one where it holds at least `fewest` (default COMPACT_FROM), in the order they were written (the data's
-    order, near enough, so a passage's questions sit together and compress as one), zstd-compressed; returns the
-    merged shard, or None where there were fewer (or none). A run of 10,570 questions is 1,322 shards of 8 rows, about 95 MB;
-    merged, about 29 MB, light enough to commit. The merged shard is written before the others go, so a killed
-    compaction leaves every row readable, at worst twice, and the next read keeps each id's row once
-    (finished_ids)."""
+    """Merge the run's shards into one where it holds at least `fewest` (default COMPACT_FROM), in the order they
+    were written (the data's order, near enough, so a passage's questions sit together and compress as one),
+    zstd-compressed; returns the merged shard, or None where there were fewer (or none). A run of 10,570 questions
+    is 1,322 shards of 8 rows, about 95 MB; merged, about 29 MB, light enough to commit. The merged shard is written
+    before the others go, so a killed compaction leaves every row readable, at worst twice, and the next read keeps
+    each id's row once (finished_ids)."""
     finished_ids(folder)  # drops repeated rows and moves unreadable shards aside first
-    shards = sorted((folder / SHARDS).glob("*.parquet"), key=lambda path: (path.stat().st_mtime_ns, path.name))
+    shards = _in_written_order(folder)
     if not shards or len(shards) < (COMPACT_FROM if fewest is None else fewest):
         return None
     table = pa.concat_tables([pq.read_table(shard) for shard in shards], promote_options="default")

@@ -8,23 +8,33 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rcqa.dataset.runner import Job
 
 # questions an hour on 2 CPU cores, the default model and settings (issue 58)
 GOALS = {"attnlrp": 20_000, "integrated_gradients": 3_500}
 
 
+def default_job(model: str, method: str, device: str | None = None) -> Job:
+    """What the goals are stated for: `method` with the default preset's settings, token score and top-5."""
+    from rcqa.attribution.settings import PRESETS, resolve
+    from rcqa.dataset.runner import Job
+
+    return Job(model, resolve("default", method=method), PRESETS["default"].aggregation, top_k=5, device=device)
+
+
 def run(model: str, method: str, questions: int, workers: int, device: str | None = None) -> dict[str, Any]:
     """Explain the first `questions` dev questions with `method`'s default settings on `workers` local worker
     processes; returns the wall time, the rate, the goal where one is set, and the machine's load."""
-    from rcqa.attribution.settings import PRESETS, resolve
     from rcqa.data import load_examples
-    from rcqa.dataset.runner import Job, new_manifest, reproduce
+    from rcqa.dataset.runner import new_manifest, reproduce
     from rcqa.resources import squad_file
 
     data = squad_file("dev")
     examples = load_examples(data)[:questions]
-    job = Job(model, resolve("default", method=method), PRESETS["default"].aggregation, top_k=5, device=device)
+    job = default_job(model, method, device)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="rcqa-bench-runner-") as folder:
         started = time.perf_counter()

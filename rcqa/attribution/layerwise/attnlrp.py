@@ -10,9 +10,8 @@ from rcqa.attribution.lrp import answer_logits, explain_layers
 from rcqa.attribution.lrp.model import FAMILIES
 from rcqa.attribution.targets import ENTERING
 from rcqa.attribution.window import on_device, window_inputs
-from rcqa.model import QAModel
 from rcqa import qa
-from rcqa.qa import RunWindows
+from rcqa.model import QAModel
 from rcqa.spans import Windows
 from rcqa.types import Example
 from rcqa.types.settings import ExplainSettings
@@ -44,7 +43,7 @@ class AttnLRP(LayerwiseMethod):
         # passes, over the L (L + 1) / 2 that a path point at every layer runs
         return 2 / (blocks + 1)
 
-    def answer_pass(self, settings: ExplainSettings) -> RunWindows:
+    def answer_pass(self, settings: ExplainSettings) -> qa.RunWindows:
         return _answer_from_the_pass
 
     def explain_layers(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
