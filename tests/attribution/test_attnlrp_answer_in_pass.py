@@ -12,7 +12,9 @@ from rcqa.attribution.lrp import answer_logits, layer_relevance
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.targets import Target
 from rcqa.gallery import gallery_example
+from rcqa.model import load_model
 from rcqa.types import Example
+from tests.helpers.tiny_models import ARCHITECTURES
 
 SETTINGS = ExplainSettings(method="attnlrp", targets=("span_logits", "span_log_prob"))
 
@@ -35,18 +37,18 @@ def same_explanation(found, expected) -> None:
         [c.attribution_sum for c in expected.completeness], rel=1e-4, abs=1e-5)
 
 
-def short(example: Example) -> Example:
-    """The example's passage cut to its first two sentences, which hold its answer and fit one window."""
-    return Example(id=example.id, passage=". ".join(example.passage.split(". ")[:2]) + ".", question=example.question,
-                   title=example.title)
+# short enough for one window of every tiny model (the RoBERTa one reads it nearly letter by letter)
+SHORT = Example(id="short", passage="The lighthouse was designed by Margaret Ellison.", question="Who designed it?")
 
 
-def test_a_one_window_passage_is_answered_and_explained_from_one_forward(tiny_bert, monkeypatch):
-    example = short(gallery_example("lighthouse-who"))
-    assert len(qa.encode(tiny_bert, example.question, example.passage)) == 1
-    handed = explain(tiny_bert, example, SETTINGS, reading=qa.read(tiny_bert, example.passage, example.question))
+@pytest.mark.parametrize("family", ARCHITECTURES)
+def test_a_one_window_passage_is_answered_and_explained_from_one_forward(tiny_model_dirs, family, monkeypatch):
+    model = load_model(tiny_model_dirs[family])
+    example = SHORT
+    assert len(qa.encode(model, example.question, example.passage)) == 1
+    handed = explain(model, example, SETTINGS, reading=qa.read(model, example.passage, example.question))
     calls = forwards_counted(monkeypatch)
-    alone = explain(tiny_bert, example, SETTINGS)
+    alone = explain(model, example, SETTINGS)
     assert calls == []  # the answer came from the explanation's own forward
     same_explanation(alone, handed)
 
