@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.dataset import store
+from rcqa.dataset.kept_summary import keep_summary
 from rcqa.dataset.manifest import RunAnalysis, RunCounts, RunData, RunManifest, RunModel, Session, Unexplained
 from rcqa.resources import file_sha256
 from rcqa.types import Aggregation, Attribution, Example
@@ -127,7 +128,7 @@ def reproduce(job: Job, examples: list[Example], manifest: RunManifest, folder: 
               scheduler: str | None = None, retry_failed: bool = False, progress: bool = True,
               gpus: int = 0) -> RunManifest:
     """Explain the examples that are neither in the folder's shards nor recorded as failed (unless retry_failed),
-    then merge the rows into one shard (store.compact); returns the final manifest. `manifest` describes the run
+    then merge the rows into one shard (store.compact) and keep their summary (kept_summary); returns the final manifest. `manifest` describes the run
     (model, analysis settings, data); a folder holding another run is refused (store.RunMismatch), and so is a
     second writer while one runs (store.RunLocked). With gpus, the local cluster is one worker per GPU instead of
     `workers` (see gpu_workers)."""
@@ -146,7 +147,9 @@ def reproduce(job: Job, examples: list[Example], manifest: RunManifest, folder: 
                         bar.update(len(rows) + len(failures))
         store.compact(folder)  # each sitting leaves one shard of rows, not one per chunk
         run.this_run = replace(run.this_run, finished=_now())
-        return run.save()
+        finished = run.save()
+    keep_summary(folder)  # what the Dataset page opens the run on, computed once
+    return finished
 
 
 @dataclass

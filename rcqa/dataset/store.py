@@ -85,7 +85,7 @@ def _short(value) -> str:
 
 
 def write_manifest(folder: Path, manifest: RunManifest) -> None:
-    _write_atomically(folder / MANIFEST, lambda temporary: temporary.write_text(manifest.to_json()))
+    write_atomically(folder / MANIFEST, lambda temporary: temporary.write_text(manifest.to_json()))
 
 
 def read_manifest(folder: Path) -> RunManifest:
@@ -140,7 +140,7 @@ def _keep_rows(shard: Path, keep: list[bool]) -> None:
     table = pq.read_table(shard)
     kept = table.filter(pa.array(keep, type=pa.bool_()))
     if kept.num_rows:
-        _write_atomically(shard, lambda temporary: pq.write_table(kept, temporary))
+        write_atomically(shard, lambda temporary: pq.write_table(kept, temporary))
     else:
         shard.unlink()
 
@@ -154,7 +154,7 @@ def write_shard(folder: Path, rows: list[dict]) -> Path:
     """Write rows as a new shard; it appears under its final name only once complete."""
     table = pa.Table.from_pylist(rows, schema=SCHEMA)
     target = folder / SHARDS / f"part-{uuid.uuid4().hex}.parquet"
-    _write_atomically(target, lambda temporary: pq.write_table(table, temporary))
+    write_atomically(target, lambda temporary: pq.write_table(table, temporary))
     return target
 
 
@@ -176,14 +176,15 @@ def compact(folder: Path, fewest: int | None = None) -> Path | None:
         return None
     table = pa.concat_tables([pq.read_table(shard) for shard in shards], promote_options="default")
     merged = folder / SHARDS / f"part-{uuid.uuid4().hex}.parquet"
-    _write_atomically(merged, lambda temporary: pq.write_table(table, temporary, compression="zstd",
+    write_atomically(merged, lambda temporary: pq.write_table(table, temporary, compression="zstd",
                                                                compression_level=9))
     for shard in shards:
         shard.unlink()
     return merged
 
 
-def _write_atomically(target: Path, write) -> None:
+def write_atomically(target: Path, write) -> None:
+    """write(temporary) then move it onto target, so a reader never sees a half-written file."""
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     write(temporary)
     temporary.replace(target)

@@ -22,6 +22,7 @@ from rcqa.attribution.cache import ResultCache
 from rcqa.data import load_examples
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import Run, by_abstention, has_abstentions, load_run, select, summarize
+from rcqa.dataset.kept_summary import kept_summary
 from rcqa.dataset.rows import QUESTION_TYPES
 from rcqa.dataset.store import RUNS_ENV, run_folders
 from rcqa.dataset.summary import DatasetSummary
@@ -170,6 +171,8 @@ def _computed(folder: Path, what: str, chosen: Filter | None, compute: Callable[
 
 
 def _summary_of(found: Run, chosen: Filter) -> DatasetSummary | None:
+    if chosen == Filter() and (kept := kept_summary(found.folder)) is not None:
+        return kept
     rows = chosen.apply(found.rows)
     return summarize(found, rows) if rows.num_rows else None
 

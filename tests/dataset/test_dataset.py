@@ -20,7 +20,8 @@ from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.cli import main
 from rcqa.dataset import store
-from rcqa.dataset.aggregate import run_examples
+from rcqa.dataset.aggregate import load_run, run_examples, summarize
+from rcqa.dataset.kept_summary import kept_summary
 from rcqa.dataset.rows import question_type
 from rcqa.dataset.runner import Job, explain_chunk
 from rcqa.evaluate import score
@@ -209,6 +210,8 @@ def test_manifest_describes_the_run(local_run, tiny_model_dirs, data_file):
     window = {"max_len": qa_model.max_len, "doc_stride": qa_model.doc_stride}
     assert described["analysis"]["settings"] == {**FAST.to_dict(), **window}
     assert described["analysis"]["aggregation"] == "l2" and described["rcqa_version"]
+    # the summary the Dataset page opens the run on, kept as the sitting ended
+    assert kept_summary(local_run).to_json() == summarize(load_run(local_run)).to_json()
 
 
 def test_resume_recomputes_only_missing_and_corrupt_shards(local_run, scheduler, tmp_path, tiny_model_dirs,
