@@ -54,7 +54,7 @@ def optional_chart(qa_model: QAModel, current: Example, settings: ExplainSetting
                       f"{chosen.summary[0].upper()}{chosen.summary[1:]}: {price.in_words()} on this server."):
         return None
     found = queued(request, qa_model, worker.analysis, name, result, settings, aggregation, k, result_cache(),
-                   label=f"{chosen.title}…", estimate=price)
+                   label=f"{chosen.title}…", estimate=price, shown=result.example)
     if found is None:
         return None
     return figure_of(name)(found, Inputs(result, aggregation, k, method=settings.method))

@@ -10,6 +10,7 @@ result, the most recently used first, within KEPT_MB for the process and SESSION
 result it shows now included). No streamlit: the worker processes use this too."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from collections import Counter, OrderedDict
@@ -32,6 +33,24 @@ def shown_as(example: Example) -> tuple:
     """What a result's views show of its example beyond the result cache's key (model, text, settings): its id, title
     and gold answers name the charts and their downloads, so views are kept per result key and this."""
     return example.id, example.title, example.answers, example.is_impossible
+
+
+def seen_by(value: Any, example: Example) -> Any:
+    """`value` as `example`'s: a job joined from another session's identical request (the same model, text and
+    settings) holds that session's example wherever it keeps one, and the example's id names the charts and downloads
+    drawn from it. Examples of another text (a contrast's, say) are left as they are; so is what holds none."""
+    if isinstance(value, Example):
+        same_text = (value.passage, value.question) == (example.passage, example.question)
+        return example if same_text and value != example else value
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        parts = tuple(seen_by(part, example) for part in value)
+        return value if all(seen is part for seen, part in zip(parts, value)) else parts
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = [field.name for field in dataclasses.fields(value) if field.init]
+        changed = {name: seen for name in fields
+                   if (seen := seen_by(getattr(value, name), example)) is not getattr(value, name)}
+        return dataclasses.replace(value, **changed) if changed else value
+    return value
 
 
 class ResultCharts:

@@ -35,7 +35,7 @@ def scored_heads(qa_model: QAModel, result: Attribution) -> tuple[HeadScores, He
                               f"AttnLRP, attention attribution and its gradient: {price.in_words()} on this server."):
         return None
     return results.queued(request, qa_model, worker.heads, result.example, label="Scoring every attention head…",
-                          estimate=price, first_step="AttnLRP relevance of every head")
+                          estimate=price, first_step="AttnLRP relevance of every head", shown=result.example)
 
 
 def show_heads(qa_model: QAModel, result: Attribution) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import streamlit as st
@@ -178,7 +177,7 @@ def compute_result(qa_model: QAModel, current: Example, settings: ExplainSetting
     if found is None:
         return None
     result, _, charts = found
-    result = replace(result, example=current)  # a job joined from another session holds that session's example
+    result = drawn.seen_by(result, current)
     if charts is not None:
         drawn.keep(key, current, charts, session_id())
     keep_result(key, result, side)
@@ -324,6 +323,7 @@ def compute_comparison(qa_model: QAModel, current: Example, settings: ExplainSet
         "Scoring the words with every method, then re-answering with each method's top words deleted…",
         "The comparison failed", lambda _: "Compared the methods", progress=("scoring with the first method", told))
     if comparison is not None:
+        comparison = drawn.seen_by(comparison, current)
         st.session_state[_COMPARISON] = (key, comparison)
     return comparison
 
@@ -355,13 +355,14 @@ def told(done: tuple[float, str]) -> tuple[float, str]:
 
 
 def queued(request: tuple, qa_model: QAModel, function, *args, label: str, estimate: Price,
-           first_step: str | None = None) -> Any | None:
+           first_step: str | None = None, shown: Example | None = None) -> Any | None:
     """function(qa_model, *args) computed through the queue for request (kept with this session's last few
     results), priced at `estimate`; None, with a message shown, when the queue is full or the work
-    fails. `first_step`: for a job that tells its progress (told), the bar's text until its first report."""
+    fails. `first_step`: for a job that tells its progress (told), the bar's text until its first report. `shown`:
+    the example this session shows, which the value is made to hold (drawn.seen_by) where it holds one."""
     kept: dict = st.session_state.setdefault(_KEPT, {})
     if request in kept:
-        return kept[request]
+        return kept[request] if shown is None else drawn.seen_by(kept[request], shown)
     slot, key = f"rcqa.ticket.{request[0]}", "-".join(map(str, request))
     ticket = pending(slot, key) or submit(slot, key, heavy(qa_model, function, *args), estimate)
     if ticket is None:
@@ -372,7 +373,7 @@ def queued(request: tuple, qa_model: QAModel, function, *args, label: str, estim
         while len(kept) >= KEPT_RESULTS:
             kept.pop(next(iter(kept)))
         kept[request] = found
-    return found
+    return found if found is None or shown is None else drawn.seen_by(found, shown)
 
 
 def result_window_tokens(qa_model: QAModel, result: Attribution) -> int:
@@ -389,7 +390,7 @@ def lens(qa_model: QAModel, result: Attribution, key: str) -> AnswerLens | None:
         return None
     price = Price(lens_seconds(qa_model, result.answer.n_windows, result_window_tokens(qa_model, result)))
     return queued(request, qa_model, worker.lens, result.example, label="Reading the answer out of every layer…",
-                  estimate=price)
+                  estimate=price, shown=result.example)
 
 
 def contrast_margins(qa_model: QAModel, result: Attribution, key: str):
@@ -400,7 +401,8 @@ def contrast_margins(qa_model: QAModel, result: Attribution, key: str):
     windows = len({result.window, foil.window})
     price = Price(margins_seconds(qa_model, windows, result_window_tokens(qa_model, result)))
     return queued(("contrast", key), qa_model, worker.contrast_margins, result,
-                  label="Reading the answer's margin over the foil at every layer…", estimate=price)
+                  label="Reading the answer's margin over the foil at every layer…", estimate=price,
+                  shown=result.example)
 
 
 def knockouts(qa_model: QAModel, result: Attribution, request: tuple) -> Interventions | None:
@@ -408,7 +410,7 @@ def knockouts(qa_model: QAModel, result: Attribution, request: tuple) -> Interve
     _, _, k, baseline, aggregation = request
     price = Price(interventions_seconds(qa_model, result_window_tokens(qa_model, result), KNOCKOUT_DRAWS, baseline))
     return queued(request, qa_model, worker.knockouts, result, k, KNOCKOUT_DRAWS, baseline, aggregation,
-                  label="Knocking out each layer's words…", estimate=price)
+                  label="Knocking out each layer's words…", estimate=price, shown=result.example)
 
 
 def projection_chart(qa_model: QAModel, key: str, layer: int, method: str, result: Attribution) -> Chart | None:

@@ -36,7 +36,7 @@ def sanity_section(qa_model: QAModel, current: Example, settings: ExplainSetting
         return
     checked = queued(request, qa_model, worker.sanity, current, settings, tuple(methods),
                      label="Randomising the model's weights and explaining again…", estimate=price,
-                     first_step="scoring the trained model")
+                     first_step="scoring the trained model", shown=current)
     if checked is None:
         return
     show.chart(sanity_curves(checked, "cascade"))

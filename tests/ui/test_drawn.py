@@ -175,3 +175,34 @@ def test_a_second_session_asking_the_same_passage_and_question_sees_its_own_exam
     names = chart_names(second)
     assert names and not [name for name in names if example.id in name]  # before: heatmap-lighthouse-when
     assert any(name.startswith("heatmap-pasted-") for name in names)
+
+
+def test_every_joined_jobs_value_names_its_charts_by_the_example_of_the_session_that_shows_it(tiny_bert, apart):
+    """The queue joins identical requests (the same model, text and settings) from any session, so a job's value
+    holds the first asker's example; each session shows it as its own (drawn.seen_by). Before: the lens, the
+    heads, the sanity check and the methods' comparison each named their charts after the first asker's id."""
+    from rcqa.faithfulness.compare import Protocol
+    from rcqa.figures.methods import method_heatmap, method_passages
+    from rcqa.figures.sanity import sanity_curves
+    from rcqa.ui.worker import tasks
+
+    example, quiet = apart.example, lambda report: None
+    twin = replace(example, id="squad-twin-2", title="asked again")
+    fast = ExplainSettings(steps=2, tolerance=None)
+    joined = {
+        "lens": (tasks.lens(tiny_bert, example, quiet), lambda found: [figures.layer_answers(found)]),
+        "heads": (tasks.heads(tiny_bert, example, quiet), lambda found: [figures.head_grid(found[0])]),
+        "sanity": (tasks.sanity(tiny_bert, example, fast, ("gradient",), quiet),
+                   lambda found: [sanity_curves(found, "cascade")]),
+        "comparison": (tasks.comparison(tiny_bert, example, fast, Protocol(k=2, fractions=(0.5,), draws=1), quiet),
+                       lambda found: [method_heatmap(found), method_passages(found)]),
+    }
+    for kind, (found, charts) in joined.items():
+        assert {chart.name for chart in charts(found)} and all(example.id in c.name for c in charts(found)), kind
+        seen = drawn.seen_by(found, twin)
+        names = [chart.name for chart in charts(seen)]
+        assert all("squad-twin-2" in name and example.id not in name for name in names), (kind, names)
+        assert drawn.seen_by(found, example) is found, kind  # the asker's own value is handed over untouched
+
+    other_text = replace(twin, question="Who saw it first?")  # a value of another question is not this one's
+    assert drawn.seen_by(joined["lens"][0], other_text) is joined["lens"][0]
