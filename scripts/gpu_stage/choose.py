@@ -1,4 +1,4 @@
-"""On the GPU machine (no spaCy: words split by the stand-in in ../stubs): score one kept model on the run's
+"""On the GPU machine (no spaCy: words split by the stand-in in the bundle's stubs/): score one kept model on the run's
 held-out questions, or pick the best kept model by held-out best_f1, export it as fp16 and draw the hand-written
 set's curve for every kept model beside the third stage.
 
