@@ -1,6 +1,7 @@
 """Answer a question about a passage: doc-stride windows, the model's logits, whole-word answers (rcqa.spans)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import unicodedata
 from collections.abc import Callable
@@ -23,6 +24,7 @@ UNREAD_SHARE = 0.5  # past this share of unread tokens, a text is mostly unknown
 MAX_WINDOWS = 128  # after tokenising; 10,000 words of English need about 60 windows of 384 tokens
 WINDOW_BATCH = 16  # windows per forward pass
 RunWindows = Callable[[QAModel, Windows], tuple[torch.Tensor, torch.Tensor]]  # every window's start and end logits
+Progress = Callable[[float, str], None]  # (share of the work done, where it is): a stopped job ends in it
 
 
 class InputError(ValueError):
@@ -183,14 +185,19 @@ def truncate_question(tokenizer, question: str, max_query_len: int) -> str:
 
 
 @torch.inference_mode()
-def logits(qa_model: QAModel, windows: Windows, batch_size: int = WINDOW_BATCH) -> tuple[torch.Tensor, torch.Tensor]:
-    """Start and end logits for every window (windows × tokens), computed in batches."""
+def logits(qa_model: QAModel, windows: Windows, batch_size: int = WINDOW_BATCH,
+           progress: Progress | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Start and end logits for every window (windows × tokens), computed in batches; `progress` is told after
+    each batch (a long paste is 100 windows or more: a server stops its reading there)."""
     starts, ends = [], []
     for begin in range(0, len(windows), batch_size):
         batch = {k: v[begin:begin + batch_size].to(qa_model.device) for k, v in windows.inputs.items()}
         output = qa_model.model(**batch)
         starts.append(output.start_logits.float().cpu())
         ends.append(output.end_logits.float().cpu())
+        if progress is not None:
+            read = min(begin + batch_size, len(windows))
+            progress(read / len(windows), f"window {read}/{len(windows)} read")
     return torch.cat(starts), torch.cat(ends)
 
 
@@ -270,9 +277,11 @@ class Reading:
         return torch.from_numpy(self.start_logits), torch.from_numpy(self.end_logits)
 
 
-def read(qa_model: QAModel, passage: str, question: str) -> Reading:
-    """The model's answer to question about passage (as answer gives it), with the logits it was decoded from."""
-    found, _, (start_logits, end_logits) = answer_with_logits(qa_model, passage, question)
+def read(qa_model: QAModel, passage: str, question: str, progress: Progress | None = None) -> Reading:
+    """The model's answer to question about passage (as answer gives it), with the logits it was decoded from;
+    `progress` is told as the windows are read (logits)."""
+    run = None if progress is None else functools.partial(logits, progress=progress)
+    found, _, (start_logits, end_logits) = answer_with_logits(qa_model, passage, question, run=run)
     return Reading(found, start_logits.numpy(), end_logits.numpy(), text_digest(passage, question),
                    qa_model.fingerprint)
 

@@ -9,6 +9,7 @@ same batches of windows, as the answer's logits.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from rcqa.attribution.window import window_inputs
 from rcqa.evaluate import score
 from rcqa.lens.probes import Probes, ProbesUnavailable, find_probes
 from rcqa.model import QAModel
-from rcqa.qa import WINDOW_BATCH, answer_with_windows
+from rcqa.qa import WINDOW_BATCH, Progress, answer_with_logits, logits
 from rcqa.spans import Windows, answer_standing, decode
 from rcqa.types import Answer, Example, ResultHeader, Span
 
@@ -100,40 +101,57 @@ class AnswerLens(ResultHeader):
                    probes=data["probes"], note=data["probe_note"] or "")
 
 
-def answer_lens(qa_model: QAModel, example: Example) -> AnswerLens:
+def answer_lens(qa_model: QAModel, example: Example, progress: Progress | None = None) -> AnswerLens:
     """The lens with every reader the model has: its head, and its probes when some were trained for it."""
     try:
         probes = find_probes(qa_model)
     except ProbesUnavailable as missing:
-        return read_layers(qa_model, example, note=str(missing))
-    return read_layers(qa_model, example, probes)
+        return read_layers(qa_model, example, note=str(missing), progress=progress)
+    return read_layers(qa_model, example, probes, progress=progress)
 
 
-def read_layers(qa_model: QAModel, example: Example, probes: Probes | None = None, note: str = "") -> AnswerLens:
-    """Read the answer out of every layer of every window: with the head, and with probes if given."""
-    answer, windows = answer_with_windows(qa_model, example.passage, example.question)
+def read_layers(qa_model: QAModel, example: Example, probes: Probes | None = None, note: str = "",
+                progress: Progress | None = None) -> AnswerLens:
+    """Read the answer out of every layer of every window: with the head, and with probes if given. `progress` is
+    told after each batch of windows answered and read at every layer, and after each layer decoded, each of the
+    three counted as a third of the work: a long paste's lens takes many seconds, and a server stops it there."""
+    told = progress or (lambda share, where: None)
+    answer, windows, _ = answer_with_logits(qa_model, example.passage, example.question,
+                                            run=functools.partial(logits, progress=_part(told, 0, "answering")))
+    reading = _part(told, 1, "reading every layer")
     readers: dict[str, Callable[[LayerStack, int, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]] = {
         "head": lambda stack, layer, states: stack.run_from(stack.num_layers, states)}  # above the top: the head
     if probes is not None:
         readers["probe"] = lambda stack, layer, states: probes.logits(layer, states)
-    logits: dict[str, list[list[tuple[torch.Tensor, ...]]]] = {name: [] for name in readers}  # per reader, per batch: layers × (start, end), batch × tokens
+    layer_logits: dict[str, list[list[tuple[torch.Tensor, ...]]]] = {name: [] for name in readers}  # per reader, per batch: layers × (start, end), batch × tokens
     with torch.no_grad():
         for begin in range(0, len(windows), WINDOW_BATCH):  # the batches the answer's logits were computed in
             stack = LayerStack(qa_model.model, {k: v[begin:begin + WINDOW_BATCH].to(qa_model.device)
                                                 for k, v in windows.inputs.items()})
             for name, reader in readers.items():
-                logits[name].append([tuple(part.float().cpu() for part in reader(stack, layer, states))
-                                     for layer, states in enumerate(stack.hidden)])
+                layer_logits[name].append([tuple(part.float().cpu() for part in reader(stack, layer, states))
+                                           for layer, states in enumerate(stack.hidden)])
             top, labels = stack.num_layers, stack.labels
             del stack  # its states are 4 MB a window; only the logits are kept
-    readings = {name: [_reading(*_joined(batches, layer), windows, example, answer) for layer in range(top + 1)]
-                for name, batches in logits.items()}
+            done = min(begin + WINDOW_BATCH, len(windows))
+            reading(done / len(windows), f"window {done}/{len(windows)}")
+    decoding = _part(told, 2, "decoding each layer's answer")
+    readings: dict[str, list[LayerReading]] = {name: [] for name in layer_logits}
+    for layer in range(top + 1):
+        for name, batches in layer_logits.items():
+            readings[name].append(_reading(*_joined(batches, layer), windows, example, answer))
+        decoding((layer + 1) / (top + 1), labels[layer])
     window = answer.best.window if answer.best else 0
     return AnswerLens(example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=answer,
                       window=window, tokens=qa_model.tokenizer.convert_ids_to_tokens(
                           window_inputs(windows, window)["input_ids"][0].tolist()),
                       layers=labels, readings=readings,
                       probes=probes.report if probes is not None else None, note=note)
+
+
+def _part(progress: Progress, third: int, where: str) -> Progress:
+    """progress told of one third of the lens's work: its share of the whole, and where it is."""
+    return lambda share, within: progress((third + share) / 3, f"{where}: {within}")
 
 
 def _joined(batches: list[list[tuple[torch.Tensor, ...]]], layer: int) -> tuple[torch.Tensor, torch.Tensor]:

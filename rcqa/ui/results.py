@@ -79,7 +79,8 @@ def reading(qa_model: QAModel, current: Example) -> qa.Reading | None:
     text = qa.text_digest(current.passage, current.question)
     return queued(("answer", qa_model.fingerprint, text), qa_model, worker.reading, current.passage,
                   current.question, label="Reading the passage…",
-                  estimate=reading_price(qa_model, current.passage, current.question))
+                  estimate=reading_price(qa_model, current.passage, current.question),
+                  first_step="reading the windows")
 
 
 def answer_ahead(qa_model: QAModel, examples: Sequence[Example]) -> None:
@@ -390,7 +391,7 @@ def lens(qa_model: QAModel, result: Attribution, key: str) -> AnswerLens | None:
         return None
     price = Price(lens_seconds(qa_model, result.answer.n_windows, result_window_tokens(qa_model, result)))
     return queued(request, qa_model, worker.lens, result.example, label="Reading the answer out of every layer…",
-                  estimate=price, shown=result.example)
+                  estimate=price, shown=result.example, first_step="answering")
 
 
 def contrast_margins(qa_model: QAModel, result: Attribution, key: str):

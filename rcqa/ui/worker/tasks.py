@@ -48,10 +48,11 @@ def explanation(qa_model, request: ExplanationRequest, cache, report: Callable[[
 
 
 def reading(qa_model, passage, question, report: Callable[[Any], None]):
-    """The model's answer with its logits (rcqa.qa.read) to a passage too long to answer in the page thread."""
+    """The model's answer with its logits (rcqa.qa.read) to a passage too long to answer in the page thread; each
+    batch of windows read is a progress report, where a stopped job ends."""
     from rcqa.qa import read
 
-    return read(qa_model, passage, question)
+    return read(qa_model, passage, question, progress=_told(report))
 
 
 def _told(report: Callable[[Any], None]) -> Callable[[float, str], None]:
@@ -76,10 +77,11 @@ def sanity(qa_model, example, settings, methods, report: Callable[[Any], None]):
 
 
 def lens(qa_model, example, report: Callable[[Any], None]):
-    """The answer lens (rcqa.lens) of the example."""
+    """The answer lens (rcqa.lens) of the example; each batch of windows and each layer decoded is a progress
+    report, where a stopped job ends."""
     from rcqa.lens import answer_lens
 
-    return answer_lens(qa_model, example)
+    return answer_lens(qa_model, example, progress=_told(report))
 
 
 def contrast_margins(qa_model, result, report: Callable[[Any], None]):
