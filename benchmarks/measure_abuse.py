@@ -88,16 +88,26 @@ def passage_of_windows(windows: int) -> str:
 
 
 def windows_within_budget() -> int:
-    """The most windows of the default model whose whole passage the server's job budget allows, as the server
-    estimates it (rcqa.attribution.cost at its default speed), with a tenth to spare."""
-    from rcqa.attribution.cost import explanation_cost
+    """The most windows of the default model whose whole passage the server admits at its default settings, as the
+    page prices it (rcqa.ui.capacity.refusal: expected seconds within the job budget, the worst case, IG refined to
+    max_steps, within the time limit): 4 on this machine's default speeds, where the expected seconds alone allowed
+    20 before admission read the worst case."""
+    from rcqa.attribution.cost import explanation_price
     from rcqa.attribution.settings import ExplainSettings
     from rcqa.model import load_model
-    from rcqa.ui.capacity import job_budget
+    from rcqa.qa import MAX_WINDOWS
+    from rcqa.ui.capacity import refusal
 
-    qa_model = load_model()
-    window = explanation_cost(qa_model, ExplainSettings(windows="all"), windows=1, tokens=qa_model.max_len).seconds()
-    return max(2, int(0.9 * job_budget() / window))
+    qa_model, settings = load_model(), ExplainSettings(windows="all")
+
+    def admitted(windows: int) -> bool:
+        price = explanation_price(qa_model, settings, windows, qa_model.max_len, windows)
+        return refusal("explanation", price, "") is None
+
+    windows = 1
+    while windows < MAX_WINDOWS and admitted(windows + 1):
+        windows += 1
+    return windows
 
 
 class PeakRss:
