@@ -197,7 +197,7 @@ def abstention_curve(examples: list[Example], predictions: dict[str, tuple[str, 
     abstained on (in all and per kind) and the answerable questions' F1 (HasAns_f1, an abstention scoring 0, as
     the official script scores it).
 
-    predictions: per question id its best span's text and null odds (rcqa.export.null_predictions); group names
+    predictions: per question id its best span's text and null odds (rcqa.export.checkpoints.null_predictions); group names
     an unanswerable question's kind (rcqa.negatives.negative_kind). Thresholds fall in decreasing abstention."""
     counted = set(kinds)
     golds = {e.id: [] if e.is_impossible else [a.text for a in e.answers] for e in examples}

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from rcqa.data import load_examples
-from rcqa.export import null_predictions
+from rcqa.export.checkpoints import null_predictions
 from rcqa.model import load_model
 from rcqa.negatives import negative_kind
 from rcqa.negatives.reach import antonym_twins, written_by_antonym_generator

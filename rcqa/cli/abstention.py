@@ -1,5 +1,5 @@
 """The abstention-curve verb: how far each model's threshold trades answerable F1 for abstention on a hard set's
-chosen kinds (rcqa.export.abstention_tradeoff), as JSON."""
+chosen kinds (rcqa.export.abstention.abstention_tradeoff), as JSON."""
 from __future__ import annotations
 
 import argparse
@@ -41,7 +41,8 @@ def _abstention_curve(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from rcqa.data import load_examples
-    from rcqa.export import abstention_tradeoff, keep_on_card
+    from rcqa.export.abstention import abstention_tradeoff
+    from rcqa.export.card import keep_on_card
     from rcqa.model import load_model
     from rcqa.negatives import KINDS
 
@@ -75,9 +76,9 @@ def _abstention_curve(args: argparse.Namespace) -> int:
 
 
 def _carried(path: str | None, measured: dict) -> list[dict]:
-    """--keep's rows to carry (rcqa.export.carried_rows), read before any model loads so that a bad file is refused
+    """--keep's rows to carry (rcqa.export.abstention.carried_rows), read before any model loads so that a bad file is refused
     at once."""
-    from rcqa.export import carried_rows
+    from rcqa.export.abstention import carried_rows
 
     if path is None:
         return []
@@ -96,7 +97,7 @@ def _carried(path: str | None, measured: dict) -> list[dict]:
 
 def _labelled(given: list[str]) -> list[tuple[str, str]]:
     """(label, model) for each model given: LABEL=MODEL, or the name as given; a run's folder as its kept models."""
-    from rcqa.export import kept_models
+    from rcqa.export.checkpoints import kept_models
 
     pairs = []
     for text in given:

@@ -141,7 +141,7 @@ def _probes(args: argparse.Namespace) -> int:
     from rcqa.lens.probes import home
     from rcqa.model import load_model
     from rcqa.resources import squad_file
-    from rcqa.export import refresh_probes_on_card
+    from rcqa.export.card import refresh_probes_on_card
 
     qa_model = load_model(args.model, args.device)
     settings = ProbeSettings(examples=args.examples, seed=args.seed)
@@ -285,7 +285,7 @@ def _export(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from rcqa import export as card
+    from rcqa.export import abstention, card, checkpoints
     from rcqa.data import load_examples
     from rcqa.evaluate import evaluate
     from rcqa.model import load_model
@@ -304,27 +304,27 @@ def _export(args: argparse.Namespace) -> int:
     held_out = load_examples(held_out_file)[: args.limit] if held_out_file.is_file() else []
     chosen: dict = {}
     if checkpoint == "best":
-        scores = card.held_out_scores(run_dir, held_out, progress)
-        checkpoint = card.best_checkpoint(scores)
+        scores = checkpoints.held_out_scores(run_dir, held_out, progress)
+        checkpoint = checkpoints.best_checkpoint(scores)
         chosen = {"checkpoint": {"chosen": checkpoint, "by": "held-out best_f1",
                                  "held_out_best_f1": {name: s["best_f1"] for name, s in scores.items()}}}
     target = Path(args.to or EMBEDDED_MODEL_DIRS["default-squad2" if abstains else "default"])
     window = {"max_len": args.max_len, "doc_stride": args.doc_stride, "max_query_len": 64}
     # load_model reads the window from the card, so a card is written before the scores exist
     placeholder = {"squad_v1.1_dev": {"exact_match": float("nan"), "f1": float("nan"), "n": 0}}
-    card.write_card(run_dir, card.export(run_dir, target, checkpoint), window, placeholder)
+    card.write_card(run_dir, checkpoints.export(run_dir, target, checkpoint), window, placeholder)
     qa_model = load_model(str(target))
     dev = load_examples(args.dev_v2 or squad_file("dev"))[: args.limit]
     if abstains:
         mix = {key: recipe[key] for key in ("in_context", "perturbed") if key in recipe}  # as trained
-        mixed, built_with = (card.v2style_dev(dev, **mix) if not args.dev_v2 else
-                             (dev, card.v2style_command(**mix, out=Path(args.dev_v2).name)))
-        evaluation = {**chosen, **card.abstention_evaluation(qa_model, held_out, mixed, built_with, progress)}
+        mixed, built_with = (abstention.v2style_dev(dev, **mix) if not args.dev_v2 else
+                             (dev, abstention.v2style_command(**mix, out=Path(args.dev_v2).name)))
+        evaluation = {**chosen, **abstention.abstention_evaluation(qa_model, held_out, mixed, built_with, progress)}
         if not chosen:  # given with --checkpoint: the card still says which, and its held-out score
             evaluation["checkpoint"] = {"chosen": checkpoint, "by": "--checkpoint", "held_out_best_f1": {
                 checkpoint: evaluation["no_answer"]["tuned_on"]["best_f1"]}}
         if args.hard_set:
-            evaluation["hand_written"] = card.hard_set_evaluation(
+            evaluation["hand_written"] = abstention.hard_set_evaluation(
                 qa_model, load_examples(args.hard_set), evaluation["no_answer"]["threshold"],
                 Path(args.hard_set).name, progress)
     else:

@@ -61,7 +61,7 @@ def _v2_rows(name: str, metrics: dict) -> list[dict]:
 
 
 def abstention_tradeoff_chart(tradeoff: dict) -> Chart:
-    """A card's abstention trade-off (rcqa.export.abstention_tradeoff): per model, the share of the counted
+    """A card's abstention trade-off (rcqa.export.abstention.abstention_tradeoff): per model, the share of the counted
     unanswerable questions abstained on against the answerable questions' F1, one point per threshold, the tuned
     threshold marked; the floor of answerable F1 drawn across."""
     rows = [{"model": row["model"], "threshold": point["threshold"], "HasAns F1": point["HasAns_f1"],

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from rcqa.data import load_examples
 from rcqa.evaluate import evaluate_v2
-from rcqa.export import abstention_tradeoff, export, kept_models, null_predictions
+from rcqa.export.abstention import abstention_tradeoff
+from rcqa.export.checkpoints import export, kept_models, null_predictions
 from rcqa.model import load_model
 from rcqa.negatives import negative_kind
 

@@ -6,17 +6,9 @@ from pathlib import Path
 import pytest
 
 from rcqa.evaluate import evaluate, evaluate_v2
-from rcqa.export import (
-    V2STYLE_DEV,
-    abstention_evaluation,
-    v2style_dev,
-    best_checkpoint,
-    peak_threshold,
-    export,
-    held_out_scores,
-    kept_models,
-    write_card,
-)
+from rcqa.export.abstention import V2STYLE_DEV, abstention_evaluation, peak_threshold, v2style_dev
+from rcqa.export.card import write_card
+from rcqa.export.checkpoints import best_checkpoint, export, held_out_scores, kept_models
 from rcqa.gallery import GALLERY
 from rcqa.data import load_examples
 from rcqa.model import load_model
@@ -299,7 +291,7 @@ def test_the_abstention_curve_command_reads_a_runs_kept_models_and_compares_tune
 
 
 def test_the_curve_at_a_models_threshold_abstains_where_the_decoder_does(tiny_model_dirs, tmp_path):
-    from rcqa.export import abstention_tradeoff
+    from rcqa.export.abstention import abstention_tradeoff
 
     examples = load_examples(HARD_SET)
     curve = abstention_tradeoff({"tiny": load_model(tiny_model_dirs["bert"])}, examples, ["antonym", "entity_swap"],

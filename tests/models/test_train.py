@@ -8,7 +8,8 @@ from safetensors import safe_open
 
 from rcqa.gallery import GALLERY
 from rcqa.model import load_model
-from rcqa.export import export, refresh_probes_on_card, write_card
+from rcqa.export.card import refresh_probes_on_card, write_card
+from rcqa.export.checkpoints import export
 from rcqa.train import TrainConfig, featurize, length_grouped_batches, train
 from tests.helpers.tiny_models import wordpiece_tokenizer
 
