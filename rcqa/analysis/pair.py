@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rcqa.analysis.roles import exclusive_labels, reading_shares
+from rcqa.analysis.roles.shares import exclusive_labels, reading_shares
 from rcqa.analysis.similarity import jensen_shannon
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa import drawing
@@ -105,7 +105,7 @@ class SideBySide:
     @cached_property
     def roles(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Each result's roles per layer: the % of its top-k passage words that are answer, supporting, query, foil
-        or other words, each word counted once (rcqa.analysis.roles.reading_shares)."""
+        or other words, each word counted once (rcqa.analysis.roles.shares.reading_shares)."""
         first, second = (reading_shares(exclusive_labels(result), top_k(passage_distribution(result, self.aggregation),
                                                                         self.k)) for result in (self.a, self.b))
         return first, second

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from rcqa.analysis.registry import Analysis, Inputs, json_list
-from rcqa.analysis.roles import explained_span_mask, shares_of_top
+from rcqa.analysis.roles.categories import explained_span_mask
+from rcqa.analysis.roles.shares import shares_of_top
 from rcqa.analysis.words import top_k
 from rcqa.types import Attribution, Word
 

@@ -6,7 +6,7 @@ from rcqa.analysis.agreement import AGREEMENT
 from rcqa.analysis.plausibility import PLAUSIBILITY
 from rcqa.analysis.pos import POS
 from rcqa.analysis.registry import Analysis
-from rcqa.analysis.roles import ROLES
+from rcqa.analysis.roles.result import ROLES
 from rcqa.analysis.similarity import SIMILARITY
 
 ANALYSES: dict[str, Analysis] = {analysis.name: analysis for analysis in (ROLES, POS, SIMILARITY, PLAUSIBILITY, AGREEMENT)}

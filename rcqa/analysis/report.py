@@ -6,7 +6,7 @@ from typing import Any
 
 from rcqa.analysis.registered import ALWAYS, ANALYSES
 from rcqa.analysis.registry import Inputs
-from rcqa.analysis.roles import top_words
+from rcqa.analysis.roles.shares import top_words
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 
 

@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rcqa.analysis.pos import GROUPS
-from rcqa.analysis.roles import ANSWER_MEASURES, CATEGORIES
+from rcqa.analysis.roles.categories import CATEGORIES
+from rcqa.analysis.roles.result import ANSWER_MEASURES
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import store
 from rcqa.dataset.extras import EXTRAS

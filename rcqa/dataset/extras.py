@@ -103,7 +103,7 @@ def contrast_cell(qa_model: QAModel, result: Attribution, aggregation: Aggregati
     hold the answer's, supporting and query words'), for a foil overlapping the span the share of the words of both
     (then the foil's and the answer's columns hold the words of one span only), and the lens margin per layer."""
     from rcqa.analysis.registry import json_list
-    from rcqa.analysis.roles import category_shares, other_number_share
+    from rcqa.analysis.roles.shares import category_shares, other_number_share
     from rcqa.analysis.words import passage_distribution
     from rcqa.lens.contrast import contrast_margins
 

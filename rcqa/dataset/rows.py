@@ -10,10 +10,10 @@ import pyarrow as pa
 from rcqa.analysis.pos import pos_group
 from rcqa.analysis.registered import ALWAYS, ANALYSES, OPTIONAL
 from rcqa.analysis.registry import ColumnKind, Inputs
-from rcqa.analysis.roles import CATEGORIES, category_masks, is_quantifier_question
+from rcqa.analysis.roles.categories import CATEGORIES, category_masks
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.evaluate import score
-from rcqa.text import NUMBER_TAG
+from rcqa.text import NUMBER_TAG, is_quantifier_question
 from rcqa.types import Aggregation, Attribution, Example
 
 QUESTION_TYPES = ("what", "who", "when", "where", "which", "why", "how many", "how much", "how", "other")

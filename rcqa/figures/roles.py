@@ -9,18 +9,11 @@ from rcqa.analysis.pos import GROUP_NAMES
 from rcqa.analysis.pos import GROUPS as POS_GROUPS
 from rcqa.analysis.pos import PosShares, answer_pos, pos_shares
 from rcqa.analysis.registry import Inputs, register_figure
-from rcqa.analysis.roles import (
-    RoleNumbers,
-    RoleShares,
-    category_labels,
-    category_shares,
-    explains_abstention,
-    kind_of,
-    kind_share,
-    phase_readings,
-    quantifier_share,
-    role_numbers,
-)
+from rcqa.analysis.roles.categories import category_labels, explains_abstention
+from rcqa.analysis.roles.readings import phase_readings
+from rcqa.analysis.roles.result import RoleShares
+from rcqa.analysis.roles.shares import (RoleNumbers, category_shares, kind_of, kind_share, quantifier_share,
+                                        role_numbers)
 from rcqa.analysis.words import passage_distribution, top_k
 from rcqa.figures.common import Chart, apply_layout, escape_label
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rcqa.analysis.roles import word_categories
+from rcqa.analysis.roles.categories import word_categories
 from rcqa.analysis.words import group_scores, normalised, ranks
 from rcqa.figures.common import (
     FONT,

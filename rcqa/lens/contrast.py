@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from rcqa.analysis.roles import boundary_contrast
+from rcqa.analysis.roles.categories import boundary_contrast
 from rcqa.attribution.window import window_inputs
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel

@@ -6,7 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from rcqa import figures
-from rcqa.analysis.roles import boundary_contrast
+from rcqa.analysis.roles.categories import boundary_contrast
 from rcqa.attribution.layerwise import LAYERWISE_METHODS, layerwise_method
 from rcqa.attribution.settings import FoilSpec
 from rcqa.attribution.window import same_span

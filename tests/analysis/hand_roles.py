@@ -1,10 +1,10 @@
 """The roles readings' inputs by hand: the lighthouse, a question and passage whose scores per layer put a 2-word answer
 beside its supporting words (tests/helpers/handmade.py builds the result), and the numbers a reading reads
-(rcqa.analysis.roles.RoleNumbers) written per layer: the top-k stacks, the answer's share of the attribution (the
+(rcqa.analysis.roles.shares.RoleNumbers) written per layer: the top-k stacks, the answer's share of the attribution (the
 rest on other words) and its ceiling."""
 import numpy as np
 
-from rcqa.analysis.roles import RoleNumbers
+from rcqa.analysis.roles.shares import RoleNumbers
 
 LIGHTHOUSE_QUESTION = [("Who", "WP"), ("designed", "VBD"), ("the", "DT"), ("lighthouse", "NN"), ("?", ".")]
 # word (tag): scores at the embeddings, block 0 and block 1, 100 in all at each layer. "Margaret Ellison" (5, 6) is

@@ -10,15 +10,10 @@ from scipy.spatial.distance import jensenshannon
 from rcqa.analysis.pos import answer_pos, pos_group, pos_shares
 from rcqa.analysis.projection import project
 from rcqa.analysis.report import analyses
-from rcqa.analysis.roles import (
-    category_masks,
-    category_shares,
-    is_quantifier_question,
-    phase_readings,
-    quantifier_share,
-    top_words,
-    word_categories,
-)
+from rcqa.analysis.roles.categories import category_masks, word_categories
+from rcqa.analysis.roles.readings import phase_readings
+from rcqa.analysis.roles.shares import category_shares, quantifier_share, top_words
+from rcqa.text import is_quantifier_question
 from rcqa.analysis.similarity import describe, jensen_shannon, jsd_matrix, restrict
 from rcqa.analysis.words import (
     distribution,
@@ -362,7 +357,7 @@ def test_jsd_is_undefined_whichever_side_has_no_distribution(result):
 def test_a_null_target_gives_the_rejected_best_span_the_answer_category_and_says_so(result):
     from dataclasses import replace
 
-    from rcqa.analysis.roles import category_labels
+    from rcqa.analysis.roles.categories import category_labels
     from rcqa.types import NoAnswer
 
     assert category_labels(result) == {"answer": "answer", "supporting": "supporting", "query": "query"}

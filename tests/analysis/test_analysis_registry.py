@@ -14,7 +14,7 @@ from rcqa.analysis.plausibility import MEASURES, RANKINGS, Plausibility
 from rcqa.analysis.pos import GROUPS, PosShares
 from rcqa.analysis.registered import ANALYSES, OPTIONAL, analysis
 from rcqa.analysis.registry import Inputs, figure_of
-from rcqa.analysis.roles import RoleShares
+from rcqa.analysis.roles.result import RoleShares
 from rcqa.analysis.similarity import VARIANTS, LayerSimilarity
 from rcqa.analysis.words import passage_distribution, word_scores
 from rcqa.attribution.explanation import explain

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from rcqa.analysis.report import analyses
-from rcqa.analysis.roles import (boundary_contrast, category_labels, category_masks, category_shares,
-                                 other_number_share, quantifier_share, word_categories)
+from rcqa.analysis.roles.categories import boundary_contrast, category_labels, category_masks, word_categories
+from rcqa.analysis.roles.shares import category_shares, other_number_share, quantifier_share
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import ExplainSettings

@@ -152,7 +152,7 @@ def test_with_the_default_target_every_passage_word_has_attribution_at_every_lay
 
 
 def test_categories_follow_the_explained_gold_span_in_its_own_window(tiny_bert):
-    from rcqa.analysis.roles import category_masks
+    from rcqa.analysis.roles.categories import category_masks
 
     gold = explain(tiny_bert, gallery_example("canal-long"), ExplainSettings(span="gold", tolerance=None, steps=4))
     answer = category_masks(gold)["answer"]

@@ -6,7 +6,7 @@ import pytest
 
 from rcqa import figures
 from rcqa.analysis.projection import GROUPS, token_groups
-from rcqa.analysis.roles import category_shares
+from rcqa.analysis.roles.shares import category_shares
 from rcqa.analysis.words import passage_distribution
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.settings import ExplainSettings

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rcqa.analysis.pos import GROUP_NAMES, GROUPS
-from rcqa.analysis.roles import CATEGORIES
+from rcqa.analysis.roles.categories import CATEGORIES
 from rcqa.analysis.similarity import describe
 from rcqa.dataset import published
 from rcqa.dataset.figures.common import (DASHES, DEPTH_AXIS, band, depths, long_table, number_text,
