@@ -73,3 +73,50 @@ def test_a_cancelled_image_stops_within_seconds_leaves_no_chromium_and_the_next_
     assert "After" in after.result().decode()
     _, alive = psutil.wait_procs(drawers, timeout=10)  # the killed worker's Chromium ends with its pipe
     assert not alive
+
+
+def test_one_drawing_at_a_time_in_a_process_and_a_stop_while_waiting_ends_at_once(monkeypatch):
+    """Two visitors' images asked at once in one worker (the main lane's and the short lane's tasks) are drawn one
+    after the other: one Chromium in the process at a time (its 0.8-0.9 GB counted once in the memory bound), and a
+    stopped drawing kills no other's. A stop while waiting ends the task before it draws. No Chromium here: the
+    drawing is a stand-in that counts how many draw at once."""
+    import threading
+
+    from rcqa.ui.worker import tasks
+
+    drawing, most, lock = [0], [0], threading.Lock()
+
+    def counted(figure, format):
+        with lock:
+            drawing[0] += 1
+            most[0] = max(most[0], drawing[0])
+        time.sleep(0.6)
+        with lock:
+            drawing[0] -= 1
+        return format.encode()
+
+    monkeypatch.setattr(rcqa.figures.common, "figure_image", counted)
+    figure = a_figure("one at a time").to_json()
+    images = []
+    threads = [threading.Thread(target=lambda: images.append(tasks.image(None, figure, "png", lambda _: None)))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert images == [b"png", b"png"] and most[0] == 1  # before: 2, both Chromiums up together
+
+    class Stop(Exception):
+        pass
+
+    def stopped(_):
+        raise Stop
+
+    holder = threading.Thread(target=lambda: tasks.image(None, figure, "svg", lambda _: None))
+    holder.start()
+    time.sleep(0.1)  # the holder draws
+    began = time.monotonic()
+    with pytest.raises(Stop):
+        tasks.image(None, figure, "png", stopped)
+    assert time.monotonic() - began < 0.5 and most[0] == 1  # stopped at its first wait, nothing drawn beside
+    holder.join()

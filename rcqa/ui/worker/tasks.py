@@ -128,9 +128,15 @@ def image(qa_model, figure_json, format, report: Callable[[Any], None]) -> bytes
     from rcqa.figures.common import figure_image
 
     figure = plotly.io.from_json(figure_json)
-    folder = tempfile.gettempdir()
-    children, entries = _children(), set(os.listdir(folder))
-    drawing = _Drawing(lambda: figure_image(figure, format))
+    while not _ONE_DRAWING.acquire(timeout=DRAWING_POLL):  # another visitor's drawing runs: wait, stoppably
+        report(None)
+    try:  # from here the drawing's thread releases it as it ends
+        folder = tempfile.gettempdir()
+        children, entries = _children(), set(os.listdir(folder))
+        drawing = _Drawing(lambda: figure_image(figure, format), _ONE_DRAWING.release)
+    except BaseException:
+        _ONE_DRAWING.release()
+        raise
     try:
         while not drawing.done.wait(DRAWING_POLL):
             report(None)
@@ -143,6 +149,10 @@ def image(qa_model, figure_json, format, report: Callable[[Any], None]) -> bytes
 
 
 DRAWING_POLL = 0.2  # seconds between a drawing's stop points
+# one drawing at a time in a process, from its start to its thread's end: so its Chromium (0.8-0.9 GB resident) is
+# counted once in the memory bound (docs/serving.md), and a stopped drawing kills only its own Chromium (the processes
+# started since it began would include a second drawing's)
+_ONE_DRAWING = threading.Lock()
 LAUNCH_SECONDS = 2.0  # a drawing stopped before its Chromium started waits this long for it to start, to kill it
 
 
@@ -163,11 +173,11 @@ def _kill_new(children: set[int], drawing: _Drawing) -> None:
 
 
 class _Drawing:
-    """draw() in a daemon thread of its own; its result (or error) once done is set. A stopped drawing is told
-    what to remove when its thread ends (leaves)."""
+    """draw() in a daemon thread of its own; its result (or error) once done is set, and then ended() is called. A
+    stopped drawing is told what to remove when its thread ends (leaves)."""
 
-    def __init__(self, draw: Callable[[], bytes]):
-        self.done, self._draw = threading.Event(), draw
+    def __init__(self, draw: Callable[[], bytes], ended: Callable[[], None]):
+        self.done, self._draw, self._ended = threading.Event(), draw, ended
         self._image: bytes | None = None
         self._error: BaseException | None = None
         self._left: list[str] = []
@@ -184,6 +194,7 @@ class _Drawing:
                 self.done.set()
                 left = self._left
             _remove_all(left)
+            self._ended()
 
     def leaves(self, paths: list[str]) -> None:
         """Remove `paths` once the drawing's thread has ended (now, if it has)."""
