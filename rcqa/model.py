@@ -16,7 +16,8 @@ from urllib.parse import urlparse
 
 import torch
 
-from rcqa.adapter import ModelAdapter, adapter_of
+from rcqa.adapter.discovery import adapter_of
+from rcqa.adapter.model_adapter import ModelAdapter
 from rcqa.catalog import DEFAULT_MODEL, canonical, hub_allowed, may_load, path_exists
 from rcqa.resources import EMBEDDED_MODEL_DIRS
 

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from transformers.modeling_utils import AttentionInterface
 
-from rcqa.adapter import config_of
+from rcqa.adapter.calls import config_of
 from rcqa.attention_heads.memory import HeadsWindow, attribution_rows, give_back_freed, scoring_budget_mb
 from rcqa.attention_heads.scores import HeadCase, layout_of, span_log_likelihood
 from rcqa.attribution.lrp.model import additive_mask

@@ -7,7 +7,7 @@ window's passage tokens (its output made uninformative but kept on its usual sca
 itself; the gates are a tensor batch × layers × heads, so one forward knocks out a different head in each row, and
 a gradient with respect to them is Michel et al.'s head importance.
 
-The shared model is never changed: the copy (rcqa.adapter.with_replacements) shares its weights and replaces only
+The shared model is never changed: the copy (rcqa.adapter.copies.with_replacements) shares its weights and replaces only
 the projections, so another thread may run the model meanwhile.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
-from rcqa.adapter import ModuleT, StandIn, config_of, with_replacements
+from rcqa.adapter.calls import config_of
+from rcqa.adapter.copies import ModuleT, StandIn, with_replacements
 
 # where a block keeps the linear map from its heads' concatenated contexts back to the hidden size (the end of its
 # name), by family: BERT, RoBERTa, XLM-R, ELECTRA, DeBERTa-v2 and the embedded MiniLM; DistilBERT; MPNet; ALBERT

@@ -20,7 +20,7 @@ import itertools
 import numpy as np
 import torch
 
-from rcqa.adapter import config_of
+from rcqa.adapter.calls import config_of
 from rcqa.attention_heads.scores import HeadCase
 from rcqa.model import QAModel
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from rcqa.adapter import StandIn, block_lists
+from rcqa.adapter.copies import StandIn
+from rcqa.adapter.structure import block_lists
 from rcqa.attention_heads.gates import OUTPUT_PROJECTIONS
 from rcqa.attention_heads.scores import HeadCase, layout_of
 from rcqa.attribution.lrp.model import RuleLinear, rule_copy

@@ -4,7 +4,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from rcqa.adapter import adapter_of
+from rcqa.adapter.discovery import adapter_of
 from rcqa.attention_heads.attention_attribution import attention_attribution
 from rcqa.attention_heads.cost import part_passes
 from rcqa.attention_heads.memory import give_back_freed

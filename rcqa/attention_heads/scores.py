@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from rcqa.adapter import adapter_of
+from rcqa.adapter.discovery import adapter_of
 from rcqa.attention_heads.gates import HeadLayout, gated_model, head_layout, knock_out_each
 from rcqa.attention_heads.memory import HeadsWindow, knockout_rows, scoring_budget_mb
 from rcqa.attribution.window import window_inputs

@@ -19,12 +19,15 @@ import itertools
 
 import torch
 
-from rcqa.adapter import (Call, ModelAdapter, Recorder, StandIn, adapter_of, block_lists, first, with_first,
-                          with_replacements, without_cache)
+from rcqa.adapter.calls import Call, first, with_first, without_cache
+from rcqa.adapter.copies import Recorder, StandIn, with_replacements
+from rcqa.adapter.discovery import adapter_of
+from rcqa.adapter.model_adapter import ModelAdapter
+from rcqa.adapter.structure import block_lists
 
 
 def find_blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
-    """The model's blocks, in the order of their lists (rcqa.adapter.block_lists)."""
+    """The model's blocks, in the order of their lists (rcqa.adapter.structure.block_lists)."""
     return [block for _, blocks in block_lists(model) for block in blocks]
 
 

@@ -407,7 +407,7 @@ def recorded_calls(*calls: tuple[tuple, dict], tokens: int = 4):
     """A stand-in for a LayerStack of one window: its blocks' recorded (args, kwargs), the states above them."""
     from types import SimpleNamespace
 
-    from rcqa.adapter import Call
+    from rcqa.adapter.calls import Call
 
     return SimpleNamespace(hidden=[torch.zeros(1, tokens, 2)] * (len(calls) + 1), fast=True,
                            calls=[Call(None, None, args, kwargs, None) for args, kwargs in calls])

@@ -12,8 +12,11 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModelForQuestionAnswering
 
-from rcqa.adapter import (FAST_FAMILIES, Call, ModelAdapter, Recorder, _axes, _outside_blocks, adapter_of,
-                          block_lists, discover, first, with_first, with_replacements, without_cache)
+from rcqa.adapter.calls import Call, first, with_first, without_cache
+from rcqa.adapter.copies import Recorder, with_replacements
+from rcqa.adapter.discovery import FAST_FAMILIES, _axes, adapter_of, discover
+from rcqa.adapter.model_adapter import ModelAdapter
+from rcqa.adapter.structure import block_lists, outside_blocks
 from tests.helpers.families import BY_NAME, FAMILIES
 
 IDS = torch.tensor([[1, 10, 11, 12, 2, 20, 21, 22, 23, 2]])  # [CLS]-like 1, question, separator 2, passage, 2
@@ -404,9 +407,9 @@ def test_block_lists_are_the_outermost_lists_and_a_list_of_lists_counts_as_its_i
 
 def test_the_modules_outside_the_blocks_are_the_largest_that_hold_none():
     model = shared_tiny("BERT")
-    assert _outside_blocks(model, [model.bert.encoder.layer]) == [model.bert.embeddings, model.qa_outputs]
+    assert outside_blocks(model, [model.bert.encoder.layer]) == [model.bert.embeddings, model.qa_outputs]
     model = shared_tiny("Llama")
-    outside = _outside_blocks(model, [model.transformer.layers])
+    outside = outside_blocks(model, [model.transformer.layers])
     assert outside == [model.transformer.embed_tokens, model.transformer.norm, model.transformer.rotary_emb,
                        model.qa_outputs]
 
@@ -418,7 +421,7 @@ def test_a_module_shared_by_two_parents_is_outside_once():
     model.body.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])
     model.body.norm = shared
     model.norm = shared
-    assert _outside_blocks(model, [model.body.layers]) == [shared]
+    assert outside_blocks(model, [model.body.layers]) == [shared]
 
 
 # The recording and the private copy

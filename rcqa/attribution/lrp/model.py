@@ -18,7 +18,7 @@ from transformers.activations import ACT2CLS
 from transformers.modeling_utils import AttentionInterface
 from transformers.models.mpnet.modeling_mpnet import MPNetSelfAttention
 
-from rcqa.adapter import config_of
+from rcqa.adapter.calls import config_of
 from rcqa.attribution.lrp import rules
 from rcqa.attribution.stack import find_blocks
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import torch
 
-from rcqa.adapter import StandIn, block_lists
+from rcqa.adapter.copies import StandIn
+from rcqa.adapter.structure import block_lists
 from rcqa.attribution.lrp.model import rule_copy
 from rcqa.attribution.lrp.rules import Ledger
 from rcqa.attribution.targets import Target

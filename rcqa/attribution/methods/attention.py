@@ -9,7 +9,7 @@ from collections.abc import Iterable
 import numpy as np
 import torch
 
-from rcqa.adapter import config_of
+from rcqa.adapter.calls import config_of
 
 
 def attention_maps(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> np.ndarray:
