@@ -70,7 +70,8 @@ def passage_side(model: str, device: str | None, random_config: dict | None, win
                  side: str) -> dict:
     """One side of passage_run, in the process that calls it: the model loaded (a random BERT of random_config's
     shape, unless it is None), one small warm-up explanation, then the side measured."""
-    from rcqa.model import load_model, random_bert
+    from rcqa.model import load_model
+    from rcqa.model.random_model import random_bert
 
     qa_model = load_model(model, device) if random_config is None else random_bert(device, **random_config)
     chosen = ExplainSettings.from_dict(settings)

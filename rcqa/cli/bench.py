@@ -53,7 +53,8 @@ def _bench(args: argparse.Namespace) -> int:
     from rcqa.attribution.settings import ExplainSettings
     from rcqa.bench import against_captum, heads, passage
     from rcqa.bench.completeness import completeness_distribution
-    from rcqa.model import load_model, random_bert
+    from rcqa.model import load_model
+    from rcqa.model.random_model import random_bert
 
     if args.runner:  # the runner's workers load the model themselves
         from rcqa.attribution.layerwise import LAYERWISE_METHODS
@@ -98,9 +99,9 @@ RANDOM_LIMITS = {"layers": 48, "hidden": 4096, "heads": 64}  # BERT-base is 12, 
 
 
 def random_config(text: str) -> dict[str, int]:
-    """--random-config's `layers=2,hidden=64,heads=2` as keyword arguments of rcqa.model.random_bert, each a whole
+    """--random-config's `layers=2,hidden=64,heads=2` as keyword arguments of rcqa.model.random_model.random_bert, each a whole
     number from 1 to its RANDOM_LIMITS, hidden a multiple of heads."""
-    from rcqa.model import BERT_BASE
+    from rcqa.model.random_model import BERT_BASE
 
     shape = {}
     for item in filter(None, (part.strip() for part in text.split(","))):

@@ -20,7 +20,7 @@ from rcqa.ui.view import fit_target, fit_windows, show_url_problems, update, vie
 
 
 def _load(name: str) -> QAModel:
-    """The model from load_model's cache, the process's one (bounded by its weights' memory: rcqa.model.MODELS_MB); the spinner shows
+    """The model from load_model's cache, the process's one (bounded by its weights' memory: rcqa.model.loaded.MODELS_MB); the spinner shows
     only when loading takes a while."""
     with st.spinner("Loading the model…"):
         qa_model = load_model(name)

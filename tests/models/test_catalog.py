@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-import rcqa.model as model_module
+import rcqa.model.checkpoint as model_module
 from rcqa.catalog import MAX_NAME, canonical, catalog, in_catalog, may_load, offered, shown_name
 from rcqa.model import ModelLoadError, load_model
 

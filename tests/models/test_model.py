@@ -4,7 +4,7 @@ import shutil
 import pytest
 import torch
 
-from rcqa import model as model_module
+from rcqa.model import loaded as model_module
 from rcqa.gallery import GALLERY, gallery_example
 from rcqa.model import ModelLoadError, load_model, pick_device
 from rcqa.qa import answer_with_windows

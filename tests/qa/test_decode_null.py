@@ -10,7 +10,8 @@ import torch
 from transformers.pipelines.document_question_answering import select_starts_ends
 
 from rcqa import qa
-from rcqa.model import _load, pick_device
+from rcqa.model import pick_device
+from rcqa.model.checkpoint import load_checkpoint
 from rcqa.spans import decode, decode_with_null
 from rcqa.types import Answer
 from tests.helpers.windows import PASSAGE, PASSAGE_MASK, windows
@@ -104,7 +105,7 @@ def squad2_tiny(tiny_model_dirs, tmp_path_factory):
     import shutil
     shutil.copytree(tiny_model_dirs["bert"], folder, dirs_exist_ok=True)
     (folder / "rcqa_card.json").write_text(json.dumps({"no_answer": {"threshold": 0.5}}))
-    return _load(str(folder), pick_device("cpu"))
+    return load_checkpoint(str(folder), pick_device("cpu"))
 
 
 def plant_on(monkeypatch, null: tuple[float, float], span_logits: tuple[float, float]):
@@ -135,7 +136,7 @@ def test_a_squad2_tiny_model_abstains_by_default_at_its_cards_threshold(monkeypa
 
 
 def test_a_model_without_a_no_answer_card_never_abstains_unless_asked(monkeypatch, tiny_model_dirs):
-    model = _load(tiny_model_dirs["bert"], pick_device("cpu"))
+    model = load_checkpoint(tiny_model_dirs["bert"], pick_device("cpu"))
     assert not model.trained_with_unanswerable and model.null_threshold == 0.0
     plant_on(monkeypatch, (9.0, 9.0), (2.0, 2.5))
     assert qa.answer(model, "alpha beta gamma delta", "what?").text == "alpha beta gamma delta"
@@ -153,8 +154,8 @@ def test_the_null_entry_takes_its_place_in_the_nbest_list_and_round_trips():
 
 
 def test_hub_cards_that_list_squad_v2_allow_null(tmp_path):
-    from rcqa.model import _read_card
+    from rcqa.model.checkpoint import read_card
     (tmp_path / "README.md").write_text("---\nlanguage: en\ndatasets:\n- squad_v2\n---\n# a model\n")
-    assert _read_card(tmp_path)["no_answer"]
+    assert read_card(tmp_path)["no_answer"]
     (tmp_path / "README.md").write_text("---\ndatasets:\n- squad\n---\ntrained without squad_v2\n")
-    assert "no_answer" not in _read_card(tmp_path)
+    assert "no_answer" not in read_card(tmp_path)

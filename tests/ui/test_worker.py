@@ -81,9 +81,9 @@ def silent_for_a_minute(qa_model, report):
 
 
 def models_loaded_here(qa_model, report):
-    from rcqa import model
+    from rcqa.model import loaded
 
-    return sorted(name for name, _ in model._loaded)
+    return sorted(name for name, _ in loaded._loaded)
 
 
 @pytest.fixture(scope="module")

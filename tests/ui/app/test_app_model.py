@@ -4,7 +4,8 @@ import shutil
 
 import pytest
 
-import rcqa.model
+import rcqa.model.checkpoint
+import rcqa.model.loaded
 from tests.helpers.app_harness import html_of, open_app, spec_titled, texts, values
 from tests.helpers.tiny_models import build_encoder_without_head
 
@@ -100,9 +101,9 @@ def test_a_model_that_cannot_load_is_an_error_and_the_app_keeps_its_model(tmp_pa
 
 def test_without_a_usable_default_model_the_pages_say_what_to_do(monkeypatch, tmp_path):
     monkeypatch.delenv("RCQA_MODEL")
-    monkeypatch.setitem(rcqa.model.EMBEDDED_MODEL_DIRS, "default", tmp_path / "missing")
+    monkeypatch.setitem(rcqa.model.checkpoint.EMBEDDED_MODEL_DIRS, "default", tmp_path / "missing")
     # a process that has not loaded it yet: another test's load, kept per process, would otherwise answer
-    monkeypatch.setattr(rcqa.model, "_loaded", type(rcqa.model._loaded)())
+    monkeypatch.setattr(rcqa.model.loaded, "_loaded", type(rcqa.model.loaded._loaded)())
     app = open_app()
     assert "the embedded model 'default' is missing" in texts(app.error)
     assert any("Model page" in link.proto.label for link in app.get("page_link"))

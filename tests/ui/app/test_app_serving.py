@@ -9,6 +9,7 @@ import pytest
 
 import rcqa.catalog
 import rcqa.model
+import rcqa.model.loaded
 import rcqa.ui.results
 from rcqa.ui.jobs import Cancelled
 from rcqa.ui.worker import WorkerDied
@@ -21,12 +22,12 @@ PHISHING = "[Session expired: sign in](https://example.invalid)"
 def test_a_link_to_a_model_outside_the_catalog_loads_nothing_and_echoes_nothing(tmp_path):
     secret = tmp_path / "someones-folder"
     secret.mkdir()
-    before = set(rcqa.model._loaded)
+    before = set(rcqa.model.loaded._loaded)
     app = open_app(query={"model": str(secret)})
     warnings = texts(app.warning)
     assert "names a model this server does not offer" in warnings and "someones-folder" not in warnings
     assert app.session_state["rcqa.view"].model != str(secret)
-    assert {name for name, _ in set(rcqa.model._loaded) - before} <= {rcqa.model.canonical(n) for n in
+    assert {name for name, _ in set(rcqa.model.loaded._loaded) - before} <= {rcqa.model.loaded.canonical(n) for n in
                                                                       rcqa.catalog.catalog()}
 
 
@@ -80,7 +81,7 @@ def test_the_app_holds_its_models_only_in_load_models_bounded_cache(tiny_model_d
     assert app.session_state["rcqa.view"].model == own
     held = weakref.ref(loaded)
     del loaded
-    rcqa.model._loaded.clear()  # what load_model does to a model past RCQA_MODELS_MB
+    rcqa.model.loaded._loaded.clear()  # what load_model does to a model past RCQA_MODELS_MB
     gc.collect()
     assert held() is None  # no second cache (st.cache_resource) keeps it alive beside load_model's
 
