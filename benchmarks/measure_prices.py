@@ -94,7 +94,7 @@ def priced_job(qa_model, name: str, example: Example, tokens: int,
                passage_windows: int) -> tuple[Price, Callable[[], Any], int]:
     """The case's price as the page queues it, the job itself, and the windows it explains."""
     settings = ExplainSettings()
-    if name == "short-compare":  # rcqa.ui.results.comparison_price
+    if name == "short-compare":  # rcqa.ui.results.comparisons.comparison_price
         protocol = Protocol()
         expected, worst = (comparison_seconds(qa_model, chosen, COMPARED, protocol, tokens)
                            for chosen in (settings, worst_case(settings)))

@@ -13,8 +13,9 @@ from rcqa.figures import Chart
 from rcqa.model import QAModel
 from rcqa.types import Aggregation, Attribution, Example
 from rcqa.ui import show, worker
-from rcqa.ui.results import (ask_button, explanation_change, explanation_price_of, queued, result_cache, result_key,
-                              within_budget)
+from rcqa.ui.results.explanations import result_cache, result_key
+from rcqa.ui.results.prices import explanation_change, explanation_price_of, within_budget
+from rcqa.ui.results.requested import ask_button, queued
 
 ANALYSIS_SECONDS = 1.0  # an analysis of one method reads the arrays of the explanation it is given: well under this
 

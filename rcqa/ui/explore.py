@@ -17,7 +17,7 @@ from rcqa.model import QAModel
 from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, ExplainSettings, Span
 from rcqa.ui.ends import ends_of
 from rcqa.ui.errors import plain
-from rcqa.ui.results import KNOCKOUT_DRAWS
+from rcqa.ui.results.per_layer import KNOCKOUT_DRAWS
 from rcqa.ui.view import NAMED_FOILS, SPANS, VersusSpec, View, foil_label, target_label
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from rcqa.figures.heads import TOP_ATTENDED
 from rcqa.model import QAModel
 from rcqa.qa import text_digest
 from rcqa.types import Attribution
-from rcqa.ui import results, show, view, worker
+from rcqa.ui import show, view, worker
+from rcqa.ui.results import per_layer, requested
 
 SCORE_LABELS = {"knockout": "Knock-out: change in log p(span)", "attnlrp": "AttnLRP relevance",
                 "attention_attribution": "Attention attribution (Hao et al.)", "gradient": "Gradient importance"}
@@ -27,15 +28,16 @@ def heads_request(qa_model: QAModel, result: Attribution) -> tuple[str, str, str
 
 def scored_heads(qa_model: QAModel, result: Attribution) -> tuple[HeadScores, HeadPatterns] | None:
     """The heads of the result's example scored, with their attention patterns, once asked for; None until then."""
-    price = heads_price(qa_model, result.answer.n_windows, results.result_window_tokens(qa_model, result))
+    price = heads_price(qa_model, result.answer.n_windows, per_layer.result_window_tokens(qa_model, result))
     request = heads_request(qa_model, result)
-    if not results.ask_button(request, "Score every attention head",
-                              f"Knocks out each of the {qa_model.num_layers} × {qa_model.config.num_attention_heads} "
-                              f"heads of {shown_name(qa_model.name)} in the answer's window, and scores each with "
-                              f"AttnLRP, attention attribution and its gradient: {price.in_words()} on this server."):
+    if not requested.ask_button(request, "Score every attention head",
+                                f"Knocks out each of the {qa_model.num_layers} × "
+                                f"{qa_model.config.num_attention_heads} heads of {shown_name(qa_model.name)} in the "
+                                "answer's window, and scores each with AttnLRP, attention attribution and its "
+                                f"gradient: {price.in_words()} on this server."):
         return None
-    return results.queued(request, qa_model, worker.heads, result.example, label="Scoring every attention head…",
-                          estimate=price, first_step="AttnLRP relevance of every head", shown=result.example)
+    return requested.queued(request, qa_model, worker.heads, result.example, label="Scoring every attention head…",
+                            estimate=price, first_step="AttnLRP relevance of every head", shown=result.example)
 
 
 def show_heads(qa_model: QAModel, result: Attribution) -> None:

@@ -14,7 +14,7 @@ from rcqa.types import Example
 from rcqa.ui import PAGES
 from rcqa.ui.examples import example
 from rcqa.ui.queue import job_queue, worker_processes
-from rcqa.ui.results import answer, answer_ahead
+from rcqa.ui.results.answers import answer, answer_ahead
 from rcqa.ui.show import report
 from rcqa.ui.view import fit_target, fit_windows, show_url_problems, update, view
 

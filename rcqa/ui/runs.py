@@ -29,7 +29,8 @@ from rcqa.dataset.summary import DatasetSummary
 from rcqa.resources import ResourceError, squad_file
 from rcqa.text import quoted
 from rcqa.types import Example
-from rcqa.ui import examples, inputs, results, view
+from rcqa.ui import examples, inputs, view
+from rcqa.ui.results import explanations
 from rcqa.ui.run_cache import from_run
 
 EXAMPLE_COLUMNS = ["id", "question_type", "question", "prediction", "gold_answers", "em", "f1", "probability"]
@@ -260,7 +261,7 @@ def open_in_explore(found: Run, example_id: str) -> str | None:
     result = store.results(found.folder, read_only=True).result_for(example, ResultCache.key(fingerprint, example, settings))
     qa_model = inputs.model()
     if result is not None and qa_model is not None and qa_model.fingerprint == fingerprint:
-        results.keep_result(results.result_key(qa_model, example, view.view().settings()), result)
+        explanations.keep_result(explanations.result_key(qa_model, example, view.view().settings()), result)
     return None
 
 

@@ -11,7 +11,10 @@ from rcqa.figures.sanity import TITLE, sanity_curves, sanity_verdicts
 from rcqa.model import QAModel
 from rcqa.types import Example
 from rcqa.ui import show, worker
-from rcqa.ui.results import answer, ask_button, queued, result_key, window_tokens, within_budget
+from rcqa.ui.results.answers import answer, window_tokens
+from rcqa.ui.results.explanations import result_key
+from rcqa.ui.results.prices import within_budget
+from rcqa.ui.results.requested import ask_button, queued
 
 
 def sanity_section(qa_model: QAModel, current: Example, settings: ExplainSettings) -> None:

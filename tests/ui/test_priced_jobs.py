@@ -16,7 +16,7 @@ from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.qa import encode
 from rcqa.ui import queue as ui_queue
-from rcqa.ui import results
+from rcqa.ui.results import requested
 from rcqa.ui.capacity import refusal
 from rcqa.ui.jobs import JobQueue, Unpriced
 from tests.helpers.app_harness import open_app, recorded_prices
@@ -39,7 +39,7 @@ def test_the_queue_refuses_a_job_without_a_price(estimate, worst):
 def test_a_price_is_required_on_every_submit_path():
     with pytest.raises(TypeError, match="estimate"):
         JobQueue(workers=1).submit("unpriced", "s1", Gate())
-    for function in (JobQueue.submit, ui_queue.submit, results.queued):
+    for function in (JobQueue.submit, ui_queue.submit, requested.queued):
         assert inspect.signature(function).parameters["estimate"].default is inspect.Parameter.empty
 
 
@@ -86,7 +86,8 @@ def test_every_place_that_queues_a_job_hands_it_a_computed_price():
     places = {(path, getattr(call.func, "attr", getattr(call.func, "id", None))) for path, _, call in calls}
     # the explanations, the answer, the comparison, the lens, the margins, the knock-outs, the projection, the
     # analyses, the sanity check, the images: in these files
-    assert {path for path, _ in places} >= {"results.py", "analyses.py", "sanity.py", "show.py", "queue.py",
+    assert {path for path, _ in places} >= {"results/answers.py", "results/explanations.py", "results/comparisons.py",
+                                            "results/per_layer.py", "analyses.py", "sanity.py", "show.py", "queue.py",
                                             "dashboard/pages/methods.py"}
     assert len(calls) >= 12
     for path, line, call in calls:

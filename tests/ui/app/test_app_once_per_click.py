@@ -14,7 +14,7 @@ from rcqa.attribution.explanation import explain
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from rcqa.ui import queue as ui_queue
-from rcqa.ui import results
+from rcqa.ui.results import answers, explanations, prices
 from tests.helpers.app_harness import open_app, press
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -43,7 +43,7 @@ def counting(monkeypatch, calls: Counter) -> None:
         return recorded
 
     key, answered, encode, logits = (ResultCache.key, rcqa.qa.answer_with_logits, rcqa.qa.encode, rcqa.qa.logits)
-    monkeypatch.setattr(results, "explanation_price", wrapped(results.explanation_price, "price", lambda *_: True))
+    monkeypatch.setattr(prices, "explanation_price", wrapped(prices.explanation_price, "price", lambda *_: True))
     monkeypatch.setattr(ResultCache, "key", staticmethod(
         wrapped(key, "key", lambda fingerprint, example, settings: example.question == EXAMPLE.question)))
     is_ours = lambda qa_model, passage, question, *rest: question == EXAMPLE.question  # noqa: E731
@@ -60,9 +60,9 @@ def counting(monkeypatch, calls: Counter) -> None:
 def in_this_process(monkeypatch):
     """Jobs run in the queue's threads, where the counters see them, and the page's answers are read afresh."""
     monkeypatch.setattr(ui_queue, "worker_processes", lambda: None)
-    results._reading.clear()
-    results._window_lengths.clear()
-    results._result_key.cache_clear()
+    answers._reading.clear()
+    answers._window_lengths.clear()
+    explanations._result_key.cache_clear()
 
 
 def test_one_click_keys_prices_and_answers_the_example_once(monkeypatch, in_this_process, tiny_model_dirs):

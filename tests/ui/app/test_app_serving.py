@@ -10,7 +10,8 @@ import pytest
 import rcqa.catalog
 import rcqa.model
 import rcqa.model.loaded
-import rcqa.ui.results
+import rcqa.ui.results.answers
+import rcqa.ui.results.explanations
 from rcqa.ui.jobs import Cancelled
 from rcqa.ui.worker import WorkerDied
 from tests.helpers.app_harness import explain, open_app, texts
@@ -56,7 +57,7 @@ def test_a_job_that_fails_on_the_server_is_one_sentence(monkeypatch, error, sent
             raise error()
         return work
 
-    monkeypatch.setattr(rcqa.ui.results, "heavy", failing)
+    monkeypatch.setattr(rcqa.ui.results.explanations, "heavy", failing)
     steps = str(50 + len(sentence))  # settings no other test explains: the process's result cache holds no result
     app = explain(open_app(query={"ex": "orchard-how-many", "steps": steps}))
     assert app.session_state["rcqa.view"].steps == int(steps)
@@ -68,7 +69,7 @@ def test_a_full_disk_while_a_page_draws_is_one_sentence(monkeypatch):
     def full(*_):
         raise OSError(28, "No space left on device", SECRET)
 
-    monkeypatch.setattr(rcqa.ui.results, "_reading", full)
+    monkeypatch.setattr(rcqa.ui.results.answers, "_reading", full)
     app = open_app(query={"ex": "orchard-how-many"})  # open_app asserts that no exception reached the page
     assert "could not read or write its files" in texts(app.error) and SECRET not in texts(app.error)
 

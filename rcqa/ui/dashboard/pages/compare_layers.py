@@ -4,7 +4,8 @@ import streamlit as st
 from rcqa import figures
 from rcqa.analysis.projection import PROJECTIONS
 from rcqa.analysis.similarity import VARIANTS, describe
-from rcqa.ui import analyses, heads, inputs, results, show, view
+from rcqa.ui import analyses, heads, inputs, show, view
+from rcqa.ui.results import explanations, per_layer
 
 chosen = view.view()
 _PROJECTION_NAMES = {"tsne": "t-SNE (the paper)", "pca": "PCA (fast, linear)"}
@@ -15,7 +16,7 @@ def main() -> None:
     if (chosen_inputs := inputs.page_inputs()) is None:
         return
     qa_model, current, settings = chosen_inputs
-    if (result := results.result_on_click(qa_model, current, settings)) is None:
+    if (result := explanations.result_on_click(qa_model, current, settings)) is None:
         return
     view.fit_layers(len(result.layers))
     layers = list(range(len(result.layers)))
@@ -47,8 +48,8 @@ def main() -> None:
     if result.hidden_tokens is not None:
         st.caption(f"A whole passage keeps the layer outputs of its explained window (window {result.window + 1} of "
                    f"{result.windowing.n_windows}): the map shows that window's tokens.")
-    if chart := results.projection_chart(qa_model, results.result_key(qa_model, current, settings),
-                                         chosen.projection_layer, chosen.projection, result):
+    if chart := per_layer.projection_chart(qa_model, explanations.result_key(qa_model, current, settings),
+                                           chosen.projection_layer, chosen.projection, result):
         show.chart(chart)
 
 

@@ -5,8 +5,10 @@ from rcqa import figures
 from rcqa.attribution.quadrature import RULES
 from rcqa.attribution.settings import BASELINES, MAX_FOIL_TEXT, PRESETS, FoilSpec, SpanSpec
 from rcqa.gallery import GALLERY
-from rcqa.types import AGGREGATIONS, Aggregation
-from rcqa.ui import PAGES, drawn, ends, examples, explore, heads, inputs, results, show, start_end, view, visitors
+from rcqa.types import AGGREGATIONS
+from rcqa.ui import PAGES, drawn, ends, examples, explore, inputs, show, view
+from rcqa.ui.dashboard import explore_tabs
+from rcqa.ui.results import answers, explanations
 
 chosen = view.view()
 WHY_NOT, FOIL_TEXT = "rcqa.why_not", "rcqa.foil_text"
@@ -121,7 +123,7 @@ def choose_ends() -> None:
 
 def show_answer(qa_model, current):
     """The model's answer; the answer, or None when the example cannot be answered."""
-    answer = results.answer(qa_model, current)
+    answer = answers.answer(qa_model, current)
     if answer is None:
         return None
     view.fit_target(answer)  # before the summary, which advises a target only where the one in force is not null
@@ -177,132 +179,9 @@ def choose_foil() -> None:
                            "best-scoring place outside the span is taken.")
 
 
-def show_lens(qa_model, result, key: str) -> None:
-    lens = results.lens(qa_model, result, key)
-    if lens is None:
-        return
-    show.chart(figures.layer_answers(lens))
-    if lens.note:
-        st.caption(f"Only the QA head reads the layers: {lens.note}.")
-    percent = st.column_config.NumberColumn(format="percent")
-    show.table(figures.layer_answers_table(lens).drop(columns="layer"), hide_index=True,
-               column_config={"probability": percent, "final_answer_probability": percent})
-
-
-def show_knockouts(qa_model, result, key: str) -> None:
-    view.bind(st.radio, "knockout", "Replace a knocked-out word's states by", options=list(view.KNOCKOUT_NAMES),
-              format_func=view.KNOCKOUT_NAMES.get, horizontal=True)
-    request = ("knockouts", key, chosen.top_k, chosen.knockout, chosen.aggregation)
-    if not results.ask_button(request, "Knock out each layer's words", explore.knockouts_explained(chosen.top_k)):
-        return
-    if found := results.knockouts(qa_model, result, request):
-        chart = figures.knockouts(found)
-        show.chart(chart)
-        st.caption(show.plain(figures.knockout_reading(chart.data)))
-
-
 def heatmap_view() -> drawn.HeatmapView:
     """The heatmap tab's choices in force: what a requested explanation's worker draws with it."""
     return drawn.HeatmapView(chosen.aggregation, chosen.question_words, chosen.special_tokens)
-
-
-def show_heatmap(result, charts, aggregation: Aggregation) -> None:
-    """The heatmap, optionally over the whole input, after an overview of a long passage; the start and end logits
-    apart where the result holds both."""
-    question, special_tokens = st.columns(2)
-    with question:
-        view.bind(st.toggle, "question_words", "Include the question's words")
-    special = chosen.shows_special_tokens(result.targets[0].explains_null)  # on for a null target unless toggled
-    with special_tokens:
-        view.bind(st.toggle, "special_tokens", "Include [CLS] and [SEP]", unset=special,
-                      help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there, so they "
-                       "show by default where the target explains it (null, answer_vs_null).")
-    tab = drawn.heatmap_tab(charts, result, aggregation, chosen.question_words, special)
-    if tab.overview is not None:
-        show.chart(tab.overview)
-    show.chart(tab.heatmap)
-    start_end.show_apart(result, tab.apart, tab.apart_reading)
-
-
-def show_units(result, charts, aggregation: Aggregation) -> None:
-    """The passage by sentence (or phrase) at every layer, and in words which one each layer rests on most."""
-    view.bind(st.radio, "granularity", "Units", options=list(view.UNIT_GRANULARITIES), horizontal=True,
-              format_func=lambda name: f"{name}s", help="Each unit scores the sum of its words' scores, so a layer's "
-              "total is the same as on the heatmap; phrases are noun phrases, every other word alone.")
-    chart = charts.get(figures.unit_heatmap, result, chosen.granularity, aggregation)
-    show.chart(chart)
-    with st.expander("Which unit each layer rests on most", expanded=True):
-        for reading in figures.unit_readings(chart.data):
-            st.markdown(show.plain(reading))
-
-
-def show_result(result, qa_model, key: str) -> None:
-    """The result's tabs; only the open one is built (the others when opened), from the views kept for the result
-    (rcqa.ui.drawn: its heatmap tab drawn by the worker that computed it)."""
-    view.fit_layers(len(result.layers))
-    k, aggregation = chosen.top_k, chosen.aggregation
-    charts = drawn.charts_of(key, result.example, visitors.session_id())
-    if incomplete := charts.get(explore.incomplete_warning, result):
-        st.warning(incomplete)
-    heatmap, sentences, top, roles, word, check, lens, knockouts, attention_heads = show.tabs(
-        ["Heatmap", "Sentences", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness",
-         "Answer lens", "Interventions", "Attention heads"], key="rcqa.explore_tabs")
-    if heatmap.open:
-        with heatmap:
-            show_heatmap(result, charts, aggregation)
-    if sentences.open:
-        with sentences:
-            show_units(result, charts, aggregation)
-    if top.open:
-        with top:
-            view.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),
-                      format_func=result.layers.__getitem__)
-            show.chart(charts.get(figures.topk_passage, result, chosen.layer, k, aggregation))
-            with st.expander("Every layer at once"):
-                show.chart(charts.get(figures.topk_grid, result, k, aggregation))
-    if roles.open:
-        with roles:
-            show_contrast(qa_model, result, key)
-            show.chart(charts.get(figures.roles, result, k, aggregation))
-            for phase, reading in charts.get(figures.role_readings, result, k, aggregation):
-                st.markdown(f"**{phase}**: {reading}")
-            show.chart(charts.get(figures.pos_mix, result, k, aggregation))
-            if quantifiers := charts.get(figures.quantifiers, result, k, aggregation):
-                show.chart(quantifiers)
-    if word.open:
-        with word:
-            choices = charts.get(explore.word_choices, result)
-            word_index = st.selectbox("Passage word", range(len(choices)),
-                                      index=charts.get(figures.answer_word, result),
-                                      format_func=choices.__getitem__, key=f"rcqa.word.{result.example.id}")
-            show.chart(charts.get(figures.word_across_layers, result, word_index, aggregation))
-    if check.open:
-        with check:
-            show.chart(charts.get(figures.completeness, result))
-            for target in range(len(result.targets)):  # AttnLRP's ledger of each target, beside its conservation
-                if (ledger := charts.get(figures.conservation_ledger, result, target)) is not None:
-                    show.chart(ledger)
-    for tab, section in ((lens, show_lens), (knockouts, show_knockouts)):
-        if tab.open:
-            with tab:
-                if result.whole_passage:
-                    st.info("This tab reads one window: choose the answer's window under “Windows explained” to "
-                            "use it.")
-                else:
-                    section(qa_model, result, key)
-    if attention_heads.open:
-        with attention_heads:  # the answer's window, whatever the explanation read
-            heads.show_heads(qa_model, result)
-
-
-def show_contrast(qa_model, result, key: str) -> None:
-    """For a contrast: its foil, and in words where the answer first beats it on the lens."""
-    if not (readings := explore.contrast_readings(result)):
-        return
-    for reading in readings:
-        st.markdown(reading)
-    if (margins := results.contrast_margins(qa_model, result, key)) is not None:
-        st.markdown(show.plain(explore.margin_sentence(result, margins)))
 
 
 def offer_side_by_side(current, answer) -> None:
@@ -357,13 +236,15 @@ def explain_every_layer(qa_model, current, answer):
     if (refused := explore.method_refusal(qa_model, settings.method)) is not None:
         st.info(refused)  # before any job is queued
         return None
-    result = results.result_on_click(qa_model, current, settings, explore.explained(settings, answer), heatmap_view())
+    result = explanations.result_on_click(qa_model, current, settings, explore.explained(settings, answer),
+                                          heatmap_view())
     if result is not None:
-        show_result(result, qa_model, results.result_key(qa_model, current, settings))
-    elif (earlier := results.kept_result()) is not None and earlier.example == current and \
+        explore_tabs.show_result(chosen, result, qa_model, explanations.result_key(qa_model, current, settings))
+    elif (earlier := explanations.kept_result()) is not None and earlier.example == current and \
             earlier.settings == view.settings_under(earlier.settings.method, answer):  # this view, another method
         st.info(explore.earlier_method_note(earlier, settings))
-        show_result(earlier, qa_model, results.result_key(qa_model, current, earlier.settings))
+        earlier_key = explanations.result_key(qa_model, current, earlier.settings)
+        explore_tabs.show_result(chosen, earlier, qa_model, earlier_key)
     return result
 
 

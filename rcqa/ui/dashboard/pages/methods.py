@@ -7,7 +7,8 @@ import streamlit as st
 from rcqa.faithfulness.compare import Protocol
 from rcqa.faithfulness.deletion import OPERATORS
 from rcqa.figures import methods
-from rcqa.ui import inputs, results, runs, sanity, show, view
+from rcqa.ui import inputs, runs, sanity, show, view
+from rcqa.ui.results import comparisons, prices
 
 chosen = view.view()
 
@@ -63,19 +64,20 @@ def main() -> None:
                       help="Every method ranks the answer's words high, and deleting them removes the answer itself; "
                            "spared, the test asks which context words each method finds.")
     protocol = Protocol(operator=operator, spare_answer=spare)
-    comparison = results.stored_comparison(qa_model, current, settings, protocol)
+    comparison = comparisons.stored_comparison(qa_model, current, settings, protocol)
     if comparison is None:
-        if (price := results.comparison_price(qa_model, current, settings, protocol)) is None:
+        if (price := comparisons.comparison_price(qa_model, current, settings, protocol)) is None:
             return
-        if not results.within_budget("comparison", price, "a shorter passage, or fewer IG steps"):
+        if not prices.within_budget("comparison", price, "a shorter passage, or fewer IG steps"):
             return
-        asked = results.pending_comparison(qa_model, current, settings, protocol)  # then: its place in line, or result
+        # then: its place in line, or result
+        asked = comparisons.pending_comparison(qa_model, current, settings, protocol)
         if not asked and not st.button("Compare the methods", type="primary", key="rcqa.compare_methods"):
             st.caption(f"Scores the words with every method, then answers again {protocol.k} times and more per "
                        f"method with words deleted, and as often for {protocol.draws} random draws: "
                        f"{price.in_words()} on this server.")
             return
-        comparison = results.compute_comparison(qa_model, current, settings, protocol, price)
+        comparison = comparisons.compute_comparison(qa_model, current, settings, protocol, price)
     if comparison is not None:
         show_comparison(comparison)
     sanity.sanity_section(qa_model, current, settings)

@@ -6,7 +6,8 @@ from rcqa.analysis.pair import compare
 from rcqa.attribution.settings import FOILS, FoilSpec
 from rcqa.catalog import catalog, shown_name
 from rcqa.figures import pair
-from rcqa.ui import explore, inputs, results, show, view
+from rcqa.ui import explore, inputs, show, view
+from rcqa.ui.results import answers, explanations
 
 chosen = view.view()
 SECOND = ".b"  # the session keeps the second explanation beside the first
@@ -59,16 +60,16 @@ def explained_pair(qa_model, current, answer, settings):
     if same := explore.repeated_versus(qa_model, other_model, current, answer, settings, other):
         st.info(same)
         return None
-    found = [results.stored_result(qa_model, current, settings),
-             results.stored_result(other_model, current, other, SECOND)]
-    asked = (results.pending_request(qa_model, current, settings) is not None
-             or results.pending_request(other_model, current, other, SECOND) is not None)
+    found = [explanations.stored_result(qa_model, current, settings),
+             explanations.stored_result(other_model, current, other, SECOND)]
+    asked = (explanations.pending_request(qa_model, current, settings) is not None
+             or explanations.pending_request(other_model, current, other, SECOND) is not None)
     if None in found and not asked and not st.button("Explain both", type="primary", key="rcqa.explain_pair"):
         st.caption(f"Attributes every layer for A (what Explore explains) and for B ({view.versus_label(versus)}"
                    "), through the job queue; an explanation computed before comes from the cache.")
         return None
-    first = found[0] or results.compute_result(qa_model, current, settings)
-    second = found[1] or results.compute_result(other_model, current, other, SECOND)
+    first = found[0] or explanations.compute_result(qa_model, current, settings)
+    second = found[1] or explanations.compute_result(other_model, current, other, SECOND)
     return None if first is None or second is None else (first, second)
 
 
@@ -77,7 +78,7 @@ def main() -> None:
     if (chosen_inputs := inputs.page_inputs()) is None:
         return
     qa_model, current, settings = chosen_inputs
-    if (answer := results.answer(qa_model, current)) is None:
+    if (answer := answers.answer(qa_model, current)) is None:
         return
     choose_versus(qa_model, current, answer)
     if (found := explained_pair(qa_model, current, answer, settings)) is None:
