@@ -21,7 +21,9 @@ def test_every_committed_run_keeps_the_summary_its_rows_give_today(folder):
     """The guard on summarize itself: a change to what it computes fails here until the kept summaries are made
     again (docs/datasets.md says how), so the Dataset page never opens on numbers the rows no longer give."""
     found = kept_summary(folder)
-    assert found is not None, f"{folder.name} keeps no summary of its rows, or a stale one"
+    assert found is not None, (f"{folder.name} keeps no summary of its rows, or one the code that summarises has "
+                               "changed since (any edit to rcqa/dataset/*.py, rcqa/faithfulness/ or rcqa/intervals.py): "
+                               "keep them again with keep_summary (docs/datasets.md)")
     assert found.to_json() == summarize(load_run(folder)).to_json()
 
 
