@@ -18,6 +18,7 @@ UNIT_FILES = frozenset({
     "tests/attribution/test_targets.py",
     "tests/dataset/test_dataset_report.py",
     "tests/dataset/test_documents.py",
+    "tests/faithfulness/test_entry.py",
     "tests/faithfulness/test_paired.py",
     "tests/inputs/test_data.py",
     "tests/inputs/test_text.py",

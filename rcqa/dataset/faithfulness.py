@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from rcqa.faithfulness.compare import entry_label
+from rcqa.faithfulness.entry import entry_label
 from rcqa.faithfulness.document import SUMMARIES, FaithfulnessReport, Spread  # naopc: null unless bounds searched
 from rcqa.faithfulness.paired import MEASURES, paired_differences, verdict
 from rcqa.intervals import defined_means, mean_with_interval, nullable

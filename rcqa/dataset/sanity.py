@@ -18,7 +18,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from rcqa.faithfulness.compare import entry_label
+from rcqa.faithfulness.entry import Entry, entry_label
 from rcqa.faithfulness.sanity import SERIES, SanityCheck
 from rcqa.intervals import mean_with_interval
 
@@ -26,7 +26,7 @@ from rcqa.intervals import mean_with_interval
 def record(check: SanityCheck) -> str:
     """The row's `sanity` cell (JSON): the checks' numbers without the passage words and module names."""
     return json.dumps({"k": check.k, "fail_at": check.fail_at, "seed": check.seed, "seconds": check.seconds,
-                       "methods": list(dict.fromkeys(name.partition(":")[0] for name in check.entries)),
+                       "methods": list(dict.fromkeys(Entry.named(name).method for name in check.entries)),
                        "parts": [part.label for part in check.parts], "verdict_step": check.verdict_step,
                        "entries": {name: {series: {"spearman": found.spearman[series],
                                                    "top_k_overlap": found.top_k_overlap[series]}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from rcqa.attribution.cost import FORWARD
 from rcqa.evaluate import f1
 from rcqa.faithfulness.cost import deletion_variants, passes_after_each, search_variants
 from rcqa.faithfulness.deletion import OPERATORS, Reanswer, reanswer
+from rcqa.faithfulness.entry import Entry
 from rcqa.faithfulness.metrics import aopc_bounds, fraction_count
 from rcqa.model import QAModel
 from rcqa.types import Example, ExplainedTarget, ResultHeader, Word, explained_target, overlaps
@@ -103,33 +104,10 @@ class Deletions:
                                              for part in ("without_top", "only_top")))
 
 
-def entry_name(method: str, ranking: str) -> str:
-    """A compared entry's name: the method and the ranking its words are deleted by ("attnlrp:signed"); random is
-    one entry, "random"."""
-    return method if method == RandomBaseline.name else f"{method}:{ranking}"
-
-
-def entry_label(name: str) -> str:
-    """An entry as a page names it: "AttnLRP, signed"; a method saved before it had rankings by its label alone
-    would be ambiguous, so its old ranking is named too."""
-    method, _, ranking = name.partition(":")
-    found = METHODS.get(method)
-    shown = found.label if found else method
-    if method == RandomBaseline.name:
-        return shown
-    return f"{shown}, {ranking or _ranking_before_both(method)}"
-
-
-def _ranking_before_both(method: str) -> str:
-    """The one ranking a method had before each was ranked both ways (comparisons saved then still load)."""
-    found = METHODS.get(method)
-    return found.ranking_before_both if found else "magnitude"
-
-
 @dataclass
 class MethodResult:
     """One method's normalised token scores, passage-word scores and deletions under one of its rankings: one draw
-    for a method, several for random. `name` is the entry's (entry_name)."""
+    for a method, several for random. `name` is the entry's (Entry.name)."""
 
     name: str
     description: str
@@ -140,9 +118,8 @@ class MethodResult:
     ranked_by: str = ""  # a ranking of RANKINGS: signed, magnitude or random
 
     def __post_init__(self):
-        self.method = self.method or self.name.split(":")[0]
-        self.ranked_by = self.ranked_by or (self.name.split(":")[1] if ":" in self.name
-                                            else _ranking_before_both(self.method))
+        entry = Entry.named(self.name)  # a result saved before it held its method and ranking apart
+        self.method, self.ranked_by = self.method or entry.method, self.ranked_by or entry.ranking
 
     def to_dict(self) -> dict:
         return {"name": self.name, "method": self.method, "ranked_by": self.ranked_by, "description": self.description,
@@ -265,12 +242,7 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
         protocol=protocol, original=original, seconds=seconds, aopc_bounds=bounds,
         methods={name: MethodResult(name, METHODS[method].description, scores[name], per_word[name],
                                     [next(deletions) for _ in scores[name]], method, ranking)
-                 for name in names for method, ranking in [_parts(name)]})
-
-
-def _parts(name: str) -> tuple[str, str]:
-    method, _, ranking = name.partition(":")
-    return method, ranking or "random"
+                 for name in names for method, ranking in [astuple(Entry.named(name))]})
 
 
 @dataclass(frozen=True)
@@ -317,7 +289,7 @@ def _scores(case: Case, methods: list[str], protocol: Protocol, settings: Explai
         draws = ([known[method]] if method in known
                  else [make_method(method, settings, seed).attribute(case) for seed in seeds])
         for ranking in METHODS[method].rankings:
-            scores[entry_name(method, ranking)] = [normalised(draw[ranking], case.special) for draw in draws]
+            scores[Entry(method, ranking).name] = [normalised(draw[ranking], case.special) for draw in draws]
         seconds[method] = time.perf_counter() - started
         scored(index)
     return scores, seconds

@@ -10,7 +10,8 @@ import numpy as np
 from rcqa.attribution.methods import COMPARED
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.attribution.methods import RANKINGS
-from rcqa.faithfulness.compare import Comparison, MethodResult, Protocol, compare, entry_label
+from rcqa.faithfulness.compare import Comparison, MethodResult, Protocol, compare
+from rcqa.faithfulness.entry import entry_label
 from rcqa.faithfulness.deletion import OPERATORS
 from rcqa.faithfulness.document import (
     DeletionCurve,

@@ -36,7 +36,7 @@ import torch
 from rcqa.attribution.methods import COMPARED, METHODS, Case, make_method, normalised, word_scores
 from rcqa.attribution.methods.random_baseline import RandomBaseline
 from rcqa.attribution.settings import ExplainSettings
-from rcqa.faithfulness.compare import entry_label, entry_name
+from rcqa.faithfulness.entry import Entry, entry_label
 from rcqa.attribution.cost import Price, point_memory_mb, worst_case
 from rcqa.faithfulness.cost import pass_seconds, passes_after_each, scoring_passes
 from rcqa.faithfulness.metrics import rank_correlation
@@ -110,7 +110,7 @@ class SanityCheck:
             "passage_words": [w.text for w in self.words],
             "parts": [{"label": p.label, "modules": list(p.modules)} for p in self.parts],
             "verdict_step": self.verdict_step,
-            "methods": {name: {"label": entry_label(name), "method": name.partition(":")[0],
+            "methods": {name: {"label": entry_label(name), "method": Entry.named(name).method,
                                **{series: {"spearman": found.spearman[series],
                                            "top_k_overlap": found.top_k_overlap[series]} for series in SERIES},
                                "fails": self.fails(name), "verdict": self.verdict(name)}
@@ -200,7 +200,7 @@ def _word_scores(case: Case, methods: list[str], settings: ExplainSettings, seed
     for index, method in enumerate(methods):
         found = make_method(method, settings, seed).attribute(case)
         for ranking in METHODS[method].rankings:
-            scores[entry_name(method, ranking)] = word_scores(normalised(found[ranking], case.special), words)
+            scores[Entry(method, ranking).name] = word_scores(normalised(found[ranking], case.special), words)
         scored(index)
     return scores
 

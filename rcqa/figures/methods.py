@@ -8,7 +8,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rcqa.attribution.methods import METHODS
-from rcqa.faithfulness.compare import Comparison, MethodResult, entry_label
+from rcqa.faithfulness.compare import Comparison, MethodResult
+from rcqa.faithfulness.entry import Entry
 from rcqa.faithfulness.metrics import rank_correlations
 from rcqa.figures.answer import percent
 from rcqa.faithfulness.report import measures, one_question_verdict, readings
@@ -22,7 +23,10 @@ COLOURS = {name: method.colour for name, method in METHODS.items()}  # as each m
 
 def method_name(name: str) -> str:
     """A method's label, or an entry's (a method under one ranking: "AttnLRP, signed")."""
-    return entry_label(name) if ":" in name else METHODS[name].label if name in METHODS else name
+    if name in METHODS:
+        return METHODS[name].label
+    entry = Entry.named(name)
+    return entry.label if entry.method in METHODS else name
 
 
 def _shown(comparison: Comparison) -> list[MethodResult]:

@@ -2,10 +2,12 @@
 re-initialised from the top down, and the verdict each line leads to."""
 from __future__ import annotations
 
+from dataclasses import astuple
+
 import pandas as pd
 import plotly.graph_objects as go
 
-from rcqa.faithfulness.compare import entry_label
+from rcqa.faithfulness.entry import Entry, entry_label
 from rcqa.faithfulness.sanity import SanityCheck
 from rcqa.figures.common import Chart, apply_layout
 from rcqa.figures.methods import COLOURS
@@ -37,7 +39,7 @@ def sanity_curves(found: SanityCheck, series: str = "cascade") -> Chart:
     data = sanity_table(found, series)
     figure = go.Figure()
     for name, rows in data.groupby("entry", sort=False):
-        method, _, ranking = name.partition(":")
+        method, ranking = astuple(Entry.named(name))
         label = rows.method.iloc[0]
         figure.add_scatter(x=rows.randomised, y=rows.spearman, mode="lines+markers", name=label,
                            line={"color": COLOURS.get(method), "dash": "dot" if ranking == "magnitude" else "solid"},

@@ -2,12 +2,14 @@
 summaries with their intervals, every pair's paired differences, and the sanity checks step by step."""
 from __future__ import annotations
 
+from dataclasses import astuple
+
 import pandas as pd
 import plotly.graph_objects as go
 
 from rcqa.dataset.figures.common import interval_text
 from rcqa.dataset.summary import DatasetSummary
-from rcqa.faithfulness.compare import entry_label
+from rcqa.faithfulness.entry import Entry, entry_label
 from rcqa.figures.common import Chart, apply_layout
 from rcqa.figures.methods import COLOURS as METHOD_COLOURS
 from rcqa.figures.sanity import step_labels
@@ -87,7 +89,7 @@ def sanity_by_step(summary: DatasetSummary) -> Chart | None:
     assert found is not None  # sanity_table found the checks
     figure = go.Figure()
     for name, rows in data.groupby("entry", sort=False):
-        method, _, ranking = name.partition(":")
+        method, ranking = astuple(Entry.named(name))
         label = rows.method.iloc[0]
         figure.add_scatter(x=rows.randomised, y=rows.mean_spearman, mode="lines+markers", name=label,
                            error_y={"type": "data", "symmetric": False, "array": rows.ci_high - rows.mean_spearman,
