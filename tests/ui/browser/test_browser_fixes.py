@@ -139,7 +139,7 @@ def test_every_page_is_served_from_this_machine_alone(server, page):
 
 
 def test_the_methods_table_holds_numbers_and_the_server_converts_it(server, page):
-    page.goto(f"{server}/methods?ex=lighthouse-who")
+    page.goto(f"{server}/methods?ex=lighthouse-who&steps=4&tol=off")  # the table's cells, not IG's convergence
     page.get_by_role("button", name="Compare the methods").click(timeout=300_000)
     page.get_by_text("Delete each method's top words").wait_for(timeout=600_000)
     settle(page)
