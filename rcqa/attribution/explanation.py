@@ -54,7 +54,11 @@ def explain(qa_model: QAModel, example: Example, settings: ExplainSettings = Exp
     method = method_of(settings)
     if (refused := method.model_refusal(qa_model)) is not None:
         raise TargetError(refused)
-    explained = explained_targets(qa_model, example, settings, reading, method.answer_pass(settings))
+    try:
+        explained = explained_targets(qa_model, example, settings, reading, method.answer_pass(settings))
+    except BaseException:  # refused after answering: nothing kept for an explanation that will not follow
+        method.forget_answer_pass(qa_model)
+        raise
     return _attribution(qa_model, example, settings, explained,
                         method.explain_layers(qa_model, example, settings, explained, on_layer), started)
 

@@ -71,3 +71,18 @@ def test_a_forward_kept_for_other_inputs_is_not_taken_for_these(tiny_bert):
     answer_logits(tiny_bert.model, first)  # kept for `first`
     after = layer_relevance(tiny_bert.model, second, target)
     assert torch.equal(after.relevance, alone.relevance) and after.values == alone.values
+
+
+def test_an_explanation_refused_after_answering_keeps_no_forward(tiny_bert):
+    """A distractor-number contrast on a question that is not "how many" is refused once the passage is answered;
+    the forward AttnLRP answered from, kept for the backward that will not follow, is dropped then, not held with
+    its window's activations until this thread explains again."""
+    from rcqa.attribution.contrast import NoFoil
+    from rcqa.attribution.lrp.relevance import _rule_model
+
+    example = gallery_example("comet-who")
+    settings = ExplainSettings(method="attnlrp", contrast="distractor-number")
+    with pytest.raises(NoFoil):
+        explain(tiny_bert, example, settings)
+    assert _rule_model(tiny_bert.model).pending is None  # before: the answer's forward and its graph
+    same_explanation(explain(tiny_bert, example, SETTINGS), explain(tiny_bert, example, SETTINGS))

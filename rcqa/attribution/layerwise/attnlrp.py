@@ -6,7 +6,7 @@ import torch
 
 from rcqa.attribution.layerwise.base import ExplainedLayers, ExplainedTargets, LayerwiseMethod, OnLayer, Tokens, \
     streamed
-from rcqa.attribution.lrp import answer_logits, explain_layers
+from rcqa.attribution.lrp import answer_logits, explain_layers, forget_kept_forward
 from rcqa.attribution.lrp.model import FAMILIES
 from rcqa.attribution.targets import ENTERING
 from rcqa.attribution.window import on_device, window_inputs
@@ -45,6 +45,9 @@ class AttnLRP(LayerwiseMethod):
 
     def answer_pass(self, settings: ExplainSettings) -> qa.RunWindows:
         return _answer_from_the_pass
+
+    def forget_answer_pass(self, qa_model: QAModel) -> None:
+        forget_kept_forward(qa_model.model)
 
     def explain_layers(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
                        explained: ExplainedTargets, on_layer: OnLayer | None) -> ExplainedLayers:

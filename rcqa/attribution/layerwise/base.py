@@ -131,6 +131,9 @@ class LayerwiseMethod(ABC):
         so the runner's questions are not run twice."""
         return None
 
+    def forget_answer_pass(self, qa_model: QAModel) -> None:
+        """Drop what answer_pass kept for the explanation, which will not follow (it was refused after answering)."""
+
     @abstractmethod
     def explain_layers(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
                        explained: ExplainedTargets, on_layer: OnLayer | None) -> ExplainedLayers:

@@ -125,6 +125,14 @@ def answer_logits(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> tu
     return output.start_logits.detach().float().cpu(), output.end_logits.detach().float().cpu()
 
 
+def forget_kept_forward(model: torch.nn.Module) -> None:
+    """Drop the forward answer_logits kept in this thread for `model`, where no layer_relevance will follow (the
+    explanation was refused after answering): its graph holds a window's activations until the thread's next call."""
+    kept = _copies.__dict__.get("by_model")
+    if kept is not None and model in kept:
+        kept[model].pending = None
+
+
 def layer_relevance(model: torch.nn.Module, inputs: dict[str, torch.Tensor], targets: list[Target]) -> Relevance:
     """The relevance of each target at every layer of one input (batch 1, on the model's device)."""
     rule_model = _rule_model(model)
