@@ -92,8 +92,6 @@ class LayerStack:
         return self.adapter.path == "fast"
 
     def _capture(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        tokens = inputs["input_ids"].shape[1]
-
         def record(call: Call) -> None:
             if not self.calls:
                 self.hidden.append(self._per_token(0, call.hidden))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import math
 import threading
 import time
 from collections.abc import Callable
