@@ -23,6 +23,7 @@ import plotly.io as pio
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import figures, published
 from rcqa.dataset.aggregate import Run, by_abstention, load_run, summarize
+from rcqa.dataset.kept_summary import kept_summary
 from rcqa.dataset.conclusions import Verdict, conclusion_table, contrast_statement, verdicts, worst_completeness
 from rcqa.dataset.summary import DatasetSummary, Section, summary_json
 from rcqa.figures.common import Chart, image_export_available
@@ -73,7 +74,8 @@ def build(folders: list[str | Path]) -> tuple[DatasetReport, list[Chart]]:
         raise ValueError(f"{', '.join(empty)} holds no readable rows yet (nothing explained, or its shards cannot "
                          "be read): run `python -m rcqa reproduce` into it first, which resumes it")
     names = _unique_names(runs)
-    summaries = {name: summarize(run) for name, run in zip(names, runs)}
+    # a run's summary as its runner kept it, where it still holds (the full-dev runs bootstrap for 20 s otherwise)
+    summaries = {name: kept_summary(run.folder) or summarize(run) for name, run in zip(names, runs)}
     subject = summaries[names[0]]
     parts = by_abstention(runs[0])
     summary = DatasetReport(subject, names[0], {name: verdicts(s) for name, s in summaries.items()},
