@@ -2,8 +2,9 @@
 
 Summarising bootstraps some 80 intervals over the run's questions (scipy draws 2,000 resamples of every one): 23 s
 of a cold Dataset page for the 10,570-question runs, for numbers that change only when the rows do. The runner
-keeps the summary when a sitting ends; whoever reads it checks it against the manifest's bytes (rewritten after
-every chunk, so a changed run never reads a stale summary) and the source of the code that summarises (rcqa's version
+keeps the summary when a sitting ends; whoever reads it checks it against the bytes of every file of the run that
+summarising reads (the manifest, rewritten after every chunk, so a changed run never reads a stale summary, and the
+pruning curve prune-heads may write later) and the source of the code that summarises (rcqa's version
 names no commit in a checkout, and an edit to an average must not open on the numbers before it).
 """
 from __future__ import annotations
@@ -14,18 +15,21 @@ from pathlib import Path
 
 from rcqa.dataset import store
 from rcqa.dataset.aggregate import load_run, summarize
+from rcqa.dataset.heads import PRUNING
 from rcqa.dataset.summary import DatasetSummary, json_safe
 
 KEPT = "summary-of-all-rows.json"
 PACKAGE = Path(__file__).resolve().parents[1]
 # what summarize reads and computes with: this package, the faithfulness measures it pairs and the intervals
 SUMMARISING = ("dataset/*.py", "faithfulness/**/*.py", "intervals.py")
+# the files of a run folder summarize reads beside its rows, whose rows the manifest names
+RUN_FILES = (store.MANIFEST, PRUNING)
 
 
 def keep_summary(folder: Path) -> DatasetSummary:
     """Summarise every row of the run in `folder` and keep the summary there; returns it."""
     summary = summarize(load_run(folder))
-    kept = {"manifest_sha256": _manifest_digest(folder), "code_sha256": _code_digest(),
+    kept = {"run_sha256": _run_digest(folder), "code_sha256": _code_digest(),
             "summary": json_safe(summary.to_dict())}
     store.write_atomically(folder / KEPT, lambda temporary: temporary.write_text(json.dumps(kept) + "\n"))
     return summary
@@ -36,15 +40,19 @@ def kept_summary(folder: Path) -> DatasetSummary | None:
     summarises today; else None (none kept, the run or that code changed since, or the file does not read)."""
     try:
         kept = json.loads((folder / KEPT).read_text(encoding="utf-8"))
-        if kept["manifest_sha256"] != _manifest_digest(folder) or kept["code_sha256"] != _code_digest():
+        if kept["run_sha256"] != _run_digest(folder) or kept["code_sha256"] != _code_digest():
             return None
         return DatasetSummary.from_dict(kept["summary"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def _manifest_digest(folder: Path) -> str:
-    return hashlib.sha256((folder / store.MANIFEST).read_bytes()).hexdigest()
+def _run_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for name in RUN_FILES:
+        path = folder / name
+        digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"\0absent"))
+    return digest.hexdigest()
 
 
 def _code_digest() -> str:

@@ -8,11 +8,13 @@ import pytest
 
 from rcqa.dataset import kept_summary as kept_module
 from rcqa.dataset.aggregate import load_run, summarize
+from rcqa.dataset.heads import PRUNING
 from rcqa.dataset.kept_summary import KEPT, keep_summary, kept_summary
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(manifest.parent for manifest in (ROOT / "reports" / "runs").glob("*/manifest.json"))
 SMALL = ROOT / "reports" / "runs" / "squad-dev-10-sanity"
+PRUNED = {"counts": [0, 3], "n": 10, "f1": {"random": [80.0, 79.5]}, "spared": {"random": 3}}
 
 
 @pytest.mark.slow
@@ -50,7 +52,14 @@ def test_a_kept_summary_is_read_only_while_the_rows_and_the_code_that_summarises
     assert kept_summary(folder) is None
 
     keep_summary(folder)
+    (folder / PRUNING).write_text(json.dumps(PRUNED))  # prune-heads wrote a curve after the sitting
+    assert kept_summary(folder) is None
+    assert keep_summary(folder).pruning == PRUNED and kept_summary(folder).pruning == PRUNED
+    (folder / PRUNING).unlink()  # and it is gone again
+    assert kept_summary(folder) is None
+
+    keep_summary(folder)
     (folder / KEPT).write_text((folder / KEPT).read_text()[:100])  # cut short
     assert kept_summary(folder) is None
-    (folder / KEPT).write_text(json.dumps({"manifest_sha256": 1}))
+    (folder / KEPT).write_text(json.dumps({"run_sha256": 1}))
     assert kept_summary(folder) is None
