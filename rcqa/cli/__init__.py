@@ -4,14 +4,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rcqa.cli import abstention, analyze, app, bench, data, dataset, example, heads, model
+from rcqa.cli import abstention, analyze, app, bench, data, dataset, example, heads, model, sentences
 from rcqa.cli.options import CliError
 
 # in the order `--help` lists them
 _VERBS = (app.add_app, example.add_answer, example.add_explain, analyze.add_analyze, example.add_faithfulness,
-          bench.add_bench, model.add_evaluate, abstention.add_abstention_curve, dataset.add_reproduce, dataset.add_report, example.add_lens,
-          example.add_intervene, heads.add_heads, heads.add_prune_heads, model.add_probes, model.add_train, model.add_negatives,
-          model.add_export, data.add_data)
+          sentences.add_sentence_check, bench.add_bench, model.add_evaluate, abstention.add_abstention_curve,
+          dataset.add_reproduce, dataset.add_report, example.add_lens, example.add_intervene, heads.add_heads,
+          heads.add_prune_heads, model.add_probes, model.add_train, model.add_negatives, model.add_export,
+          data.add_data)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rcqa import qa
-from rcqa.faithfulness.sentence_ablation import leave_one_sentence_out
+from rcqa.faithfulness.sentences.ablation import leave_one_sentence_out
 from rcqa.gallery import gallery_example
 from rcqa.model import load_model
 from tests.helpers.lighthouse import SENTENCES
@@ -53,7 +53,7 @@ def test_each_sentence_left_out_equals_a_re_answer_by_hand(lighthouse, question,
 
 
 def test_the_surrogate_recovers_known_weights_and_says_how_well_it_fits():
-    from rcqa.faithfulness.sentence_ablation import fit_surrogate
+    from rcqa.faithfulness.sentences.ablation import fit_surrogate
 
     rng = np.random.default_rng(1)
     masks = rng.integers(0, 2, size=(64, 5)).astype(float)
@@ -66,7 +66,7 @@ def test_the_surrogate_recovers_known_weights_and_says_how_well_it_fits():
 
 
 def test_context_cite_on_the_lighthouse_weighs_the_answers_sentence_apart(lighthouse):
-    from rcqa.faithfulness.sentence_ablation import context_cite
+    from rcqa.faithfulness.sentences.ablation import context_cite
 
     example = dataclasses.replace(lighthouse, question="Who was the last keeper?")
     start = example.passage.index("Thomas Reid")
@@ -76,7 +76,7 @@ def test_context_cite_on_the_lighthouse_weighs_the_answers_sentence_apart(lighth
 
 
 def test_a_surrogates_ablation_reads_the_answer_as_a_re_answer_by_hand(lighthouse):
-    from rcqa.faithfulness.sentence_ablation import probability_without
+    from rcqa.faithfulness.sentences.ablation import probability_without
 
     qa_model = load_model()
     example = dataclasses.replace(lighthouse, question="Who was the last keeper?")
@@ -88,51 +88,43 @@ def test_a_surrogates_ablation_reads_the_answer_as_a_re_answer_by_hand(lighthous
     assert probability_without(qa_model, example, [spans[3]], (start, start + 11)) == 0.0
 
 
-def test_the_agreement_with_leaving_out_is_scipys_spearman_over_the_sentences(lighthouse):
+def test_the_check_reads_the_context_sentences_as_scipy_and_the_ablation_do(lighthouse):
+    """The answer is in the fourth sentence, so the context is the first three: the check's ρ is scipy's over their
+    |score| and their drops, its top-1 match and top sentence's drop are read at the argmax by hand, and a random
+    sentence's drop is the mean of the three."""
     from scipy.stats import spearmanr
 
     from rcqa.attribution.explanation import explain
     from rcqa.attribution.settings import ExplainSettings
-    from rcqa.faithfulness.sentence_ablation import sentence_agreement
+    from rcqa.faithfulness.sentences import context_cite, sentence_check
 
     qa_model = load_model()
     example = dataclasses.replace(lighthouse, question="Who was the last keeper?")
     start = example.passage.index("Thomas Reid")
     ablation = leave_one_sentence_out(qa_model, example, (start, start + 11))
+    surrogate = context_cite(qa_model, example, (start, start + 11), ablations=16, held_out=4)
     result = explain(qa_model, example, ExplainSettings(method="attnlrp", targets=("span_logits",)))
-    found = sentence_agreement(result, ablation)
-    scores = result.granularity("sentence")
-    sentence_scores = np.abs(scores.scores[:, scores.passage_units()])  # the four sentences, in order
-    for layer, row in enumerate(sentence_scores):
-        assert found["spearman"][layer] == pytest.approx(spearmanr(row, ablation.drops).statistic)
-        assert found["top1_match"][layer] == float(np.argmax(row) == np.argmax(ablation.drops))
-
-
-def test_the_context_agreement_leaves_the_answers_sentence_out(lighthouse):
-    from scipy.stats import spearmanr
-
-    from rcqa.attribution.explanation import explain
-    from rcqa.attribution.settings import ExplainSettings
-    from rcqa.faithfulness.sentence_ablation import sentence_agreement
-
-    qa_model = load_model()
-    example = dataclasses.replace(lighthouse, question="Who was the last keeper?")
-    start = example.passage.index("Thomas Reid")  # in the fourth sentence: the context is the first three
-    ablation = leave_one_sentence_out(qa_model, example, (start, start + 11))
-    result = explain(qa_model, example, ExplainSettings(method="attnlrp", targets=("span_logits",)))
-    found = sentence_agreement(result, ablation)
+    found = sentence_check(result, ablation, surrogate)
     scores = result.granularity("sentence")
     context = np.abs(scores.scores[:, scores.passage_units()[:3]])
+    drops, weights = ablation.drops[:3], np.asarray(surrogate.weights[:3])
+    assert found.context_sentences == 3
+    assert found.random_drop == pytest.approx(drops.mean()) and found.random_value("top1_leave_one_out") == 1 / 3
     for layer, row in enumerate(context):
         with np.errstate(invalid="ignore"):
-            expected = spearmanr(row, ablation.drops[:3]).statistic  # NaN where a side is constant: None here
-        assert (found["spearman_context"][layer] is None if np.isnan(expected)
-                else found["spearman_context"][layer] == pytest.approx(expected))
-        assert found["top1_context"][layer] == float(np.argmax(row) == np.argmax(ablation.drops[:3]))
+            expected = spearmanr(row, drops).statistic, spearmanr(row, weights).statistic  # NaN: a side constant
+        for got, wanted in zip((found.rho_leave_one_out[layer], found.rho_surrogate[layer]), expected):
+            assert got is None if np.isnan(wanted) else got == pytest.approx(wanted)
+        if not row.any():  # a layer that scores no context sentence names no top one
+            assert found.top1_leave_one_out[layer] is None and found.top_sentence_drop[layer] is None
+            continue
+        assert found.top1_leave_one_out[layer] == float(np.argmax(row) == np.argmax(drops))
+        assert found.top_sentence_drop[layer] == pytest.approx(drops[np.argmax(row)])
+    assert sentence_check(result, ablation).rho_surrogate == [None] * len(context)  # no surrogate, no ρ with it
 
 
 def test_deleting_sentences_keeps_the_rest_of_the_text_as_written():
-    from rcqa.faithfulness.sentence_ablation import without_sentences
+    from rcqa.faithfulness.sentences.ablation import without_sentences
 
     passage = "One. Two.\n\nThree. Four."
     # "Two." and the blank line after it go, then "Four." (nothing after it): 6 and 5 characters

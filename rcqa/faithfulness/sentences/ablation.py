@@ -1,15 +1,15 @@
-"""Leave one sentence out, and ContextCite's surrogate: an explanation's sentence scores checked against the model
-itself. Each passage sentence is deleted in turn, the shortened passage is read again (every window encoded afresh),
-and the answer's probability is read where its characters now stand. A sentence the answer rests on lowers it when
-deleted; the sentence that holds the answer takes it away (probability 0). ContextCite (Cohen-Wang et al., 2024)
-keeps random halves of the sentences instead and fits a sparse linear surrogate to the answer's log-odds.
+"""Leave one sentence out, and ContextCite's surrogate: the model's own answer read with sentences deleted, the
+references an explanation's sentence scores are checked against. Each passage sentence is deleted in turn, the
+shortened passage is read again (every window encoded afresh), and the answer's probability is read where its
+characters now stand. A sentence the answer rests on lowers it when deleted; the sentence that holds the answer
+takes it away (probability 0). ContextCite (Cohen-Wang et al., 2024) keeps random halves of the sentences instead and
+fits a sparse linear surrogate to the answer's log-odds.
 
 Neither needs a gradient, so they judge every method alike."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -130,73 +130,3 @@ def context_cite(qa_model: QAModel, example: Example, answer_chars: tuple[int, i
                          for row in masks])
     weights, intercept, r2 = fit_surrogate(masks, outcomes, held_out)
     return Surrogate(sentences, weights, intercept, r2, ablations)
-
-
-def sentence_agreement(result, ablation: SentenceAblation, aggregation: str = "l2") -> dict[str, list]:
-    """Per layer, how far the explanation's passage sentences (rcqa.types.granularity, their |score|) rank as leaving
-    each out does: Spearman's ρ over the sentences the explanation reads, and whether their top sentences are the
-    same one ("spearman", "top1_match"); and the same over the context alone, the answer's own sentence left out
-    ("spearman_context", "top1_context"), since deleting it takes the answer away and so tops every ranking by
-    construction. None where a side is constant or fewer than 3 sentences are compared."""
-    units = result.granularity("sentence", aggregation)
-    index = {i: next((s for s, (a, b) in enumerate(ablation.sentences) if a <= units.units[i].start_char < b), None)
-             for i in units.passage_units()}
-    pairs = [(unit, sentence) for unit, sentence in index.items() if sentence is not None]
-    context = [(unit, s) for unit, s in pairs if not overlaps(*ablation.sentences[s], *ablation.answer_chars)]
-    found: dict[str, list] = {}
-    for suffix, chosen in (("", pairs), ("_context", context)):
-        scores = np.abs(units.scores[:, [unit for unit, _ in chosen]])
-        drops = ablation.drops[[sentence for _, sentence in chosen]]
-        found["spearman" + suffix] = [_spearman(row, drops) for row in scores]
-        found[("top1_match" if not suffix else "top1_context")] = [
-            float(np.argmax(row) == np.argmax(drops)) if len(chosen) else None for row in scores]
-    return found
-
-
-def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
-    from scipy.stats import spearmanr
-
-    return float(spearmanr(a, b).statistic) if len(a) >= 3 and np.ptp(a) > 0 and np.ptp(b) > 0 else None
-
-
-def main(argv: list[str] | None = None) -> None:
-    """python -m rcqa.faithfulness.sentence_ablation [--limit N] [--method M] [--out FILE.json]: over the first N SQuAD
-    v1.1 dev questions, each layer's agreement of the method's sentence scores with leaving each sentence out (mean
-    Spearman's ρ and top-1 match, with 95 % bootstrap intervals), as JSON."""
-    import argparse
-    import json
-    import time
-
-    from rcqa.attribution.explanation import explain
-    from rcqa.attribution.settings import resolve
-    from rcqa.data import load_examples
-    from rcqa.intervals import mean_with_interval
-    from rcqa.model import load_model
-    from rcqa.resources import squad_file
-
-    parser = argparse.ArgumentParser(prog="python -m rcqa.faithfulness.sentence_ablation")
-    parser.add_argument("--limit", type=int, default=200)
-    parser.add_argument("--method", default="integrated_gradients")
-    parser.add_argument("--out", type=str)
-    args = parser.parse_args(argv)
-    qa_model, settings = load_model(), resolve("default", method=args.method)
-    started, rows = time.perf_counter(), []
-    for example in load_examples(squad_file("dev"))[:args.limit]:
-        result = explain(qa_model, example, settings)
-        if result.answer.best is None:
-            continue
-        ablation = leave_one_sentence_out(qa_model, example, (result.answer.best.start_char, result.answer.best.end_char))
-        rows.append(sentence_agreement(result, ablation))
-    summary = {measure: [mean_with_interval(np.array([np.nan if row[measure][layer] is None else row[measure][layer]
-                                                      for row in rows], dtype=float))
-                         for layer in range(len(rows[0][measure]))] for measure in rows[0]}
-    document = {"method": args.method, "questions": len(rows), "seconds": round(time.perf_counter() - started, 1),
-                **summary}
-    text = json.dumps(document, indent=1)
-    if args.out:
-        Path(args.out).write_text(text)
-    print(text)
-
-
-if __name__ == "__main__":
-    main()
