@@ -22,8 +22,10 @@ import torch
 from transformers.modeling_utils import AttentionInterface
 
 from rcqa.adapter.calls import config_of
+from rcqa.attention_heads.base import HeadScore, Scored, SharedCase, Told
 from rcqa.attention_heads.memory import HeadsWindow, attribution_rows, give_back_freed, scoring_budget_mb
 from rcqa.attention_heads.scores import HeadCase, layout_of, span_log_likelihood
+from rcqa.attribution.cost import FORWARD
 from rcqa.attribution.lrp.model import additive_mask
 from rcqa.attribution.memory import in_chunks
 from rcqa.attribution.quadrature import nodes_and_weights
@@ -153,3 +155,36 @@ def attention_attribution(qa_model: QAModel, case: HeadCase, steps: int = STEPS,
         if on_block is not None:
             on_block(layer + 1)
     return AttentionAttribution(torch.stack(heads).cpu().numpy(), np.array(differences), np.array(sums))
+
+
+class AttentionAttributionHeads(HeadScore):
+    name = "attention_attribution"
+    label = "Attention attribution (Hao et al.)"
+    short = "attention attribution"
+    description = "attention attribution, IG over its attention probabilities (Hao et al. 2021)"
+    predicts = "drop"
+    step = "attention attribution of every head"
+    measured_seconds = 2.7
+
+    def passes(self, layers: int, heads: int) -> float:
+        """Per layer l, STEPS + 2 rows (the rule's nodes, F(0), F(A)) forward through every block and backward
+        through the L − l blocks from it up."""
+        backward_blocks = layers * (layers + 1) / 2
+        return (STEPS + 2) * (layers * layers * FORWARD + (1 - FORWARD) * backward_blocks)
+
+    def memory_bytes(self, window: HeadsWindow, budget_mb: float) -> int:
+        """The layer's A and the integral in float64, beside F(0) and F(A) without gradients or the largest batch of
+        rows with them (rcqa.attention_heads.memory)."""
+        ends = 2 * window.bytes(1)
+        kept = 3 * window.maps_bytes
+        rows = max(attribution_rows(window, layer, STEPS, budget_mb) * window.bytes(window.layers - layer)
+                   for layer in range(window.layers))
+        return kept + max(ends, rows)
+
+    def score(self, shared: SharedCase, told: Told) -> Scored:
+        layers = layout_of(shared.qa_model, shared.case).layers
+        attributed = attention_attribution(shared.qa_model, shared.case, on_block=lambda done: told(
+            done / layers, f"attention attribution: block {done} of {layers}"))
+        return Scored(attributed.heads, {"completeness": {
+            "f_difference": attributed.f_difference.tolist(), "attribution_sum": attributed.attribution_sum.tolist(),
+            "gap": attributed.completeness_gap.tolist()}})

@@ -3,9 +3,9 @@ budget an explanation's path points keep to (rcqa.attribution.memory: $RCQA_MEMO
 
 Before, attention attribution ran its 10 rows (8 nodes, F(0), F(A)) with gradients in one batch: +1,211 MB over the
 loaded process for one 384-token window of the default model, past the budget, in a worker the 2 GB bound of
-docs/serving.md counts on. Each part is sized here in rcqa.attribution.memory.point_bytes, the formula the
-explanation's chunks are sized by, for a window of `tokens` tokens of a model `width` wide with `heads` heads a
-block and `layers` blocks:
+docs/serving.md counts on. Each part is sized in rcqa.attribution.memory.point_bytes, the formula the
+explanation's chunks are sized by (a score's part by its class, memory_bytes; the knock-outs' and the patterns'
+here), for a window of `tokens` tokens of a model `width` wide with `heads` heads a block and `layers` blocks:
 
 - attention attribution at layer l: a row keeps for its backward the blocks from l up, point_bytes(L − l); rows go
   in chunks within the budget (and within CHECKPOINT_SECONDS, so that a stop or a short job waits little), and F(0)
@@ -100,25 +100,11 @@ def knockout_rows(window: HeadsWindow, budget: float) -> int:
     return max(1, min(ROWS_PER_FORWARD, int(budget * 2**20 // window.bytes(1))))
 
 
-def part_bytes(window: HeadsWindow, budget: float, steps: int) -> dict[str, int]:
-    """The most each part holds over the loaded process, WORKING_MB aside (module docstring)."""
-    ends = 2 * window.bytes(1)  # F(0) and F(A): a forward without gradients
-    kept = 3 * window.maps_bytes  # the layer's A, and the integral in float64
-    attribution = max(attribution_rows(window, layer, steps, budget) * window.bytes(window.layers - layer)
-                      for layer in range(window.layers))
-    return {"attnlrp": int(LRP_SHARE * window.bytes(window.layers)),
-            "attention_attribution": kept + max(ends, attribution),
-            "knockout": knockout_rows(window, budget) * window.bytes(1),
-            "gradient": window.bytes(window.layers),
-            "patterns": window.layers * window.maps_bytes + window.bytes(1)}
+def knockout_bytes(window: HeadsWindow, budget: float) -> int:
+    """What the knock-outs' largest batch holds: its rows' forward, one block's work each."""
+    return knockout_rows(window, budget) * window.bytes(1)
 
 
-def smallest_batch_mb(window: HeadsWindow, steps: int) -> float:
-    """What the least batch of the scoring holds: one row of attention attribution at the embeddings' layer,
-    AttnLRP's pass, or the patterns, which no chunk makes smaller. Over the budget, the scoring cannot keep to it."""
-    return max(part_bytes(window, 0.0, steps).values()) / 2**20  # a budget of nothing: every chunk is one row
-
-
-def peak_mb(window: HeadsWindow, budget: float, steps: int) -> float:
-    """The most scoring the heads holds over the loaded process with this budget: its largest part."""
-    return max(part_bytes(window, budget, steps).values()) / 2**20 + WORKING_MB
+def patterns_bytes(window: HeadsWindow) -> int:
+    """What reading every head's attention holds: every block's maps of one row and one block's work."""
+    return window.layers * window.maps_bytes + window.bytes(1)

@@ -3,9 +3,9 @@ are removed, the least important first by each score's importance over a dataset
 
 A head is removed by the knock-out's gate (rcqa.attention_heads.gates, the zero fill) in every window of every
 question, the answer read as the model reads it (rcqa.qa.answer), F1 by the official SQuAD rules
-(rcqa.evaluate). Importance over a dataset is each score's mean over the questions; a signed score (SIGNED) and the
-knock-out's drop are read as they are (a head whose removal raised F on average is least important), a magnitude
-as its mean.
+(rcqa.evaluate). Importance over a dataset is each score's mean over the questions, oriented by its registered
+class (HeadScore.importance: a signed score, a magnitude and the knock-out's drop are read as they are, so that a
+head whose removal raised F on average is least important; a predicted change in F is a predicted drop negated).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from rcqa.attention_heads.gates import HeadLayout, gated_model
+from rcqa.attention_heads.registry import HEAD_SCORES
 from rcqa.evaluate import evaluate
 from rcqa.model import QAModel
 from rcqa.qa import answer
@@ -66,9 +67,10 @@ def pruning_curve(qa_model: QAModel, layout: HeadLayout, examples: list[Example]
                   importance: dict[str, np.ndarray], counts: list[int], seed: int = 0,
                   random_orders: int = 1) -> dict[str, list[float]]:
     """{order: F1 with the first `count` heads of that order removed, for each count}, the orders being each
-    importance's (least important first) and `random_orders` random ones, seeded seed, seed + 1, … (one draw of a
-    random order says little of the others)."""
-    orders = {name: removal_order(values) for name, values in importance.items()}
+    importance's (least important first, as its score reads it) and `random_orders` random ones, seeded seed,
+    seed + 1, … (one draw of a random order says little of the others)."""
+    orders = {name: removal_order(HEAD_SCORES[name].importance(values) if name in HEAD_SCORES else values)
+              for name, values in importance.items()}  # the knock-out's drop is no score: read as it is
     for drawn in range(seed, seed + random_orders):
         orders[random_name(drawn, seed)] = random_order(layout.layers, layout.heads, drawn)
     measured: dict[frozenset[tuple[int, int]], float] = {}  # every order starts with none removed and ends with all

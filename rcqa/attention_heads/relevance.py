@@ -18,7 +18,9 @@ import torch
 
 from rcqa.adapter.copies import StandIn
 from rcqa.adapter.structure import block_lists
+from rcqa.attention_heads.base import HeadScore, Scored, SharedCase, Told
 from rcqa.attention_heads.gates import OUTPUT_PROJECTIONS
+from rcqa.attention_heads.memory import LRP_SHARE, HeadsWindow
 from rcqa.attention_heads.scores import HeadCase, layout_of
 from rcqa.attribution.lrp.model import RuleLinear, rule_copy
 from rcqa.attribution.lrp.rules import Ledger, stabilised
@@ -105,3 +107,26 @@ def head_relevance(qa_model: QAModel, case: HeadCase) -> HeadRelevance:
         absorbed.append((received * (1 - (y - bias) / stabilised(y))).sum())
     return HeadRelevance(torch.stack(heads).cpu().numpy(), torch.stack(entering).cpu().numpy(),
                          torch.stack(absorbed).cpu().numpy())
+
+
+class AttnLRPHeads(HeadScore):
+    name = "attnlrp"
+    label = "AttnLRP relevance"
+    short = "AttnLRP"
+    description = "AttnLRP relevance at the head's context"
+    predicts = "drop"
+    step = "AttnLRP relevance of every head"
+    measured_seconds = 0.45
+
+    def passes(self, layers: int, heads: int) -> float:
+        return layers  # one forward and one backward through every block, of the rule-modified copy
+
+    def memory_bytes(self, window: HeadsWindow, budget_mb: float) -> int:
+        return int(LRP_SHARE * window.bytes(window.layers))
+
+    def score(self, shared: SharedCase, told: Told) -> Scored:
+        relevance = head_relevance(shared.qa_model, shared.case)
+        told(1.0, self.step)
+        return Scored(relevance.heads, {"conservation": {
+            "entering": relevance.entering.tolist(), "absorbed": relevance.absorbed.tolist(),
+            "gap": relevance.conservation_gap.tolist()}})

@@ -7,15 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
+from rcqa.attention_heads.registry import head_score
 from rcqa.attention_heads.scores import HeadKnockouts
 from rcqa.types import ResultHeader
-
-# each score, and how it is read against the knock-outs: a signed score (+: the head raises F) against the drop in F
-# (−Δ), a magnitude against |Δ|
-SCORES = {"attnlrp": "AttnLRP relevance at the head's context",
-          "attention_attribution": "attention attribution, IG over its attention probabilities (Hao et al. 2021)",
-          "gradient": "gradient importance |∂F/∂g| (Michel et al. 2019)"}
-SIGNED = frozenset({"attnlrp", "attention_attribution"})
 
 
 @dataclass(repr=False)
@@ -34,11 +28,12 @@ class HeadScores(ResultHeader):
     kind = "heads"
 
     def agreement(self) -> dict[str, list[float | None]]:
-        """Per score, per layer: Spearman's ρ over the layer's heads between the score and what the knock-outs
-        measured (None where either is constant): a signed score (SIGNED) against the drop in F, −Δ, so that a head
-        the score says helps the span is one whose loss lowers it; a magnitude against |Δ|."""
+        """Per score, per layer: Spearman's ρ over the layer's heads between the score and what of the knock-outs it
+        predicts (its knockout_effect: a signed score against the drop in F, −Δ, so that a head the score says helps
+        the span is one whose loss lowers it; a magnitude against |Δ|; a predicted change against Δ), None where
+        either is constant."""
         delta = self.knockout.delta_log_likelihood
-        return {name: [_rho(score[layer], -delta[layer] if name in SIGNED else np.abs(delta[layer]))
+        return {name: [_rho(score[layer], head_score(name).knockout_effect(delta[layer]))
                        for layer in range(len(self.layers))] for name, score in self.scores.items()}
 
     def to_dict(self) -> dict:

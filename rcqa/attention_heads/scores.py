@@ -1,11 +1,11 @@
-"""Which attention heads carry the answer, for one question: each head knocked out (the ground truth of necessity)
-and Michel et al.'s gradient importance (NeurIPS 2019), from one window.
+"""Which attention heads carry the answer, for one question: the case (the window and span) every head score reads,
+and each head knocked out (the ground truth of necessity).
 
 F is the explained span's log-likelihood in the window, what a QA model is trained to raise: log softmax(start
 logits)[s] + log softmax(end logits)[e], with s and e the span's first and last tokens. A head's knock-out is the
 change in F when the head's context is replaced by its fill (rcqa.attention_heads.gates: zero, or its mean over the passage),
-all heads of all layers in batched forwards of the gated copy, and whether the window's best answer changes. Its
-gradient importance is |∂F/∂g| for the head's gate g at 1, from one forward and one backward.
+all heads of all layers in batched forwards of the gated copy, and whether the window's best answer changes. The
+scores that try to predict it are rcqa.attention_heads.registry's.
 """
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def span_log_likelihood(start_logits: torch.Tensor, end_logits: torch.Tensor, sp
     return (start.log_softmax(-1)[:, span.start_token] + end.log_softmax(-1)[:, span.end_token])
 
 
-def _gated_logits(qa_model: QAModel, case: HeadCase, layout: HeadLayout, gates: torch.Tensor,
+def gated_logits(qa_model: QAModel, case: HeadCase, layout: HeadLayout, gates: torch.Tensor,
                   fill: str) -> tuple[torch.Tensor, torch.Tensor]:
     rows = gates.shape[0]
     batch = {key: value.to(qa_model.device).repeat(rows, 1) for key, value in case.inputs.items()}
@@ -111,12 +111,12 @@ def knock_out_heads(qa_model: QAModel, case: HeadCase, fill: str = "zero", rows_
         rows_per_forward = knockout_rows(window, scoring_budget_mb(qa_model.device))
     gates = knock_out_each(layout)
     with torch.no_grad():
-        start, end = _gated_logits(qa_model, case, layout, torch.ones(1, layout.layers, layout.heads), fill)
+        start, end = gated_logits(qa_model, case, layout, torch.ones(1, layout.layers, layout.heads), fill)
         unchanged = float(span_log_likelihood(start, end, case.span)[0])
         reference = _best(start[0], end[0], case)
         deltas, answers, flips = [], [], []
         for begin in range(0, gates.shape[0], rows_per_forward):
-            start, end = _gated_logits(qa_model, case, layout, gates[begin:begin + rows_per_forward], fill)
+            start, end = gated_logits(qa_model, case, layout, gates[begin:begin + rows_per_forward], fill)
             deltas.extend((span_log_likelihood(start, end, case.span) - unchanged).tolist())
             for row in range(start.shape[0]):
                 best = _best(start[row], end[row], case)
@@ -128,16 +128,6 @@ def knock_out_heads(qa_model: QAModel, case: HeadCase, fill: str = "zero", rows_
     return HeadKnockouts(unchanged, np.array(deltas).reshape(shape), np.array(flips).reshape(shape),
                          tuple(tuple(answers[layer * layout.heads:(layer + 1) * layout.heads])
                                for layer in range(layout.layers)))
-
-
-def gradient_importance(qa_model: QAModel, case: HeadCase) -> np.ndarray:
-    """|∂F/∂g| for every head's gate g at 1 (layers × heads): Michel et al.'s importance for one question."""
-    layout = layout_of(qa_model, case)
-    gates = torch.ones(1, layout.layers, layout.heads, requires_grad=True)
-    with torch.enable_grad():
-        start, end = _gated_logits(qa_model, case, layout, gates, "zero")
-        (gradient,) = torch.autograd.grad(span_log_likelihood(start, end, case.span).sum(), gates)
-    return gradient[0].abs().numpy()
 
 
 def _best(start: torch.Tensor, end: torch.Tensor, case: HeadCase) -> Span | None:

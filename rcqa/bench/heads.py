@@ -1,6 +1,6 @@
 """The cost of scoring every attention head (bench --heads): AttnLRP's relevance per head against today's AttnLRP
-explanation of every layer, beside attention attribution, the knock-outs and the gradient importance, on one window
-of `tokens` tokens, the runs taking turns so that drift in the speed of shared cores hits each alike."""
+explanation of every layer, beside every other registered head score and the knock-outs, on one window of `tokens`
+tokens, the runs taking turns so that drift in the speed of shared cores hits each alike."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,8 @@ from typing import Callable
 
 import torch
 
-from rcqa.attention_heads import attention_attribution, gradient_importance, head_case, head_relevance, knock_out_heads
+from rcqa.attention_heads import HEAD_SCORES, HeadScore, SharedCase, head_case, knock_out_heads
+from rcqa.attention_heads.registry import AttnLRPHeads
 from rcqa.attribution.explanation import explain
 from rcqa.bench.against_captum import example_of_length
 from rcqa.bench.attnlrp import ATTNLRP
@@ -31,20 +32,23 @@ def fastest_seconds(repeats: int, runs: dict[str, Callable[[], object]]) -> dict
 
 def run(qa_model: QAModel, tokens: int = 256, repeats: int = 3) -> dict:
     """Seconds of an AttnLRP explanation (every layer, explain's own timing left aside: wall clock from the call)
-    and of each head score on the window of its answer, each the fastest of `repeats`."""
+    and of each head score (by its name; each alone, with a case of its own) and the knock-outs on the window of its
+    answer, each the fastest of `repeats`."""
     example = example_of_length(qa_model, tokens)
     case = head_case(qa_model, example.passage, example.question)
+
+    def alone(score: HeadScore) -> Callable[[], object]:
+        return lambda: score.score(SharedCase(qa_model, case), lambda share, where: None)
+
     runs: dict[str, Callable[[], object]] = {
         "attnlrp_explanation": lambda: explain(qa_model, example, ATTNLRP),
-        "attnlrp_per_head": lambda: head_relevance(qa_model, case),
-        "attention_attribution": lambda: attention_attribution(qa_model, case),
+        **{name: alone(score) for name, score in HEAD_SCORES.items()},
         "knockouts": lambda: knock_out_heads(qa_model, case),
-        "gradient": lambda: gradient_importance(qa_model, case),
     }
     for job in runs.values():  # warm-up: first-call allocations, the private copies' first build
         job()
     seconds = fastest_seconds(repeats, runs)
-    ratio = seconds["attnlrp_per_head"] / seconds["attnlrp_explanation"]
+    ratio = seconds[AttnLRPHeads.name] / seconds["attnlrp_explanation"]
     return {"model": qa_model.name, "architecture": qa_model.architecture, "device": str(qa_model.device),
             "tokens": int(case.inputs["input_ids"].shape[1]), "repeats": repeats,
             "torch_threads": torch.get_num_threads(), "load_average": os.getloadavg(),

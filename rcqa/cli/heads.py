@@ -9,12 +9,13 @@ from rcqa.cli.options import add_example, add_model, cli_example
 
 
 def add_heads(commands: argparse._SubParsersAction) -> None:
-    from rcqa.attention_heads import FILLS
+    from rcqa.attention_heads import FILLS, HEAD_SCORES
 
+    scores = ", ".join(f"{name} ({score.description})" for name, score in HEAD_SCORES.items())
     command = commands.add_parser(
-        "heads", help="knock out every attention head alone and score it by its gradient importance, in the window "
-                      "of the answer; JSON: layers, heads, scores {method: layers x heads}, knockout {delta_log_prob, "
-                      "flips}, agreement {method: Spearman per layer}")
+        "heads", help=f"knock out every attention head alone and score it by each head score, in the window of the "
+                      f"answer; JSON: layers, heads, scores {{score: layers x heads}} for {scores}, knockout "
+                      "{delta_log_prob, flips}, agreement {score: Spearman per layer}")
     add_example(command, writes="the heads' scores")
     add_model(command)
     command.add_argument("--fill", choices=FILLS, default="zero", help="what replaces a knocked-out head: " + "; ".join(

@@ -7,12 +7,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rcqa.attention_heads import FLAG_RATIO, SCORES, SIGNED, HeadPatterns, HeadScores
+from rcqa.attention_heads import FLAG_RATIO, HEAD_SCORES, HeadPatterns, HeadScores, head_score
 from rcqa.faithfulness.paired import MIN_QUESTIONS, paired_difference
 from rcqa.figures.common import Chart, apply_layout, escape_label
 
-HEAD_VIEWS = ("knockout", *SCORES)  # what HeadScores.show draws
-SCORE_NAMES = {"attnlrp": "AttnLRP", "attention_attribution": "attention attribution", "gradient": "the gradient"}
+HEAD_VIEWS = ("knockout", *HEAD_SCORES)  # what HeadScores.show draws
 TOP_ATTENDED = 5
 
 
@@ -50,13 +49,13 @@ def head_grid(found: HeadScores, view: str = "knockout") -> Chart:
     data = heads_table(found)
     column = "delta_log_prob" if view == "knockout" else view
     grid = data.pivot(index="layer", columns="head", values=column).to_numpy()
-    signed = view == "knockout" or view in SIGNED
+    signed = view == "knockout" or head_score(view).signed
     figure = go.Figure(go.Heatmap(
         z=grid, x=[f"head {h}" for h in range(found.heads)], y=found.layers,
         colorscale="RdBu" if signed else "Viridis", zmid=0 if signed else None,
         hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>"))
     title = ("Each head knocked out: change in log p(span)" if view == "knockout"
-             else f"Each head's {SCORES[view]}")
+             else f"Each head's {head_score(view).description}")
     apply_layout(figure, title, f"explained span “{escape_label(found.explained_span)}” · fill: {found.fill}",
                  "Head", "Layer (block)", height=max(300, 40 * len(found.layers) + 120))
     return Chart(f"heads-{view}-{found.example.id}", data, figure)
@@ -75,16 +74,18 @@ def mean_agreement(found: HeadScores) -> dict[str, float]:
 
 
 def score_reading(data: pd.DataFrame, view: str) -> str:
-    """For a score's grid: the head it ranks first (largest; a signed score's most positive), and where that head
-    stands among the knock-outs (ranked by the drop −Δ for a signed score, by |Δ| for a magnitude)."""
+    """For a score's grid: the head it ranks first (the one it says matters most: a signed score's most positive, a
+    predicted change's most negative), and where that head stands among the knock-outs (ranked by the drop −Δ for a
+    signed score or a predicted change, by |Δ| for a magnitude)."""
     if view == "knockout":
         return heads_reading(data)
-    top = data.loc[data[view].idxmax()]
-    effect = -data.delta_log_prob if view in SIGNED else data.delta_log_prob.abs()
-    rank = int((effect > effect[top.name]).sum()) + 1
-    kind = "drop in log p(span)" if view in SIGNED else "change in log p(span)"
-    name = SCORE_NAMES[view]
-    return (f"{name[0].upper()}{name[1:]} ranks {top['layer_label']}, head {int(top['head'])} first "
+    score = head_score(view)
+    first = int(np.argmax(score.importance(data[view].to_numpy())))
+    top = data.iloc[first]
+    effect = score.importance(score.knockout_effect(data.delta_log_prob.to_numpy()))
+    rank = int((effect > effect[first]).sum()) + 1
+    kind = "drop in log p(span)" if score.signed else "change in log p(span)"
+    return (f"{score.short[0].upper()}{score.short[1:]} ranks {top['layer_label']}, head {int(top['head'])} first "
             f"({top[view]:+.4f}); its knock-out's {kind} ({top['delta_log_prob']:+.3f}) ranks {_ordinal(rank)} of "
             f"{len(data)}.")
 
@@ -98,7 +99,7 @@ def agreement_reading(found: HeadScores) -> str:
     parts, means = [], {}
     for name, rows in table.groupby("score", sort=False):
         means[name] = rows.spearman.mean()
-        parts.append(f"{SCORE_NAMES[name]} {rows.spearman.min():.2f} to {rows.spearman.max():.2f} "
+        parts.append(f"{head_score(name).short} {rows.spearman.min():.2f} to {rows.spearman.max():.2f} "
                      f"(mean {means[name]:.2f})")
     best = max(means, key=means.__getitem__)
     by_layer = table.pivot(index="layer", columns="score", values="spearman")
@@ -115,14 +116,14 @@ def closest_reading(by_layer: pd.DataFrame, best: str) -> str:
     compared = [paired_difference(best, other, "spearman", by_layer[best].to_numpy(float),
                                   by_layer[other].to_numpy(float)) for other in others]
     ahead = [difference.low is not None and difference.low > 0 for difference in compared]  # interval above 0
+    named = head_score(best).short
     if all(ahead):
-        return f"The closest: {SCORE_NAMES[best]}, ahead of every other score by a paired interval over the layers."
+        return f"The closest: {named}, ahead of every other score by a paired interval over the layers."
     if compared[0].low is None:
-        return (f"Highest mean: {SCORE_NAMES[best]}; not told apart from the others: {len(by_layer)} layers are too "
-                f"few for a paired interval (at least {MIN_QUESTIONS}); the dataset report compares them over "
-                "questions.")
-    tied = [SCORE_NAMES[d.b] for d, told in zip(compared, ahead) if not told]
-    return f"Highest mean: {SCORE_NAMES[best]}; not told apart from {', '.join(tied)} (paired interval over the layers)."
+        return (f"Highest mean: {named}; not told apart from the others: {len(by_layer)} layers are too few for a "
+                f"paired interval (at least {MIN_QUESTIONS}); the dataset report compares them over questions.")
+    tied = [head_score(d.b).short for d, told in zip(compared, ahead) if not told]
+    return f"Highest mean: {named}; not told apart from {', '.join(tied)} (paired interval over the layers)."
 
 
 def checks_table(found: HeadScores) -> pd.DataFrame:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rcqa import figures
-from rcqa.attention_heads import HeadPatterns, HeadScores, heads_price
+from rcqa.attention_heads import HEAD_SCORES, HeadPatterns, HeadScores, first_step, heads_price
 from rcqa.catalog import shown_name
 from rcqa.figures.heads import TOP_ATTENDED
 from rcqa.model import QAModel
@@ -15,8 +15,7 @@ from rcqa.types import Attribution
 from rcqa.ui import show, view, worker
 from rcqa.ui.results import per_layer, requested
 
-SCORE_LABELS = {"knockout": "Knock-out: change in log p(span)", "attnlrp": "AttnLRP relevance",
-                "attention_attribution": "Attention attribution (Hao et al.)", "gradient": "Gradient importance"}
+KNOCKOUT_LABEL = "Knock-out: change in log p(span)"
 
 
 def heads_request(qa_model: QAModel, result: Attribution) -> tuple[str, str, str]:
@@ -30,14 +29,14 @@ def scored_heads(qa_model: QAModel, result: Attribution) -> tuple[HeadScores, He
     """The heads of the result's example scored, with their attention patterns, once asked for; None until then."""
     price = heads_price(qa_model, result.answer.n_windows, per_layer.result_window_tokens(qa_model, result))
     request = heads_request(qa_model, result)
+    scores = ", ".join(score.short for score in HEAD_SCORES.values())
     if not requested.ask_button(request, "Score every attention head",
                                 f"Knocks out each of the {qa_model.num_layers} × "
                                 f"{qa_model.config.num_attention_heads} heads of {shown_name(qa_model.name)} in the "
-                                "answer's window, and scores each with AttnLRP, attention attribution and its "
-                                f"gradient: {price.in_words()} on this server."):
+                                f"answer's window, and scores each ({scores}): {price.in_words()} on this server."):
         return None
     return requested.queued(request, qa_model, worker.heads, result.example, label="Scoring every attention head…",
-                            estimate=price, first_step="AttnLRP relevance of every head", shown=result.example)
+                            estimate=price, first_step=first_step(), shown=result.example)
 
 
 def show_heads(qa_model: QAModel, result: Attribution) -> None:
@@ -46,8 +45,8 @@ def show_heads(qa_model: QAModel, result: Attribution) -> None:
         return
     scores, patterns = found
     chosen = view.view()
-    view.bind(st.radio, "head_score", "Grid of", options=list(SCORE_LABELS), format_func=SCORE_LABELS.get,
-              horizontal=True)
+    labels = {"knockout": KNOCKOUT_LABEL, **{name: score.label for name, score in HEAD_SCORES.items()}}
+    view.bind(st.radio, "head_score", "Grid of", options=list(labels), format_func=labels.get, horizontal=True)
     grid = figures.head_grid(scores, chosen.head_score)
     show.chart(grid)
     st.markdown(show.plain(figures.score_reading(grid.data, chosen.head_score)))
@@ -76,3 +75,4 @@ def show_head(scores: HeadScores, patterns: HeadPatterns) -> None:
     st.caption(f"The passage's tokens each source attends to most (the answer span and the question: the mean over "
                f"their tokens), top {TOP_ATTENDED}.")
     show.table(figures.top_attended_table(patterns, chosen.head_layer, chosen.head), hide_index=True)
+

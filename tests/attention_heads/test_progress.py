@@ -24,4 +24,5 @@ def test_scoring_the_heads_tells_each_score_block_and_batch_of_knockouts(tiny_be
     counts = [(int(m[1]), int(m[2]), int(m[3]), int(m[4])) for m in knocked]
     assert counts[-1] == (blocks * heads, blocks * heads, blocks, blocks)
     assert all(block == -(-done // heads) for done, _, block, _ in counts)  # the block the last head done is in
-    assert texts[-1] == "gradient importance of every head"
+    assert texts.index("gradient importance of every head") < texts.index(knocked[0].string)  # the scores first
+    assert texts[-1] == f"heads knocked out: {blocks * heads} of {blocks * heads} (block {blocks} of {blocks})"

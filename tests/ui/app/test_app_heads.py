@@ -5,12 +5,13 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from rcqa.attention_heads import HEAD_SCORES
 from tests.helpers.app_harness import (explain, open_app, open_tab, press, recorded_prices, spec_titled, texts,
                                        values)
 
 pytestmark = pytest.mark.usefixtures("app_env")
-SCORE_TITLES = {"attnlrp": "Each head's AttnLRP", "attention_attribution": "Each head's attention attribution",
-                "gradient": "Each head's gradient"}
+# what of the knock-outs' Δ each kind of score is read against, by hand: the drop, the size, the change itself
+EFFECTS = {"drop": lambda delta: -delta, "size": np.abs, "change": lambda delta: delta}
 
 
 def grid_of(app, title: str) -> tuple[np.ndarray, list[str], list[str]]:
@@ -37,10 +38,10 @@ def test_the_heads_sentences_read_the_grids_they_stand_beside():
     assert (f"Knocking out {layers[layer]}, {heads[head]} lowers log p(span) most ({knockout.min():+.3f}); "
             f"{int((knockout < -0.1).sum())} of {knockout.size} heads lower it by more than 0.1") in shown
     rhos = {}
-    for score, title in SCORE_TITLES.items():
+    for score, registered in HEAD_SCORES.items():
         app.radio(key="rcqa.widget.head_score").set_value(score).run()
-        grid, _, _ = grid_of(app, title)
-        effect = -knockout if score != "gradient" else np.abs(knockout)  # signed scores against the drop
+        grid, _, _ = grid_of(app, f"Each head's {registered.description}")
+        effect = EFFECTS[registered.predicts](knockout)
         if score == "attnlrp":  # the head it ranks first, and where that head's knock-out drop ranks
             top = np.unravel_index(np.argmax(grid), grid.shape)
             rank = int((-knockout > -knockout[top]).sum()) + 1
@@ -48,7 +49,7 @@ def test_the_heads_sentences_read_the_grids_they_stand_beside():
                     f"in log p(span) ({knockout[top]:+.3f}) ranks {rank}") in "\n".join(sentences(app))
         rhos[score] = [spearmanr(grid[i], effect[i]).statistic for i in range(len(grid))
                        if np.ptp(grid[i]) > 0 and np.ptp(effect[i]) > 0]
-    names = {"attnlrp": "AttnLRP", "attention_attribution": "attention attribution", "gradient": "the gradient"}
+    names = {name: registered.short for name, registered in HEAD_SCORES.items()}
     (agreement,) = [s for s in sentences(app) if s.startswith("How each score ranks")]
     for score, found in rhos.items():
         assert (f"{names[score]} {min(found):.2f} to {max(found):.2f} (mean {np.mean(found):.2f})") in agreement
@@ -62,7 +63,7 @@ def test_the_heads_sentences_read_the_grids_they_stand_beside():
     (stated,) = [s for s in sentences(app) if s.startswith("Conservation (AttnLRP per head)")]
     assert stated.endswith(f"to within {worst.completeness_gap:.2%} at worst ({worst.layer}).")
     assert f"{checks.conservation_gap.max():.1e} of it at worst" in stated
-    assert app.query_params["hscore"] == "gradient"
+    assert app.query_params["hscore"] == score  # the last chosen
 
 
 def test_a_chosen_head_is_read_against_its_knockout_and_its_attention_and_kept_in_the_link():
@@ -119,7 +120,7 @@ def test_heads_are_shared_by_every_explanation_of_the_question(monkeypatch):
     assert np.array_equal(grid_of(app, "Each head knocked out")[0], explore_grid)
 
 
-def test_scoring_the_heads_shows_a_bar_that_ends_full_naming_the_last_score():
+def test_scoring_the_heads_shows_a_bar_that_ends_full_naming_the_last_part():
     app = heads_on_explore()
     (bar,) = app.get("progress")
-    assert bar.proto.value == 100 and bar.proto.text == "gradient importance of every head"
+    assert bar.proto.value == 100 and bar.proto.text == "heads knocked out: 6 of 6 (block 3 of 3)"  # the last part
