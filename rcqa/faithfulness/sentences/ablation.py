@@ -74,12 +74,14 @@ def answer_probability(qa_model: QAModel, passage: str, question: str, start_cha
     return 0.0 if span is None else answer_standing(start_logits, end_logits, windows, passage, span)[1]
 
 
-def leave_one_sentence_out(qa_model: QAModel, example: Example, answer_chars: tuple[int, int]) -> SentenceAblation:
+def leave_one_sentence_out(qa_model: QAModel, example: Example, answer_chars: tuple[int, int],
+                           read: Callable[[], None] = lambda: None) -> SentenceAblation:
     """Delete each of the passage's sentences (rcqa.text.segments) in turn and read the answer at answer_chars
-    (characters of the passage) again, where it now stands."""
+    (characters of the passage) again, where it now stands. `read` hears each reading done (a stop point)."""
     sentences = list(segments(example.passage).sentences)
-    without = [probability_without(qa_model, example, [sentence], answer_chars) for sentence in sentences]
-    whole = answer_probability(qa_model, example.passage, example.question, *answer_chars)
+    without = [_heard(probability_without(qa_model, example, [sentence], answer_chars), read)
+               for sentence in sentences]
+    whole = _heard(answer_probability(qa_model, example.passage, example.question, *answer_chars), read)
     return SentenceAblation(example.passage[slice(*answer_chars)], answer_chars, whole, sentences, without)
 
 
@@ -118,15 +120,46 @@ def fit_surrogate(masks: np.ndarray, outcomes: np.ndarray, held_out: int, alpha:
 
 
 def context_cite(qa_model: QAModel, example: Example, answer_chars: tuple[int, int], ablations: int = 48,
-                 held_out: int = 16, seed: int = 0) -> Surrogate:
+                 held_out: int = 16, seed: int = 0, read: Callable[[], None] = lambda: None) -> Surrogate:
     """Keep each sentence with probability 1/2 (the sentence holding the answer always), read the answer's
-    probability where its characters stand in each shortened passage, and fit the surrogate on the log-odds."""
+    probability where its characters stand in each shortened passage, and fit the surrogate on the log-odds. `read`
+    hears each reading done (a stop point)."""
     sentences = list(segments(example.passage).sentences)
     holding = [i for i, (a, b) in enumerate(sentences) if overlaps(a, b, *answer_chars)]
     masks = np.random.default_rng(seed).integers(0, 2, size=(ablations, len(sentences))).astype(float)
     masks[:, holding] = 1.0
-    outcomes = np.array([log_odds(probability_without(qa_model, example, [s for s, keep in zip(sentences, row)
-                                                                          if not keep], answer_chars))
+    outcomes = np.array([log_odds(_heard(probability_without(qa_model, example, [s for s, keep in zip(sentences, row)
+                                                                                 if not keep], answer_chars), read))
                          for row in masks])
     weights, intercept, r2 = fit_surrogate(masks, outcomes, held_out)
     return Surrogate(sentences, weights, intercept, r2, ablations)
+
+
+@dataclass(frozen=True)
+class SentenceEvidence:
+    """What the model itself says of an answer's sentences: leaving each out, and the surrogate (None without
+    ablations)."""
+
+    ablation: SentenceAblation
+    surrogate: Surrogate | None
+
+
+def sentence_evidence(qa_model: QAModel, example: Example, answer_chars: tuple[int, int], ablations: int = 32,
+                      progress: Callable[[float, str], None] = lambda share, where: None) -> SentenceEvidence:
+    """Leave each sentence out, then fit ContextCite's surrogate to `ablations` random ablations (a quarter held out);
+    progress hears the share of readings done after each one, where a stopped job ends."""
+    total = len(segments(example.passage).sentences) + 1 + ablations
+    done = iter(range(1, total + 1))
+
+    def read() -> None:
+        step = next(done)
+        progress(step / total, f"reading {step} of {total}: the passage with sentences deleted")
+
+    ablation = leave_one_sentence_out(qa_model, example, answer_chars, read)
+    surrogate = context_cite(qa_model, example, answer_chars, ablations, ablations // 4, read=read) if ablations else None
+    return SentenceEvidence(ablation, surrogate)
+
+
+def _heard(value: float, read: Callable[[], None]) -> float:
+    read()
+    return value

@@ -8,9 +8,11 @@ import functools
 import streamlit as st
 
 from rcqa import figures
+from rcqa.attribution.layerwise import layerwise_method
+from rcqa.faithfulness.sentences import sentence_check
 from rcqa.types import Aggregation
 from rcqa.ui import drawn, explore, heads, show, start_end, view, visitors
-from rcqa.ui.results import per_layer, requested
+from rcqa.ui.results import per_layer, requested, sentences
 
 
 def show_lens(qa_model, result, key: str) -> None:
@@ -55,6 +57,26 @@ def show_heatmap(chosen: view.View, result, charts, aggregation: Aggregation) ->
     start_end.show_apart(result, tab.apart, tab.apart_reading)
 
 
+def show_sentence_check(chosen: view.View, qa_model, result, key: str, aggregation: Aggregation) -> None:
+    """Below the sentences: the model re-answering without each of them (and ContextCite's surrogate), beside the
+    explanation's shares at one layer, with what the numbers say."""
+    st.markdown("**Does the model itself rest on those sentences?**")
+    if result.targets[0].explains_null:
+        st.caption("This check reads the probability of an answer span; this explanation explains “no answer”.")
+        return
+    if (evidence := sentences.sentence_evidence(qa_model, result, key)) is None:
+        return
+    view.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),
+              format_func=result.layers.__getitem__)
+    chart = figures.sentence_check_chart(result, evidence, chosen.layer, aggregation)
+    show.chart(chart)
+    check = sentence_check(result, evidence.ablation, evidence.surrogate, aggregation)
+    r2 = None if evidence.surrogate is None else evidence.surrogate.held_out_r2
+    for reading in figures.sentence_check_readings(chart.data, check, result.layers, chosen.layer,
+                                                   layerwise_method(result.settings.method).label, r2):
+        st.markdown(show.plain(reading))
+
+
 def show_units(chosen: view.View, result, charts, aggregation: Aggregation) -> None:
     """The passage by sentence (or phrase) at every layer, and in words which one each layer rests on most."""
     view.bind(st.radio, "granularity", "Units", options=list(view.UNIT_GRANULARITIES), horizontal=True,
@@ -75,15 +97,16 @@ def show_result(chosen: view.View, result, qa_model, key: str) -> None:
     charts = drawn.charts_of(key, result.example, visitors.session_id())
     if incomplete := charts.get(explore.incomplete_warning, result):
         st.warning(incomplete)
-    heatmap, sentences, top, roles, word, check, lens, knockouts, attention_heads = show.tabs(
+    heatmap, by_sentence, top, roles, word, check, lens, knockouts, attention_heads = show.tabs(
         ["Heatmap", "Sentences", f"Top-{k} words", "Layer roles", "One word across layers", "Completeness",
          "Answer lens", "Interventions", "Attention heads"], key="rcqa.explore_tabs")
     if heatmap.open:
         with heatmap:
             show_heatmap(chosen, result, charts, aggregation)
-    if sentences.open:
-        with sentences:
+    if by_sentence.open:
+        with by_sentence:
             show_units(chosen, result, charts, aggregation)
+            show_sentence_check(chosen, qa_model, result, key, aggregation)
     if top.open:
         with top:
             view.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),

@@ -31,14 +31,14 @@ from rcqa.ui.child import Task
 from rcqa.ui.worker.pool import WorkerProcesses
 from rcqa.ui.worker.process import POLL_SECONDS, STOP_GRACE_SECONDS, Displaced, Timing, WorkerDied, WorkerProcess
 from rcqa.ui.worker.tasks import (ExplanationRequest, analysis, comparison, contrast_margins, explanation, heads,
-                                  image, knockouts, lens, projection, reading, sanity)
+                                  image, knockouts, lens, projection, reading, sanity, sentence_evidence)
 
 PROCESS_ENV = "RCQA_JOB_PROCESSES"  # "0": run heavy jobs in the server's own threads instead
 
 __all__ = ["POLL_SECONDS", "PROCESS_ENV", "STOP_GRACE_SECONDS", "Displaced", "ExplanationRequest", "Task", "Timing",
            "WorkerDied", "WorkerProcess", "WorkerProcesses", "analysis", "comparison", "contrast_margins",
            "explanation", "heads", "image", "knockouts", "lens", "processes_enabled", "projection", "reading",
-           "sanity"]
+           "sanity", "sentence_evidence"]
 
 
 def processes_enabled() -> bool:

@@ -84,6 +84,14 @@ def lens(qa_model, example, report: Callable[[Any], None]):
     return answer_lens(qa_model, example, progress=_told(report))
 
 
+def sentence_evidence(qa_model, example, answer_chars, ablations, report: Callable[[Any], None]):
+    """The answer read again with each sentence deleted and with random halves of them deleted
+    (rcqa.faithfulness.sentences.sentence_evidence); each reading is a progress report, where a stopped job ends."""
+    from rcqa.faithfulness.sentences import sentence_evidence as evidence
+
+    return evidence(qa_model, example, answer_chars, ablations, progress=_told(report))
+
+
 def contrast_margins(qa_model, result, report: Callable[[Any], None]):
     """The lens's margin of the explained span over the contrast's foil per layer (rcqa.lens.contrast)."""
     from rcqa.lens.contrast import contrast_margins as margins

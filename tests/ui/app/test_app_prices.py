@@ -73,6 +73,21 @@ def test_the_lens_and_the_knockouts_are_queued_priced(monkeypatch):
     assert knockouts > lens
 
 
+def test_checking_the_sentences_against_the_model_is_queued_at_a_reading_per_ablation(monkeypatch):
+    from rcqa.text import segments
+    from rcqa.ui.results.sentences import ABLATIONS
+
+    prices = recorded_prices(monkeypatch)
+    app = explain(open_app(query={"ex": "comet-who"}))
+    open_tab(app, "Sentences").button(key="rcqa.ask.sentence_evidence").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    (seconds,) = [seconds for key, (seconds, _) in prices.items() if key.startswith("sentence_evidence")]
+    # by hand: the passage read whole, without each sentence and with each random ablation, each reading a forward
+    # through the 3 blocks (a third of a pass each) of at most the one window
+    readings = 1 + len(segments(gallery_example("comet-who").passage).sentences) + ABLATIONS
+    assert seconds == pytest.approx(readings * block_pass_seconds(tiny_window_tokens("comet-who")))
+
+
 def test_explore_says_what_an_explanation_costs_as_expected_and_at_worst(monkeypatch):
     monkeypatch.setenv(SPEED_ENV, "1e-7")
     app = open_app(query={"ex": "orchard-how-many"})

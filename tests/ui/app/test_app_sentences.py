@@ -3,6 +3,7 @@ the page: each sentence, as shown, is parsed and checked against the chart's bar
 (tests/helpers/sentences.py), on gallery examples."""
 import re
 
+import numpy as np
 import pytest
 
 from tests.helpers.app_harness import explain, open_app, open_tab, press, spec_titled, values
@@ -41,3 +42,29 @@ def test_the_roles_readings_and_the_knock_out_sentence_read_their_charts(example
     check_knockout_reading(sentence, bars, ["" if words == "none" else words for words in against])
     assert "<br>" not in chart["layout"]["title"]["subtitle"]["text"]  # one line of settings, no sentence pasted in
     assert "knock-out" not in chart["layout"]["title"]["subtitle"]["text"].lower()
+
+
+def test_the_sentence_check_against_the_model_says_what_its_chart_draws():
+    """Sentences tab: the model re-answers without each sentence (and on random halves, for ContextCite); the
+    sentences under the chart name the context sentence whose deletion costs most, and the one the explanation puts
+    first at the layer the chart shows, with the drops the chart draws for them."""
+    app = open_tab(explain(open_app(query={"ex": "lighthouse-who"})), "Sentences")
+    press(app, "rcqa.ask.sentence_evidence")
+    app.select_slider(key="rcqa.widget.layer").set_value(0).run()  # the embeddings: IG scores the context there
+    chart = spec_titled(app, "What the model says of each sentence")
+    panels = {trace["name"]: values(trace["x"]).astype(float) for trace in chart["data"]}
+    labels = list(values(chart["data"][0]["y"]))
+    context = np.array([n for n, label in enumerate(labels) if not str(label).startswith("▶")])
+    assert len(context) == 3  # one of the lighthouse's four sentences holds the answer
+    lost = panels["Probability lost when deleted"]
+    said = [unescaped(str(m.value)) for m in app.markdown]
+    most = context[np.argmax(lost[context])]
+    assert (f"Deleting sentence #{most + 1} lowers the answer's probability most among the context sentences "
+            f"({lost[most]:+.3f}); a random context sentence lowers it by {lost[context].mean():+.3f} on average."
+            ) in said
+    (share_panel,) = [name for name in panels if name.startswith("Share at ")]
+    layer, shares = share_panel.removeprefix("Share at ").removesuffix(" (%)"), panels[share_panel]
+    assert layer == "embeddings" and (shares[context] > 0).all()
+    top = context[np.argmax(shares[context])]
+    assert any(s.startswith("At embeddings, ") and f"puts sentence #{top + 1} first among the context sentences; "
+               f"deleting it lowers the answer's probability by {lost[top]:+.3f}" in s for s in said), said
