@@ -52,7 +52,7 @@ def sentence_check_chart(result: Attribution, evidence: SentenceEvidence, layer:
     figure.update_yaxes(autorange="reversed", type="category", automargin=True)
     apply_layout(figure, "What the model says of each sentence, beside the explanation",
                  f"{settings_line(result, aggregation, 0)} · ▶ holds the answer · the model re-answered with "
-                 "sentences deleted", "", "Passage sentences, in text order", height=max(320, 26 * len(table) + 200),
+                 "sentences deleted", "", "", height=max(320, 26 * len(table) + 200),
                  subplot_titles=True)
     return Chart(f"sentence-check-{result.example.id}", table, figure)
 
