@@ -27,6 +27,22 @@ def test_a_link_opens_the_predicted_span_against_the_gold_span():
     assert app.query_params["vs"] == "gold"
 
 
+def test_by_sentence_the_two_sides_line_up_and_the_sentence_reads_the_chart_and_the_units_live_in_the_link():
+    app = open_app(query={"ex": "orchard-how-many", "vs": "gold", "gran": "phrase"}, page=PAGE)
+    press(app, "rcqa.explain_pair")
+    assert app.radio(key="rcqa.widget.granularity").value == "phrase"
+    app.radio(key="rcqa.widget.granularity").set_value("sentence").run()
+    assert app.query_params["gran"] == "sentence"
+    chart = spec_titled(app, "Which sentence each layer rests on, A beside B")
+    first, second = (values(trace["z"]).astype(float) for trace in chart["data"])  # sentences × layers, each side
+    layers = list(chart["data"][0]["x"])
+    same = [int(np.argmax(np.abs(np.nan_to_num(first[:, layer])))) == int(np.argmax(np.abs(np.nan_to_num(
+        second[:, layer])))) for layer in range(len(layers))]
+    reading = next(str(m.value) for m in app.markdown if "rest most on the same sentence" in str(m.value))
+    counted = "every one" if all(same) else str(sum(same))
+    assert f"at {counted} of the {len(layers)} layers where both score one" in reading.replace("\\", "")
+
+
 def test_explore_offers_the_view_and_a_foil_choice_lands_in_the_url():
     app = open_app(query={"ex": "orchard-how-many"})
     explain(app)

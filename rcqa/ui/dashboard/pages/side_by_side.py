@@ -2,6 +2,7 @@
 another model's or another foil's, layer by layer."""
 import streamlit as st
 
+from rcqa import figures
 from rcqa.analysis.pair import compare
 from rcqa.attribution.settings import FOILS, FoilSpec
 from rcqa.catalog import catalog, shown_name
@@ -97,6 +98,13 @@ def main() -> None:
     show.chart(pair.pair_heatmaps(side_by_side))
     show.chart(pair.pair_jsd(side_by_side))
     show.chart(pair.pair_roles(side_by_side))
+    st.subheader("By sentence")
+    view.bind(st.radio, "granularity", "Units", options=list(view.UNIT_GRANULARITIES), horizontal=True,
+              format_func=lambda name: f"{name}s", help="Units are spans of the passage's text, so two models' "
+              "explanations line up; a unit scores the sum of its words' scores.")
+    chart = figures.pair_unit_heatmaps(first, second, side_by_side.labels, chosen.granularity, chosen.aggregation)
+    show.chart(chart)
+    st.markdown(show.plain(figures.pair_unit_reading(chart.data, chosen.granularity)))
 
 
 show.guarded(main)()
