@@ -1,11 +1,14 @@
 """Two explanations of the current question side by side: the explanation Explore shows against the gold span's,
 another model's or another foil's, layer by layer."""
+from typing import cast
+
 import streamlit as st
 
 from rcqa import figures
 from rcqa.analysis.pair import compare
 from rcqa.attribution.settings import FOILS, FoilSpec
 from rcqa.catalog import catalog, shown_name
+from rcqa.types.granularity import Granularity
 from rcqa.figures import pair
 from rcqa.ui import explore, inputs, show, view
 from rcqa.ui.results import answers, explanations
@@ -102,9 +105,10 @@ def main() -> None:
     view.bind(st.radio, "granularity", "Units", options=list(view.UNIT_GRANULARITIES), horizontal=True,
               format_func=lambda name: f"{name}s", help="Units are spans of the passage's text, so two models' "
               "explanations line up; a unit scores the sum of its words' scores.")
-    chart = figures.pair_unit_heatmaps(first, second, side_by_side.labels, chosen.granularity, chosen.aggregation)
+    granularity = cast(Granularity, chosen.granularity)  # one of UNIT_GRANULARITIES: the view admits no other
+    chart = figures.pair_unit_heatmaps(first, second, side_by_side.labels, granularity, chosen.aggregation)
     show.chart(chart)
-    st.markdown(show.plain(figures.pair_unit_reading(chart.data, chosen.granularity)))
+    st.markdown(show.plain(figures.pair_unit_reading(chart.data, granularity)))
 
 
 show.guarded(main)()
