@@ -3,6 +3,7 @@ questions (or the mean IoU) with its 95 % bootstrap interval, read from the rows
 table of several runs at their last layer beside DynamicLRP's published figures (arXiv 2512.07010)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -90,22 +91,33 @@ def section(runs: dict[str, str | Path]) -> str:
 def main(argv: list[str] | None = None) -> None:
     """python -m rcqa.dataset.plausibility LABEL=RUN ... [--write FILE]: the tables, printed, or written into FILE
     between its plausibility markers."""
+    tables_main(argv, "python -m rcqa.dataset.plausibility", section, BEGIN, END)
+
+
+def tables_main(argv: list[str] | None, prog: str, make: Callable[[dict[str, str | Path]], str], begin: str, end: str) -> None:
+    """A findings table's command: LABEL=RUN ... [--write FILE], the text `make` gives for the runs, printed or
+    written into FILE between its markers."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m rcqa.dataset.plausibility")
+    parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("runs", nargs="+", metavar="LABEL=RUN")
     parser.add_argument("--write", type=Path, help="a markdown file holding the markers")
     args = parser.parse_args(argv)
-    text = section(dict(run.split("=", 1) for run in args.runs))
+    text = make({label: folder for label, folder in (run.split("=", 1) for run in args.runs)})
     if args.write is None:
         print(text)
-        return
-    document = args.write.read_text()
-    if BEGIN not in document or END not in document.split(BEGIN, 1)[1]:
-        raise SystemExit(f"{args.write} holds no {BEGIN} … {END} markers to write between")
-    before, _, rest = document.partition(BEGIN)
-    _, _, after = rest.partition(END)
-    args.write.write_text(f"{before}{BEGIN}\n{text}\n{END}{after}")
+    else:
+        write_between(args.write, begin, end, text)
+
+
+def write_between(path: Path, begin: str, end: str, text: str) -> None:
+    """Replace what the markdown file holds between its `begin` and `end` markers by `text`."""
+    document = path.read_text()
+    if begin not in document or end not in document.split(begin, 1)[1]:
+        raise SystemExit(f"{path} holds no {begin} … {end} markers to write between")
+    before, _, rest = document.partition(begin)
+    _, _, after = rest.partition(end)
+    path.write_text(f"{before}{begin}\n{text}\n{end}{after}")
 
 
 if __name__ == "__main__":
