@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 import torch
 
-from rcqa.attention_heads import (RANDOM, heads_spared, layout_for, pruning_curve, removal_order, score_heads)
+from rcqa.attention_heads import (HEAD_SCORES, RANDOM, heads_spared, layout_for, pruning_curve, removal_order,
+                                  score_heads)
 from rcqa.attention_heads.pruning import f1_with_heads_removed
 from rcqa.dataset.heads import cells_of, importance, record, summarize_heads
 from rcqa.evaluate import evaluate
@@ -121,7 +122,7 @@ def test_reproduce_heads_stores_each_questions_scores_and_prune_heads_writes_its
     assert main(["prune-heads", str(out), "--step", "3"]) == 0  # into the run: the report draws it
     found = json.loads((out / "pruning.json").read_text())
     assert found["counts"] == [0, 3, 6] and found["n"] == 3
-    assert set(found["f1"]) == {"attnlrp", "attention_attribution", "gradient", "knockout_drop", RANDOM}
+    assert set(found["f1"]) == {*HEAD_SCORES, "knockout_drop", RANDOM}  # each score's order, and the knock-outs'
     assert len({curve[0] for curve in found["f1"].values()}) == 1
     assert all(found["spared"][name] in found["counts"] for name in found["f1"])
 
