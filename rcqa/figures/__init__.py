@@ -75,7 +75,7 @@ from rcqa.figures.words import (
 )
 from rcqa.figures.pair_units import pair_unit_heatmaps, pair_unit_reading
 from rcqa.figures.sentence_check import sentence_check_chart, sentence_check_readings
-from rcqa.figures.units import unit_heatmap, unit_readings
+from rcqa.figures.units import unit_heatmap, unit_layer_pair, unit_layer_pair_reading, unit_readings
 
 __all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "CONSERVATION_THRESHOLD", "HEAD_VIEWS",
            "INTERVENTION_VIEWS", "LENS_VIEWS", "PAGE_WORDS", "POS_COLOURS", "ROLE_COLOURS", "Chart", "agreement",
@@ -85,5 +85,5 @@ __all__ = ["AGGREGATION_NAMES", "COMPARISON_VIEWS", "COMPLETENESS_WARNING", "CON
            "head_reading", "heads_reading", "heads_table", "score_reading", "top_attended_table", "image_export_available", "incomplete_layers", "jsd", "knockout_reading", "knockouts", "knockouts_table", "layer_answers",
            "layer_answers_table", "layer_pair", "model_facts", "nbest_html", "nbest_table", "pos_mix",
            "projection", "projection_map", "quantifiers", "role_readings", "roles", "topk_grid", "topk_passage", "topk_table",
-           "pair_unit_heatmaps", "pair_unit_reading", "sentence_check_chart", "sentence_check_readings", "unit_heatmap", "unit_readings", "word_across_layers",
+           "pair_unit_heatmaps", "pair_unit_reading", "sentence_check_chart", "sentence_check_readings", "unit_heatmap", "unit_layer_pair", "unit_layer_pair_reading", "unit_readings", "word_across_layers",
            "word_categories_of", "word_choices", "word_table"]

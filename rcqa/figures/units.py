@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from rcqa.analysis.plausibility import Plausibility
 from rcqa.analysis.registry import Inputs, register_figure
@@ -93,3 +94,43 @@ def plausibility_figure(found: Plausibility, inputs: Inputs) -> Chart:
                  f"{settings_line(inputs.result, inputs.aggregation, inputs.target)} · 1: yes, 0: no; a gap: undefined",
                  "Layer (output of)", "Value", height=420)
     return Chart(f"plausibility-{inputs.result.example.id}", data, figure)
+
+
+def unit_layer_pair(result: Attribution, first: int, second: int, granularity: Granularity = "sentence",
+                    aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0) -> Chart:
+    """Two layers' unit shares side by side (units down the rows, so a long passage stays one chart), and what each
+    unit gains from the first to the second (percentage points)."""
+    table = unit_table(result.granularity(granularity, aggregation, target))
+    a, b = (table[table.layer == layer].reset_index(drop=True) for layer in (first, second))
+    label_a, label_b = result.layers[first], result.layers[second]
+    data = pd.DataFrame({"unit": a.unit, "text": a.text, "holds_answer": a.holds_answer,
+                         "share_pct_first": a.share_pct, "share_pct_second": b.share_pct,
+                         "difference_pct": b.share_pct - a.share_pct, "first": label_a, "second": label_b})
+    rows = [("▶ " if holds else "") + f"{n}. " + escape_label(shortened(text, LABEL_CHARS))
+            for n, text, holds in zip(a.unit, a.text, a.holds_answer)]
+    figure = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
+                           subplot_titles=(f"Share: {label_a} and {label_b} (%)", f"{label_b} − {label_a} (points)"))
+    for column, label, colour in (("share_pct_first", label_a, "#1f77b4"), ("share_pct_second", label_b, "#ff7f0e")):
+        figure.add_bar(x=data[column], y=rows, name=label, orientation="h", marker_color=colour,
+                       hovertemplate=f"%{{y}}: %{{x:.1f}}% in {label}<extra></extra>", row=1, col=1)
+    figure.add_bar(x=data.difference_pct, y=rows, orientation="h", showlegend=False, name="difference",
+                   marker_color=np.where(data.difference_pct >= 0, "#ff7f0e", "#1f77b4"),
+                   hovertemplate="%{y}: %{x:+.1f} points<extra></extra>", row=1, col=2)
+    figure.update_layout(barmode="group")
+    figure.update_yaxes(autorange="reversed", type="category", automargin=True)
+    apply_layout(figure, f"Comparing two layers by {granularity}: {label_a} and {label_b}",
+                 f"{settings_line(result, aggregation, target)} · ▶ holds the explained span", "", "",
+                 height=max(360, 44 * len(rows) + 200), subplot_titles=True)
+    return Chart(f"{granularity}s-{label_a}-vs-{label_b}-{result.example.id}".replace(" ", ""), data, figure)
+
+
+def unit_layer_pair_reading(data: pd.DataFrame, granularity: Granularity = "sentence") -> str:
+    """From a unit_layer_pair table: the unit that gains most from the first layer to the second and the one that
+    loses most, in points; or that no unit moves by a tenth of a point."""
+    first, second = data["first"].iloc[0], data["second"].iloc[0]
+    gains = data.difference_pct.to_numpy()
+    if np.abs(gains).max(initial=0) < 0.05:
+        return f"From {first} to {second} no {granularity} moves by a tenth of a point."
+    up, down = int(np.argmax(gains)), int(np.argmin(gains))
+    return (f"From {first} to {second}, {granularity} #{data.unit.iloc[up]} gains most ({gains[up]:+.1f} points) and "
+            f"#{data.unit.iloc[down]} loses most ({gains[down]:+.1f} points).")

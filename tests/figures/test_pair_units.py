@@ -50,3 +50,14 @@ def test_the_sentence_counts_the_layers_where_the_two_rest_on_the_same_unit():
                                                  "where both score one.")
     none = table.assign(share_pct_a=0.0)
     assert pair_unit_reading(none) == "No layer has a sentence that both A and B score."
+
+
+def test_two_layers_by_sentence_name_the_sentence_that_gains_and_the_one_that_loses():
+    from rcqa.figures import unit_layer_pair_reading
+
+    table = pd.DataFrame({"unit": [1, 2, 3], "difference_pct": [4.26, -6.04, 1.78], "first": "embeddings",
+                          "second": "block 5"})
+    assert unit_layer_pair_reading(table) == ("From embeddings to block 5, sentence #1 gains most (+4.3 points) and "
+                                              "#2 loses most (-6.0 points).")
+    still = table.assign(difference_pct=[0.01, -0.04, 0.0])
+    assert unit_layer_pair_reading(still, "phrase") == "From embeddings to block 5 no phrase moves by a tenth of a point."

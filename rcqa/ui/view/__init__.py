@@ -9,10 +9,10 @@ from rcqa.ui.view.session import (apply_preset, bind, example_changed, fit_head,
 from rcqa.ui.view.state import (ABSTENTION_TARGET, MAX_TOP_K, MODEL_ENV, NAMED_FOILS, NBEST_SPANS, PICKABLE_TARGETS,
                                 SOURCES, SPANS, TOLERANCES, VERSUS_KINDS, VersusSpec, View, default_model,
                                 method_windows, opening_settings, view_fields)
-from rcqa.ui.view.url import UNIT_GRANULARITIES, URL_PASSAGE_LIMIT, from_query, parse_versus, passage_hash, shown_versus, to_query
+from rcqa.ui.view.url import PAIR_UNITS, UNIT_GRANULARITIES, URL_PASSAGE_LIMIT, from_query, parse_versus, passage_hash, shown_versus, to_query
 
 __all__ = ["ABSTENTION_TARGET", "KNOCKOUT_NAMES", "MAX_TOP_K", "METHOD_NAMES", "MODEL_ENV", "NAMED_FOILS", "NBEST_SPANS",
-           "PICKABLE_TARGETS", "RULE_NAMES", "SOURCES", "SPANS", "TOLERANCES", "UNIT_GRANULARITIES", "URL_PASSAGE_LIMIT",
+           "PAIR_UNITS", "PICKABLE_TARGETS", "RULE_NAMES", "SOURCES", "SPANS", "TOLERANCES", "UNIT_GRANULARITIES", "URL_PASSAGE_LIMIT",
            "VERSUS_KINDS", "VersusSpec", "View", "apply_preset", "bind", "default_model", "example_changed", "fit_head", "fit_layers",
            "fit_target", "fit_windows", "foil_label", "foil_typed", "from_query", "method_windows", "opening_settings", "parse_versus", "passage_hash",
            "publish", "settings_under", "shown_versus", "span_label", "target_chosen", "target_label", "to_query", "update", "versus_label",

@@ -128,6 +128,7 @@ class View:
     variant: str = "full"
     first_layer: int = 0  # the pair of layers compared side by side; -1 is the last layer
     second_layer: int = -1
+    pair_units: str = "word"  # what the two layers are compared by: words, or as the sentences tab's units
     projection: str = "tsne"
     projection_layer: int = -1
     knockout: str = "pad"  # what replaces knocked-out words' states (rcqa.lens.interventions)

@@ -26,6 +26,7 @@ from rcqa.ui.view.state import (DEFAULT_SETTINGS, MAX_TOP_K, NBEST_SPANS, PICKAB
                                 VersusSpec, View, default_model)
 
 UNIT_GRANULARITIES = ("sentence", "phrase")  # the sentences tab's units (tokens and words have the heatmap)
+PAIR_UNITS = ("word", *UNIT_GRANULARITIES)  # the units two layers are compared by on Compare layers
 URL_PASSAGE_LIMIT = 1500  # characters of a pasted passage that still travel in a link
 RUN_NAME = re.compile(r"[\w.-]{1,120}", re.ASCII)  # a run folder's name in a link
 _SPAN_CHOICES = (*SPANS, *NBEST_SPANS)  # the spans a link may name: the n-best list's ranks only
@@ -47,6 +48,7 @@ _URL_FIELDS: dict[str, tuple[str, Any]] = {
     "method": ("method", tuple(LAYERWISE_METHODS)),
     "ends": ("ends", tuple(ENDS)),
     "gran": ("granularity", UNIT_GRANULARITIES),
+    "pairby": ("pair_units", PAIR_UNITS),
 }
 
 # URL parameter → a setting no widget shows (a run's or the API's), named only when it is not the default: first, so

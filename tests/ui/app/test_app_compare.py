@@ -58,3 +58,20 @@ def test_a_link_opens_the_chosen_layers_and_keeps_the_explore_page_settings():
     spec_titled(map_layer(app), "Token vectors at block 1: PCA")
     assert "top-3" in " ".join(app.radio(key="rcqa.widget.variant").options)
     assert (app.query_params["second"], app.query_params["k"]) == ("3", "3")
+
+
+def test_two_layers_by_sentence_draw_each_sentences_shares_and_the_sentence_reads_the_chart():
+    app = open_app(query={"ex": "lighthouse-who", "first": "0", "second": "3", "pairby": "sentence"}, page=PAGE)
+    explain(app)
+    assert app.radio(key="rcqa.widget.pair_units").value == "sentence"
+    chart = spec_titled(app, "Comparing two layers by sentence: embeddings and block 2")
+    first, second, difference = (values(trace["x"]).astype(float) for trace in chart["data"])
+    assert len(first) == 4 and np.allclose(first.sum(), 100) and np.allclose(second.sum(), 100)
+    assert np.allclose(second - first, difference)
+    shown = [re.sub(r"\\(.)", r"\1", str(m.value)) for m in app.markdown]  # show.plain's escapes taken out
+    assert (f"From embeddings to block 2, sentence #{int(np.argmax(difference)) + 1} gains most "
+            f"({difference.max():+.1f} points) and #{int(np.argmin(difference)) + 1} loses most "
+            f"({difference.min():+.1f} points).") in shown
+    app.radio(key="rcqa.widget.pair_units").set_value("word").run()
+    assert app.query_params["pairby"] == "word"  # the choice lives in the link
+    spec_titled(app, "Comparing two layers: embeddings and block 2")

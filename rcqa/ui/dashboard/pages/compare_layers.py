@@ -1,9 +1,12 @@
 """Compare layers of the current example's explanation: divergence, two layers side by side, token maps."""
+from typing import cast
+
 import streamlit as st
 
 from rcqa import figures
 from rcqa.analysis.projection import PROJECTIONS
 from rcqa.analysis.similarity import VARIANTS, describe
+from rcqa.types.granularity import Granularity
 from rcqa.ui import analyses, heads, inputs, show, view
 from rcqa.ui.results import explanations, per_layer
 
@@ -32,7 +35,15 @@ def main() -> None:
         view.bind(st.selectbox, "first_layer", "First layer", options=layers, format_func=result.layers.__getitem__)
     with second:
         view.bind(st.selectbox, "second_layer", "Second layer", options=layers, format_func=result.layers.__getitem__)
-    show.chart(figures.layer_pair(result, chosen.first_layer, chosen.second_layer, chosen.aggregation))
+    view.bind(st.radio, "pair_units", "Units", options=list(view.PAIR_UNITS), horizontal=True,
+              format_func=lambda name: f"{name}s")
+    if chosen.pair_units == "word":
+        show.chart(figures.layer_pair(result, chosen.first_layer, chosen.second_layer, chosen.aggregation))
+    else:
+        units = cast(Granularity, chosen.pair_units)  # one of PAIR_UNITS: the view admits no other
+        by_units = figures.unit_layer_pair(result, chosen.first_layer, chosen.second_layer, units, chosen.aggregation)
+        show.chart(by_units)
+        st.markdown(show.plain(figures.unit_layer_pair_reading(by_units.data, units)))
 
     analyses.optional_charts(qa_model, current, settings, result, chosen.aggregation, chosen.top_k)
 
