@@ -23,6 +23,7 @@ _EXPORTS = {  # name -> the module that defines it
     "Interventions": "rcqa.api", "sanity_checks": "rcqa.api", "SanityCheck": "rcqa.api",
     "Example": "rcqa.types", "gallery_example": "rcqa.gallery", "compare": "rcqa.analysis.pair",
     "SideBySide": "rcqa.analysis.pair", "heads": "rcqa.api", "HeadScores": "rcqa.api",
+    "sentence_check": "rcqa.api", "SentenceCheck": "rcqa.api", "SentenceEvidence": "rcqa.api",
     "IGSettings": "rcqa.types.settings",  # ExplainSettings' earlier name
 }
 __all__ = [*_EXPORTS, "__version__"]

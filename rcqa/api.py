@@ -21,6 +21,8 @@ from rcqa.attribution.settings import PRESETS, resolve
 from rcqa.dataset.manifest import RunManifest
 from rcqa.faithfulness.compare import Comparison, Protocol, compare
 from rcqa.faithfulness.sanity import TOP_K, SanityCheck
+from rcqa.faithfulness.sentences import SentenceCheck, SentenceEvidence, sentence_evidence
+from rcqa.faithfulness.sentences import sentence_check as check_sentences
 from rcqa.faithfulness.sanity import sanity_checks as check_sanity
 from rcqa.lens.interventions import Interventions
 from rcqa.lens.interventions import intervene as knock_out
@@ -29,8 +31,9 @@ from rcqa.model import QAModel, as_model
 from rcqa.qa import answer as answer_passage
 from rcqa.types import Aggregation, Answer, Attribution, Example, load_result
 
-__all__ = ["AnswerLens", "Comparison", "HeadScores", "Interventions", "SanityCheck", "answer", "compare_methods",
-           "explain", "heads", "intervene", "load_result", "reproduce", "sanity_checks"]  # load_result: this module imports every result kind it may name
+__all__ = ["AnswerLens", "Comparison", "HeadScores", "Interventions", "SanityCheck", "SentenceCheck", "SentenceEvidence",
+           "answer", "compare_methods", "explain", "heads", "intervene", "load_result", "reproduce", "sanity_checks",
+           "sentence_check"]  # load_result: this module imports every result kind it may name
 
 
 def answer(model_or_name: str | QAModel, passage: str, question: str, *, n_best: int = 20,
@@ -111,6 +114,17 @@ def heads(model_or_name: str | QAModel, passage: str, question: str, *, fill: st
     by `fill`: "zero", or "mean", its mean over the passage) and its gradient importance, in the window of the
     model's answer; result.agreement() says how well each score predicts the knock-outs."""
     return score_heads(as_model(model_or_name, device), Example.of(passage, question, gold), fill)
+
+
+def sentence_check(model_or_name: str | QAModel, result: Attribution, *, ablations: int = 32,
+                   aggregation: Aggregation = "l2", device: str | None = None) -> tuple[SentenceEvidence, SentenceCheck]:
+    """What the model itself says of the sentences of an explanation rcqa.explain made: the answer read again with
+    each sentence deleted and with `ablations` random halves deleted, to which ContextCite's surrogate is fitted
+    (SentenceEvidence: `.ablation.drops`, `.surrogate.weights`), and the explanation's sentence scores checked
+    against them layer by layer (SentenceCheck: Spearman's ρ, top-1 match, the top sentence's drop, and what a
+    random ranking scores on each). Over many questions: `python -m rcqa sentence-check`."""
+    evidence = sentence_evidence(as_model(model_or_name, device), result.example, result.explained_span(), ablations)
+    return evidence, check_sentences(result, evidence.ablation, evidence.surrogate, aggregation)
 
 
 def analyze(name: str, model_or_name: str | QAModel, passage: str, question: str, preset: str = "default", *,

@@ -81,6 +81,22 @@ def test_answer_lens_compare_and_intervene_take_plain_strings(tiny, comet):
     assert set(compared.methods) == {"gradient:magnitude", "random"}
 
 
+def test_the_sentence_check_reads_the_explained_span_again_without_each_sentence(tiny, comet):
+    from rcqa.faithfulness.sentences.ablation import answer_probability, without_sentences
+
+    evidence, check = rcqa.sentence_check(tiny, comet, ablations=8)
+    ablation = evidence.ablation
+    start, end = comet.explained_span()
+    assert ablation.answer == comet.example.passage[start:end] and evidence.surrogate.ablations == 8
+    kept = next(n for n, (a, b) in enumerate(ablation.sentences) if not a <= start < b)  # a context sentence
+    shortened, moved = without_sentences(comet.example.passage, [ablation.sentences[kept]])
+    by_hand = answer_probability(tiny, shortened, comet.example.question, moved(start), moved(end))
+    assert ablation.without[kept] == pytest.approx(by_hand)
+    assert len(check.rho_leave_one_out) == len(comet.layers)
+    _, no_surrogate = rcqa.sentence_check(tiny, comet, ablations=0)
+    assert no_surrogate.rho_surrogate == [None] * len(comet.layers)
+
+
 def assert_same_result(restored: Attribution, result: Attribution) -> None:
     for field in dataclasses.fields(Attribution):
         mine, theirs = getattr(restored, field.name), getattr(result, field.name)
