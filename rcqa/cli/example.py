@@ -162,19 +162,24 @@ def _faithfulness(args: argparse.Namespace) -> int:
         report = dataclasses.replace(report, sanity=checked.to_dict())
     report.save(args.json)
     original, random = report.original, report.random
+    random_means = {name: None if found is None else found.mean for name, found in random.summaries.items()}
     print(f"answer {original.answer!r} (p = {original.span_probability:.3f}); random over {args.draws} draws: "
-          f"comprehensiveness {random.comprehensiveness.mean:.3f}, sufficiency {random.sufficiency.mean:.3f}, "
-          f"AOPC {random.aopc.mean:.3f}", file=sys.stderr)
+          f"{_summaries_text(random_means)}", file=sys.stderr)
     print(report.verdict, file=sys.stderr)
     for name, entry in report.methods.items():
-        normalised = "" if entry.naopc is None else f", normalised AOPC {entry.naopc:.3f}"
-        print(f"{name:>31}: comprehensiveness {entry.comprehensiveness:.3f}, sufficiency {entry.sufficiency:.3f}, "
-              f"AOPC {entry.aopc:.3f}{normalised}. {entry.versus_random.reading}", file=sys.stderr)
+        print(f"{name:>31}: {_summaries_text(entry.summaries)}. {entry.versus_random.reading}", file=sys.stderr)
     if checked is not None:
         for name in checked.entries:
             print(checked.verdict(name), file=sys.stderr)
     print(f"-> {args.json}", file=sys.stderr)
     return 0
+
+
+def _summaries_text(values: dict[str, float | None]) -> str:
+    """Each summary computed, as "AOPC 0.241", in the registry's order (rcqa.faithfulness.summaries)."""
+    from rcqa.faithfulness.summaries import SUMMARIES
+
+    return ", ".join(f"{SUMMARIES[name].label} {value:.3f}" for name, value in values.items() if value is not None)
 
 
 def add_lens(commands: argparse._SubParsersAction) -> None:

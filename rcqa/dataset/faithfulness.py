@@ -1,10 +1,11 @@
 """The methods' faithfulness over a dataset: what a run stores per example (a compact record of the document
 `python -m rcqa faithfulness` writes) and its averages, each method against random deletion.
 
-A per-example record (rcqa.faithfulness.document.FaithfulnessReport, trimmed) keeps, per method, the deletion curve (the explained span's probability and whether the
-answer flipped, for k = 0 … K deleted words), comprehensiveness, sufficiency and AOPC; for random deletion the mean
-over its draws. Passages with fewer than K deletable words have shorter curves: a mean at k is over the examples
-that reach k.
+A per-example record (rcqa.faithfulness.document.FaithfulnessReport, trimmed) keeps, per method, the deletion curve
+(the explained span's probability and whether the answer flipped, for k = 0 … K deleted words) and every summary the
+report held (rcqa.faithfulness.summaries: comprehensiveness, sufficiency, AOPC, …); for random deletion the mean over
+its draws. Passages with fewer than K deletable words have shorter curves: a mean at k is over the examples that
+reach k.
 """
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ import numpy as np
 import pyarrow as pa
 
 from rcqa.faithfulness.entry import entry_label
-from rcqa.faithfulness.document import SUMMARIES, FaithfulnessReport, Spread  # naopc: null unless bounds searched
+from rcqa.faithfulness.document import FaithfulnessReport, Spread  # naopc: null unless bounds searched
 from rcqa.faithfulness.paired import MEASURES, paired_differences, verdict
+from rcqa.faithfulness.summaries import SUMMARIES, FaithfulnessSummary
 from rcqa.intervals import defined_means, mean_with_interval, nullable
 
 RANDOM = "random"
@@ -24,12 +26,11 @@ RANDOM = "random"
 
 def record(report: FaithfulnessReport) -> str:
     """The row's `faithfulness` cell (JSON) from a faithfulness report."""
-    methods = {name: {**{s: getattr(entry, s) for s in SUMMARIES},
-                      "span_probability": entry.deletion.span_probability,
+    methods = {name: {**entry.summaries, "span_probability": entry.deletion.span_probability,
                       "flipped": [float(f) for f in entry.deletion.flipped]}
                for name, entry in report.methods.items()}
     random = report.random
-    methods[RANDOM] = {**{s: _mean(getattr(random, s)) for s in SUMMARIES},
+    methods[RANDOM] = {**{name: _mean(found) for name, found in random.summaries.items()},
                        "span_probability": random.deletion.span_probability.mean,
                        "flipped": random.deletion.flipped.mean}
     return json.dumps({"k": next(iter(report.methods.values())).deletion.k,
@@ -56,18 +57,20 @@ def summarize_faithfulness(rows: pa.Table, seed: int = 0) -> dict | None:
     if not records:
         return None
     length = max(len(r["k"]) for r in records)
+    # the summaries the records hold (a summary registered after a run was made is not in its rows)
+    held = [s for s in SUMMARIES if any(s in entry for r in records for entry in r["methods"].values())]
     methods: dict[str, dict[str, Any]] = {}
     for name in records[0]["methods"]:
         found = [r["methods"][name] for r in records]
         beats = [f["aopc"] > r["methods"][RANDOM]["aopc"] for f, r in zip(found, records)]
         curve, flips = (_padded([f[key] for f in found], length) for key in ("span_probability", "flipped"))
         methods[name] = {
-            **{s: mean_with_interval(np.array([f.get(s) for f in found], dtype=float), seed) for s in SUMMARIES},
+            **{s: mean_with_interval(np.array([f.get(s) for f in found], dtype=float), seed) for s in held},
             "beats_random": None if name == RANDOM else 100 * float(np.mean(beats)),
             "span_probability": nullable(defined_means(curve)), "flip_rate": nullable(100 * defined_means(flips)),
         }
-    per_question = {name: {m: np.array([r["methods"][name].get(m) for r in records], dtype=float) for m in MEASURES}
-                    for name in methods}
+    per_question = {name: {m: np.array([r["methods"][name].get(m) for r in records], dtype=float)
+                           for m in MEASURES if m in held} for name in methods}
     paired = paired_differences(per_question, seed)
     means = {name: methods[name]["aopc"]["mean"] for name in methods}
     return {"n": len(records), "k": list(range(length)), "operator": records[0]["operator"],
@@ -75,3 +78,22 @@ def summarize_faithfulness(rows: pa.Table, seed: int = 0) -> dict | None:
             "spare_answer": records[0].get("spare_answer", False),  # runs before the field deleted the answer
             "original_probability": float(np.mean([r["original_probability"] for r in records])),
             "methods": methods}
+
+
+def held_summaries(found: dict) -> list[FaithfulnessSummary]:
+    """The registered summaries a run's faithfulness section gives a mean of (rcqa.faithfulness.summaries)."""
+    return [summary for summary in SUMMARIES.values()
+            if any((method.get(summary.name) or {}).get("mean") is not None for method in found["methods"].values())]
+
+
+def summaries_prose(found: dict) -> str:
+    """Whose measures the section's summaries are, and which way each is more faithful, as the report says it."""
+    held = held_summaries(found)
+    higher, lower = ([s.label for s in held if s.higher_is_better == way] for way in (True, False))
+    directions = [f"{way} {_listed(labels)}" for way, labels in (("higher", higher), ("lower", lower)) if labels]
+    return f"{', '.join(s.source for s in held)}; {' and '.join(directions)} are more faithful"
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+

@@ -24,6 +24,7 @@ from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import figures, published
 from rcqa.dataset.aggregate import Run, by_abstention, load_run, summarize
 from rcqa.dataset.kept_summary import kept_summary
+from rcqa.dataset.faithfulness import summaries_prose
 from rcqa.dataset.conclusions import Verdict, conclusion_table, contrast_statement, verdicts, worst_completeness
 from rcqa.dataset.summary import DatasetSummary, Section, summary_json
 from rcqa.figures.common import Chart, image_export_available
@@ -155,8 +156,8 @@ def _faithfulness_section(summary: DatasetSummary) -> str:
         return ""
     return f"""<h2>Which explanation to trust?</h2>
 <p>Each method's top words deleted and the question answered again, against deleting random words
-(Wu &amp; Ong; ERASER's comprehensiveness and sufficiency, Samek's AOPC; higher comprehensiveness and AOPC and lower
-sufficiency are more faithful). {_ANSWER_PROTOCOL[summary.faithfulness.get("spare_answer", False)]}</p>
+(Wu &amp; Ong; {html.escape(summaries_prose(summary.faithfulness))}).
+{_ANSWER_PROTOCOL[summary.faithfulness.get("spare_answer", False)]}</p>
 {_verdict(summary.faithfulness)}
 {_table(table)}
 {_paired(summary)}"""

@@ -32,6 +32,7 @@ from rcqa.faithfulness.cost import deletion_variants, passes_after_each, search_
 from rcqa.faithfulness.deletion import OPERATORS, Reanswer, reanswer
 from rcqa.faithfulness.entry import Entry
 from rcqa.faithfulness.metrics import aopc_bounds, fraction_count
+from rcqa.faithfulness.summaries import SUMMARIES
 from rcqa.model import QAModel
 from rcqa.types import Example, ExplainedTarget, ResultHeader, Word, explained_target, overlaps
 
@@ -116,6 +117,9 @@ class MethodResult:
     deletions: list[Deletions]  # per draw
     method: str = ""
     ranked_by: str = ""  # a ranking of RANKINGS: signed, magnitude or random
+    # per draw, the span's probability in the re-answers of each summary that perturbs the input its own way (by
+    # the summary's name; rcqa.faithfulness.summaries); empty in comparisons saved before any summary did
+    reanswered: list[dict[str, list[float]]] = field(default_factory=list)
 
     def __post_init__(self):
         entry = Entry.named(self.name)  # a result saved before it held its method and ranking apart
@@ -124,14 +128,14 @@ class MethodResult:
     def to_dict(self) -> dict:
         return {"name": self.name, "method": self.method, "ranked_by": self.ranked_by, "description": self.description,
                 "scores": [s.tolist() for s in self.scores], "word_scores": [s.tolist() for s in self.word_scores],
-                "deletions": [d.to_dict() for d in self.deletions]}
+                "deletions": [d.to_dict() for d in self.deletions], "reanswered": self.reanswered}
 
     @classmethod
     def from_dict(cls, data: dict) -> MethodResult:
         return cls(data["name"], data["description"], [np.asarray(s, dtype=float) for s in data["scores"]],
                    [np.asarray(s, dtype=float) for s in data["word_scores"]],
                    [Deletions.from_dict(d) for d in data["deletions"]], data.get("method", ""),
-                   data.get("ranked_by", ""))
+                   data.get("ranked_by", ""), data.get("reanswered", []))
 
 
 @dataclass(repr=False)
@@ -219,10 +223,13 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
     per_word = {name: [word_scores(s, words) for s in draws] for name, draws in scores.items()}
     started = time.perf_counter()
     (original,) = reanswer(case, [()], protocol.operator)
+    ranked = [w for name in names for w in per_word[name]]
+    own = len(ranked) * sum(summary.variants for summary in SUMMARIES.values())  # the summaries' re-answers, after
     deletions = iter(delete_top_words(
-        case, [_ranking(w, deletable) for name in names for w in per_word[name]], protocol, original,
-        lambda done, total: report(shares.deleted(done / total),
+        case, [_ranking(w, deletable) for w in ranked], protocol, original,
+        lambda done, total: report(shares.deleted(done / (total + own)),
                                    f"re-answering with words deleted: {done} of {total} variants")))
+    reanswered = iter(reanswer_by_summaries(case, words, deletable, ranked))
     seconds["deletion"] = time.perf_counter() - started
     bounds = None
     if protocol.naopc_beam:
@@ -241,7 +248,8 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
         span_chars=span,
         protocol=protocol, original=original, seconds=seconds, aopc_bounds=bounds,
         methods={name: MethodResult(name, METHODS[method].description, scores[name], per_word[name],
-                                    [next(deletions) for _ in scores[name]], method, ranking)
+                                    [next(deletions) for _ in scores[name]], method, ranking,
+                                    [next(reanswered) for _ in scores[name]])
                  for name in names for method, ranking in [astuple(Entry.named(name))]})
 
 
@@ -298,6 +306,18 @@ def _scores(case: Case, methods: list[str], protocol: Protocol, settings: Explai
 def _ranking(scores: np.ndarray, deletable: list[int]) -> np.ndarray:
     """The deletable words, best first (a tie keeps text order)."""
     return np.array(deletable, dtype=int)[np.argsort(-scores[deletable], kind="stable")]
+
+
+def reanswer_by_summaries(case: Case, words: list[Word], deletable: list[int],
+                          word_scores: list[np.ndarray]) -> list[dict[str, list[float]]]:
+    """Per ranking (given by its passage-word scores), the re-answers of every summary that perturbs the input its
+    own way (soft comprehensiveness and sufficiency scale the embeddings), by the summary's name."""
+    found: list[dict[str, list[float]]] = [{} for _ in word_scores]
+    for summary in SUMMARIES.values():
+        made = summary.reanswer(case, words, deletable, word_scores)
+        for row, values in enumerate(made or []):
+            found[row][summary.name] = values.tolist()
+    return found
 
 
 def delete_top_words(case: Case, rankings: list[np.ndarray], protocol: Protocol, original: Reanswer,

@@ -4,7 +4,7 @@ so that the queue can price them and a server can refuse what is over its budget
 Scoring one window: each method's passes through the L blocks (a forward and a backward, 36 h² multiply-adds per
 token and block; IG's expected path points), a pass shared by several methods (the embeddings' gradient, the
 attention maps) counted once, plus the forward that records the layer outputs. Re-answering: one forward (a third
-of a pass) per variant of the window with words deleted.
+of a pass) per variant of the window with words deleted, or with its embeddings scaled.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from rcqa.attribution.cost import FORWARD, block_seconds
 from rcqa.attribution.methods import METHODS, make_method
 from rcqa.attribution.methods.random_baseline import RandomBaseline
 from rcqa.attribution.settings import ExplainSettings
+from rcqa.faithfulness.summaries import SUMMARIES
 from rcqa.model import QAModel
 
 
@@ -44,9 +45,11 @@ def passes_after_each(settings: ExplainSettings, methods: Sequence[str]) -> list
 def deletion_variants(methods: Sequence[str], draws: int, k: int, fractions: int, bins: int, naopc_beam: int,
                       words: int) -> int:
     """At most how many variants the deletion test answers: every ranking's curve (k + 1 counts), fractions and
-    ERASER's bins deleted and kept (no set being shared), and the NAOPC search's 2 · beam · words · k."""
+    ERASER's bins deleted and kept (no set being shared), the re-answers of the summaries that perturb the input their
+    own way (rcqa.faithfulness.summaries), and the NAOPC search's 2 · beam · words · k."""
     rankings = sum(len(METHODS[name].rankings) for name in methods if name != RandomBaseline.name) + draws
-    return rankings * (k + 1 + fractions + 2 * bins) + search_variants(naopc_beam, words, k)
+    own = sum(summary.variants for summary in SUMMARIES.values())
+    return rankings * (k + 1 + fractions + 2 * bins + own) + search_variants(naopc_beam, words, k)
 
 
 def search_variants(naopc_beam: int, words: int, k: int) -> int:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from typing import Any, Generic, TypeVar
 
+from rcqa.faithfulness.summaries import SUMMARIES
 from rcqa.types.document import Document
 from rcqa.types.header import ResultHeader
 
 Section = dict[str, Any]  # numbers the document carries as JSON, which no reader takes apart
-SUMMARIES = ("comprehensiveness", "sufficiency", "aopc", "naopc")
 CURVE_MEASURES = ("span_probability", "flipped", "f1")
 Measure = TypeVar("Measure")  # a curve's values: a compared entry's list per point, or random's Spread of them
 
@@ -74,10 +74,32 @@ class VersusRandom:
     comprehensiveness_reading: str
 
 
+def kept_summaries(summaries: dict[str, Any]) -> dict[str, Any]:
+    """A document's summaries by name, in the registry's order (rcqa.faithfulness.summaries): those computed, and
+    null for a summary the files have always held (naopc, unless AOPC's bounds were searched); one not computed
+    (soft comprehensiveness of a comparison saved before it) is left out, so such a file saves back as it was."""
+    return {name: summaries.get(name) for name, summary in SUMMARIES.items()
+            if summaries.get(name) is not None or summary.null_written}
+
+
+def _with_summaries(data: dict[str, Any], summaries: dict[str, Any], before: str | None) -> dict[str, Any]:
+    """The JSON with each summary under its own key, where the typed fields stood (before the key `before`, or last)."""
+    keys = list(data)
+    at = keys.index(before) if before is not None else len(keys)
+    return {**{key: data[key] for key in keys[:at]}, **{name: _plain(value) for name, value in summaries.items()},
+            **{key: data[key] for key in keys[at:]}}
+
+
+def _read_summaries(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A JSON's summaries (by their registered names) and the rest of its keys."""
+    return ({name: data[name] for name in SUMMARIES if name in data},
+            {key: value for key, value in data.items() if key not in SUMMARIES})
+
+
 @dataclass(frozen=True)
 class EntryFaithfulness:
-    """A compared entry (a method under one ranking): its scores, its ranking, its deletion curves and summaries
-    (naopc None unless AOPC's bounds were searched), and how it fares against random."""
+    """A compared entry (a method under one ranking): its scores, its ranking, its deletion curves, its summaries by
+    name (kept_summaries: naopc None unless AOPC's bounds were searched), and how it fares against random."""
 
     method: str
     ranked_by: str
@@ -89,20 +111,21 @@ class EntryFaithfulness:
     ranking: list[int]
     deletion: DeletionCurve[list]
     deletion_by_fraction: DeletionCurve[list]
-    comprehensiveness: float
-    sufficiency: float
-    aopc: float
-    naopc: float | None
+    summaries: dict[str, float | None]
     versus_random: VersusRandom
 
+    def __post_init__(self):
+        object.__setattr__(self, "summaries", kept_summaries(self.summaries))
+
     def to_dict(self) -> dict[str, Any]:
-        return _json(self)
+        return _with_summaries(_json(self, ("summaries",)), self.summaries, "versus_random")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EntryFaithfulness:
-        return cls(**{**data, "deletion": DeletionCurve.from_dict(data["deletion"]),
+        summaries, rest = _read_summaries(data)
+        return cls(**{**rest, "deletion": DeletionCurve.from_dict(data["deletion"]),
                       "deletion_by_fraction": DeletionCurve.from_dict(data["deletion_by_fraction"]),
-                      "versus_random": VersusRandom(**data["versus_random"])})
+                      "summaries": summaries, "versus_random": VersusRandom(**data["versus_random"])})
 
 
 @dataclass(frozen=True)
@@ -115,19 +138,21 @@ class RandomFaithfulness:
     rankings: list[list[int]]
     deletion: DeletionCurve[Spread]
     deletion_by_fraction: DeletionCurve[Spread]
-    comprehensiveness: Spread
-    sufficiency: Spread
-    aopc: Spread
-    naopc: Spread | None
+    summaries: dict[str, Spread | None]
+
+    def __post_init__(self):
+        object.__setattr__(self, "summaries", kept_summaries(self.summaries))
 
     def to_dict(self) -> dict[str, Any]:
-        return _json(self)
+        return _with_summaries(_json(self, ("summaries",)), self.summaries, None)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RandomFaithfulness:
-        summaries = {name: None if data[name] is None else Spread.from_dict(data[name]) for name in SUMMARIES}
-        return cls(**{**data, "deletion": DeletionCurve.from_dict(data["deletion"]),
-                      "deletion_by_fraction": DeletionCurve.from_dict(data["deletion_by_fraction"]), **summaries})
+        found, rest = _read_summaries(data)
+        return cls(**{**rest, "deletion": DeletionCurve.from_dict(data["deletion"]),
+                      "deletion_by_fraction": DeletionCurve.from_dict(data["deletion_by_fraction"]),
+                      "summaries": {name: None if value is None else Spread.from_dict(value)
+                                    for name, value in found.items()}})
 
 
 @dataclass(frozen=True)
@@ -158,7 +183,7 @@ class OriginalAnswer:
 
 @dataclass(frozen=True)
 class FaithfulnessReport(Document):
-    """Every compared entry's scores, deletion curves, comprehensiveness, sufficiency and AOPC, each against
+    """Every compared entry's scores, deletion curves and summaries (comprehensiveness, AOPC, …), each against
     random's, the entries' rank correlations and paired differences, and the verdict they allow; with what every
     result says it is of (its header). `sanity`: the sanity checks' section, where they were run."""
 

@@ -16,11 +16,14 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.stats import binomtest
 
+from rcqa.faithfulness.summaries import SUMMARIES
 from rcqa.intervals import excludes_zero, mean_with_interval
 
-# the measures compared, and whether more of them means more faithful (sufficiency: the probability lost with only
-# the top words kept, lower is better)
-MEASURES = {"aopc": True, "comprehensiveness": True, "sufficiency": False}
+VERDICT_MEASURE = "aopc"  # the measure a verdict ranks the entries by unless told another
+# the measures compared (the registered summaries compared pair by pair; the verdict's first, as the files have always
+# held them), and whether more of them means more faithful
+MEASURES = {name: SUMMARIES[name].higher_is_better
+            for name in sorted((n for n, s in SUMMARIES.items() if s.paired), key=lambda n: n != VERDICT_MEASURE)}
 MIN_QUESTIONS = 10
 RANDOM = "random"
 
@@ -73,16 +76,17 @@ def paired_difference(a: str, b: str, measure: str, first: np.ndarray, second: n
 
 def paired_differences(values: Mapping[str, Mapping[str, np.ndarray]], seed: int = 0) -> dict[str, list[dict]]:
     """Per measure, every pair of entries (in the order given, random last) as PairedDifference dictionaries.
-    `values`: entry → measure → per-question values."""
+    `values`: entry → measure → per-question values; a measure not every entry holds (a summary its comparisons did
+    not compute) is left out."""
     names = [*(n for n in values if n != RANDOM), *([RANDOM] if RANDOM in values else [])]
     return {measure: [paired_difference(a, b, measure, np.asarray(values[a][measure], dtype=float),
                                         np.asarray(values[b][measure], dtype=float), seed).to_dict()
                       for a, b in itertools.combinations(names, 2)]
-            for measure in MEASURES}
+            for measure in MEASURES if all(measure in found for found in values.values())}
 
 
 def verdict(paired: Mapping[str, list[dict]], means: Mapping[str, float], label: Callable[[str], str],
-            measure: str = "aopc") -> str:
+            measure: str = VERDICT_MEASURE) -> str:
     """The sentence a comparison opens with, read from the paired differences of one measure: the entry with the
     best mean, those it is not told apart from, those it beats, and how the entries fare against random."""
     pairs = paired[measure]
@@ -92,7 +96,7 @@ def verdict(paired: Mapping[str, list[dict]], means: Mapping[str, float], label:
         return "No method was compared."
     higher = MEASURES[measure]
     best = max(compared, key=lambda name: means[name] if higher else -means[name])
-    shown = f"{measure.upper() if measure == 'aopc' else measure}"
+    shown = SUMMARIES[measure].label
     if n < MIN_QUESTIONS:
         return (f"On {n} question{'s' * (n != 1)} no two methods are told apart: a paired interval needs at least "
                 f"{MIN_QUESTIONS} questions. Here {label(best)} has the {'highest' if higher else 'lowest'} {shown} "

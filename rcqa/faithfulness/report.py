@@ -23,18 +23,9 @@ from rcqa.faithfulness.document import (
     Spread,
     VersusRandom,
 )
-from rcqa.faithfulness.metrics import (
-    aopc,
-    comprehensiveness,
-    normalised_aopc,
-    drop_ratio,
-    rank_correlations,
-    reading,
-    spread,
-    sufficiency,
-    summary_reading,
-)
-from rcqa.faithfulness.paired import MEASURES, paired_differences, verdict
+from rcqa.faithfulness.metrics import drop_ratio, rank_correlations, reading, spread, summary_reading
+from rcqa.faithfulness.paired import paired_differences, verdict
+from rcqa.faithfulness.summaries import SUMMARIES, Evidence
 from rcqa.model import QAModel
 from rcqa.types import Example
 from rcqa.types.header import ResultHeader
@@ -51,14 +42,11 @@ def example_faithfulness(qa_model: QAModel, example: Example, methods: Sequence[
 
 
 def faithfulness_report(comparison: Comparison) -> FaithfulnessReport:
-    """Every method's scores, deletion curves, comprehensiveness, sufficiency and AOPC, each against random's mean
+    """Every method's scores, deletion curves and summaries (rcqa.faithfulness.summaries), each against random's mean
     and spread over its draws, and the methods' rank correlations."""
     protocol, words, original = comparison.protocol, comparison.words, comparison.original
-    found = {result.name: measures(comparison, result) for result in comparison.methods.values()}
+    found = every_measure(comparison)
     bounds = aopc_range(comparison, found)
-    if bounds is not None and bounds[1] > bounds[0]:  # where every ordering has one AOPC, nothing is normalised
-        for values in found.values():
-            values["naopc"] = np.array([normalised_aopc(v, *bounds) for v in values["aopc"]])
     random = found[comparison.random.name]
     methods = {result.name: _single(result, found[result.name], versus_random(comparison, found[result.name], random))
                for result in comparison.compared()}
@@ -84,15 +72,16 @@ def faithfulness_report(comparison: Comparison) -> FaithfulnessReport:
 def one_question_verdict(found: Mapping[str, dict]) -> tuple[dict, str]:
     """Every pair's paired differences over this one question (random: the mean of its draws) and the verdict they
     allow (rcqa.faithfulness.paired); `found`: each entry's measures."""
-    paired = paired_differences({name: {m: np.atleast_1d(np.mean(values[m])) for m in MEASURES}
-                                 for name, values in found.items()})
-    return paired, verdict(paired, {name: float(np.mean(values["aopc"])) for name, values in found.items()},
+    paired = paired_differences({name: {m: np.atleast_1d(np.mean(v)) for m, v in values["summaries"].items()
+                                        if v is not None} for name, values in found.items()})
+    return paired, verdict(paired, {name: float(np.mean(values["summaries"]["aopc"])) for name, values in found.items()},
                            entry_label)
 
 
-def measures(comparison: Comparison, result: MethodResult) -> dict:
-    """Per draw (first axis): the deletion curve over k, the curve over the passage fractions, and ERASER's and
-    Samek's summaries, all from the explained span's probability p and the re-answers."""
+def measures(comparison: Comparison, result: MethodResult, bounds: tuple[float, float] | None = None) -> dict:
+    """Per draw (first axis): the deletion curve over k, the curve over the passage fractions, and every registered
+    summary by name (None where this comparison cannot give it; naopc needs AOPC's `bounds`), all from the explained
+    span's probability p and the re-answers."""
     protocol, words, p0 = comparison.protocol, len(comparison.deletable), comparison.original.span_probability
     ks, fraction_ks, bin_ks = protocol.ks(words), protocol.fraction_ks(words), protocol.bin_ks(words)
 
@@ -100,14 +89,21 @@ def measures(comparison: Comparison, result: MethodResult) -> dict:
         return {"span_probability": comparison.probabilities(result, counts),
                 "flipped": comparison.flips(result, counts), "f1": comparison.f1s(result, counts)}
 
-    without_top, only_top = comparison.probabilities(result, bin_ks), comparison.probabilities(result, bin_ks, True)
+    reanswered = {name: np.array([draw[name] for draw in result.reanswered])
+                  for name in SUMMARIES if result.reanswered and all(name in draw for draw in result.reanswered)}
+    evidence = Evidence(p0, comparison.probabilities(result, ks), comparison.probabilities(result, bin_ks),
+                        comparison.probabilities(result, bin_ks, True), reanswered, bounds)
     return {
         "deletion": {"k": ks, **curve(ks)},
         "deletion_by_fraction": {"fraction": list(protocol.fractions), "k": fraction_ks, **curve(fraction_ks)},
-        "comprehensiveness": np.array([comprehensiveness(p0, row) for row in without_top]),
-        "sufficiency": np.array([sufficiency(p0, row) for row in only_top]),
-        "aopc": np.array([aopc(p0, row) for row in comparison.probabilities(result, ks)]),
+        "summaries": {name: summary.values(evidence) for name, summary in SUMMARIES.items()},
     }
+
+
+def every_measure(comparison: Comparison) -> dict[str, dict]:
+    """Every entry's measures (random's too), by name; normalised AOPC within aopc_range."""
+    bounds = aopc_range(comparison, {result.name: measures(comparison, result) for result in comparison.methods.values()})
+    return {result.name: measures(comparison, result, bounds) for result in comparison.methods.values()}
 
 
 def aopc_range(comparison: Comparison, found: Mapping[str, dict]) -> tuple[float, float] | None:
@@ -115,7 +111,7 @@ def aopc_range(comparison: Comparison, found: Mapping[str, dict]) -> tuple[float
     an ordering's, so a narrower beam bound is wrong); None when no search was made."""
     if comparison.aopc_bounds is None:
         return None
-    reached = np.concatenate([values["aopc"] for values in found.values()])
+    reached = np.concatenate([values["summaries"]["aopc"] for values in found.values()])
     return (min(comparison.aopc_bounds[0], float(reached.min())), max(comparison.aopc_bounds[1], float(reached.max())))
 
 
@@ -130,15 +126,16 @@ def versus_random(comparison: Comparison, method: dict, random: dict) -> VersusR
     p0 = comparison.original.span_probability
     curve, random_curve = method["deletion"]["span_probability"][0], random["deletion"]["span_probability"]
     k = reading_k(comparison)
+    own, drawn = method["summaries"], random["summaries"]
     return VersusRandom(
         drop_ratio=[drop_ratio(p0, m, r) for m, r in zip(curve, random_curve.mean(axis=0))],
         below_every_random_draw=(curve < random_curve.min(axis=0)).tolist(),
-        aopc_minus_random=float(method["aopc"][0] - random["aopc"].mean()),
-        random_aopc_range=[float(random["aopc"].min()), float(random["aopc"].max())],
+        aopc_minus_random=float(own["aopc"][0] - drawn["aopc"].mean()),
+        random_aopc_range=[float(drawn["aopc"].min()), float(drawn["aopc"].max())],
         reading=reading(k, p0, curve[k], random_curve[:, k]),
         comprehensiveness_reading=summary_reading(
             "comprehensiveness (the probability lost with the top 1, 5, 10, 20 and 50 % of the words deleted, "
-            "ERASER's bins)", float(method["comprehensiveness"][0]), random["comprehensiveness"], True),
+            "ERASER's bins)", float(own["comprehensiveness"][0]), drawn["comprehensiveness"], True),
     )
 
 
@@ -170,7 +167,7 @@ def against_the_answer(comparison: Comparison, result: MethodResult) -> str:
 
 
 def _single(result: MethodResult, values: dict, versus: VersusRandom) -> EntryFaithfulness:
-    """A compared entry's fields: its one draw (naopc only where AOPC's bounds were searched)."""
+    """A compared entry's fields: its one draw of each summary (naopc only where AOPC's bounds were searched)."""
     def first(draws: np.ndarray):
         return draws[0].tolist()
 
@@ -179,8 +176,7 @@ def _single(result: MethodResult, values: dict, versus: VersusRandom) -> EntryFa
         label=entry_label(result.name), description=result.description, scores=result.scores[0].tolist(),
         word_scores=result.word_scores[0].tolist(), ranking=list(result.deletions[0].ranking),
         deletion=_curve(values["deletion"], first), deletion_by_fraction=_curve(values["deletion_by_fraction"], first),
-        comprehensiveness=float(values["comprehensiveness"][0]), sufficiency=float(values["sufficiency"][0]),
-        aopc=float(values["aopc"][0]), naopc=float(values["naopc"][0]) if "naopc" in values else None,
+        summaries={name: None if draws is None else float(draws[0]) for name, draws in values["summaries"].items()},
         versus_random=versus)
 
 
@@ -194,8 +190,7 @@ def _spread(result: MethodResult, values: dict) -> RandomFaithfulness:
         description=result.description, scores=[s.tolist() for s in result.scores],
         rankings=[list(d.ranking) for d in result.deletions],
         deletion=_curve(values["deletion"], spread), deletion_by_fraction=_curve(values["deletion_by_fraction"], spread),
-        comprehensiveness=summary(values["comprehensiveness"]), sufficiency=summary(values["sufficiency"]),
-        aopc=summary(values["aopc"]), naopc=summary(values["naopc"]) if "naopc" in values else None)
+        summaries={name: None if draws is None else summary(draws) for name, draws in values["summaries"].items()})
 
 
 def _curve(curve: dict, summary) -> DeletionCurve:

@@ -12,7 +12,8 @@ from rcqa.faithfulness.compare import Comparison, MethodResult
 from rcqa.faithfulness.entry import Entry
 from rcqa.faithfulness.metrics import rank_correlations
 from rcqa.figures.answer import percent
-from rcqa.faithfulness.report import measures, one_question_verdict, readings
+from rcqa.faithfulness.report import every_measure, measures, one_question_verdict, readings
+from rcqa.faithfulness.summaries import SUMMARIES, FaithfulnessSummary
 from rcqa.figures.common import FONT, Chart, apply_layout, escape_label, escape_text, word_ticks
 from rcqa.figures.words import MARK
 from rcqa.types import overlaps
@@ -160,22 +161,34 @@ def probability_note(comparison: Comparison) -> str:
             f"softmax over the window's tokens): {here} with nothing deleted{there}.")
 
 
+def shown_summaries(comparison: Comparison) -> list[FaithfulnessSummary]:
+    """The registered summaries this comparison gives for every entry (rcqa.faithfulness.summaries): normalised AOPC
+    only where AOPC's bounds were searched, the soft ones only where their re-answers were made."""
+    found = every_measure(comparison).values()
+    return [summary for name, summary in SUMMARIES.items()
+            if all(values["summaries"][name] is not None for values in found)]
+
+
 def faithfulness_table(comparison: Comparison) -> pd.DataFrame:
-    """Per method: ERASER's comprehensiveness (higher is more faithful) and sufficiency (lower is), the area over
-    the deletion curve, and random's mean and range for each: its lowest and highest draw, as rows of numbers, so
-    that every column holds numbers only."""
-    random = measures(comparison, comparison.random)
+    """Per method, each summary shown_summaries gives (columns by label; which way is more faithful is each one's own,
+    summary_captions says it), and random's mean and range for each: its lowest and highest draw, as rows of numbers,
+    so that every column holds numbers only."""
+    shown, found = shown_summaries(comparison), every_measure(comparison)
+    random = found[comparison.random.name]["summaries"]
     rows = []
     for result in comparison.compared():
-        own = measures(comparison, result)
-        rows.append({"method": method_name(result.name),
-                     **{name: float(own[name][0]) for name in ("comprehensiveness", "sufficiency", "aopc")}})
+        own = found[result.name]["summaries"]
+        rows.append({"method": method_name(result.name), **{s.label: float(own[s.name][0]) for s in shown}})
     rows.append({"method": f"random (mean of {len(random['aopc'])} draws)",
-                 **{name: float(random[name].mean()) for name in ("comprehensiveness", "sufficiency", "aopc")}})
+                 **{s.label: float(random[s.name].mean()) for s in shown}})
     for end, pick in (("lowest", np.min), ("highest", np.max)):
-        rows.append({"method": f"random (the {end} of its draws)",
-                     **{name: float(pick(random[name])) for name in ("comprehensiveness", "sufficiency", "aopc")}})
-    return pd.DataFrame(rows).rename(columns={"aopc": "AOPC"})
+        rows.append({"method": f"random (the {end} of its draws)", **{s.label: float(pick(random[s.name])) for s in shown}})
+    return pd.DataFrame(rows)
+
+
+def summary_captions(comparison: Comparison) -> str:
+    """What each summary of faithfulness_table measures and which way is more faithful, one sentence each."""
+    return " ".join(summary.caption for summary in shown_summaries(comparison))
 
 
 def rank_correlation(comparison: Comparison, kind: str = "spearman") -> Chart:

@@ -157,18 +157,20 @@ def test_the_report_of_a_handmade_comparison_holds_the_numbers_worked_out_by_han
     assert method.deletion.flipped == [False, True, True, True]
     assert method.deletion.f1 == [1.0, 0.0, 0.0, 0.0]
     assert method.deletion_by_fraction.k == [2] and method.deletion_by_fraction.span_probability == [0.3]
-    assert method.aopc == pytest.approx((0 + 0.3 + 0.5 + 0.6) / 4)
-    assert method.comprehensiveness == pytest.approx((0.3 + 0.7) / 2)  # top 1 and top 5 deleted: .5 and .1
-    assert method.sufficiency == pytest.approx((0.2 + 0.1) / 2)  # only they kept: .6 and .7
+    assert method.summaries["aopc"] == pytest.approx((0 + 0.3 + 0.5 + 0.6) / 4)
+    # top 1 and top 5 deleted: .5 and .1; only they kept: .6 and .7
+    assert method.summaries["comprehensiveness"] == pytest.approx((0.3 + 0.7) / 2)
+    assert method.summaries["sufficiency"] == pytest.approx((0.2 + 0.1) / 2)
     random = report.random
     assert random.deletion.span_probability.mean == pytest.approx([0.8, 0.7, 0.6, 0.5])
     assert random.deletion.span_probability.min == pytest.approx([0.8, 0.6, 0.5, 0.4])
     assert random.deletion.flipped.mean == [0, 0, 0, 0.5]  # one draw of two moved the answer at k = 3
     assert random.deletion.f1.mean == pytest.approx([1, 1, 1, (2 / 3 + 1) / 2])  # "w3 w4" against "w3"
-    assert random.aopc.draws == pytest.approx([0.075, 0.225])  # (0 + 0 + .1 + .2) / 4, (0 + .2 + .3 + .4) / 4
-    assert random.aopc.std == pytest.approx(0.15 / math.sqrt(2))
-    assert random.comprehensiveness.mean == pytest.approx(((0 + 0.3) / 2 + (0.2 + 0.5) / 2) / 2)
-    assert random.sufficiency.mean == pytest.approx(((0.6 + 0.4) / 2 + (0.7 + 0.5) / 2) / 2)
+    # (0 + 0 + .1 + .2) / 4, (0 + .2 + .3 + .4) / 4
+    assert random.summaries["aopc"].draws == pytest.approx([0.075, 0.225])
+    assert random.summaries["aopc"].std == pytest.approx(0.15 / math.sqrt(2))
+    assert random.summaries["comprehensiveness"].mean == pytest.approx(((0 + 0.3) / 2 + (0.2 + 0.5) / 2) / 2)
+    assert random.summaries["sufficiency"].mean == pytest.approx(((0.6 + 0.4) / 2 + (0.7 + 0.5) / 2) / 2)
     versus = method.versus_random
     assert versus.drop_ratio == pytest.approx([None, 3.0, 2.5, 2.0])  # .3/.1, .5/.2, .6/.3; none at k = 0
     assert versus.below_every_random_draw == [False, True, True, True]
@@ -182,20 +184,21 @@ def test_the_report_of_a_handmade_comparison_holds_the_numbers_worked_out_by_han
     assert versus.comprehensiveness_reading.startswith("Its comprehensiveness (")
     assert "is 0.500, above every random draw's (0.150–0.350 over 2 draws): by this measure, better than random." \
         in versus.comprehensiveness_reading
-    assert report.aopc_bounds is None and method.naopc is None and random.naopc is None
+    assert report.aopc_bounds is None and method.summaries["naopc"] is None and random.summaries["naopc"] is None
 
 
 def test_normalised_aopc_of_a_handmade_comparison_by_hand():
     # AOPCs: gradient .35, attention_tracing 0 (nothing it deletes moves p), random draws .075 and .225
     searched = faithfulness_report(dataclasses.replace(handmade_comparison(), aopc_bounds=(0.0, 0.5)))
     assert searched.aopc_bounds == {"lower": 0.0, "upper": 0.5}
-    assert searched.methods["gradient"].naopc == pytest.approx(0.7)
-    assert searched.random.naopc is not None and searched.random.naopc.draws == pytest.approx([0.15, 0.45])
+    assert searched.methods["gradient"].summaries["naopc"] == pytest.approx(0.7)
+    random_naopc = searched.random.summaries["naopc"]
+    assert random_naopc is not None and random_naopc.draws == pytest.approx([0.15, 0.45])
     # a beam that missed orderings the rankings reached is widened to them: here up to gradient's .35
     narrow = faithfulness_report(dataclasses.replace(handmade_comparison(), aopc_bounds=(0.05, 0.3)))
     assert narrow.aopc_bounds == pytest.approx({"lower": 0.0, "upper": 0.35})
-    assert narrow.methods["gradient"].naopc == pytest.approx(1.0)
-    assert narrow.methods["attention_tracing"].naopc == pytest.approx(0.0)
+    assert narrow.methods["gradient"].summaries["naopc"] == pytest.approx(1.0)
+    assert narrow.methods["attention_tracing"].summaries["naopc"] == pytest.approx(0.0)
 
 
 # the JSON text `faithfulness --json` wrote of the handmade comparison with AOPC's bounds searched as 0 … 0.5, written
@@ -412,7 +415,7 @@ def test_the_searched_bounds_are_those_of_every_ordering_of_the_deletable_words(
     drops = [p0 - r.span_probability for r in reanswer(case, [(w,) for w in found.deletable])]
     assert found.aopc_bounds == pytest.approx((min(drops) / 2, max(drops) / 2), rel=1e-6)
     report = faithfulness_report(found)
-    assert 0 <= report.methods["gradient:magnitude"].naopc <= 1 and report.protocol.naopc_beam == 1
+    assert 0 <= report.methods["gradient:magnitude"].summaries["naopc"] <= 1 and report.protocol.naopc_beam == 1
 
 
 def test_igs_scores_from_the_layer_wise_explanation_are_those_the_method_computes(tiny_bert, monkeypatch):

@@ -7,6 +7,7 @@ import pytest
 from rcqa.cli import main
 from rcqa.attribution.methods import COMPARED, METHODS
 from rcqa.faithfulness.document import FaithfulnessReport
+from rcqa.faithfulness.summaries import SUMMARIES
 from rcqa.gallery import gallery_example
 
 CURVE = {"span_probability", "flipped", "f1"}
@@ -94,12 +95,19 @@ def test_a_subset_of_methods_and_the_remove_operator(tiny_model_dirs, tmp_path, 
     assert status == 0 and list(document["methods"]) == ["gradient:magnitude", "attention_rollout:magnitude"]
     assert document["protocol"]["operator"] == "remove" and document["protocol"]["spare_answer"] is True
     printed, random = capsys.readouterr().err, document["random"]
-    # what it prints is what the file holds
-    assert f"random over 2 draws: comprehensiveness {random['comprehensiveness']['mean']:.3f}, sufficiency " \
-           f"{random['sufficiency']['mean']:.3f}, AOPC {random['aopc']['mean']:.3f}" in printed
+    # what it prints is what the file holds: every summary the file holds, by its label, in the file's order
+    def listed(values: dict) -> str:
+        return ", ".join(f"{SUMMARIES[name].label} {value:.3f}" for name, value in values.items()
+                         if name in SUMMARIES and value is not None)
+
+    random_means = {name: found["mean"] for name, found in random.items() if name in SUMMARIES and found}
+    assert listed(random_means).startswith(f"comprehensiveness {random['comprehensiveness']['mean']:.3f}, sufficiency "
+                                           f"{random['sufficiency']['mean']:.3f}, AOPC {random['aopc']['mean']:.3f}")
+    assert f"random over 2 draws: {listed(random_means)}\n" in printed
     for name, entry in document["methods"].items():
-        assert f"{name}: comprehensiveness {entry['comprehensiveness']:.3f}, sufficiency {entry['sufficiency']:.3f}, " \
-               f"AOPC {entry['aopc']:.3f}. {entry['versus_random']['reading']}" in printed
+        assert listed(entry).startswith(f"comprehensiveness {entry['comprehensiveness']:.3f}, sufficiency "
+                                        f"{entry['sufficiency']:.3f}, AOPC {entry['aopc']:.3f}")
+        assert f"{name}: {listed(entry)}. {entry['versus_random']['reading']}" in printed
     assert document["verdict"] in printed
 
 

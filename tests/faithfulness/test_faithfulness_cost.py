@@ -7,6 +7,7 @@ from rcqa.attribution.methods import COMPARED
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.compare import Protocol
 from rcqa.faithfulness.cost import comparison_seconds, deletion_variants, passes_after_each, scoring_passes
+from rcqa.faithfulness.summaries import SUMMARIES
 
 
 def test_scoring_counts_each_shared_pass_once_and_ig_by_its_expected_points():
@@ -27,16 +28,19 @@ def test_the_passes_spent_after_each_method_count_a_shared_pass_where_it_is_firs
         [4 / 3, 4 / 3, 40 / 3, 43 / 3, 44 / 3, 44 / 3, 44 / 3])
 
 
-def test_the_variants_are_every_rankings_curve_fractions_and_bins_and_the_naopc_search():
-    # 9 rankings of the 6 methods (3 have two) + 5 random draws, each k = 0..10, 5 fractions, 5 bins deleted and kept
-    assert deletion_variants(COMPARED, 5, 10, 5, 5, 0, 120) == 14 * (11 + 5 + 10)
-    assert deletion_variants(["gradient"], 2, 3, 1, 2, 1, 50) == 3 * (4 + 1 + 4) + 2 * 1 * 50 * 3
+def test_the_variants_are_every_rankings_curve_fractions_and_bins_the_summaries_own_and_the_naopc_search():
+    # 9 rankings of the 6 methods (3 have two) + 5 random draws, each k = 0..10, 5 fractions, 5 bins deleted and kept,
+    # and the re-answers each summary declares of its own per ranking
+    own = sum(summary.variants for summary in SUMMARIES.values())
+    assert deletion_variants(COMPARED, 5, 10, 5, 5, 0, 120) == 14 * (11 + 5 + 10 + own)
+    assert deletion_variants(["gradient"], 2, 3, 1, 2, 1, 50) == 3 * (4 + 1 + 4 + own) + 2 * 1 * 50 * 3
 
 
 def test_the_comparison_is_priced_at_the_servers_speed(tiny_bert, monkeypatch):
     monkeypatch.setenv(SPEED_ENV, "1e-9")
     protocol, settings = Protocol(), ExplainSettings(steps=8, tolerance=0.01)
-    passes = (1 / 3 + 1 + 12 + 1 + 1 / 3) + (14 * 26) / 3
+    own = sum(summary.variants for summary in SUMMARIES.values())
+    passes = (1 / 3 + 1 + 12 + 1 + 1 / 3) + (14 * (26 + own)) / 3
     width, blocks = tiny_bert.config.hidden_size, tiny_bert.num_layers
     expected = passes * blocks * 100 * MULTIPLY_ADDS_PER_TOKEN_BLOCK * width ** 2 * 1e-9
     assert comparison_seconds(tiny_bert, settings, COMPARED, protocol, 100) == pytest.approx(expected)

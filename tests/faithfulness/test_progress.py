@@ -7,6 +7,7 @@ import pytest
 
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.faithfulness.sanity import model_parts, sanity_checks
+from rcqa.faithfulness.summaries import SUMMARIES
 from rcqa.gallery import gallery_example
 
 EXAMPLE = gallery_example("lighthouse-when")
@@ -24,15 +25,18 @@ def test_the_comparison_tells_each_method_then_the_deletions_by_their_share_of_t
     shares, texts = [share for share, _ in reports], [text for _, text in reports]
     # by hand: the recording forward 1/3 and the gradient's pass 1; random reads no model; the deletions are 3
     # rankings (the gradient's magnitude, 2 random draws) × (k + 1 = 3 counts, 1 fraction, 1 bin deleted and kept)
-    # = 18 forwards of 1/3: 6 passes. So the methods end at (4/3) / (4/3 + 6) = 2/11.
+    # = 18 forwards of 1/3: 6 passes; and the re-answers each summary makes of its own, per ranking, after them.
+    # Without those the methods end at (4/3) / (4/3 + 6) = 2/11.
+    own = 3 * sum(summary.variants for summary in SUMMARIES.values())
+    methods = (4 / 3) / (4 / 3 + (18 + own) / 3)
     assert texts[:2] == ["method 1 of 2: Gradient sensitivity", "method 2 of 2: Random"]
-    assert shares[:2] == pytest.approx([2 / 11, 2 / 11])
+    assert shares[:2] == pytest.approx([methods, methods])
     deletions = reports[2:-1]
     assert deletions and all(re.fullmatch(r"re-answering with words deleted: \d+ of \d+ variants", t)
                              for _, t in deletions)
-    for share, text in deletions:  # the other 9/11 in proportion to the variants answered
+    for share, text in deletions:  # the rest in proportion to the variants answered, the summaries' own last
         done, total = map(int, re.findall(r"\d+", text))
-        assert share == pytest.approx(2 / 11 + 9 / 11 * done / total)
+        assert share == pytest.approx(methods + (1 - methods) * done / (total + own))
     assert reports[-1] == (1.0, "compared 2 rankings with random ones")
     assert shares == sorted(shares) and shares[0] > 0
 

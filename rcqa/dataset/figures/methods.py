@@ -10,6 +10,8 @@ import plotly.graph_objects as go
 from rcqa.dataset.figures.common import interval_text
 from rcqa.dataset.summary import DatasetSummary
 from rcqa.faithfulness.entry import Entry, entry_label
+from rcqa.dataset.faithfulness import held_summaries
+from rcqa.faithfulness.summaries import FaithfulnessSummary
 from rcqa.figures.common import Chart, apply_layout
 from rcqa.figures.methods import COLOURS as METHOD_COLOURS
 from rcqa.figures.sanity import step_labels
@@ -38,18 +40,21 @@ def faithfulness_curves(summary: DatasetSummary) -> Chart | None:
 
 
 def faithfulness_table(summary: DatasetSummary) -> pd.DataFrame | None:
-    """Per method: comprehensiveness, sufficiency and AOPC with 95 % intervals, and how often it beats random."""
+    """Per method: the mean of every summary the run holds (rcqa.faithfulness.summaries, in their order), the 95 %
+    interval of those whose interval the table shows, and how often its AOPC beats random's."""
     found = summary.faithfulness
     if not found:
         return None
-    normalised = any(m.get("naopc", {}).get("mean") is not None for m in found["methods"].values())
+    held = held_summaries(found)
     return pd.DataFrame([{"method": entry_label(name),
-                          **{f"{s}": m[s]["mean"] for s in ("comprehensiveness", "sufficiency", "aopc")},
-                          "aopc 95 % interval": interval_text(m["aopc"]), "AOPC beats random (% of examples)":
-                          m["beats_random"],
-                          **({"normalised aopc": m["naopc"]["mean"], "normalised aopc 95 % interval":
-                              interval_text(m["naopc"])} if normalised else {})}
+                          **{column: value for s in held for column, value in _summary_cells(s, m[s.name]).items()},
+                          "AOPC beats random (% of examples)": m["beats_random"]}
                          for name, m in found["methods"].items()])
+
+
+def _summary_cells(summary: FaithfulnessSummary, found: dict) -> dict:
+    return {summary.column: found["mean"],
+            **({f"{summary.column} 95 % interval": interval_text(found)} if summary.interval_shown else {})}
 
 
 def paired_table(summary: DatasetSummary, measure: str = "aopc") -> pd.DataFrame | None:

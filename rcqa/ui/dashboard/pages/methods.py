@@ -38,9 +38,7 @@ def show_comparison(comparison) -> None:
     st.caption(show.plain(methods.probability_note(comparison)))
     for name, sentence in methods.method_readings(comparison):
         st.markdown(f"**{name}**: {sentence}")
-    st.caption("Comprehensiveness: the probability lost when the top 1, 5, 10, 20, 50 % of the words are deleted "
-               "(higher is more faithful). Sufficiency: the probability lost when only they are kept (lower is). "
-               "AOPC: the mean probability lost over k = 0 … 10 words (ERASER; Samek et al.).")
+    st.caption(methods.summary_captions(comparison))
     show.table(methods.faithfulness_table(comparison), hide_index=True)
     with st.expander("Do the methods rank the words alike?"):
         kind = st.radio("Rank correlation", ["spearman", "kendall"], horizontal=True, key="rcqa.rank_correlation",
