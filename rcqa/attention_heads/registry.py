@@ -6,6 +6,7 @@ from rcqa.attention_heads.base import HEAD_SCORES, HeadScore, Scored, SharedCase
 from rcqa.attention_heads.relevance import AttnLRPHeads
 from rcqa.attention_heads.attention_attribution import AttentionAttributionHeads
 from rcqa.attention_heads.gradient import GradientImportance
+from rcqa.attention_heads.first_order import FirstOrderKnockout
 
-__all__ = ["HEAD_SCORES", "AttentionAttributionHeads", "AttnLRPHeads", "GradientImportance", "HeadScore", "Scored",
-           "SharedCase", "head_score"]
+__all__ = ["HEAD_SCORES", "AttentionAttributionHeads", "AttnLRPHeads", "FirstOrderKnockout", "GradientImportance",
+           "HeadScore", "Scored", "SharedCase", "head_score"]
