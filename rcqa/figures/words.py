@@ -88,11 +88,12 @@ def word_categories_of(result: Attribution, target: int = 0) -> list[str]:
 
 
 def heatmap(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION, target: int = 0, include_question: bool = False,
-            include_special: bool = False) -> Chart:
+            include_special: bool = False, focus_char: int | None = None) -> Chart:
     """Layers × words: how each layer's attribution is spread over the words (with include_question and
     include_special, over the whole input: [CLS], the question, [SEP], the passage, [SEP]). Under a signed token
     score each share carries its word's sign, on colours diverging around 0. A heatmap paged on the page exports
-    (PNG, SVG) every word instead, printed_heatmaps' rows."""
+    (PNG, SVG) every word instead, printed_heatmaps' rows. A paged heatmap opens around the explained span, or, with
+    `focus_char`, around the first passage word from that character of the passage on (a sentence jumped to)."""
     table = word_table(result, aggregation, target, include_question, include_special)
     words = table[table.layer == 0]
     shape = (len(result.layers), len(words))
@@ -111,7 +112,9 @@ def heatmap(result: Attribution, aggregation: Aggregation = DEFAULT_AGGREGATION,
     figure.update_yaxes(autorange="reversed", type="category")
     shown = ("question words, then passage words" if include_question else "passage words") + (
         ", with [CLS] and [SEP]" if include_special else "")
-    paged = page_axis(figure, labels, 0 if include_special else _span_position(result, words, target))  # [CLS] in view
+    around = (_position_from(words, focus_char) if focus_char is not None else
+              0 if include_special else _span_position(result, words, target))  # [CLS] in view
+    paged = page_axis(figure, labels, around)
     passage_from = (int(np.argmax(words.segment.to_numpy() == "passage"))
                     if include_question and (words.segment == "passage").any() else None)
     if passage_from is not None:
@@ -135,6 +138,12 @@ def _mark_passage_start(figure: go.Figure, first: int) -> None:
     figure.add_vline(x=first - 0.5, line={"color": "#c0392b", "width": 2})
     figure.add_annotation(x=first - 0.5, y=1, yref="paper", yanchor="bottom", text="question | passage",
                           showarrow=False, font={"size": 11, "color": "#c0392b"})
+
+
+def _position_from(words: pd.DataFrame, char: int) -> int:
+    """The column of the first passage word that starts at or after passage character `char` (the last if none)."""
+    starts = [start if segment == "passage" else -1 for start, segment in zip(words.start_char, words.segment)]
+    return next((position for position, start in enumerate(starts) if start >= char), len(starts) - 1)
 
 
 def _span_position(result: Attribution, words: pd.DataFrame, target: int) -> int:

@@ -238,10 +238,12 @@ class HeatmapView:
 
 
 def heatmap_tab(charts: ResultCharts, result: Attribution, aggregation: Aggregation, include_question: bool,
-                include_special: bool) -> HeatmapTab:
-    """The heatmap tab at these choices, from `charts` (built there on the first ask)."""
+                include_special: bool, focus_char: int | None = None) -> HeatmapTab:
+    """The heatmap tab at these choices, from `charts` (built there on the first ask); `focus_char`: a passage
+    character the heatmap opens around instead of the explained span (rcqa.figures.heatmap)."""
+    focus = {} if focus_char is None else {"focus_char": focus_char}  # the worker's tab is kept without one
     heatmap = charts.get(heatmap_chart, result, aggregation, include_question=include_question,
-                         include_special=include_special)
+                         include_special=include_special, **focus)
     overview = (charts.get(whole_input.passage_overview, result, aggregation=aggregation)
                 if whole_input.needs_overview(int(heatmap.data.position.max()) + 1) else None)
     apart = charts.get(whole_input.start_end, result, aggregation, with_sum=False)

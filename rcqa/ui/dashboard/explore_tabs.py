@@ -8,6 +8,7 @@ import functools
 import streamlit as st
 
 from rcqa import figures
+from rcqa.text import shortened
 from rcqa.attribution.layerwise import layerwise_method
 from rcqa.faithfulness.sentences import sentence_check
 from rcqa.types import Aggregation
@@ -39,7 +40,11 @@ def show_knockouts(chosen: view.View, qa_model, result, key: str) -> None:
         st.caption(show.plain(figures.knockout_reading(chart.data)))
 
 
-def show_heatmap(chosen: view.View, result, charts, aggregation: Aggregation) -> None:
+FOCUS = "rcqa.heatmap_focus"  # (result key, passage character) of a sentence jumped to from the Sentences tab
+EVIDENCE = 3  # the sentences offered to jump to, in a passage whose heatmap pages
+
+
+def show_heatmap(chosen: view.View, result, charts, aggregation: Aggregation, key: str) -> None:
     """The heatmap, optionally over the whole input, after an overview of a long passage; the start and end logits
     apart where the result holds both."""
     question, special_tokens = st.columns(2)
@@ -50,7 +55,9 @@ def show_heatmap(chosen: view.View, result, charts, aggregation: Aggregation) ->
         view.bind(st.toggle, "special_tokens", "Include [CLS] and [SEP]", unset=special,
                       help="[CLS] is where a SQuAD 2.0 model reads “no answer”: an abstention is read there, so they "
                        "show by default where the target explains it (null, answer_vs_null).")
-    tab = drawn.heatmap_tab(charts, result, aggregation, chosen.question_words, special)
+    focus = st.session_state.get(FOCUS)
+    tab = drawn.heatmap_tab(charts, result, aggregation, chosen.question_words, special,
+                            focus[1] if focus and focus[0] == key else None)
     if tab.overview is not None:
         show.chart(tab.overview)
     show.chart(tab.heatmap)
@@ -66,8 +73,6 @@ def show_sentence_check(chosen: view.View, qa_model, result, key: str, aggregati
         return
     if (evidence := sentences.sentence_evidence(qa_model, result, key)) is None:
         return
-    view.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),
-              format_func=result.layers.__getitem__)
     chart = figures.sentence_check_chart(result, evidence, chosen.layer, aggregation)
     show.chart(chart)
     check = sentence_check(result, evidence.ablation, evidence.surrogate, aggregation)
@@ -77,8 +82,9 @@ def show_sentence_check(chosen: view.View, qa_model, result, key: str, aggregati
         st.markdown(show.plain(reading))
 
 
-def show_units(chosen: view.View, result, charts, aggregation: Aggregation) -> None:
-    """The passage by sentence (or phrase) at every layer, and in words which one each layer rests on most."""
+def show_units(chosen: view.View, result, charts, aggregation: Aggregation, key: str) -> None:
+    """The passage by sentence (or phrase) at every layer, and in words which one each layer rests on most; in a
+    passage whose heatmap pages, the units one layer rests on most, each a jump to its words on the heatmap."""
     view.bind(st.radio, "granularity", "Units", options=list(view.UNIT_GRANULARITIES), horizontal=True,
               format_func=lambda name: f"{name}s", help="Each unit scores the sum of its words' scores, so a layer's "
               "total is the same as on the heatmap; phrases are noun phrases, every other word alone.")
@@ -87,6 +93,28 @@ def show_units(chosen: view.View, result, charts, aggregation: Aggregation) -> N
     with st.expander("Which unit each layer rests on most", expanded=True):
         for reading in figures.unit_readings(chart.data):
             st.markdown(show.plain(reading))
+    view.bind(st.select_slider, "layer", "Layer", options=list(range(len(result.layers))),
+              format_func=result.layers.__getitem__)
+    if len(result.passage_words()) > figures.PAGE_WORDS:
+        show_evidence(chart.data, chosen.layer, chosen.granularity, key)
+
+
+def show_evidence(table, layer: int, granularity: str, key: str) -> None:
+    """The units the layer rests on most, largest share first, each a button that opens the heatmap at its words."""
+    shown = table[(table.layer == layer) & (table.share_pct.abs() > 0)]
+    top = shown.reindex(shown.share_pct.abs().sort_values(ascending=False).index).head(EVIDENCE)
+    st.markdown(f"**Evidence at {shown.layer_label.iloc[0] if len(shown) else 'this layer'}**: the {granularity}s it "
+                "rests on most; each opens the heatmap at its words.")
+
+    def jump(start_char: int) -> None:
+        st.session_state[FOCUS] = (key, start_char)
+        st.session_state["rcqa.explore_tabs"] = "Heatmap"
+
+    for _, unit in top.iterrows():
+        label = (f"#{unit.unit}{' ▶' if unit.holds_answer else ''} · {abs(unit.share_pct):.0f}% · "
+                 f"{shortened(unit.text, 70)}")
+        st.button(label, key=f"rcqa.evidence.{unit.unit}", on_click=show.callback(jump, "Opening the heatmap there"),
+                  args=(int(unit.start_char),))
 
 
 def show_result(chosen: view.View, result, qa_model, key: str) -> None:
@@ -102,10 +130,10 @@ def show_result(chosen: view.View, result, qa_model, key: str) -> None:
          "Answer lens", "Interventions", "Attention heads"], key="rcqa.explore_tabs")
     if heatmap.open:
         with heatmap:
-            show_heatmap(chosen, result, charts, aggregation)
+            show_heatmap(chosen, result, charts, aggregation, key)
     if by_sentence.open:
         with by_sentence:
-            show_units(chosen, result, charts, aggregation)
+            show_units(chosen, result, charts, aggregation, key)
             show_sentence_check(chosen, qa_model, result, key, aggregation)
     if top.open:
         with top:

@@ -68,3 +68,28 @@ def test_the_sentence_check_against_the_model_says_what_its_chart_draws():
     top = context[np.argmax(shares[context])]
     assert any(s.startswith("At embeddings, ") and f"puts sentence #{top + 1} first among the context sentences; "
                f"deleting it lowers the answer's probability by {lost[top]:+.3f}" in s for s in said), said
+
+
+def test_a_long_passages_evidence_opens_the_heatmap_at_the_sentences_words():
+    """Explained whole, the lighthouse's words page on the heatmap: the Sentences tab offers the sentences the layer
+    rests on most, largest share first, and each opens the Heatmap tab on the page that shows its first word."""
+    from rcqa.figures import PAGE_WORDS
+
+    app = open_tab(explain(open_app(query={"ex": "lighthouse-who", "win": "all"})), "Sentences")
+    units = spec_titled(app, "Which sentence each layer rests on")["data"][0]
+    shares = values(units["z"]).astype(float)[:, 0]  # units × layers: the embeddings, the view's layer
+    offered = [button for button in app.button if button.key.startswith("rcqa.evidence.")]
+    assert [int(b.key.rsplit(".", 1)[1]) for b in offered] == list(np.argsort(-np.abs(shares))[:3] + 1)
+    for key in [button.key for button in offered]:
+        label = app.button(key=key).label
+        opening = unescaped(label).split(" · ", 2)[2].split()[:3]  # the sentence's first three words
+        press(app, key)
+        assert app.session_state["rcqa.explore_tabs"] == "Heatmap"
+        heatmap = spec_titled(app, "Where each layer's attribution goes")
+        words = [str(cell[0]) for cell in values(heatmap["data"][0]["customdata"])[0]]
+        low, high = heatmap["layout"]["xaxis"]["range"]
+        assert high - low == PAGE_WORDS  # the heatmap pages
+        start = int(low + 0.5)
+        page = words[start:start + PAGE_WORDS]
+        assert any(page[i:i + 3] == opening for i in range(len(page) - 2)), (opening, start)  # on the page shown
+        open_tab(app, "Sentences")
