@@ -4,6 +4,7 @@ SUMMARIES. Each import below is a summary's registry line (docs/methods.md: a fa
 from rcqa.faithfulness.summaries.base import SUMMARIES, Evidence, FaithfulnessSummary
 from rcqa.faithfulness.summaries.eraser import Comprehensiveness, Sufficiency
 from rcqa.faithfulness.summaries.aopc import AOPC, NormalisedAOPC
+from rcqa.faithfulness.summaries.soft import SoftComprehensiveness, SoftSufficiency
 
 __all__ = ["AOPC", "SUMMARIES", "Comprehensiveness", "Evidence", "FaithfulnessSummary", "NormalisedAOPC",
-           "Sufficiency"]
+           "SoftComprehensiveness", "SoftSufficiency", "Sufficiency"]
