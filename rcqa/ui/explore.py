@@ -12,7 +12,7 @@ from rcqa.attribution.settings import FoilSpec
 from rcqa.attribution.window import same_span
 from rcqa.evaluate import score
 from rcqa.lens.contrast import margin_reading
-from rcqa.text import without_bidi_controls
+from rcqa.text import shortened, without_bidi_controls
 from rcqa.model import QAModel
 from rcqa.types import NULL_TARGETS, Answer, Attribution, Example, ExplainSettings, Span
 from rcqa.ui.ends import ends_of
@@ -214,3 +214,9 @@ def incomplete_warning(result: Attribution) -> str | None:
     return (f"At {', '.join(incomplete)} the attributions do not add up to F(input) − F(baseline) (relative error "
             f"above {figures.COMPLETENESS_WARNING:.0%}): {remedy} before reading those layers. See the Completeness "
             "tab.")
+
+
+def evidence_label(unit: int, holds_answer: bool, share_pct: float, text: str) -> str:
+    """A button's label for a unit to jump to: its number (▶ where it holds the explained span), its share of the
+    layer and its first words."""
+    return f"#{unit}{' ▶' if holds_answer else ''} · {abs(share_pct):.0f}% · {shortened(text, 70)}"

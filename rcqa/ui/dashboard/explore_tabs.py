@@ -8,7 +8,6 @@ import functools
 import streamlit as st
 
 from rcqa import figures
-from rcqa.text import shortened
 from rcqa.attribution.layerwise import layerwise_method
 from rcqa.faithfulness.sentences import sentence_check
 from rcqa.types import Aggregation
@@ -111,8 +110,7 @@ def show_evidence(table, layer: int, granularity: str, key: str) -> None:
         st.session_state["rcqa.explore_tabs"] = "Heatmap"
 
     for _, unit in top.iterrows():
-        label = (f"#{unit.unit}{' ▶' if unit.holds_answer else ''} · {abs(unit.share_pct):.0f}% · "
-                 f"{shortened(unit.text, 70)}")
+        label = explore.evidence_label(unit.unit, unit.holds_answer, unit.share_pct, unit.text)
         st.button(label, key=f"rcqa.evidence.{unit.unit}", on_click=show.callback(jump, "Opening the heatmap there"),
                   args=(int(unit.start_char),))
 
