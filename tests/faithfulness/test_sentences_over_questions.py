@@ -96,3 +96,10 @@ def test_the_verb_writes_each_question_as_it_goes_and_resumes_without_computing_
     assert json.loads((out / "sentence-check.json").read_text()) == document
     assert main([*verb, "--ablations", "16"]) == 2  # another protocol: refused in a sentence, nothing mixed
     assert (out / "questions.jsonl").read_text().splitlines() == lines
+
+
+def test_a_bound_near_zero_never_reads_as_zero_when_the_interval_excludes_it():
+    from rcqa.faithfulness.sentences.over_questions import _interval
+
+    assert _interval({"mean": 0.0286, "low": 0.000166, "high": 0.0587}) == "+0.029 [+1.7e-04, +0.059]"
+    assert _interval({"mean": 0.0, "low": 0.0, "high": 0.0}) == "+0.000 [+0.000, +0.000]"

@@ -107,6 +107,14 @@ def checked_questions(qa_model: QAModel, examples: Iterable[Example], settings: 
                 yield QuestionChecks.from_dict(done[example.id])
 
 
+def read_checks(kept: Path) -> tuple[dict, list[QuestionChecks]]:
+    """What a checked_questions file holds: its protocol, and the questions' checks in the order they were done (the
+    abstentions left out)."""
+    lines = kept.read_text().splitlines()
+    rows = [json.loads(line) for line in lines[1:]]
+    return json.loads(lines[0])["protocol"], [QuestionChecks.from_dict(row) for row in rows if not row.get("abstained")]
+
+
 def summarize(questions: list[QuestionChecks], methods: list[str], labels: Mapping[str, str]) -> dict:
     """Per measure and layer: each method's mean with its interval, its paired difference from a random ranking, and
     every pair of methods' paired difference; the surrogate's held-out R²; and the sentences read from them at the
@@ -146,6 +154,23 @@ def verdicts(document: dict, labels: Mapping[str, str], layer: int = 0) -> list[
     return said
 
 
+def table(document: dict, labels: Mapping[str, str], layer: int = 0) -> str:
+    """A markdown table at `layer`: per measure and method, the mean and its difference from a random ranking, each
+    with its 95 % interval."""
+    lines = [f"| measure, at the {document['layers'][layer]} | method | mean [95 %] | minus a random ranking [95 %] | "
+             "questions |", "|---|---|---|---|---|"]
+    for measure, (_, _, called) in TOLD.items():
+        for name in document["methods"]:
+            mean, against = document["means"][measure][name][layer], document["against_random"][measure][name][layer]
+            if mean["mean"] is not None:
+                lines.append(f"| {called} | {labels[name]} | {_cell(mean)} | {_cell(against)} | {mean['n']} |")
+    return "\n".join(lines)
+
+
+def _cell(interval: dict) -> str:
+    return _signed(interval["mean"]) if interval["low"] is None else _interval(interval)
+
+
 def _per_question(questions: list[QuestionChecks], method: str, measure: str, random: bool = False) -> np.ndarray:
     """questions × layers, NaN where the method left the question out or the measure is undefined there."""
     rows = []
@@ -174,7 +199,13 @@ def _between(interval: dict) -> str:
 
 
 def _interval(interval: dict) -> str:
-    return f"{interval['mean']:+.3f} [{interval['low']:+.3f}, {interval['high']:+.3f}]"
+    return f"{_signed(interval['mean'])} [{_signed(interval['low'])}, {_signed(interval['high'])}]"
+
+
+def _signed(value: float) -> str:
+    """A value to three decimals, or, where those would show a bound that is not 0 as 0, to two significant
+    figures: an interval that excludes 0 never reads as reaching it."""
+    return f"{value:+.1e}" if value != 0 and abs(value) < 0.0005 else f"{value:+.3f}"
 
 
 def _against(interval: dict, random: str) -> str:
