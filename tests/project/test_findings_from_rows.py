@@ -597,20 +597,29 @@ def test_every_decimal_quoted_is_read_back(monkeypatch):
         stop = original.index(end, begin) if end else len(original)
         section = original[begin:stop]
         elsewhere = {i for pattern in NOT_FROM_ROWS for m in re.finditer(pattern, section) for i in range(*m.span())}
-        for found in re.finditer(r"\d+\.\d+", section):
-            if found.start() in elsewhere:
-                continue
-            at = begin + found.end() - 1
-            altered = original[:at] + ("1" if original[at] == "0" else "0") + original[at + 1:]
-            monkeypatch.setattr(sys.modules[__name__], "findings", lambda text=altered: text)
-            failed = False
-            for check in _checks():
-                try:
-                    check()
-                except AssertionError:
-                    failed = True
-                    break
-            if not failed:
-                unread.append(original[max(0, at - 40): at + 10].replace("\n", " "))
+        positions = [begin + found.end() - 1 for found in re.finditer(r"\d+\.\d+", section)
+                     if found.start() not in elsewhere]
+        unread += read_by_no_check(original, positions, _checks(), lambda text: monkeypatch.setattr(
+            sys.modules[__name__], "findings", lambda: text))
     monkeypatch.undo()
     assert unread == [], f"quoted but read back by no test: {unread}"
+
+
+def read_by_no_check(original: str, positions: list[int], checks: list[Callable[[], None]],
+                     install: Callable[[str], None]) -> list[str]:
+    """Each decimal's last digit at `positions` of `original` altered alone (install puts the altered text where
+    the checks read findings): the text around each one no check then fails on."""
+    unread = []
+    for at in positions:
+        install(original[:at] + ("1" if original[at] == "0" else "0") + original[at + 1:])
+        if not any(_fails(check) for check in checks):  # any() stops at the first check that fails
+            unread.append(original[max(0, at - 40): at + 10].replace("\n", " "))
+    return unread
+
+
+def _fails(check: Callable[[], None]) -> bool:
+    try:
+        check()
+    except AssertionError:
+        return True
+    return False

@@ -17,6 +17,7 @@ from tests.project.test_findings_from_rows import (
     findings,
     flat,
     interval,
+    read_by_no_check,
     rows,
     table,
     told_apart,
@@ -119,20 +120,9 @@ def test_every_decimal_of_the_section_is_read_back(monkeypatch):
               *(lambda m=m: test_each_measures_ranking_sentence_is_its_paired_intervals(m) for m in MEASURES),
               *(lambda m=m, e=e: test_the_signed_rankings_against_random(m, e) for m in MEASURES
                 for e in ("attnlrp:signed", "integrated_gradients:signed"))]
-    unread = []
-    for found in re.finditer(r"\d+\.\d+", section(original)):
-        at = begin + found.end() - 1
-        altered = original[:at] + ("1" if original[at] == "0" else "0") + original[at + 1:]
-        monkeypatch.setattr(here, "findings", lambda text=altered: text)
-        failed = False
-        for check in checks:
-            try:
-                check()
-            except AssertionError:
-                failed = True
-                break
-        if not failed:
-            unread.append(original[max(0, at - 40): at + 10].replace("\n", " "))
+    positions = [begin + found.end() - 1 for found in re.finditer(r"\d+\.\d+", section(original))]
+    unread = read_by_no_check(original, positions, checks, lambda text: monkeypatch.setattr(
+        here, "findings", lambda: text))
     monkeypatch.undo()
     assert unread == [], f"quoted but read back by no test: {unread}"
 
