@@ -42,11 +42,12 @@ def sentence_roles(passage: str, question: str, explained_span: str, words: list
         starts.append(found)
         cursor = found + len(word)
     sentences = segments(passage).sentences
+    begins = [a for a, _ in sentences]
     # a word's sentence: the last to begin at or before it (whitespace between sentences belongs to none)
-    of_word = np.clip(np.searchsorted([a for a, _ in sentences], starts, side="right") - 1, 0, None)
+    of_word = np.clip(np.searchsorted(begins, starts, side="right") - 1, 0, None)
     by_sentence = np.stack([distribution[:, of_word == n].sum(axis=1) for n in range(len(sentences))], axis=1)
     span_start = passage.index(explained_span)
-    answer = max(int(np.searchsorted([a for a, _ in sentences], span_start, side="right")) - 1, 0)
+    answer = max(int(np.searchsorted(begins, span_start, side="right")) - 1, 0)
     asked = {normalise(w) for w in WORD.findall(question)} - STOPWORDS
     sharing = np.array([n != answer and bool(asked & {normalise(w) for w in WORD.findall(passage[a:b])})
                         for n, (a, b) in enumerate(sentences)])

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rcqa.figures.common import Chart, apply_layout, colour_scale, escape_label
-from rcqa.figures.units import LABEL_CHARS, unit_table
+from rcqa.figures.units import LABEL_CHARS, unit_labels, unit_table
 from rcqa.text import shortened
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 from rcqa.types.granularity import Granularity
@@ -41,8 +41,7 @@ def pair_unit_heatmaps(first: Attribution, second: Attribution, labels: tuple[st
     table = pair_unit_table(first, second, granularity, aggregation)
     layers = list(dict.fromkeys(table.layer_label))
     units = table[table.layer == 0]
-    rows = [("▶ " if holds else "") + f"{n}. " + escape_label(shortened(text, LABEL_CHARS))
-            for n, text, holds in zip(units.unit, units.text, units.holds_answer)]
+    rows = unit_labels(units.unit, units.text, units.holds_answer)
     sides = [table[column].to_numpy().reshape(len(layers), len(units)).T for column in ("share_pct_a", "share_pct_b")]
     colours = colour_scale(aggregation, np.nan_to_num(np.concatenate(sides, axis=1)))
     figure = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,

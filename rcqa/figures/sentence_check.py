@@ -10,8 +10,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rcqa.faithfulness.sentences import SentenceCheck, SentenceEvidence
-from rcqa.figures.common import Chart, apply_layout, escape_label, settings_line
-from rcqa.text import shortened
+from rcqa.faithfulness.sentences.agreement import read_sentences
+from rcqa.figures.common import Chart, apply_layout, settings_line
+from rcqa.figures.units import unit_labels
 from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution, overlaps
 
 LABEL_CHARS = 48
@@ -20,17 +21,18 @@ LABEL_CHARS = 48
 def sentence_check_table(result: Attribution, evidence: SentenceEvidence, layer: int,
                          aggregation: Aggregation = DEFAULT_AGGREGATION) -> pd.DataFrame:
     """One row per passage sentence, in text order: its text, whether it holds the answer, how much deleting it
-    lowers the answer's probability (probability_lost), the surrogate's weight (NaN without one), and the explanation's share
-    of the layer's |attribution| over the passage at `layer` (NaN outside the explained window)."""
+    lowers the answer's probability (probability_lost), the surrogate's weight (NaN without one), and the
+    explanation's share of the layer's |attribution| over the passage at `layer` (NaN outside the explained
+    window)."""
     ablation, surrogate = evidence.ablation, evidence.surrogate
     units = result.granularity("sentence", aggregation)
-    passage, shares = units.passage_units(), units.shares()[layer] * 100
-    share_at = {units.units[index].start_char: float(share) for index, share in zip(passage, shares)}
+    position = {unit: n for n, unit in enumerate(units.passage_units())}  # the columns of shares()
+    shares, read = units.shares()[layer] * 100, read_sentences(units, ablation.sentences)
     return pd.DataFrame([
         {"sentence": n + 1, "text": result.example.passage[start:end],
          "holds_answer": overlaps(start, end, *ablation.answer_chars), "probability_lost": float(ablation.drops[n]),
          "surrogate_weight": np.nan if surrogate is None else surrogate.weights[n],
-         "share_pct": next((share for char, share in share_at.items() if start <= char < end), np.nan),
+         "share_pct": float(shares[position[read[n]]]) if n in read else np.nan,
          "layer_label": result.layers[layer]}
         for n, (start, end) in enumerate(ablation.sentences)])
 
@@ -40,8 +42,7 @@ def sentence_check_chart(result: Attribution, evidence: SentenceEvidence, layer:
     """Sentences down the rows: the drop deleting each causes (left), the surrogate's weight (middle, where fitted)
     and the explanation's share at `layer` (right); the answer's sentence marked ▶."""
     table = sentence_check_table(result, evidence, layer, aggregation)
-    labels = [("▶ " if holds else "") + f"{n}. " + escape_label(shortened(text, LABEL_CHARS))
-              for n, text, holds in zip(table.sentence, table.text, table.holds_answer)]
+    labels = unit_labels(table.sentence, table.text, table.holds_answer, LABEL_CHARS)
     panels = [("probability_lost", "Probability lost when deleted"), ("surrogate_weight", "ContextCite weight (log-odds)"),
               ("share_pct", f"Share at {result.layers[layer]} (%)")]
     shown = [(column, title) for column, title in panels if table[column].notna().any()]

@@ -4,6 +4,8 @@ read from the chart's own data. Units run down the rows, so a 1,500-word passage
 And the plausibility analysis' figure: where each layer's top token and sentence fall against the answer."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -17,6 +19,14 @@ from rcqa.types import DEFAULT_AGGREGATION, Aggregation, Attribution
 from rcqa.types.granularity import Granularity, UnitScores
 
 LABEL_CHARS = 60  # a unit's row label: its first words
+
+
+def unit_labels(numbers: Iterable[int], texts: Iterable[str], holds_answer: Iterable[bool],
+                chars: int = LABEL_CHARS) -> list[str]:
+    """A chart's row label for each unit: its number, ▶ before it where it holds the explained span, and its first
+    words."""
+    return [("▶ " if holds else "") + f"{n}. " + escape_label(shortened(text, chars))
+            for n, text, holds in zip(numbers, texts, holds_answer)]
 
 
 def unit_table(scores: UnitScores) -> pd.DataFrame:
@@ -41,8 +51,7 @@ def unit_heatmap(result: Attribution, granularity: Granularity = "sentence",
     units = table[table.layer == 0]
     share = table.share_pct.to_numpy().reshape(len(scores.layers), len(units)).T
     colours = colour_scale(aggregation, share)
-    labels = [("▶ " if holds else "") + f"{n}. " + escape_label(shortened(text, LABEL_CHARS))
-              for n, text, holds in zip(units.unit, units.text, units.holds_answer)]
+    labels = unit_labels(units.unit, units.text, units.holds_answer)
     shown = "signed share %{z:+.1f}%" if signed(aggregation) else "share %{z:.1f}%"
     figure = go.Figure(go.Heatmap(z=share, x=scores.layers, y=labels, **colours,
                                   hovertemplate=f"%{{y}}<br>%{{x}}: {shown}<extra></extra>"))
@@ -106,8 +115,7 @@ def unit_layer_pair(result: Attribution, first: int, second: int, granularity: G
     data = pd.DataFrame({"unit": a.unit, "text": a.text, "holds_answer": a.holds_answer,
                          "share_pct_first": a.share_pct, "share_pct_second": b.share_pct,
                          "difference_pct": b.share_pct - a.share_pct, "first": label_a, "second": label_b})
-    rows = [("▶ " if holds else "") + f"{n}. " + escape_label(shortened(text, LABEL_CHARS))
-            for n, text, holds in zip(a.unit, a.text, a.holds_answer)]
+    rows = unit_labels(a.unit, a.text, a.holds_answer)
     figure = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
                            subplot_titles=(f"Share: {label_a} and {label_b} (%)", f"{label_b} − {label_a} (points)"))
     for column, label, colour in (("share_pct_first", label_a, "#1f77b4"), ("share_pct_second", label_b, "#ff7f0e")):

@@ -14,6 +14,7 @@ import numpy as np
 
 from rcqa.faithfulness.sentences.ablation import SentenceAblation, Surrogate
 from rcqa.types import overlaps
+from rcqa.types.granularity import UnitScores
 
 # measure → what a random ranking of the context sentences scores on it, given the check (module docstring)
 MEASURES = ("rho_leave_one_out", "top1_leave_one_out", "top_sentence_drop", "rho_surrogate")
@@ -55,11 +56,8 @@ def sentence_check(result, ablation: SentenceAblation, surrogate: Surrogate | No
     """The explanation's passage sentences (rcqa.types.granularity, by |score| under `aggregation`) against leaving
     each out and, where given, the surrogate fitted to the same passage's sentences."""
     units = result.granularity("sentence", aggregation)
-    compared: dict[int, int] = {}  # ablation sentence → unit, for the context sentences the explanation reads
-    for unit in units.passage_units():
-        sentence = _sentence_at(ablation.sentences, units.units[unit].start_char)
-        if sentence is not None and not overlaps(*ablation.sentences[sentence], *ablation.answer_chars):
-            compared.setdefault(sentence, unit)
+    compared = {sentence: unit for sentence, unit in read_sentences(units, ablation.sentences).items()
+                if not overlaps(*ablation.sentences[sentence], *ablation.answer_chars)}  # the context's
     sentences = sorted(compared)
     scores = np.abs(units.scores[:, [compared[s] for s in sentences]]).astype(np.float64)
     drops = ablation.drops[sentences]
@@ -75,8 +73,16 @@ def sentence_check(result, ablation: SentenceAblation, surrogate: Surrogate | No
         random_drop=float(drops.mean()) if defined else None)
 
 
-def _sentence_at(sentences: list[tuple[int, int]], char: int) -> int | None:
-    return next((index for index, (start, end) in enumerate(sentences) if start <= char < end), None)
+def read_sentences(units: UnitScores, sentences: list[tuple[int, int]]) -> dict[int, int]:
+    """Each of `sentences` (characters of the passage) that the explanation reads → its passage unit there (the
+    first to begin inside it)."""
+    found: dict[int, int] = {}
+    for unit in units.passage_units():
+        start = units.units[unit].start_char
+        sentence = next((index for index, (a, b) in enumerate(sentences) if a <= start < b), None)
+        if sentence is not None:
+            found.setdefault(sentence, unit)
+    return found
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:

@@ -87,16 +87,17 @@ def checked_questions(qa_model: QAModel, examples: Iterable[Example], settings: 
     appended there: a long run stops and resumes at the next question. An abstention is kept as one too. Its first
     line is what the checks were computed with; ValueError where that differs (the model, a method's settings, the
     ablations), rather than mixing two protocols in one summary."""
-    protocol = {"protocol": {"fingerprint": qa_model.fingerprint, "ablations": ablations,
-                             "settings": {name: chosen.to_dict() for name, chosen in settings.items()}}}
-    lines = kept.read_text().splitlines() if kept.is_file() else []
-    if lines and json.loads(lines[0]) != json.loads(json.dumps(protocol)):
+    # as the file reads it back (a tuple comes back a list), so that an unchanged protocol compares equal
+    protocol = json.loads(json.dumps({"fingerprint": qa_model.fingerprint, "ablations": ablations,
+                                      "settings": {name: chosen.to_dict() for name, chosen in settings.items()}}))
+    written, rows = _read(kept) if kept.is_file() else (None, [])
+    if written is not None and written != protocol:
         raise ValueError(f"{kept} holds checks computed with another model, methods or ablations: choose another "
                          "folder")
-    done = {row["id"]: row for row in map(json.loads, lines[1:])}
+    done = {row["id"]: row for row in rows}
     with kept.open("a") as out:
-        if not lines:
-            out.write(json.dumps(protocol) + "\n")
+        if written is None:
+            out.write(json.dumps({"protocol": protocol}) + "\n")
         for example in examples:
             if example.id not in done:
                 found = check_question(qa_model, example, settings, ablations)
@@ -110,15 +111,20 @@ def checked_questions(qa_model: QAModel, examples: Iterable[Example], settings: 
 def read_checks(kept: Path) -> tuple[dict, list[QuestionChecks]]:
     """What a checked_questions file holds: its protocol, and the questions' checks in the order they were done (the
     abstentions left out)."""
+    protocol, rows = _read(kept)
+    return protocol or {}, [QuestionChecks.from_dict(row) for row in rows if not row.get("abstained")]
+
+
+def _read(kept: Path) -> tuple[dict | None, list[dict]]:
+    """A checks file's protocol (its first line; None in an empty file) and its rows, one a line."""
     lines = kept.read_text().splitlines()
-    rows = [json.loads(line) for line in lines[1:]]
-    return json.loads(lines[0])["protocol"], [QuestionChecks.from_dict(row) for row in rows if not row.get("abstained")]
+    return (json.loads(lines[0])["protocol"] if lines else None), [json.loads(line) for line in lines[1:]]
 
 
 def summarize(questions: list[QuestionChecks], methods: list[str], labels: Mapping[str, str]) -> dict:
     """Per measure and layer: each method's mean with its interval, its paired difference from a random ranking, and
-    every pair of methods' paired difference; the surrogate's held-out R²; and the sentences read from them at the
-    last layer."""
+    every pair of methods' paired difference; the surrogate's held-out R²; and the sentences read from them
+    (verdicts)."""
     layers = questions[0].layers if questions else []
     values = {name: {measure: _per_question(questions, name, measure) for measure in MEASURES} for name in methods}
     randoms = {name: {measure: _per_question(questions, name, measure, random=True) for measure in MEASURES}
