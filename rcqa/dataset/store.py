@@ -1,4 +1,5 @@
-"""A run's folder: Parquet shards of rows (shards/part-*.parquet) and manifest.json, both written atomically.
+"""A run's folder: Parquet shards of rows (shards/part-*.parquet as written, shards/sitting-*.parquet merged) and
+manifest.json, both written atomically.
 
 Which examples are done is read from the shards themselves, never from the manifest, so a run killed between a
 shard and its manifest update loses nothing. A shard that cannot be read (a truncated file) is moved to corrupt/
@@ -28,6 +29,7 @@ LOCK = ".writer.lock"  # held (flock) by the one process writing into the folder
 RESULTS = "results"  # every explanation, as a result cache (rcqa.attribution.cache) that is never evicted
 RUNS_ENV = "RCQA_RUNS"  # where a dashboard finds runs (rcqa.ui.runs)
 COMPACT_FROM = 64  # shards of a run that the runner merges into one (a few cost nothing; a thousand triple its size)
+MERGED = "sitting-"  # a merged shard's name begins so: compact leaves it as it is
 
 
 class RunMismatch(ValueError):
@@ -164,18 +166,20 @@ def _in_written_order(folder: Path) -> list[Path]:
 
 
 def compact(folder: Path, fewest: int | None = None) -> Path | None:
-    """Merge the run's shards into one where it holds at least `fewest` (default COMPACT_FROM), in the order they
-    were written (the data's order, near enough, so a passage's questions sit together and compress as one),
-    zstd-compressed; returns the merged shard, or None where there were fewer (or none). A run of 10,570 questions
-    is 1,322 shards of 8 rows, about 95 MB; merged, about 29 MB, light enough to commit. The merged shard is written
-    before the others go, so a killed compaction leaves every row readable, at worst twice, and the next read keeps
-    each id's row once (finished_ids)."""
+    """Merge the shards written since the last merge into one where there are at least `fewest` (default
+    COMPACT_FROM), in the order they were written (the data's order, near enough, so a passage's questions sit
+    together and compress as one), zstd-compressed; returns the merged shard, or None where there were fewer (or
+    none). A run of 10,570 questions is 1,322 shards of 8 rows, about 95 MB; merged, about 29 MB, light enough to
+    commit. An earlier sitting's merged shard is left byte for byte as it is, so a run made over several sittings and
+    committed after each one adds each row to the repository's history once. The merged shard is written before the
+    others go, so a killed compaction leaves every row readable, at worst twice, and the next read keeps each id's
+    row once (finished_ids)."""
     finished_ids(folder)  # drops repeated rows and moves unreadable shards aside first
-    shards = _in_written_order(folder)
+    shards = [shard for shard in _in_written_order(folder) if not shard.name.startswith(MERGED)]
     if not shards or len(shards) < (COMPACT_FROM if fewest is None else fewest):
         return None
     table = pa.concat_tables([pq.read_table(shard) for shard in shards], promote_options="default")
-    merged = folder / SHARDS / f"part-{uuid.uuid4().hex}.parquet"
+    merged = folder / SHARDS / f"{MERGED}{uuid.uuid4().hex}.parquet"
     write_atomically(merged, lambda temporary: pq.write_table(table, temporary, compression="zstd",
                                                                compression_level=9))
     for shard in shards:

@@ -51,6 +51,25 @@ def test_many_shards_become_one_holding_every_row_once_in_the_order_written(tmp_
     assert merged.stat().st_size < size_before / 3  # one footer and one copy of the repeated passage's pages
 
 
+def test_a_later_sitting_merges_only_its_own_shards_and_leaves_the_earlier_merge_byte_for_byte(tmp_path):
+    written(tmp_path, [rows(i) for i in range(4)])
+    first = store.compact(tmp_path, fewest=2)
+    first_bytes = first.read_bytes()
+    later = written(tmp_path, [rows(i) for i in range(4, 7)])
+    for i, shard in enumerate(later):  # dated after the first merge, as a later sitting's are
+        moment = first.stat().st_mtime_ns + (i + 1) * 10**9
+        os.utime(shard, ns=(moment, moment))
+
+    second = store.compact(tmp_path, fewest=2)
+
+    assert sorted((tmp_path / store.SHARDS).glob("*.parquet")) == sorted([first, second])
+    assert first.read_bytes() == first_bytes  # committed once, never rewritten
+    assert [row["id"] for row in pq.read_table(second).to_pylist()] == [f"q{i}-{j}" for i in range(4, 7)
+                                                                       for j in range(8)]
+    assert store.finished_ids(tmp_path) == {f"q{i}-{j}" for i in range(7) for j in range(8)}
+    assert store.compact(tmp_path, fewest=1) is None  # nothing written since: nothing to merge
+
+
 def test_a_run_of_fewer_shards_than_asked_is_left_as_it_is(tmp_path):
     shards = written(tmp_path, [rows(0), rows(1), rows(2)])
     stamps = [shard.stat().st_mtime_ns for shard in shards]
