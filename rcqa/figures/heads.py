@@ -143,9 +143,9 @@ def checks_reading(checks: pd.DataFrame) -> str:
             f"F(A) − F(0) to within {completeness.completeness_gap:.2%} at worst ({completeness.layer}).")
 
 
-def head_pattern(patterns: HeadPatterns, layer: int, head: int, label: str) -> Chart:
+def head_pattern(patterns: HeadPatterns, layer: int, head: int, label: str, example_id: str) -> Chart:
     """One head's attention over the passage's tokens from the answer span (the mean of its tokens), from [CLS] and
-    from each question token."""
+    from each question token; its downloads are named after the example shown (`example_id`)."""
     sources, grid = patterns.pattern(layer, head)
     passage = [patterns.tokens[p] for p in patterns.passage]
     columns = [f"{i}:{escape_label(token)}" for i, token in enumerate(passage)]  # a token may repeat
@@ -158,7 +158,7 @@ def head_pattern(patterns: HeadPatterns, layer: int, head: int, label: str) -> C
     figure.update_yaxes(autorange="reversed")  # the answer's row on top, the question's in its order below
     data = pd.DataFrame([{"from": source, "position": i, "token": token, "attention": float(grid[r, i])}
                          for r, source in enumerate(sources) for i, token in enumerate(passage)])
-    return Chart(f"head-pattern-{layer}-{head}", data, figure)
+    return Chart(f"head-pattern-{layer}-{head}-{example_id}", data, figure)
 
 
 def top_attended_table(patterns: HeadPatterns, layer: int, head: int) -> pd.DataFrame:

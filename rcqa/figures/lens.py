@@ -99,7 +99,7 @@ def knockouts(found: Interventions) -> Chart:
                  f"{k} random words ({settings.draws} draws) · replaced by {KNOCKOUT_SHORT[settings.baseline]}",
                  "Layer (output of)", "Change in probability (points)", height=440)  # short: clear of the subtitle
     figure.update_layout(barmode="group")
-    return Chart(f"interventions-top{k}-{settings.baseline}", data, figure)
+    return Chart(f"interventions-top{k}-{settings.baseline}-{found.example.id}", data, figure)
 
 
 KNOCKOUT_SHORT = {"pad": "[PAD] states", "zero": "zeros"}  # KNOCKOUT_BASELINES, short for a subtitle

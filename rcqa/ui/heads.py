@@ -71,7 +71,8 @@ def show_head(scores: HeadScores, patterns: HeadPatterns) -> None:
     with head:
         view.bind(st.selectbox, "head", "Head", options=list(range(scores.heads)), format_func="head {}".format)
     st.markdown(show.plain(figures.head_reading(scores, patterns, chosen.head_layer, chosen.head)))
-    show.chart(figures.head_pattern(patterns, chosen.head_layer, chosen.head, scores.layers[chosen.head_layer]))
+    show.chart(figures.head_pattern(patterns, chosen.head_layer, chosen.head, scores.layers[chosen.head_layer],
+                                    scores.example.id))
     st.caption(f"The passage's tokens each source attends to most (the answer span and the question: the mean over "
                f"their tokens), top {TOP_ATTENDED}.")
     show.table(figures.top_attended_table(patterns, chosen.head_layer, chosen.head), hide_index=True)
