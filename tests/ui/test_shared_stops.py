@@ -13,6 +13,7 @@ import pytest
 
 from rcqa.attribution.memory import checkpoint
 from rcqa.figures.common import image_export_available
+from rcqa.types import Example
 from rcqa.ui import worker
 from rcqa.ui.jobs import JobQueue, Stopped
 
@@ -50,6 +51,27 @@ def reports_for(qa_model, ticks, report):
         time.sleep(0.1)
         report(tick)
     return os.getpid()
+
+
+def reported(qa_model, kind, args, log, seconds, report):
+    """The real task `kind` (the answer lens, or a long paste's answer: rcqa.ui.worker), each progress report it
+    makes written to `log` and `seconds` long (standing for a batch of windows, or a layer, of a larger model: the
+    tiny one's take milliseconds) before it reaches the worker; "stopped" written if it was stopped."""
+    def told(progress):
+        with open(log, "a") as written:
+            written.write(f"{progress[1]}\n")
+        time.sleep(seconds)
+        report(progress)
+
+    try:
+        return TOLD_KINDS[kind](qa_model, *args, told)
+    except Stopped:
+        with open(log, "a") as written:
+            written.write("stopped\n")
+        raise
+
+
+TOLD_KINDS = {"lens": worker.lens, "paste answer": worker.reading}
 
 
 def sleeps(qa_model, seconds, report):
@@ -120,6 +142,33 @@ def test_short_jobs_cancelled_or_closed_inside_another_visitors_long_job_never_r
     assert long.result() == host  # its worker was never killed under it
     assert starts.read_text().split() == [str(host)] and long.job.starts == 1  # it began once, and only once
     assert long.job.held >= 2 * (RUNS_ON - 1)  # the two stopped jobs ran on inside it, paused, to their ends
+
+
+@pytest.mark.parametrize("kind", TOLD_KINDS)
+def test_the_lens_and_a_long_pastes_answer_stopped_inside_another_visitors_job_stop_at_their_next_report(
+        processes, tiny_bert, tmp_path, kind):
+    """Before, neither had a stop point: stopped inside another visitor's long job, each ran on to its end (at
+    their largest 10.6 s and 25.8 s of the default model) holding that job. Now each batch of windows, and each layer
+    the lens decodes, is a progress report where the stop is honoured."""
+    passage = "The ferry to Corran Point leaves the harbour at nine and returns by the evening tide. " * 100
+    question = "When does the ferry leave?"
+    args = (Example(id="a long paste", passage=passage, question=question),) if kind == "lens" else (passage, question)
+    alone: list = []
+    TOLD_KINDS[kind](tiny_bert, *args, alone.append)
+    assert len(alone) >= 3  # batches of windows (and layers): points it may stop at, along the way
+    queue, starts, log = lanes(time_limit=math.inf), tmp_path / "long.starts", tmp_path / f"{kind}.log"
+    long = submitted(queue, processes, tiny_bert, "long", LONG, long_in_chunks, str(starts), 200)  # 10 s alone
+    until(lambda: long.progress is not None, "the long job never began")
+    stopped = submitted(queue, processes, tiny_bert, kind, SHORT, reported, kind, args, str(log), 1.0)
+    until(lambda: log.exists() and log.read_text().strip(), f"the {kind} never reported")  # inside the long job
+    asked = time.monotonic()
+    stopped.cancel()
+    assert stopped.job.finished.wait(30) and isinstance(stopped.job.error, Stopped)
+    assert stopped.job.ended - asked < ANSWERED_WITHIN
+    assert long.wait(120) and long.state == "done", long.job.error
+    *reports, end = log.read_text().split("\n")[:-1]
+    assert end == "stopped" and 1 <= len(reports) <= 2 < len(alone)  # at the report after the stop, not its end
+    assert starts.read_text().split() == [str(long.result())] and long.job.starts == 1  # began once, never killed
 
 
 def test_a_short_job_waiting_inside_another_task_for_its_checkpoint_has_no_clock_running(processes, tiny_bert):
