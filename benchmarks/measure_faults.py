@@ -13,7 +13,9 @@ default model; this process holds the server's copy of the model. The visitors a
    worker; then every kind once more, cancelled while it still waits there.
 3. The long job alone again (the cores are shared: its seconds alone are the mean of 1 and 3).
 3b. The largest: the long job once more, and inside it the 128-window paste's answer and lens stopped as in 2 (what
-   a stopped one holds another's job for, now that both have stop points; before, 10.6 and 25.8 s).
+   a stopped one holds another's job for, now that both have stop points, every 16 windows and every layer decoded;
+   before, 10.6 and 25.8 s: their whole run). The verdict's largest_stopped_at_a_stop_point gives, for each, the
+   most seconds it held the long job against its seconds alone (from 1), and whether it ended before its end.
 4. Killed from outside: the long job, a short one begun inside it and another queued, the worker SIGKILLed.
 
 Reported as JSON: how many times each long job began (counted from what its worker tells the queue), its seconds
@@ -314,6 +316,20 @@ def leftovers(before: dict, tmp: Path) -> dict:
             "temp_files_left": sorted(str(path.relative_to(tmp)) for path in tmp.rglob("*") if not path.is_dir())}
 
 
+def stop_points(found: dict) -> dict:
+    """Per kind at its largest (the lens's and a long paste's answer's stop points): the most seconds it held the
+    long job when stopped inside it, against its seconds alone, and whether it ended before its end would have come
+    (held, its `after` seconds before the stop included, under its time alone)."""
+    points = {}
+    for kind, run in found["alone"]["short_kinds"].items():
+        held = [stop["held_the_long_job_seconds"] for stop in found["largest"]["stopped"]
+                if stop["kind"] == kind and stop.get("began_inside")]
+        if held:
+            points[kind] = {"held_seconds_at_most": max(held), "alone_seconds": run["seconds"],
+                            "before_its_end": max(held) < run["seconds"]}
+    return points
+
+
 def measure(windows: int, after: float) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix="rcqa-faults-"))
     tmp = scratch / "tmp"
@@ -346,7 +362,9 @@ def measure(windows: int, after: float) -> dict:
         found["verdict"] = {"long_began_once": storm_long["began_times"] == 1,
                             "ratio_to_alone": round(storm_long["seconds"] / alone_seconds, 2),
                             "within_1.3": storm_long["seconds"] <= RATIO_WANTED * alone_seconds,
-                            "within_the_bound": found["peak_rss_mb"] <= BOUND_MB}
+                            "within_the_bound": found["peak_rss_mb"] <= BOUND_MB,
+                            "largest_long_began_once": found["largest"]["long"]["began_times"] == 1,
+                            "largest_stopped_at_a_stop_point": stop_points(found)}
         return found
     finally:
         for pid in worker_pids():  # the queue's threads still hold the pool: its processes are ended here
