@@ -124,6 +124,13 @@ def window_inputs(windows: Windows, window: int) -> dict[str, torch.Tensor]:
     return {k: v[window:window + 1, :length] for k, v in windows.inputs.items()}
 
 
+def padded_batch(tokenizer, inputs: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """Several windows' inputs (each 1 × its tokens, as window_inputs gives them) as one batch padded on the right
+    by the tokenizer, the attention mask marking each one's own tokens."""
+    features = [{name: values[0].tolist() for name, values in item.items()} for item in inputs]
+    return dict(tokenizer.pad(features, padding="longest", padding_side="right", return_tensors="pt"))
+
+
 def on_device(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
     return {k: v.to(device) for k, v in inputs.items()}
 

@@ -3,6 +3,8 @@
 rules: the rules as autograd Functions; model: the private rule-modified copy of a shared model; relevance: the
 pass itself; explain: its layers, as layer-wise IG gives them."""
 from rcqa.attribution.lrp.explain import explain_layers
-from rcqa.attribution.lrp.relevance import Relevance, answer_logits, forget_kept_forward, layer_relevance
+from rcqa.attribution.lrp.relevance import Relevance, answer_logits, batch_relevance, forget_kept_forward, \
+    layer_relevance
 
-__all__ = ["Relevance", "answer_logits", "explain_layers", "forget_kept_forward", "layer_relevance"]
+__all__ = ["Relevance", "answer_logits", "batch_relevance", "explain_layers", "forget_kept_forward",
+           "layer_relevance"]

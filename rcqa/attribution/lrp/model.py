@@ -15,6 +15,7 @@ from typing import cast
 
 import torch
 from transformers.activations import ACT2CLS
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 from transformers.modeling_utils import AttentionInterface
 from transformers.models.mpnet.modeling_mpnet import MPNetSelfAttention
 
@@ -77,12 +78,18 @@ def rule_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tens
                    **kwargs) -> tuple[torch.Tensor, None]:
     """transformers' attention-function interface, computed by AttnLRP's rules (eval mode: no dropout)."""
     scaling = query.size(-1) ** -0.5 if scaling is None else scaling
-    output = rules.attention(query, key, value, additive_mask(attention_mask, query.dtype), scaling,
-                             getattr(module, "lrp_ledger", None))
+    # SDPA's boolean mask (a padded batch's) masks scores: a term added to them would be booked as absorbing
+    kept = attention_mask if attention_mask is not None and attention_mask.dtype == torch.bool else None
+    output = rules.attention(query, key, value, None if kept is not None else additive_mask(attention_mask, query.dtype),
+                             scaling, getattr(module, "lrp_ledger", None), kept)
     return output.transpose(1, 2).contiguous(), None
 
 
 AttentionInterface.register(ATTENTION, rule_attention)  # a new name only: no existing implementation changes
+# the mask the copy's attention is handed is SDPA's (none where every token is real, a boolean one where a batch is
+# padded): an attention name transformers has no mask function for gets no mask at all, and a padded batch's
+# real tokens would attend to its padding (rcqa.attribution.lrp.relevance.batch_relevance)
+AttentionMaskInterface.register(ATTENTION, sdpa_mask)
 
 
 class RuleMPNetSelfAttention(MPNetSelfAttention):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,23 +136,46 @@ def forget_kept_forward(model: torch.nn.Module) -> None:
 
 def layer_relevance(model: torch.nn.Module, inputs: dict[str, torch.Tensor], targets: list[Target]) -> Relevance:
     """The relevance of each target at every layer of one input (batch 1, on the model's device)."""
+    return batch_relevance(model, inputs, [targets])[0]
+
+
+def batch_relevance(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
+                    targets: Sequence[Sequence[Target]]) -> list[Relevance]:
+    """The relevance of each item's own targets at every layer of a batch of inputs (on the model's device, padded
+    on the right, the attention mask marking each item's tokens: rcqa.attribution.window.padded_batch), from one
+    forward and, per target, one backward for the whole batch. No item's score depends on another's: the mask keeps
+    a padded token out of every real token's attention, each target reads its item's logits over its own tokens, and
+    so the gradient at a padded token is zero and nothing absorbed there is booked; an item's relevance equals the
+    same input's alone up to float rounding (tests/attribution/test_attnlrp_batch.py)."""
     rule_model = _rule_model(model)
     output = rule_model.forward_of(inputs)
     ledger, states = rule_model.ledger, rule_model.states
+    mask = inputs.get("attention_mask")
+    lengths = mask.sum(-1).tolist() if mask is not None else [inputs["input_ids"].shape[1]] * len(targets)
+    logits = (output.start_logits, output.end_logits)
+    found: list[dict[str, list]] = [{"relevance": [], "values": [], "entering": [], "ledgers": []} for _ in targets]
+    passes = max(len(own) for own in targets)
     with torch.enable_grad():
-        values, entering, relevance, ledgers = [], [], [], []
-        for index, target in enumerate(targets):
-            value = target(output.start_logits, output.end_logits).sum()
-            logits = (output.start_logits, output.end_logits)
+        for index in range(passes):
+            items = [i for i, own in enumerate(targets) if index < len(own)]
+            values = [targets[i][index](*(z[i:i + 1, :lengths[i]] for z in logits)).sum() for i in items]
             # materialised: a target of one logit (start_logit, end_logit) leaves the other one's gradient zero
             *gradients, start_gradient, end_gradient = torch.autograd.grad(
-                value, [*states, *logits], retain_graph=index < len(targets) - 1, materialize_grads=True)
-            relevance.append(torch.stack([(s * g)[0].detach() for s, g in zip(states, gradients)]))
-            values.append(float(value.detach()))
-            # what enters the rules: logits ⊙ ∂F/∂logits (the first-order rule at the target function itself)
-            at_logits = sum((z.detach() * g).sum() for z, g in zip(logits, (start_gradient, end_gradient)))
-            entering.append(float(at_logits))
-            ledgers.append(ledger.take())
-    found = Relevance(torch.stack([s[0].detach() for s in states]), torch.stack(relevance), values, entering, ledgers)
+                torch.stack(values).sum(), [*states, *logits], retain_graph=index < passes - 1,
+                materialize_grads=True)
+            absorbed = ledger.take_items(len(targets))
+            for item, value in zip(items, values):
+                length = lengths[item]
+                kept = found[item]
+                kept["relevance"].append(torch.stack([(s * g)[item, :length].detach()
+                                                      for s, g in zip(states, gradients)]))
+                kept["values"].append(float(value.detach()))
+                # what enters the rules: logits ⊙ ∂F/∂logits (the first-order rule at the target function itself)
+                kept["entering"].append(float(sum((z[item, :length].detach() * g[item, :length]).sum()
+                                                  for z, g in zip(logits, (start_gradient, end_gradient)))))
+                kept["ledgers"].append(absorbed[item])
+    relevances = [Relevance(torch.stack([s[item, :lengths[item]].detach() for s in states]),
+                            torch.stack(kept["relevance"]), kept["values"], kept["entering"], kept["ledgers"])
+                  for item, kept in enumerate(found)]
     states.clear()  # the kept copy keeps no call's tensors
-    return found
+    return relevances

@@ -27,9 +27,11 @@ def stabilised(x: torch.Tensor, epsilon: float = EPSILON) -> torch.Tensor:
 
 class Ledger:
     """What the absorbing rules absorbed during one backward pass, by the block whose forward ran the rule and by
-    kind ('linear', 'layer_norm', 'softmax', 'attention_bias'). Whoever runs the blocks sets `block` as the forward
-    goes: 0 before the first block, l while block l (whose output is layer l) runs, L + 1 after the last (the QA
-    head); each rule keeps the block it ran in (account) and books its absorption there in the backward pass."""
+    kind ('linear', 'layer_norm', 'softmax', 'attention_bias'), kept apart for each item of the batch (the tensors'
+    first axis), since one backward serves a batch of inputs whose targets are their own. Whoever runs the blocks
+    sets `block` as the forward goes: 0 before the first block, l while block l (whose output is layer l) runs,
+    L + 1 after the last (the QA head); each rule keeps the block it ran in (account) and books its absorption there
+    in the backward pass."""
 
     def __init__(self):
         self.block = 0
@@ -39,15 +41,29 @@ class Ledger:
         return Account(self, self.block)
 
     def add(self, block: int, kind: str, relevance_out: torch.Tensor, relevance_in: torch.Tensor) -> None:
-        self._absorbed.setdefault((block, kind), []).append(relevance_out.detach().sum() - relevance_in.detach().sum())
+        self._absorbed.setdefault((block, kind), []).append(_by_item(relevance_out) - _by_item(relevance_in))
 
     def take(self) -> dict[int, dict[str, float]]:
-        """The sums since the last take, per block and kind, then empty."""
+        """The sums since the last take, per block and kind, over every item of the batch; then empty."""
         taken: dict[int, dict[str, float]] = {}
         for (block, kind), values in sorted(self._absorbed.items()):
-            taken.setdefault(block, {})[kind] = float(torch.stack(values).sum())
+            taken.setdefault(block, {})[kind] = float(torch.cat(values).sum())
         self._absorbed = {}
         return taken
+
+    def take_items(self, items: int) -> list[dict[int, dict[str, float]]]:
+        """The sums since the last take, per item of a batch of `items`, per block and kind; then empty."""
+        taken: list[dict[int, dict[str, float]]] = [{} for _ in range(items)]
+        for (block, kind), values in sorted(self._absorbed.items()):
+            for item, amount in enumerate(torch.stack(values).sum(0).tolist()):
+                taken[item].setdefault(block, {})[kind] = amount
+        self._absorbed = {}
+        return taken
+
+
+def _by_item(relevance: torch.Tensor) -> torch.Tensor:
+    """Σ relevance over all but the first axis (a tensor of one axis: one item)."""
+    return relevance.detach().reshape(relevance.shape[0] if relevance.dim() > 1 else 1, -1).sum(1)
 
 
 class Account:
@@ -176,10 +192,14 @@ class ConstantAdded(torch.autograd.Function):
 
 
 def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, additive: torch.Tensor | None,
-              scaling: float, ledger: Ledger | None) -> torch.Tensor:
+              scaling: float, ledger: Ledger | None, kept: torch.Tensor | None = None) -> torch.Tensor:
     """softmax(Q Kᵀ · scaling + additive) V per head (batch × heads × tokens × head dim), by the rules: uniform for
-    both products, first-order for the softmax; the additive mask or position bias is a constant and absorbs."""
+    both products, first-order for the softmax; the additive mask or position bias is a constant and absorbs. `kept`
+    (boolean, broadcast over the scores): the scores a padded batch's mask keeps; the others get weight 0 and no
+    gradient, so nothing is absorbed there and a padded item's relevance is its own alone."""
     scores = UniformProduct.apply(query, key.transpose(-1, -2)) * scaling
+    if kept is not None:
+        scores = scores.masked_fill(~kept, torch.finfo(scores.dtype).min)
     if additive is not None:
         scores = ConstantAdded.apply(scores, additive, ledger)
     return UniformProduct.apply(FirstOrderSoftmax.apply(scores, ledger), value)
