@@ -29,7 +29,8 @@ from rcqa.dataset.heads import pruning_of, summarize_heads
 from rcqa.dataset.manifest import RunManifest
 from rcqa.dataset.sanity import summarize_sanity
 from rcqa.dataset.summary import DatasetSummary
-from rcqa.dataset.rows import QUESTION_TYPES
+from rcqa.dataset.rows import QUESTION_TYPES, SENTENCE_COLUMNS
+from rcqa.dataset.sentence_roles import summarize_sentences
 from rcqa.types import Example, GoldAnswer
 
 # the columns the aggregates read; the drill-down columns (words, distributions, top-k) stay on disk
@@ -37,9 +38,9 @@ SUMMARY_COLUMNS = ("id", "question", "question_type", "is_quantifier", "predicti
                    "probability", "layers", "answer_pos", "quantifier_share", "completeness", "steps", "seconds",
                    *(f"category_{c}" for c in CATEGORIES), *ANSWER_MEASURES, *(f"pos_{g}" for g in GROUPS),
                    *(f"jsd_{v}" for v in VARIANTS))
-# analyses a run may have added (reproduce --faithfulness --lens --interventions), and the abstention columns that
-# runs made before "no answer" lack
-OPTIONAL_COLUMNS = (*EXTRAS, "abstained", "null_probability", "contrast")
+# analyses a run may have added (reproduce --faithfulness --lens --interventions), and the abstention and sentence
+# columns (with the passage the sentences are read in) that runs made before them lack
+OPTIONAL_COLUMNS = (*EXTRAS, "abstained", "null_probability", "contrast", "passage", *SENTENCE_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,7 @@ def summarize(run: Run, rows: pa.Table | None = None, seed: int = 0) -> DatasetS
         heads=summarize_heads(rows, seed),
         pruning=pruning_of(run.folder),
         contrast=summarize_contrast(rows, seed),
+        sentences=_sentences(rows, seed),
         n_skipped=len(run.manifest.skipped or ()),
         settings=run.manifest.analysis,
         model=run.manifest.model.name,
@@ -237,6 +239,14 @@ def summarize_contrast(rows: pa.Table, seed: int = 0) -> dict | None:
             "shares_ci": {c: [[m["low"], m["high"]] for m in means] for c, means in shares.items()},
             "lens_margin": margins.mean(axis=0).tolist(), "lens_ahead": (100 * (margins > 0).mean(axis=0)).tolist(),
             "exact_match": scores(kept)["exact_match"]}
+
+
+def _sentences(rows: pa.Table, seed: int) -> dict | None:
+    """The layer roles by sentence over the rows that keep their sentence scores (None where none does: the report
+    reads an older run's word shares instead, rcqa.dataset.report)."""
+    if "sentence_share" not in rows.column_names:
+        return None
+    return summarize_sentences(rows.select(["question", "passage", *SENTENCE_COLUMNS]).to_pylist(), seed)
 
 
 def _per_question_type(rows: pa.Table) -> dict:

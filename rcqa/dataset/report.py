@@ -7,6 +7,7 @@ under both, for example the paper's code settings and a baseline whose completen
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
@@ -26,6 +27,7 @@ from rcqa.dataset.aggregate import Run, by_abstention, load_run, summarize
 from rcqa.dataset.kept_summary import kept_summary
 from rcqa.dataset.faithfulness import summaries_prose
 from rcqa.dataset.conclusions import Verdict, conclusion_table, contrast_statement, verdicts, worst_completeness
+from rcqa.dataset.sentence_roles import NEEDS_RUN, run_sentence_roles, sentences_statement
 from rcqa.dataset.summary import DatasetSummary, Section, summary_json
 from rcqa.figures.common import Chart, image_export_available
 from rcqa.types.document import Document
@@ -78,6 +80,8 @@ def build(folders: list[str | Path]) -> tuple[DatasetReport, list[Chart]]:
     # a run's summary as its runner kept it, where it still holds (the full-dev runs bootstrap for 20 s otherwise)
     summaries = {name: kept_summary(run.folder) or summarize(run) for name, run in zip(names, runs)}
     subject = summaries[names[0]]
+    if subject.sentences is None:  # a run written before rows kept sentence scores: its word shares, where it has them
+        subject = dataclasses.replace(subject, sentences=run_sentence_roles(runs[0].folder))
     parts = by_abstention(runs[0])
     summary = DatasetReport(subject, names[0], {name: verdicts(s) for name, s in summaries.items()},
                             {name: worst_completeness(s) for name, s in summaries.items()},
@@ -89,7 +93,7 @@ def build(folders: list[str | Path]) -> tuple[DatasetReport, list[Chart]]:
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
               figures.pos_by_layer(subject), figures.scores_by_type(subject), figures.completeness_by_layer(summaries)]
     extras = (figures.faithfulness_curves(subject), figures.lens_by_layer(subject), figures.interventions_by_layer(subject),
-              figures.contrast_by_layer(subject), figures.sanity_by_step(subject), figures.heads_importance(subject),
+              figures.contrast_by_layer(subject), figures.sentences_by_layer(subject), figures.sanity_by_step(subject), figures.heads_importance(subject),
               figures.pruning_curves(subject))
     charts += [chart for chart in extras if chart is not None]
     return summary, charts
@@ -111,6 +115,8 @@ def write(folders: list[str | Path], out: str | Path, images: bool = True) -> Da
         methods.to_csv(out / "tables" / "faithfulness.csv", index=False)
         if (paired := figures.paired_table(summary.subject)) is not None:  # none where the run compared one method
             paired.to_csv(out / "tables" / "faithfulness_paired.csv", index=False)
+    if (sentences := figures.sentences_table(summary.subject)) is not None:
+        sentences.to_csv(out / "tables" / "sentences.csv", index=False)
     if (sanity := figures.sanity_table(summary.subject)) is not None:
         sanity.to_csv(out / "tables" / "sanity.csv", index=False)
     svgs = _export_images(charts, out / "figures") if images and image_export_available() else None
@@ -242,6 +248,24 @@ questions: {figures.number_text(found['exact_match'])}.</p>
 {_table(rows)}"""
 
 
+def _sentences_section(summary: DatasetSummary) -> str:
+    """The layer roles by sentence: the sentence read from the table beside it, where it came from and what it left
+    out; a run whose rows cannot be read by sentence says so in one sentence."""
+    found, table = summary.sentences, figures.sentences_table(summary)
+    if found is None or table is None:
+        return f"<h2>Which sentence does each layer rest on?</h2>\n<p>{html.escape(NEEDS_RUN)}</p>"
+    word_shares = found["questions"] - found.get("from_sentence_scores", 0)
+    source = (f"{found.get('from_sentence_scores', 0)} from the sentence scores the rows keep"
+              + (f", {word_shares} from their word shares summed by sentence" if word_shares else ""))
+    left = "; ".join(f"{count} left out ({reason})" for reason, count in sorted(found["left_out"].items()))
+    return f"""<h2>Which sentence does each layer rest on?</h2>
+<p>Per layer, the share (%) of its attribution over the passage on the sentence holding the explained span, on the
+other sentences sharing a word with the question, and on the rest, and the questions (%) whose top sentence is the
+answer's, with 95 % bootstrap intervals over questions ({source}{'; ' + left if left else ''}).</p>
+<p><strong>{html.escape(sentences_statement(found, summary.layers))}</strong></p>
+{_table(table)}"""
+
+
 _ANSWER_PROTOCOL = {True: "The explained span's own words were never deleted: the test asks which context each method "
                           "finds.",
                     False: "The explained span's own words could be deleted (the old protocol), which mostly measures "
@@ -296,6 +320,7 @@ depth (0 = embeddings, 1 = last block), never by index. Protocols differ as the 
 {_sanity_section(summary)}
 {_heads_section(summary)}
 {_contrast_section(summary)}
+{_sentences_section(summary)}
 <h2>Scores per question type</h2>
 {_table(_type_table(summary))}
 <h2>Figures</h2>

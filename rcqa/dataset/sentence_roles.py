@@ -1,37 +1,62 @@
 """The paper's layer roles by sentence over a run (issue 55): at every layer, the share of the layer's attribution over
 the passage (the rows' `distribution`, the paper's I_l) on the sentence holding the explained span, on the other
 sentences that share a word with the question, and on the rest; and how often the layer rests most on the answer's
-sentence. Read from the committed rows, which keep each question's per-word shares, so no question is explained again.
+sentence. Read from the rows, so no question is explained again: a row written by this version keeps each layer's
+sentence scores (rcqa.dataset.rows.sentence_columns, the explanation's tokens summed by sentence), and those are read
+where present; a row written before them keeps each question's per-word shares, which are summed by sentence instead.
+One function (summarize_sentences) makes the table from either, for the report, the Dataset page and the findings.
 
-A word's sentence is found by its characters: the rows keep the words as written, in order, so each is found in the
-passage after the one before. That holds for a passage read in one window; a question whose passage took several,
-or whose explained span occurs more than once in it (which occurrence was explained is not kept), is left out and
-counted. Question words are the question's words (letters and digits) lowercased, the stopwords the word-level roles
+Where only the word shares are kept, a word's sentence is found by its characters: the rows keep the words as
+written, in order, so each is found in the passage after the one before. That holds for a passage read in one window;
+a question whose passage took several, or whose explained span occurs more than once in it (which occurrence was
+explained is not kept), is left out and counted. The sentence scores have neither limit. Their shares count every
+token of the sentence, its punctuation too, where `distribution` leaves punctuation out. Question words are the question's words (letters and digits) lowercased, the stopwords the word-level roles
 leave out left out here too (rcqa.analysis.roles.categories)."""
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rcqa.analysis.roles.categories import STOPWORDS, normalise
 from rcqa.dataset import store
+from rcqa.dataset.rows import SENTENCE_COLUMNS
 from rcqa.intervals import mean_with_interval
 from rcqa.text import segments
 
 ROLES = ("answer_sentence", "question_sentences", "other_sentences")
 NAMES = {"answer_sentence": "the answer's sentence", "question_sentences": "sentences sharing a question word",
          "other_sentences": "the other sentences", "top_is_answer": "the top sentence is the answer's"}
-COLUMNS = ["id", "passage", "question", "explained_span", "passage_words", "distribution", "n_windows"]
+WORD_COLUMNS = ["passage", "question", "explained_span", "passage_words", "distribution", "n_windows"]
+COLUMNS = ["id", *WORD_COLUMNS, *SENTENCE_COLUMNS]
 WORD = re.compile(r"\w+")
+# why a row is left out when it holds neither its sentence scores nor the word shares and passage to read them from
+UNREAD = "rows written before sentence scores were kept"
+NEEDS_RUN = ("The sentence section needs a run made with this version of rcqa (python -m rcqa reproduce), whose rows "
+             "keep each layer's sentence scores: none of this run's rows holds them, or the passage and word shares "
+             "they can be read from.")
+
+
+def roles_of(by_sentence: np.ndarray, answer: int, question: str, texts: list[str]) -> dict[str, np.ndarray]:
+    """Per layer (by_sentence: layers × the passage's sentences, each sentence's share; texts: each one's text), each
+    role's share, and whether the sentence with the largest share is the answer's (1 or 0)."""
+    asked = {normalise(w) for w in WORD.findall(question)} - STOPWORDS
+    sharing = np.array([n != answer and bool(asked & {normalise(w) for w in WORD.findall(text)})
+                        for n, text in enumerate(texts)], dtype=bool)
+    return {"answer_sentence": by_sentence[:, answer], "question_sentences": by_sentence[:, sharing].sum(axis=1),
+            "other_sentences": by_sentence[:, ~sharing].sum(axis=1) - by_sentence[:, answer],
+            "top_is_answer": (np.argmax(by_sentence, axis=1) == answer).astype(float)}
 
 
 def sentence_roles(passage: str, question: str, explained_span: str, words: list[str],
                    distribution: np.ndarray) -> dict[str, np.ndarray] | str:
-    """Per layer (distribution: layers × the passage's words): each role's share, and whether the sentence with the
-    largest share is the answer's (1 or 0). A sentence why not where the question cannot be read by sentence."""
+    """The roles (roles_of) from a row's word shares (distribution: layers × the passage's words), its words found in
+    the passage by their characters; a sentence why not where the question cannot be read by sentence."""
     if passage.count(explained_span) != 1 or not explained_span:
         return "explained span absent or repeated"
     starts, cursor = [], 0
@@ -41,38 +66,90 @@ def sentence_roles(passage: str, question: str, explained_span: str, words: list
             return "a word not found in order"
         starts.append(found)
         cursor = found + len(word)
-    sentences = segments(passage).sentences
+    sentences = _sentences(passage)
     begins = [a for a, _ in sentences]
     # a word's sentence: the last to begin at or before it (whitespace between sentences belongs to none)
     of_word = np.clip(np.searchsorted(begins, starts, side="right") - 1, 0, None)
     by_sentence = np.stack([distribution[:, of_word == n].sum(axis=1) for n in range(len(sentences))], axis=1)
-    span_start = passage.index(explained_span)
-    answer = max(int(np.searchsorted(begins, span_start, side="right")) - 1, 0)
-    asked = {normalise(w) for w in WORD.findall(question)} - STOPWORDS
-    sharing = np.array([n != answer and bool(asked & {normalise(w) for w in WORD.findall(passage[a:b])})
-                        for n, (a, b) in enumerate(sentences)])
-    return {"answer_sentence": by_sentence[:, answer], "question_sentences": by_sentence[:, sharing].sum(axis=1),
-            "other_sentences": by_sentence[:, ~sharing].sum(axis=1) - by_sentence[:, answer],
-            "top_is_answer": (np.argmax(by_sentence, axis=1) == answer).astype(float)}
+    answer = max(int(np.searchsorted(begins, passage.index(explained_span), side="right")) - 1, 0)
+    return roles_of(by_sentence, answer, question, [passage[a:b] for a, b in sentences])
 
 
-def run_sentence_roles(folder: str | Path, seed: int = 0) -> dict:
-    """Over the run's questions read in one window: per role and layer, the mean with its interval; the questions
-    read and, by reason, those left out."""
-    table = pq.ParquetDataset(sorted((Path(folder) / store.SHARDS).glob("*.parquet"))).read(columns=COLUMNS)
+@functools.lru_cache(maxsize=64)
+def _sentences(passage: str) -> tuple[tuple[int, int], ...]:
+    """spaCy's sentences of a passage, parsed once for its questions (a run's rows keep a passage's together)."""
+    return segments(passage).sentences
+
+
+def row_roles(row: dict) -> dict[str, np.ndarray] | str:
+    """A row's roles: from its sentence scores (rcqa.dataset.rows.sentence_columns) where it holds them, else from its
+    word shares where the row holds them and read its passage in one window; else why not."""
+    if row.get("sentence_share") is not None:
+        if row["sentence_explained"] is None:
+            return "explained span in no sentence of the window"
+        texts = [row["passage"][a:b] for a, b in zip(row["sentence_starts"], row["sentence_ends"])]
+        return roles_of(np.array(row["sentence_share"], dtype=float), row["sentence_explained"], row["question"],
+                        texts)
+    if row.get("distribution") is None or row.get("passage") is None:
+        return UNREAD
+    if row["n_windows"] != 1:
+        return "passage read in several windows"
+    return sentence_roles(row["passage"], row["question"], row["explained_span"], row["passage_words"],
+                          np.array(row["distribution"], dtype=float))
+
+
+def summarize_sentences(rows: Iterable[dict], seed: int = 0) -> dict | None:
+    """The section's table over the rows: per role (NAMES) and layer, the mean with its 95 % bootstrap interval
+    (rcqa.intervals); the questions read, and by reason those left out; None where no row could be read."""
     found: dict[str, list[np.ndarray]] = {name: [] for name in NAMES}
     left_out: dict[str, int] = {}
-    for row in table.sort_by("id").to_pylist():
-        roles = ("passage read in several windows" if row["n_windows"] != 1 else
-                 sentence_roles(row["passage"], row["question"], row["explained_span"], row["passage_words"],
-                                np.array(row["distribution"], dtype=float)))
+    stored = 0
+    for row in rows:
+        roles = row_roles(row)
         if isinstance(roles, str):
             left_out[roles] = left_out.get(roles, 0) + 1
             continue
+        stored += row.get("sentence_share") is not None
         for name in NAMES:
             found[name].append(roles[name])
-    return {"questions": len(found["top_is_answer"]), "left_out": left_out,
+    if not found["top_is_answer"]:
+        return None
+    return {"questions": len(found["top_is_answer"]), "from_sentence_scores": stored, "left_out": left_out,
             **{name: [mean_with_interval(layer, seed) for layer in np.array(values).T] for name, values in found.items()}}
+
+
+def run_sentence_roles(folder: str | Path, seed: int = 0) -> dict | None:
+    """summarize_sentences over every row of the run in `folder`, its word shares read where its rows hold no
+    sentence scores (rows written before them)."""
+    tables = []
+    for shard in sorted((Path(folder) / store.SHARDS).glob("*.parquet")):
+        names = pq.read_schema(shard).names
+        tables.append(pq.read_table(shard, columns=[c for c in COLUMNS if c in names]))
+    if not tables:
+        return None
+    return summarize_sentences(pa.concat_tables(tables, promote_options="default").sort_by("id").to_pylist(), seed)
+
+
+def sentences_statement(found: dict, layers: list[str]) -> str:
+    """The section's sentence, every number and word of it read from `found` (summarize_sentences): each share at the
+    first and the last layer, whether it rises or falls there (told apart where the two 95 % intervals do not
+    overlap), and how often the top sentence is the answer's."""
+    def change(name: str) -> str:
+        first, last = found[name][0], found[name][-1]
+        if None in (first["low"], last["low"]):
+            return "too few questions to tell"
+        return ("a rise" if last["low"] > first["high"] else "a fall" if last["high"] < first["low"] else
+                "not told apart")
+
+    def move(name: str) -> str:
+        return (f"{100 * found[name][0]['mean']:.1f} % at {layers[0]} and {100 * found[name][-1]['mean']:.1f} % at "
+                f"{layers[-1]} ({change(name)})")
+
+    return (f"Over {found['questions']} questions, the share of each layer's attribution over the passage on the "
+            f"answer's sentence is {move('answer_sentence')}, on sentences sharing a question word "
+            f"{move('question_sentences')}, on the other sentences {move('other_sentences')}; the top sentence is the "
+            f"answer's on {100 * found['top_is_answer'][0]['mean']:.1f} % of questions at {layers[0]} and "
+            f"{100 * found['top_is_answer'][-1]['mean']:.1f} % at {layers[-1]}.")
 
 
 def roles_table(summaries: dict[str, dict], layers: list[str]) -> str:
@@ -92,12 +169,18 @@ def section(runs: dict[str, str | Path]) -> str:
     """The findings' table, with how many questions each run gives and why the rest are left out."""
     from rcqa.dataset.plausibility import run_layers
 
-    summaries = {label: run_sentence_roles(folder) for label, folder in runs.items()}
+    summaries = {label: _read(folder) for label, folder in runs.items()}
     counts = "; ".join(f"{label}: {found['questions']} questions read, " + ", ".join(
         f"{count} left out ({reason})" for reason, count in sorted(found["left_out"].items())) for label, found in
         summaries.items())
     return "\n\n".join([f"Share of each layer's attribution over the passage, % (95 % bootstrap interval). {counts}.",
                         roles_table(summaries, run_layers(next(iter(runs.values()))))])
+
+
+def _read(folder: str | Path) -> dict:
+    if (found := run_sentence_roles(folder)) is None:
+        raise ValueError(f"{folder}: {NEEDS_RUN}")
+    return found
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,7 +1,7 @@
 """A run's dataset-level numbers, typed: what rcqa.dataset.aggregate.summarize computes over a run's rows and what
 the report's summary.json, its figures and the Dataset page read. The paper's analyses are fields; the analyses a
-run may add (faithfulness, lens, interventions, sanity checks, head scores, pruning, contrast) are JSON sections,
-None where the run did not compute them. to_dict writes the keys summary.json has always held, in their order."""
+run may add (faithfulness, lens, interventions, sanity checks, head scores, pruning, contrast) and the layer roles by
+sentence are JSON sections, None where the run did not compute them (or its rows keep no sentence scores). to_dict writes the keys summary.json has always held, in their order."""
 from __future__ import annotations
 
 import json
@@ -16,8 +16,8 @@ from rcqa.types.document import Document
 PerLayer = list[Any]  # one value per layer (a float, None where undefined)
 Section = dict[str, Any]  # an analysis' numbers as JSON, as its summarize_* function in rcqa.dataset writes them
 # the added analyses' sections, in summary.json's order; a summary written before one existed lacks its key
-SECTIONS = ("faithfulness", "lens", "interventions", "sanity", "heads", "pruning", "contrast")
-VIEWS = ("roles", "quantifier", "jsd", "pos", "scores", "completeness")  # what DatasetSummary.show draws
+SECTIONS = ("faithfulness", "lens", "interventions", "sanity", "heads", "pruning", "contrast", "sentences")
+VIEWS = ("roles", "quantifier", "jsd", "pos", "scores", "completeness", "sentences")  # what DatasetSummary.show draws
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ class DatasetSummary(Document):
     heads: Section | None = None
     pruning: Section | None = None
     contrast: Section | None = None
+    sentences: Section | None = None  # the layer roles by sentence (rcqa.dataset.sentence_roles.summarize_sentences)
 
     @property
     def name(self) -> str:
@@ -86,12 +87,13 @@ class DatasetSummary(Document):
                    n_skipped=data.get("n_skipped", 0),  # the sections below: None in summaries written before them
                    faithfulness=data.get("faithfulness"), lens=data.get("lens"),
                    interventions=data.get("interventions"), sanity=data.get("sanity"), heads=data.get("heads"),
-                   pruning=data.get("pruning"), contrast=data.get("contrast"))
+                   pruning=data.get("pruning"), contrast=data.get("contrast"), sentences=data.get("sentences"))
 
     def show(self, view: str = "roles", **options):
         """The Plotly figure of one of VIEWS: the roles of the top-k words per layer, the quantifier ratio, the JSD
         between layers (variant="full", "topk_removed" or "topk_kept"), the parts of speech, the scores per question
-        type, or the completeness error, each beside the published numbers."""
+        type, the completeness error, each beside the published numbers, or the layer roles by sentence (a run whose
+        rows keep sentence scores)."""
         return drawing.figure(self, view, **options)
 
     def _repr_html_(self) -> str:

@@ -6,6 +6,7 @@ import html
 
 from rcqa import drawing
 from rcqa.dataset import figures
+from rcqa.dataset.sentence_roles import NEEDS_RUN
 from rcqa.dataset.summary import VIEWS, DatasetSummary
 from rcqa.figures.common import Chart
 
@@ -16,10 +17,13 @@ def summary_chart(summary: DatasetSummary, view: str = "roles", variant: str = "
     charts = {"roles": lambda: figures.roles_by_depth(named), "quantifier": lambda: figures.quantifier_by_depth(named),
               "jsd": lambda: figures.jsd_map(summary, variant, summary.name),
               "pos": lambda: figures.pos_by_layer(summary), "scores": lambda: figures.scores_by_type(summary),
-              "completeness": lambda: figures.completeness_by_layer(named)}
+              "completeness": lambda: figures.completeness_by_layer(named),
+              "sentences": lambda: figures.sentences_by_layer(summary)}
     if view not in charts:
         raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
-    return charts[view]()
+    if (chart := charts[view]()) is None:  # the sentences of a run whose rows keep none
+        raise ValueError(NEEDS_RUN)
+    return chart
 
 
 def summary_html(summary: DatasetSummary) -> str:

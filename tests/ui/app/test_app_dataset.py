@@ -2,14 +2,17 @@
 the run's own explanation (nothing recomputed)."""
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 from rcqa.cli import main
 from rcqa.gallery import gallery_example
-from tests.helpers.app_harness import open_app, plotly_specs, spec_titled, texts, values
+from rcqa.dataset.sentence_roles import NEEDS_RUN
+from tests.helpers.app_harness import open_app, open_tab, plotly_specs, spec_titled, texts, values
 from tests.helpers.squad_files import squad_json
 from tests.helpers.hand_runs import HAND_ROWS, write_run
 
@@ -140,3 +143,29 @@ def test_public_mode_names_no_path_of_a_runs_model_or_data(runs_folder, tiny_mod
     app.button(key="rcqa.dataset.open").click().run()
     assert texts(app.error) == ("The run's data file dev.json is not on this machine, so its passages cannot be "
                                 "shown.")  # before: /srv/secret/dev.json
+
+
+def test_the_sentences_tab_says_what_its_table_and_the_runs_rows_hold(runs_folder):
+    """The tiny run's rows keep their sentence scores: the tab's sentence quotes the figure's numbers, and the answer's
+    share at the embeddings is the mean over the rows of the share of the sentence each row explains."""
+    app = open_tab(choose_run(open_app(PAGE), runs_folder / "tiny"), "Sentences", key="rcqa.dataset_tabs")
+    spec = spec_titled(app, "Which sentence does each layer rest on?")
+    drawn = {trace["name"]: values(trace["y"]) for trace in spec["data"]}
+    sentence = next(m.value for m in app.markdown if "on the answer's sentence" in m.value).strip("*").replace("\\", "")
+    quoted = [float(x) for x in re.findall(r"(\d+(?:\.\d+)?) %", sentence)]
+    expected = [drawn[name][layer] for name in ("the answer's sentence", "sentences sharing a question word",
+                                                "the other sentences", "the top sentence is the answer's")
+                for layer in (0, -1)]
+    assert quoted == pytest.approx([round(x, 1) for x in expected])
+    rows = pq.read_table(runs_folder / "tiny" / "shards").to_pylist()
+    by_hand = np.mean([row["sentence_share"][0][row["sentence_explained"]] for row in rows])
+    assert sentence.startswith(f"Over {len(rows)} questions, the share of each layer's attribution over the passage "
+                               f"on the answer's sentence is {100 * by_hand:.1f} % at embeddings")
+    table = app.dataframe[0].value
+    assert table.layer.tolist() == list(spec["data"][0]["x"]) and table.columns[1] == "the answer's sentence"
+
+
+def test_a_run_without_sentence_scores_says_it_needs_a_new_run(runs_folder):
+    app = open_tab(choose_run(open_app(PAGE), runs_folder / "hand"), "Sentences", key="rcqa.dataset_tabs")
+    assert NEEDS_RUN in texts(app.info)
+    assert not [s for s in plotly_specs(app) if s["layout"]["title"]["text"].startswith("Which sentence")]

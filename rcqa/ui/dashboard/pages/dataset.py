@@ -24,6 +24,7 @@ from rcqa.dataset import figures, published
 from rcqa.dataset.conclusions import (conclusion_table, contrast_statement, settings_words, verdicts,
                                       worst_completeness)
 from rcqa.dataset.rows import QUESTION_TYPES
+from rcqa.dataset.sentence_roles import NEEDS_RUN, sentences_statement
 from rcqa.dataset.summary import DatasetSummary
 from rcqa.ui import PAGES, runs, show
 from rcqa.ui.errors import callback
@@ -129,6 +130,18 @@ def show_facts(summary: DatasetSummary) -> None:
                f"fingerprint {summary.fingerprint}")
 
 
+def show_sentences(summary: DatasetSummary) -> None:
+    """The layer roles by sentence, read from the rows' sentence scores: the sentence from its table, the figure and
+    the table; a run whose rows keep none says so (the report reads an older run's word shares instead)."""
+    chart = figures.sentences_by_layer(summary)
+    if chart is None or summary.sentences is None:
+        st.info(NEEDS_RUN)
+        return
+    st.markdown(f"**{show.plain(sentences_statement(summary.sentences, summary.layers))}**")
+    show.chart(chart)
+    show.table(figures.sentences_table(summary), hide_index=True)
+
+
 def show_examples(folder: Path, wanted: runs.Filter) -> None:
     st.subheader("The examples")
     table = runs.examples_table(folder, wanted)
@@ -187,13 +200,15 @@ def main() -> None:
         st.caption(f"{skipped} question{'' if skipped == 1 else 's'} without such a foil {'was' if skipped == 1 else 'were'} "
                    "skipped.")
         show.chart(contrast)
-    roles, quantifiers, jsd, pos, scores, check = show.tabs(
-        ["Layer roles", "Quantifier questions", "Layers compared (JSD)", "Parts of speech", "Scores",
+    roles, sentences, quantifiers, jsd, pos, scores, check = show.tabs(
+        ["Layer roles", "Sentences", "Quantifier questions", "Layers compared (JSD)", "Parts of speech", "Scores",
          "Completeness"], key="rcqa.dataset_tabs")
     with roles:
         show.chart(figures.roles_by_depth(summaries))
         if parts := runs.abstention_parts(shown[0], picked):
             show.chart(figures.roles_by_abstention(parts, runs.run(shown[0]).name))
+    with sentences:
+        show_sentences(subject)
     with quantifiers:
         for name, found in summaries.items():
             st.caption(f"{show.plain(name)}: {figures.quantifier_counts(found.quantifier)}")
