@@ -25,8 +25,9 @@ _NUMBER = pa.float64()
 _PER_LAYER = pa.list_(_NUMBER)  # one value per layer (embeddings first); null where undefined
 _MATRIX = pa.list_(pa.list_(_NUMBER))
 _SHARES = pa.list_(pa.list_(pa.float32()))  # per layer, one share per sentence
-# a sentence share's decimals (0.01 % of a layer): measured on the 1,000-question run's rows, the sentence columns add
-# 348 bytes a row as full float32 and 178 rounded so (zstd, as compact writes), 1.9 MB over all of SQuAD dev
+# a sentence share's decimals (0.01 % of a layer): with the 1,000-question run's word shares summed by sentence standing
+# in for its sentence shares, the sentence columns add 348 bytes a row as full float32 and 178 rounded so (zstd, as
+# compact writes), 1.9 MB over all of SQuAD dev
 SHARE_DECIMALS = 4
 
 
