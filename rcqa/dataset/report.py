@@ -93,8 +93,8 @@ def build(folders: list[str | Path]) -> tuple[DatasetReport, list[Chart]]:
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
               figures.pos_by_layer(subject), figures.scores_by_type(subject), figures.completeness_by_layer(summaries)]
     extras = (figures.faithfulness_curves(subject), figures.lens_by_layer(subject), figures.interventions_by_layer(subject),
-              figures.contrast_by_layer(subject), figures.sentences_by_layer(subject), figures.sanity_by_step(subject), figures.heads_importance(subject),
-              figures.pruning_curves(subject))
+              figures.contrast_by_layer(subject), figures.sentences_by_layer(subject), figures.sanity_by_step(subject),
+              figures.heads_importance(subject), figures.pruning_curves(subject))
     charts += [chart for chart in extras if chart is not None]
     return summary, charts
 

@@ -109,9 +109,9 @@ def sentence_columns(result: Attribution, aggregation: Aggregation) -> dict:
     """The explained target's scores summed by the window's passage sentences (result.granularity("sentence"), so a
     sentence scores the sum of its tokens'), per layer: `sentence_share` each sentence's |score| under the run's token
     score over the layer's total over the passage sentences (as `distribution` is over the words), `sentence_signed`
-    each one's signed sum over the total of their |signed sums|, both to SHARE_DECIMALS; each sentence's passage characters; and which of them
-    holds the explained span, the prediction and the first gold answer (null where none does: the span in another
-    window, an abstention, no gold answer)."""
+    each one's signed sum over the total of their |signed sums|, both to SHARE_DECIMALS; each sentence's passage
+    characters; and which of them holds the explained span, the prediction and the first gold answer (null where
+    none does: the span in another window, an abstention, no gold answer)."""
     magnitude, signed = (result.granularity("sentence", score) for score in (aggregation, "sum"))
     passage = magnitude.passage_units()
     units = [magnitude.units[i] for i in passage]

@@ -10,8 +10,9 @@ Where only the word shares are kept, a word's sentence is found by its character
 written, in order, so each is found in the passage after the one before. That holds for a passage read in one window;
 a question whose passage took several, or whose explained span occurs more than once in it (which occurrence was
 explained is not kept), is left out and counted. The sentence scores have neither limit. Their shares count every
-token of the sentence, its punctuation too, where `distribution` leaves punctuation out. Question words are the question's words (letters and digits) lowercased, the stopwords the word-level roles
-leave out left out here too (rcqa.analysis.roles.categories)."""
+token of the sentence, its punctuation too, where `distribution` leaves punctuation out. Question words are the
+question's words (letters and digits) lowercased, the stopwords the word-level roles leave out left out here too
+(rcqa.analysis.roles.categories)."""
 from __future__ import annotations
 
 import functools
@@ -29,17 +30,19 @@ from rcqa.dataset.rows import SENTENCE_COLUMNS
 from rcqa.intervals import mean_with_interval
 from rcqa.text import segments
 
-ROLES = ("answer_sentence", "question_sentences", "other_sentences")
 NAMES = {"answer_sentence": "the answer's sentence", "question_sentences": "sentences sharing a question word",
          "other_sentences": "the other sentences", "top_is_answer": "the top sentence is the answer's"}
-WORD_COLUMNS = ["passage", "question", "explained_span", "passage_words", "distribution", "n_windows"]
-COLUMNS = ["id", *WORD_COLUMNS, *SENTENCE_COLUMNS]
+# what a row's roles are read from: its sentence scores, else its word shares
+COLUMNS = ["id", "passage", "question", "explained_span", "passage_words", "distribution", "n_windows",
+           *SENTENCE_COLUMNS]
 WORD = re.compile(r"\w+")
 # why a row is left out when it holds neither its sentence scores nor the word shares and passage to read them from
 UNREAD = "rows written before sentence scores were kept"
 NEEDS_RUN = ("The sentence section needs a run made with this version of rcqa (python -m rcqa reproduce), whose rows "
-             "keep each layer's sentence scores: none of this run's rows holds them, or the passage and word shares "
-             "they can be read from.")
+             "keep each layer's sentence scores: this run's rows keep none.")
+# where only the report's reading of word shares gives an older run's section (the page and the summary read none)
+IN_THE_REPORT = ("`python -m rcqa report` reads the section from an older run's word shares summed by sentence, where "
+                 "its rows keep them and its passage.")
 
 
 def roles_of(by_sentence: np.ndarray, answer: int, question: str, texts: list[str]) -> dict[str, np.ndarray]:

@@ -1,7 +1,8 @@
 """A run's dataset-level numbers, typed: what rcqa.dataset.aggregate.summarize computes over a run's rows and what
 the report's summary.json, its figures and the Dataset page read. The paper's analyses are fields; the analyses a
 run may add (faithfulness, lens, interventions, sanity checks, head scores, pruning, contrast) and the layer roles by
-sentence are JSON sections, None where the run did not compute them (or its rows keep no sentence scores). to_dict writes the keys summary.json has always held, in their order."""
+sentence are JSON sections, None where the run did not compute them (or its rows keep no sentence scores). to_dict
+writes the keys summary.json has always held, in their order."""
 from __future__ import annotations
 
 import json

@@ -27,7 +27,7 @@ from tests.helpers.orchard import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED
 
 ROOT = Path(__file__).resolve().parents[2]
 FOURTEEN = 3  # "14", in the orchard passage's first sentence
-KEPT = 0.5e-4 + 1e-7  # a share's rounding to the 4 decimals a row keeps (rcqa.dataset.rows.SHARE_DECIMALS), and float32's
+KEPT = 0.5e-4 + 1e-7  # a share's rounding to the 4 decimals a row keeps (rows.SHARE_DECIMALS), and float32's
 
 
 def orchard(**changes):

@@ -4,7 +4,8 @@ layers are placed at relative depth so a 6-block model and BERT-base's 12 blocks
 
 paper: the paper's analyses (roles, quantifiers, JSD, parts of speech, scores, completeness) · methods: the
 methods' faithfulness and sanity checks · lens: the answer lens and the knock-outs per layer · contrast: a contrast
-run's answer against its foil · sentences: the layer roles by sentence · heads: the heads knocked out and the pruning curve · common: what they share."""
+run's answer against its foil · sentences: the layer roles by sentence · heads: the heads knocked out and the
+pruning curve · common: what they share."""
 from rcqa.dataset.figures.common import (DASHES, DEPTH_AXIS, SOURCE_NAMES, SOURCE_SYMBOLS, interval_text,
                                          number_text)
 from rcqa.dataset.figures.contrast import SHARE_NAMES, contrast_by_layer

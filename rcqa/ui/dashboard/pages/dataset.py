@@ -24,7 +24,7 @@ from rcqa.dataset import figures, published
 from rcqa.dataset.conclusions import (conclusion_table, contrast_statement, settings_words, verdicts,
                                       worst_completeness)
 from rcqa.dataset.rows import QUESTION_TYPES
-from rcqa.dataset.sentence_roles import NEEDS_RUN, sentences_statement
+from rcqa.dataset.sentence_roles import IN_THE_REPORT, NEEDS_RUN, sentences_statement
 from rcqa.dataset.summary import DatasetSummary
 from rcqa.ui import PAGES, runs, show
 from rcqa.ui.errors import callback
@@ -136,6 +136,7 @@ def show_sentences(summary: DatasetSummary) -> None:
     chart = figures.sentences_by_layer(summary)
     if chart is None or summary.sentences is None:
         st.info(NEEDS_RUN)
+        st.caption(IN_THE_REPORT)
         return
     st.markdown(f"**{show.plain(sentences_statement(summary.sentences, summary.layers))}**")
     show.chart(chart)
