@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from rcqa.analysis.roles.categories import STOPWORDS, normalise
 from rcqa.dataset import store
 from rcqa.dataset.rows import SENTENCE_COLUMNS
-from rcqa.intervals import mean_with_interval
+from rcqa.intervals import excludes_zero, mean_with_interval
 from rcqa.text import segments
 
 NAMES = {"answer_sentence": "the answer's sentence", "question_sentences": "sentences sharing a question word",
@@ -117,8 +117,12 @@ def summarize_sentences(rows: Iterable[dict], seed: int = 0) -> dict | None:
             found[name].append(roles[name])
     if not found["top_is_answer"]:
         return None
+    by_layer = {name: np.array(values) for name, values in found.items()}  # questions × layers
     return {"questions": len(found["top_is_answer"]), "from_sentence_scores": stored, "left_out": left_out,
-            **{name: [mean_with_interval(layer, seed) for layer in np.array(values).T] for name, values in found.items()}}
+            **{name: [mean_with_interval(layer, seed) for layer in values.T] for name, values in by_layer.items()},
+            # the last layer minus the first, question by question: what says whether a share rises or falls
+            "change": {name: mean_with_interval(values[:, -1] - values[:, 0], seed)
+                       for name, values in by_layer.items()}}
 
 
 def run_sentence_roles(folder: str | Path, seed: int = 0) -> dict | None:
@@ -135,14 +139,15 @@ def run_sentence_roles(folder: str | Path, seed: int = 0) -> dict | None:
 
 def sentences_statement(found: dict, layers: list[str]) -> str:
     """The section's sentence, every number and word of it read from `found` (summarize_sentences): each share at the
-    first and the last layer, whether it rises or falls there (told apart where the two 95 % intervals do not
-    overlap), and how often the top sentence is the answer's."""
+    first and the last layer, whether it rises or falls between them (the paired difference, question by question,
+    told apart where its 95 % interval excludes 0: rcqa.intervals.excludes_zero), and how often the top sentence is
+    the answer's."""
     def change(name: str) -> str:
-        first, last = found[name][0], found[name][-1]
-        if None in (first["low"], last["low"]):
-            return "too few questions to tell"
-        return ("a rise" if last["low"] > first["high"] else "a fall" if last["high"] < first["low"] else
-                "not told apart")
+        paired = found["change"][name]
+        if not excludes_zero(paired["low"], paired["high"]):
+            return "not told apart, question by question"
+        return (f"a {'rise' if paired['mean'] > 0 else 'fall'} of {100 * paired['mean']:+.1f} "
+                f"[{100 * paired['low']:+.1f}, {100 * paired['high']:+.1f}] points, question by question")
 
     def move(name: str) -> str:
         return (f"{100 * found[name][0]['mean']:.1f} % at {layers[0]} and {100 * found[name][-1]['mean']:.1f} % at "

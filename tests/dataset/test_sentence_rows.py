@@ -145,12 +145,17 @@ def test_the_sentence_is_read_from_its_table():
     expected = [100 * found[name][layer]["mean"] for name in ("answer_sentence", "question_sentences",
                                                               "other_sentences", "top_is_answer") for layer in (0, -1)]
     assert numbers(sentence) == pytest.approx([round(x, 1) for x in expected])
+    # a rise: each question's answer share grows by .5, .4 and .45 (mean .45), so every resampled mean is above 0
+    change = found["change"]["answer_sentence"]
+    assert change["mean"] == pytest.approx(.45) and .4 <= change["low"] <= change["high"] <= .5
     assert sentence.startswith("Over 3 questions, the share of each layer's attribution over the passage on the "
-                               "answer's sentence is 43.3 % at embeddings and 88.3 % at block 0 (a rise)")
-    # a rise: the answer's share's interval at block 0 lies above the embeddings'
-    answer = found["answer_sentence"]
-    assert answer[-1]["low"] > answer[0]["high"]
-    assert "on sentences sharing a question word 0.0 % at embeddings and 0.0 % at block 0 (not told apart)" in sentence
+                               "answer's sentence is 43.3 % at embeddings and 88.3 % at block 0 (a rise of +45.0 "
+                               f"[{100 * change['low']:+.1f}, {100 * change['high']:+.1f}] points, question by question)")
+    # no question's share on question-word sentences changes: its paired interval is [0, 0]
+    assert ("on sentences sharing a question word 0.0 % at embeddings and 0.0 % at block 0 (not told apart, question "
+            "by question)") in sentence
+    # the other sentences: -.5, -.4 and -.45, a fall told apart the same way
+    assert "on the other sentences 56.7 % at embeddings and 11.7 % at block 0 (a fall of -45.0 [" in sentence
 
 
 def section_of(report_html: str) -> tuple[str, list[list[str]]]:
