@@ -83,7 +83,8 @@ def sanity_checks(model_or_name: str | QAModel, passage: str, question: str, met
                   device: str | None = None, **settings) -> SanityCheck:
     """Adebayo et al.'s sanity checks: each method's word scores on copies of the model with the QA head, then each
     block from the top, then the embeddings re-initialised (cascading, and each alone), against its scores on the
-    trained model (Spearman's ρ, top-k overlap); `.verdict(entry)` says whether a method fails, `.to_dict()` gives
+    trained model (Spearman's ρ, top-k overlap), per entry (rcqa.faithfulness.entry.Entry: a method under one of
+    its rankings); `.verdict(entry)` says whether a method fails, `.to_dict()` gives
     every number. Integrated Gradients costs the most: leave it out of `methods` for a quick check."""
     chosen = resolve(preset, **settings)
     return check_sanity(as_model(model_or_name, device), Example.of(passage, question, gold), methods, chosen, k, seed)

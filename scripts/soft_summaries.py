@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from rcqa.attribution.cache import ResultCache
 from rcqa.attribution.methods import COMPARED
-from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
+from rcqa.attribution.methods.layer_embeddings import ranked_scores
 from rcqa.attribution.settings import resolve
 from rcqa.data import load_examples
 from rcqa.dataset import store
@@ -59,9 +59,7 @@ def main(argv: list[str]) -> int:
             continue
         example = examples[question]
         result = kept.result_for(example, ResultCache.key(qa_model.fingerprint, example, settings))
-        known = {} if result is None else {IntegratedGradients.name: {
-            ranking: result.layer_scores(aggregation)[0]
-            for ranking, aggregation in IntegratedGradients.aggregations.items()}}
+        known = {} if result is None else {result.settings.method: ranked_scores(result.scores[0, :, 0])}
         comparison = compare(qa_model, example, COMPARED, protocol, settings, known)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # no bins: ERASER's summaries are empty means here

@@ -120,14 +120,14 @@ def _said(answer: Answer) -> str:
 
 
 def add_faithfulness(commands: argparse._SubParsersAction) -> None:
-    from rcqa.attribution.methods import COMPARED
+    from rcqa.attribution.methods import COMPARED, OFFERED
     from rcqa.faithfulness.deletion import OPERATORS
 
     command = commands.add_parser(
         "faithfulness", help="compare attribution methods by deleting their top words against random deletion")
     add_example(command, writes="the comparison")
-    command.add_argument("--methods", nargs="+", choices=COMPARED, default=list(COMPARED),
-                         help="the methods compared with random (default: all)")
+    command.add_argument("--methods", nargs="+", choices=OFFERED, default=list(COMPARED),
+                         help=f"the methods compared with random (default: {', '.join(COMPARED)})")
     command.add_argument("--k", type=int, default=10, help="the deletion curve deletes k = 0 … K top words")
     command.add_argument("--draws", type=int, default=5, help="random rankings (seeded) averaged over")
     command.add_argument("--seed", type=int, default=0, help="the first random draw's seed")
@@ -169,8 +169,8 @@ def _faithfulness(args: argparse.Namespace) -> int:
     for name, entry in report.methods.items():
         print(f"{name:>31}: {_summaries_text(entry.summaries)}. {entry.versus_random.reading}", file=sys.stderr)
     if checked is not None:
-        for name in checked.entries:
-            print(checked.verdict(name), file=sys.stderr)
+        for compared in checked.entries:
+            print(checked.verdict(compared), file=sys.stderr)
     print(f"-> {args.json}", file=sys.stderr)
     return 0
 

@@ -33,16 +33,14 @@ ONE_WINDOW = ("faithfulness", "interventions", "sanity", *(name for name in OPTI
 
 
 def _faithfulness(qa_model: QAModel, example: Example, result: Attribution, job) -> str:
-    from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
+    from rcqa.attribution.methods.layer_embeddings import ranked_scores
     from rcqa.dataset.faithfulness import record
     from rcqa.faithfulness.compare import Protocol
     from rcqa.faithfulness.report import example_faithfulness
 
-    # IG at the embeddings is the explanation's layer 0, for the same window and target. With several targets the
-    # adaptive rule refines its panels for all of them at once, so IG's scores are taken only from a one-target run.
-    known = ({IntegratedGradients.name: {ranking: result.layer_scores(aggregation)[0]
-                                         for ranking, aggregation in IntegratedGradients.aggregations.items()}}
-             if len(result.targets) == 1 else {})
+    # the method at the embeddings is the explanation's layer 0, for the same window and target. With several
+    # targets IG's adaptive rule refines its panels for all of them at once, so they are taken only from a one-target run.
+    known = ({result.settings.method: ranked_scores(result.scores[0, :, 0])} if len(result.targets) == 1 else {})
     protocol = Protocol(draws=job.draws, spare_answer=job.spare_answer, naopc_beam=job.naopc_beam,
                         operator=job.operator)
     return record(example_faithfulness(qa_model, example, protocol=protocol, settings=job.settings, known=known))

@@ -18,7 +18,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from rcqa.faithfulness.entry import Entry, entry_label
+from rcqa.faithfulness.entry import entry_label
 from rcqa.faithfulness.sanity import SERIES, SanityCheck
 from rcqa.intervals import mean_with_interval
 
@@ -26,12 +26,12 @@ from rcqa.intervals import mean_with_interval
 def record(check: SanityCheck) -> str:
     """The row's `sanity` cell (JSON): the checks' numbers without the passage words and module names."""
     return json.dumps({"k": check.k, "fail_at": check.fail_at, "seed": check.seed, "seconds": check.seconds,
-                       "methods": list(dict.fromkeys(Entry.named(name).method for name in check.entries)),
+                       "methods": list(dict.fromkeys(entry.method for entry in check.entries)),
                        "parts": [part.label for part in check.parts], "verdict_step": check.verdict_step,
-                       "entries": {name: {series: {"spearman": found.spearman[series],
-                                                   "top_k_overlap": found.top_k_overlap[series]}
-                                          for series in SERIES}
-                                   for name, found in check.entries.items()}})
+                       "entries": {entry.name: {series: {"spearman": found.spearman[series],
+                                                         "top_k_overlap": found.top_k_overlap[series]}
+                                                for series in SERIES}
+                                   for entry, found in check.entries.items()}})
 
 
 def summarize_sanity(rows: pa.Table, seed: int = 0) -> dict | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, astuple, dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -122,8 +122,9 @@ class MethodResult:
     reanswered: list[dict[str, list[float]]] = field(default_factory=list)
 
     def __post_init__(self):
-        entry = Entry.named(self.name)  # a result saved before it held its method and ranking apart
-        self.method, self.ranked_by = self.method or entry.method, self.ranked_by or entry.ranking
+        if not (self.method and self.ranked_by):  # a result saved before it held its method and ranking apart
+            entry = Entry.parse(self.name)
+            self.method, self.ranked_by = entry.method, entry.ranking
 
     def to_dict(self) -> dict:
         return {"name": self.name, "method": self.method, "ranked_by": self.ranked_by, "description": self.description,
@@ -219,11 +220,11 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
     shares = work_shares(settings, names, protocol, len(deletable))
     scores, seconds = _scores(case, names, protocol, settings, known or {},
                               lambda index: report(shares.scored[index], _method_step(names, index)))
-    names = list(scores)  # the entries: each method under each of its rankings
-    per_word = {name: [word_scores(s, words) for s in draws] for name, draws in scores.items()}
+    entries = list(scores)  # each method under each of its rankings
+    per_word = {entry: [word_scores(s, words) for s in draws] for entry, draws in scores.items()}
     started = time.perf_counter()
     (original,) = reanswer(case, [()], protocol.operator)
-    ranked = [w for name in names for w in per_word[name]]
+    ranked = [w for entry in entries for w in per_word[entry]]
     own = len(ranked) * sum(summary.variants for summary in SUMMARIES.values())  # the summaries' re-answers, after
     deletions = iter(delete_top_words(
         case, [_ranking(w, deletable) for w in ranked], protocol, original,
@@ -238,7 +239,7 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
                              lambda sets: [r.span_probability for r in reanswer(case, sets, protocol.operator)],
                              deletable, protocol.ks(len(deletable))[-1], protocol.naopc_beam)
         seconds["aopc_bounds"] = time.perf_counter() - started
-    report(1.0, f"compared {len(names)} rankings with random ones")
+    report(1.0, f"compared {len(entries)} rankings with random ones")
     return Comparison(
         example=example, model=qa_model.name, fingerprint=qa_model.fingerprint, answer=case.window.answer,
         window=case.window.window,
@@ -247,10 +248,10 @@ def compare(qa_model: QAModel, example: Example, methods: Sequence[str] = COMPAR
         target=explained_target(case.target, case.window.span_text(example.passage), case.window.window),
         span_chars=span,
         protocol=protocol, original=original, seconds=seconds, aopc_bounds=bounds,
-        methods={name: MethodResult(name, METHODS[method].description, scores[name], per_word[name],
-                                    [next(deletions) for _ in scores[name]], method, ranking,
-                                    [next(reanswered) for _ in scores[name]])
-                 for name in names for method, ranking in [astuple(Entry.named(name))]})
+        methods={entry.name: MethodResult(entry.name, METHODS[entry.method].description, scores[entry],
+                                          per_word[entry], [next(deletions) for _ in scores[entry]], entry.method,
+                                          entry.ranking, [next(reanswered) for _ in scores[entry]])
+                 for entry in entries})
 
 
 @dataclass(frozen=True)
@@ -287,17 +288,18 @@ def _unheard(share: float, where: str) -> None:
 
 def _scores(case: Case, methods: list[str], protocol: Protocol, settings: ExplainSettings,
             known: Mapping[str, Mapping[str, np.ndarray]],
-            scored: Callable[[int], None]) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
+            scored: Callable[[int], None]) -> tuple[dict[Entry, list[np.ndarray]], dict[str, float]]:
     """Per entry (a method under one of its rankings), its normalised token scores (one per random draw), and per
     method the seconds its scores took (0 if known); scored(i) once the i-th method is done."""
-    scores, seconds = {}, {}
+    scores: dict[Entry, list[np.ndarray]] = {}
+    seconds: dict[str, float] = {}
     for index, method in enumerate(methods):
         started = time.perf_counter()
         seeds = protocol.seeds() if method == RandomBaseline.name else [protocol.seed]
         draws = ([known[method]] if method in known
                  else [make_method(method, settings, seed).attribute(case) for seed in seeds])
         for ranking in METHODS[method].rankings:
-            scores[Entry(method, ranking).name] = [normalised(draw[ranking], case.special) for draw in draws]
+            scores[Entry(method, ranking)] = [normalised(draw[ranking], case.special) for draw in draws]
         seconds[method] = time.perf_counter() - started
         scored(index)
     return scores, seconds

@@ -36,7 +36,7 @@ import torch
 from rcqa.attribution.methods import COMPARED, METHODS, Case, make_method, normalised, word_scores
 from rcqa.attribution.methods.random_baseline import RandomBaseline
 from rcqa.attribution.settings import ExplainSettings
-from rcqa.faithfulness.entry import Entry, entry_label
+from rcqa.faithfulness.entry import Entry
 from rcqa.attribution.cost import Price, point_memory_mb, worst_case
 from rcqa.faithfulness.cost import pass_seconds, passes_after_each, scoring_passes
 from rcqa.faithfulness.metrics import rank_correlation
@@ -73,7 +73,7 @@ class SanityCheck:
     model: str
     words: list[Word]  # the passage words of the explained window: what is compared
     parts: list[Part]  # from the top down: the QA head, the blocks from the last, the embeddings
-    entries: dict[str, EntryResult]
+    entries: dict[Entry, EntryResult]
     k: int
     seed: int
     seconds: float
@@ -83,23 +83,23 @@ class SanityCheck:
     def __post_init__(self):
         self.verdict_step = len(self.parts) - 2
 
-    def fails(self, name: str) -> bool:
-        rho = self.entries[name].spearman["cascade"][self.verdict_step]
+    def fails(self, entry: Entry) -> bool:
+        rho = self.entries[entry].spearman["cascade"][self.verdict_step]
         return rho is not None and rho >= self.fail_at
 
-    def verdict(self, name: str) -> str:
+    def verdict(self, entry: Entry) -> str:
         """One sentence, from the numbers at the verdict step: whether the entry fails, and why."""
-        rho = self.entries[name].spearman["cascade"][self.verdict_step]
-        overlap = self.entries[name].top_k_overlap["cascade"][self.verdict_step]
+        rho = self.entries[entry].spearman["cascade"][self.verdict_step]
+        overlap = self.entries[entry].top_k_overlap["cascade"][self.verdict_step]
         if rho is None:
             reading = "its word scores are all equal (ρ undefined): the explanation depends on the weights"
-        elif self.fails(name):
+        elif self.fails(entry):
             reading = (f"its word scores still correlate with the trained model's at Spearman's ρ = {rho:.2f}, at "
                        f"least {self.fail_at}: the explanation barely depends on the weights")
         else:
             reading = (f"its word scores correlate with the trained model's at Spearman's ρ = {rho:.2f}, under "
                        f"{self.fail_at}: the explanation depends on the weights")
-        return (f"{entry_label(name)} {'fails' if self.fails(name) else 'passes'} the sanity check: with the QA head "
+        return (f"{entry.label} {'fails' if self.fails(entry) else 'passes'} the sanity check: with the QA head "
                 f"and every block randomised, {reading}; {overlap:.0%} of its top-{self.k} words stay in its top "
                 f"{self.k}.")
 
@@ -110,11 +110,11 @@ class SanityCheck:
             "passage_words": [w.text for w in self.words],
             "parts": [{"label": p.label, "modules": list(p.modules)} for p in self.parts],
             "verdict_step": self.verdict_step,
-            "methods": {name: {"label": entry_label(name), "method": Entry.named(name).method,
-                               **{series: {"spearman": found.spearman[series],
-                                           "top_k_overlap": found.top_k_overlap[series]} for series in SERIES},
-                               "fails": self.fails(name), "verdict": self.verdict(name)}
-                        for name, found in self.entries.items()},
+            "methods": {entry.name: {"label": entry.label, "method": entry.method,
+                                     **{series: {"spearman": found.spearman[series],
+                                                 "top_k_overlap": found.top_k_overlap[series]} for series in SERIES},
+                                     "fails": self.fails(entry), "verdict": self.verdict(entry)}
+                        for entry, found in self.entries.items()},
         }
 
 
@@ -168,7 +168,7 @@ def sanity_checks(qa_model: QAModel, example: Example, methods: Sequence[str] = 
                                              f"{len(names)}, {METHODS[names[index]].label}")
 
     original = _word_scores(case, names, settings, seed, words, scored(0, "the trained model"))
-    found: dict[str, list[dict[str, np.ndarray]]] = {series: [] for series in SERIES}
+    found: dict[str, list[dict[Entry, np.ndarray]]] = {series: [] for series in SERIES}
     cascade = _private(qa_model)
     for index, part in enumerate(parts):
         randomise(cascade.model, part, seed + index)
@@ -180,10 +180,10 @@ def sanity_checks(qa_model: QAModel, example: Example, methods: Sequence[str] = 
             found[series].append(_word_scores(Case(randomised, example, case.window, settings.targets[0]), names,
                                               settings, seed, words, scored(model, where)))
     k = min(k, len(words))
-    entries = {name: EntryResult(
-        {series: [rank_correlation(original[name], step[name]) for step in found[series]] for series in SERIES},
-        {series: [top_k_overlap(original[name], step[name], k) for step in found[series]] for series in SERIES})
-        for name in original}
+    entries = {entry: EntryResult(
+        {series: [rank_correlation(original[entry], step[entry]) for step in found[series]] for series in SERIES},
+        {series: [top_k_overlap(original[entry], step[entry], k) for step in found[series]] for series in SERIES})
+        for entry in original}
     return SanityCheck(example, qa_model.name, words, parts, entries, k, seed, time.perf_counter() - started)
 
 
@@ -193,14 +193,14 @@ def _private(qa_model: QAModel) -> QAModel:
 
 
 def _word_scores(case: Case, methods: list[str], settings: ExplainSettings, seed: int,
-                 words: list[Word], scored: Callable[[int], None]) -> dict[str, np.ndarray]:
+                 words: list[Word], scored: Callable[[int], None]) -> dict[Entry, np.ndarray]:
     """Per entry, its passage-word scores (normalised as compare's: special tokens 0, over the largest |score|);
     scored(i) once the i-th method is done."""
-    scores = {}
+    scores: dict[Entry, np.ndarray] = {}
     for index, method in enumerate(methods):
         found = make_method(method, settings, seed).attribute(case)
         for ranking in METHODS[method].rankings:
-            scores[Entry(method, ranking).name] = word_scores(normalised(found[ranking], case.special), words)
+            scores[Entry(method, ranking)] = word_scores(normalised(found[ranking], case.special), words)
         scored(index)
     return scores
 

@@ -26,8 +26,10 @@ def method_name(name: str) -> str:
     """A method's label, or an entry's (a method under one ranking: "AttnLRP, signed")."""
     if name in METHODS:
         return METHODS[name].label
-    entry = Entry.named(name)
-    return entry.label if entry.method in METHODS else name
+    try:
+        return Entry.parse(name).label
+    except ValueError:  # a method no longer registered, in a comparison saved before: by its name
+        return name
 
 
 def _shown(comparison: Comparison) -> list[MethodResult]:

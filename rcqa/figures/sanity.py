@@ -2,12 +2,9 @@
 re-initialised from the top down, and the verdict each line leads to."""
 from __future__ import annotations
 
-from dataclasses import astuple
-
 import pandas as pd
 import plotly.graph_objects as go
 
-from rcqa.faithfulness.entry import Entry, entry_label
 from rcqa.faithfulness.sanity import SanityCheck
 from rcqa.figures.common import Chart, apply_layout
 from rcqa.figures.methods import COLOURS
@@ -26,11 +23,11 @@ def sanity_table(found: SanityCheck, series: str = "cascade") -> pd.DataFrame:
     """One row per entry and step: Spearman's ρ with the trained model's word scores (NaN where undefined) and the
     share of its top-k words kept."""
     return pd.DataFrame([
-        {"method": entry_label(name), "entry": name, "series": series, "step": index, "randomised": label,
+        {"method": entry.label, "entry": entry.name, "series": series, "step": index, "randomised": label,
          "spearman": float("nan") if rho is None else rho, "top_k_overlap": overlap}
-        for name, entry in found.entries.items()
+        for entry, result in found.entries.items()
         for index, (label, rho, overlap) in enumerate(zip(step_labels([p.label for p in found.parts], series),
-                                                           entry.spearman[series], entry.top_k_overlap[series]))])
+                                                           result.spearman[series], result.top_k_overlap[series]))])
 
 
 def sanity_curves(found: SanityCheck, series: str = "cascade") -> Chart:
@@ -38,11 +35,11 @@ def sanity_curves(found: SanityCheck, series: str = "cascade") -> Chart:
     line at which a method fails, and the step the verdict reads (cascade)."""
     data = sanity_table(found, series)
     figure = go.Figure()
-    for name, rows in data.groupby("entry", sort=False):
-        method, ranking = astuple(Entry.named(name))
-        label = rows.method.iloc[0]
+    for entry in found.entries:
+        rows, label = data[data.entry == entry.name], entry.label
         figure.add_scatter(x=rows.randomised, y=rows.spearman, mode="lines+markers", name=label,
-                           line={"color": COLOURS.get(method), "dash": "dot" if ranking == "magnitude" else "solid"},
+                           line={"color": COLOURS.get(entry.method),
+                                 "dash": "dot" if entry.ranking == "magnitude" else "solid"},
                            customdata=rows.top_k_overlap,
                            hovertemplate=(f"{label}, %{{x}}: ρ = %{{y:.2f}}, %{{customdata:.0%}} of the top-{found.k} "
                                           "words kept<extra></extra>"))
@@ -60,4 +57,4 @@ def sanity_curves(found: SanityCheck, series: str = "cascade") -> Chart:
 
 def sanity_verdicts(found: SanityCheck) -> list[tuple[str, str]]:
     """(method and ranking, the sentence its cascade's numbers lead to), per entry."""
-    return [(entry_label(name), found.verdict(name)) for name in found.entries]
+    return [(entry.label, found.verdict(entry)) for entry in found.entries]

@@ -58,7 +58,7 @@ def explained_target(current: View) -> str:
 
 def _method_name(method: str) -> str:
     """A method as a sentence names it: its label without the note in brackets ("AttnLRP (one pass)": AttnLRP)."""
-    return layerwise_method(method).label.split(" (")[0]
+    return layerwise_method(method).short_label
 
 
 def earlier_method_note(earlier: Attribution, settings: ExplainSettings) -> str:

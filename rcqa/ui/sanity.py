@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rcqa.attribution.methods import COMPARED, METHODS
+from rcqa.attribution.methods import COMPARED, METHODS, OFFERED
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.sanity import model_parts, sanity_price
 from rcqa.figures.sanity import TITLE, sanity_curves, sanity_verdicts
@@ -24,7 +24,7 @@ def sanity_section(qa_model: QAModel, current: Example, settings: ExplainSetting
     st.caption("Adebayo et al.'s sanity check: the QA head, then each block from the top, then the embeddings are "
                "re-initialised, and every method explains the same span again. An explanation that hardly changes "
                "when the model is destroyed does not show what the model learnt.")
-    methods = st.multiselect("Methods checked (random is always among them)", COMPARED, default=list(COMPARED),
+    methods = st.multiselect("Methods checked (random is always among them)", OFFERED, default=list(COMPARED),
                              key="rcqa.sanity_methods", format_func=lambda name: METHODS[name].label)
     if (found := answer(qa_model, current)) is None:
         return

@@ -174,3 +174,32 @@ def test_the_engine_only_computes_the_layers_asked_for(case):
     scope = WindowScope.of(case.qa_model, case.window.inputs, [case.target], "pad", case.stack)
     (only,) = iter_layers(scope, ExplainSettings(steps=2), layers=[0])
     assert only.layer == 0 and only.label == "embeddings"
+
+
+@pytest.mark.parametrize("name", ["integrated_gradients", "attnlrp", "gradient_x_activation"])
+def test_a_layer_wise_methods_view_is_its_explanations_embeddings_layer(tiny_bert, name):
+    """One registry: every registered layer-wise method is offered at the embeddings with no class of its own, and
+    its scores there are those its full explanation (rcqa.attribution.explain) gives its layer 0."""
+    from rcqa.attribution.explanation import explain
+    from rcqa.attribution.layerwise import LAYERWISE_METHODS
+
+    assert set(LAYERWISE_METHODS) <= set(METHODS)
+    example = gallery_example("bridge-how-much")
+    settings = ExplainSettings(method=name, rule="gausslegendre", steps=4, tolerance=None,
+                               targets=("span_logits",) if name == "attnlrp" else ("span_log_prob",))
+    explained = explain(tiny_bert, example, settings)
+    found = make_method(name, settings).attribute(Case.of(tiny_bert, example, settings.targets[0]))
+    assert METHODS[name].label == LAYERWISE_METHODS[name].label.split(" (")[0]
+    for ranking, aggregation in (("signed", "sum"), ("magnitude", "l2_squared")):
+        expected = explained.layer_scores(aggregation)[0]
+        assert np.allclose(found[ranking], expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
+
+
+def test_gradient_times_activation_at_the_embeddings_is_captums_input_x_gradient(case):
+    """The engine's one point of the path from the zero baseline is ∂F/∂E ⊙ E: gradient × input's score, which is
+    why it is offered and not compared by default."""
+    forward, embeddings = from_embeddings(case)
+    per_dim = InputXGradient(forward).attribute(embeddings)[0].detach().double()
+    found = make_method("gradient_x_activation").attribute(case)
+    assert max_relative_difference(torch.from_numpy(found["magnitude"]), (per_dim ** 2).sum(-1)) <= 1e-4
+    assert not METHODS["gradient_x_activation"].compared and METHODS["gradient_x_input"].compared

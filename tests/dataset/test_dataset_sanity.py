@@ -115,8 +115,8 @@ def test_a_runs_cells_equal_the_checks_run_directly(tmp_path, tiny_model_dirs, o
         direct = sanity_checks(qa_model, gallery_example(example_id), settings=ExplainSettings(tolerance=None))
         stored = json.loads(row["sanity"])
         assert stored["parts"] == [p.label for p in direct.parts] and stored["verdict_step"] == direct.verdict_step
-        assert set(stored["entries"]) == set(direct.entries) and "random" in stored["methods"]
-        for name, found in direct.entries.items():
+        assert set(stored["entries"]) == {entry.name for entry in direct.entries} and "random" in stored["methods"]
+        for name, found in ((entry.name, result) for entry, result in direct.entries.items()):
             for series in ("cascade", "independent"):
                 np.testing.assert_allclose(np.array(stored["entries"][name][series]["spearman"], dtype=float),
                                            np.array(found.spearman[series], dtype=float), atol=1e-6, equal_nan=True)

@@ -12,7 +12,7 @@ import torch
 
 from rcqa.attribution.explanation import explain
 from rcqa.attribution.methods import Case, make_method, word_scores
-from rcqa.attribution.methods.integrated_gradients import IntegratedGradients
+from rcqa.attribution.methods.layer_embeddings import LayerEmbeddings
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.faithfulness.compare import Protocol, compare
 from rcqa.faithfulness.deletion import _variants, reanswer
@@ -425,7 +425,7 @@ def test_igs_scores_from_the_layer_wise_explanation_are_those_the_method_compute
     protocol = Protocol(k=3, draws=2)
     ig = "integrated_gradients"
     computed = compare(tiny_bert, example, [ig], protocol, settings)
-    monkeypatch.setattr(IntegratedGradients, "attribute", lambda self, case: pytest.fail("IG was computed again"))
+    monkeypatch.setattr(LayerEmbeddings, "attribute", lambda self, case: pytest.fail("IG was computed again"))
     reused = compare(tiny_bert, example, [ig], protocol, settings, known={ig: embeddings})
     for entry in ("integrated_gradients:signed", "integrated_gradients:magnitude"):
         assert np.allclose(reused.methods[entry].scores[0], computed.methods[entry].scores[0], rtol=1e-5, atol=1e-7)

@@ -12,6 +12,7 @@ from rcqa.attribution.methods import METHODS, AttributionMethod
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.cli import main
 from rcqa.faithfulness.document import FaithfulnessReport
+from rcqa.faithfulness.entry import Entry
 from rcqa.faithfulness.metrics import rank_correlation
 from rcqa.faithfulness.sanity import FAIL_AT, model_parts, randomise, sanity_checks, sanity_seconds, top_k_overlap
 from rcqa.gallery import gallery_example
@@ -38,7 +39,7 @@ def checked(tiny_bert):
     before = {name: tensor.clone() for name, tensor in tiny_bert.model.state_dict().items()}
     before["attention"] = tiny_bert.model.config._attn_implementation
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(METHODS, TokenOrder.name, TokenOrder)
+        patch.setitem(METHODS, TokenOrder.name, TokenOrder())
         SEEN.clear()
         found = sanity_checks(tiny_bert, gallery_example("comet-who"), [*METHODS_CHECKED, TokenOrder.name])
     return found, before, list(SEEN)
@@ -98,13 +99,14 @@ def test_methods_that_never_read_the_weights_fail_and_the_gradient_passes(checke
     found, _, _ = checked
     step = found.verdict_step
     assert found.parts[step].label == "block 0"  # the head and every block random, the embeddings as trained
-    for name in ("random", "token_order:magnitude"):
-        assert found.entries[name].spearman["cascade"] == [pytest.approx(1.0)] * 5
-        assert found.fails(name) and "fails the sanity check" in found.verdict(name)
-    gradient = found.entries["gradient:magnitude"]
-    assert gradient.spearman["cascade"][step] < FAIL_AT and not found.fails("gradient:magnitude")
-    assert "passes the sanity check" in found.verdict("gradient:magnitude")
-    assert f"ρ = {gradient.spearman['cascade'][step]:.2f}" in found.verdict("gradient:magnitude")
+    for entry in (Entry("random", "random"), Entry("token_order", "magnitude")):
+        assert found.entries[entry].spearman["cascade"] == [pytest.approx(1.0)] * 5
+        assert found.fails(entry) and "fails the sanity check" in found.verdict(entry)
+    by_gradient = Entry("gradient", "magnitude")
+    gradient = found.entries[by_gradient]
+    assert gradient.spearman["cascade"][step] < FAIL_AT and not found.fails(by_gradient)
+    assert "passes the sanity check" in found.verdict(by_gradient)
+    assert f"ρ = {gradient.spearman['cascade'][step]:.2f}" in found.verdict(by_gradient)
     # the first step of both series is the same model: the QA head alone randomised
     for entry in found.entries.values():
         assert entry.spearman["cascade"][0] == entry.spearman["independent"][0]
@@ -146,6 +148,6 @@ def test_the_api_checks_plain_strings_with_the_presets_settings(tiny_bert):
     example = gallery_example("comet-who")
     found = rcqa.sanity_checks(tiny_bert, example.passage, example.question, ["gradient"], k=3, seed=2)
     direct = sanity_checks(tiny_bert, example, ["gradient"], ExplainSettings(), k=3, seed=2)
-    assert isinstance(found, rcqa.SanityCheck) and found.k == 3 and list(found.entries) == ["gradient:magnitude",
-                                                                                          "random"]
+    assert isinstance(found, rcqa.SanityCheck) and found.k == 3 and list(found.entries) == [
+        Entry("gradient", "magnitude"), Entry("random", "random")]
     assert all(found.entries[name] == direct.entries[name] for name in direct.entries)

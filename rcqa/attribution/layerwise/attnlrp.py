@@ -31,6 +31,9 @@ class AttnLRP(LayerwiseMethod):
     # not log p (docs/attnlrp.md), so IG's default target is not AttnLRP's
     default_targets = ("span_logits",)
     families = FAMILIES  # those its rules are written for
+    ranking_before_both = "signed"
+    embeddings_description = ("AttnLRP (Achtibat et al., 2024) at the embeddings' output: each token's relevance over "
+                              "the hidden dims (signed: positive supports the target)")
 
     def target_note(self, target: str) -> str:
         return f" (AttnLRP's rules receive {ENTERING[target]})" if target in ENTERING else ""

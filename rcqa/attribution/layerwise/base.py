@@ -13,6 +13,7 @@ import numpy as np
 
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.passage import PassageScope, WindowProgress
+from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
 from rcqa.attribution.window import ExplainedWindow, token_words
 from rcqa.model import QAModel
@@ -87,12 +88,21 @@ class LayerwiseMethod(ABC):
     # what closes a layer's completeness gap, for a method that promises completeness; None where it promises none
     # (its gap is information about the method, never a fault the user could mend)
     completeness_remedy: ClassVar[str | None] = None
-
+    # its view at the embeddings' output on the methods page (rcqa.attribution.methods.layer_embeddings): whether it
+    # is compared there by default, and the one ranking it had there before each method was ranked both ways
+    embeddings_description: ClassVar[str]  # one sentence on that view, for the methods page and a comparison's record
+    embeddings_compared: ClassVar[bool] = True
+    ranking_before_both: ClassVar[str] = "magnitude"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "name" in cls.__dict__:  # a method, not an intermediate base
             LAYERWISE_METHODS[cls.name] = cls()
+
+    @property
+    def short_label(self) -> str:
+        """The label without its note in brackets ("AttnLRP (one pass)": "AttnLRP")."""
+        return self.label.split(" (")[0]
 
     def check(self, settings: ExplainSettings) -> None:
         """ValueError, in one sentence, for settings this method cannot explain with."""
@@ -138,6 +148,18 @@ class LayerwiseMethod(ABC):
     def explain_layers(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
                        explained: ExplainedTargets, on_layer: OnLayer | None) -> ExplainedLayers:
         """Every layer of the explained targets; on_layer hears each as it is done."""
+
+    def embeddings_layer(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
+                         explained: ExplainedTargets, stack: LayerStack) -> LayerResult:
+        """The scores at the embeddings' output alone (the layer the methods page compares), for one window whose
+        layer outputs `stack` holds: by default every layer's explanation's first; a method that can compute that
+        layer alone does so."""
+        return self.explain_layers(qa_model, example, settings, explained, None).layers[0]
+
+    def embeddings_passes(self, settings: ExplainSettings) -> float:
+        """What embeddings_layer costs, in passes through every block (a forward and a backward): its path points
+        at the embeddings, each of which runs every block once."""
+        return self.path_points(settings, blocks=1)
 
 
 def layerwise_method(name: str) -> LayerwiseMethod:

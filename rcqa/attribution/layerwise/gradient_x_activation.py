@@ -20,6 +20,11 @@ class GradientTimesActivation(IntegratedGradients):
                "gradient there (Shrikumar et al., 2016; Captum's LayerGradientXActivation), read as in Ramnath et al. "
                "(EMNLP 2020).")
     completeness_remedy = None  # one point of the path: its gap is what one gradient leaves out, mended by no setting
+    # at the embeddings' output it is ∂F/∂E ⊙ E, which gradient × input (rcqa.attribution.methods) compares already
+    # from the gradient it shares with gradient sensitivity: offered on the methods page, not compared by default
+    embeddings_compared = False
+    embeddings_description = ("gradient × activation at the embeddings' output: ∂F/∂E ⊙ E over the hidden dims, "
+                              "computed by the engine as one point of IG's path")
 
     def path(self, settings: ExplainSettings) -> ExplainSettings:
         return replace(settings, baseline="zero", rule="riemann_right", steps=1, tolerance=None)

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import ClassVar
 
-from rcqa.attribution.engine import Scope, WindowScope, iter_layers
+from rcqa.attribution.engine import LayerResult, Scope, WindowScope, iter_layers
 from rcqa.attribution.layerwise.base import ExplainedLayers, ExplainedTargets, LayerwiseMethod, OnLayer, Tokens
 from rcqa.attribution.passage import PassageScope
 from rcqa.attribution.quadrature import adaptive
+from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
 from rcqa.types import Example
 from rcqa.types.settings import ExplainSettings
@@ -49,12 +50,22 @@ class IntegratedGradients(LayerwiseMethod):
     caption = ("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting BERT "
                "for Reading Comprehension Based QA” (EMNLP 2020).")
     completeness_remedy: ClassVar[str | None] = "raise the steps or set an adaptive tolerance"
+    embeddings_description = ("Integrated Gradients at the embeddings' output with rcqa's engine (its baseline and "
+                              "rule, checked for completeness), over the hidden dims")
 
     def path_points(self, settings: ExplainSettings, blocks: int) -> float:
         return expected_points(self.path(settings))
 
     def worst_case(self, settings: ExplainSettings) -> ExplainSettings:
         return worst_case(self.path(settings))
+
+    def embeddings_layer(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
+                         explained: ExplainedTargets, stack: LayerStack) -> LayerResult:
+        # the path at the embeddings alone, from the window's recorded layer outputs
+        path = self.path(settings)
+        scope = WindowScope.of(qa_model, explained.window.inputs, explained.targets, path.baseline, stack)
+        (embeddings,) = iter_layers(scope, path, layers=[0])
+        return embeddings
 
     def path(self, settings: ExplainSettings) -> ExplainSettings:
         """The settings the engine integrates the path with: the settings as chosen."""

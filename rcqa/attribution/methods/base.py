@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from functools import cached_property
-from typing import ClassVar
-
 import numpy as np
 import torch
 
@@ -18,7 +16,7 @@ from rcqa.attribution.window import ExplainedWindow, explained_window
 from rcqa.attribution.methods.attention import attention_maps
 from rcqa.attribution.stack import LayerStack
 from rcqa.attribution.targets import Target
-from rcqa.types.settings import SpanSpec
+from rcqa.types.settings import ExplainSettings, SpanSpec
 from rcqa.model import QAModel
 from rcqa.types import Example, Word
 
@@ -90,19 +88,28 @@ RANKINGS = {
 class AttributionMethod(ABC):
     """One way of scoring the tokens of a Case for the target F, under each ranking it has (RANKINGS): a method
     whose scores carry a sign is ranked both by the signed score and by its magnitude, so that every method is
-    judged by the same rule; one without a sign (the gradient's norm, attention mass) by its magnitude only."""
+    judged by the same rule; one without a sign (the gradient's norm, attention mass) by its magnitude only.
 
-    name: ClassVar[str]
-    label: ClassVar[str]  # as a page names it
-    colour: ClassVar[str]  # as the figures draw it
-    description: ClassVar[str]
-    rankings: ClassVar[tuple[str, ...]] = ("magnitude",)
+    The registry (rcqa.attribution.methods.METHODS) holds one of each, made with the default settings; made()
+    gives the one a comparison runs, with its settings and seed."""
+
+    name: str
+    label: str  # as a page names it
+    colour: str  # as the figures draw it
+    description: str
+    rankings: tuple[str, ...] = ("magnitude",)
     # the one ranking it had before each method was ranked both ways (comparisons saved then still load)
-    ranking_before_both: ClassVar[str] = "magnitude"
+    ranking_before_both: str = "magnitude"
+    compared: bool = True  # among the methods compared with random by default
     # its cost, in passes through every block (a forward and a backward: one IG path point), and the pass it may share
     # with other methods of the same Case (the embeddings' gradient; the attention maps), counted once
-    passes: ClassVar[float] = 1.0
-    shared_pass: ClassVar[str | None] = None
+    passes: float = 1.0
+    shared_pass: str | None = None
+
+    def made(self, settings: ExplainSettings, seed: int) -> AttributionMethod:
+        """This method as a comparison runs it with the explanation's settings and a random draw's seed: itself,
+        for a method that reads neither."""
+        return self
 
     def block_passes(self) -> float:
         return self.passes

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from rcqa.attribution.methods.base import AttributionMethod, Case
+from rcqa.types.settings import ExplainSettings
 
 
 class RandomBaseline(AttributionMethod):
@@ -13,10 +14,14 @@ class RandomBaseline(AttributionMethod):
     description = "random: one uniform draw per word, shared by its word-pieces (seeded)"
     rankings = ("random",)
     ranking_before_both = "random"
+    compared = False  # what the others are compared with
     passes = 0.0
 
     def __init__(self, seed: int = 0):
         self.seed = seed
+
+    def made(self, settings: ExplainSettings, seed: int) -> RandomBaseline:
+        return RandomBaseline(seed)
 
     def attribute(self, case: Case) -> dict[str, np.ndarray]:
         # a word's pieces split its draw, so that its summed score is the draw itself: ranking words by their

@@ -94,7 +94,7 @@ def sanity_by_step(summary: DatasetSummary) -> Chart | None:
     assert found is not None  # sanity_table found the checks
     figure = go.Figure()
     for name, rows in data.groupby("entry", sort=False):
-        method, ranking = astuple(Entry.named(name))
+        method, ranking = astuple(Entry.parse(name))  # the name as the run's summary keys it
         label = rows.method.iloc[0]
         figure.add_scatter(x=rows.randomised, y=rows.mean_spearman, mode="lines+markers", name=label,
                            error_y={"type": "data", "symmetric": False, "array": rows.ci_high - rows.mean_spearman,
