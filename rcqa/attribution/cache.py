@@ -21,6 +21,7 @@ from pathlib import Path
 from rcqa.attribution.engine import LayerResult
 from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.explanation import explain
+from rcqa.attribution.layerwise import layerwise_method
 from rcqa.types.settings import ExplainSettings
 from rcqa.model import QAModel
 from rcqa.qa import Reading
@@ -71,8 +72,11 @@ class ResultCache:
 
     @staticmethod
     def key(fingerprint: str, example: Example, settings: ExplainSettings) -> str:
+        """The key of the result for this model, example and settings; of the path's fields, it hashes those the
+        method reads (the others at their defaults: rcqa.attribution.layerwise.LayerwiseMethod.cache_settings)."""
+        keyed = layerwise_method(settings.method).cache_settings(settings)
         identity = {"format": FORMAT, "model": fingerprint, "passage": example.passage,
-                    "question": example.question, "settings": settings.to_dict(),
+                    "question": example.question, "settings": keyed.to_dict(),
                     "gold": [[a.text, a.start_char] for a in example.answers] if settings.reads_gold else None}
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
 

@@ -18,6 +18,7 @@ from rcqa.attribution.window import explained_window
 from rcqa.model import QAModel
 from rcqa.qa import InputError, Reading, RunWindows
 from rcqa.types import NULL_TARGETS, Attribution, Example, Windowing, explained_target
+from rcqa.types.method_settings import MethodSettings
 from rcqa.types.settings import ExplainSettings
 
 
@@ -59,12 +60,12 @@ def explain(qa_model: QAModel, example: Example, settings: ExplainSettings = Exp
     except BaseException:  # refused after answering: nothing kept for an explanation that will not follow
         method.forget_answer_pass(qa_model)
         raise
-    return _attribution(qa_model, example, settings, explained,
+    return _attribution(qa_model, example, settings, method.used_settings(settings), explained,
                         method.explain_layers(qa_model, example, settings, explained, on_layer), started)
 
 
-def _attribution(qa_model: QAModel, example: Example, settings: ExplainSettings, explained: ExplainedTargets,
-                 found: ExplainedLayers, started: float) -> Attribution:
+def _attribution(qa_model: QAModel, example: Example, settings: ExplainSettings, used: MethodSettings,
+                 explained: ExplainedTargets, found: ExplainedLayers, started: float) -> Attribution:
     """The result: scores (targets × aggregations × layers × tokens), the targets as explained, the settings."""
     window, tokens, layers = explained.window, found.tokens, found.layers
     span = window.span_text(example.passage)
@@ -79,4 +80,5 @@ def _attribution(qa_model: QAModel, example: Example, settings: ExplainSettings,
         completeness=[c for r in layers for c in r.completeness],
         settings=settings, windowing=Windowing(qa_model.max_len, qa_model.doc_stride, *(tokens.windows or ())),
         seconds=time.perf_counter() - started, hidden_states=found.hidden_states, hidden_tokens=found.hidden_tokens,
+        method_settings=used,
     )

@@ -14,6 +14,7 @@ from rcqa.types import storage
 from rcqa.types.answers import Word
 from rcqa.types.granularity import Granularity, UnitScores, unit_scores
 from rcqa.types.header import ResultHeader
+from rcqa.types.method_settings import PATH_FIELDS, MethodSettings
 from rcqa.types.settings import ExplainSettings, Windowing, split_recorded_settings
 from rcqa.types.targets import ExplainedTarget
 
@@ -108,6 +109,9 @@ class Attribution(ResultHeader):
     # when the engine made it (UTC, ISO 8601), kept through the cache and files, so that a result read back says when
     # its `seconds` were spent; None for results written before it was recorded
     computed_at: str | None = field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+    # what the method read of the settings (its own class); None for results written before it was recorded, whose
+    # settings hold every path field as the caller passed it
+    method_settings: MethodSettings | None = None
 
     kind = "attribution"
 
@@ -200,7 +204,9 @@ class Attribution(ResultHeader):
             "targets": [t.to_dict() for t in self.targets],
             "aggregations": list(AGGREGATIONS), "scores": self.scores.tolist(),
             "completeness": [c.to_dict() for c in self.completeness],
-            "settings": {**self.settings.to_dict(), **self.windowing.to_dict()},  # one object, as always written
+            # one object, as always written; of the path's fields, those the method read
+            "settings": {**self.settings.to_dict(self.read_fields), **self.windowing.to_dict()},
+            **({} if self.method_settings is None else {"method_settings": self.method_settings.to_dict()}),
             "seconds": self.seconds,
             # a result made before it was recorded is written back as it was read: without it
             **({"computed_at": self.computed_at} if self.computed_at is not None else {}),
@@ -209,6 +215,11 @@ class Attribution(ResultHeader):
             data["hidden_states"] = self.hidden_states.tolist()
             data.update(self._hidden_tokens())
         return data
+
+    @property
+    def read_fields(self) -> tuple[str, ...]:
+        """The path's fields of the settings the method read (every one, for a result that did not record it)."""
+        return PATH_FIELDS if self.method_settings is None else self.method_settings.reads
 
     def _hidden_tokens(self) -> dict:
         """Which tokens the layer outputs hold, for a file that keeps the outputs (none: every token)."""
@@ -233,6 +244,7 @@ class Attribution(ResultHeader):
             hidden_states=np.asarray(data["hidden_states"], dtype=np.float32) if "hidden_states" in data else None,
             hidden_tokens=data.get("hidden_tokens") if "hidden_states" in data else None,
             computed_at=data.get("computed_at"),
+            method_settings=MethodSettings.from_dict(data["method_settings"]) if "method_settings" in data else None,
         )
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from rcqa.types.method_settings import PATH_FIELDS
+
 RULES = ("gausslegendre", "riemann_right", "paper_trapezoid")  # rcqa.attribution.quadrature's nodes and weights
 PAPER_STEPS = 20  # the released code of Ramnath et al. (2020): α = k/20, k = 0..19
 
@@ -169,12 +171,15 @@ class ExplainSettings:
         token score, an analysis setting: see PRESETS)."""
         return cls(targets=("paper_confidence",), baseline="zero", rule="riemann_right", steps=50, tolerance=None)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, reads: tuple[str, ...] = PATH_FIELDS) -> dict:
         """The settings as JSON-ready values (targets a list); from_dict reads it back. allow_null and contrast are
         left out while they are None, windows while it is "answer" and method while it is IG, so cache keys and run manifests written before
-        they existed still match."""
+        they existed still match; of the path's fields (PATH_FIELDS), those a method `reads` (a result records only
+        what its method read: rcqa.types.method_settings)."""
         data = {**asdict(self), "targets": list(self.targets), "span": self.span.to_string(),
                 "contrast": None if self.contrast is None else self.contrast.to_string()}
+        for unread in set(PATH_FIELDS) - set(reads):
+            del data[unread]
         for optional in ("allow_null", "contrast"):
             if data[optional] is None:
                 del data[optional]
@@ -183,6 +188,13 @@ class ExplainSettings:
         if data["method"] == DEFAULT_METHOD:
             del data["method"]
         return data
+
+    def keyed(self, reads: tuple[str, ...]) -> ExplainSettings:
+        """These settings with the path's fields a method does not `read` at their defaults: what a cache key hashes,
+        so that changing a field the method never reads finds the same result (and results kept before, whose key
+        hashed every field, are found while those fields had their defaults)."""
+        defaults = ExplainSettings()
+        return replace(self, **{name: getattr(defaults, name) for name in PATH_FIELDS if name not in reads})
 
     @classmethod
     def from_dict(cls, data: dict) -> ExplainSettings:

@@ -8,12 +8,14 @@ from rcqa.attribution.layerwise.base import ExplainedLayers, ExplainedTargets, L
     streamed
 from rcqa.attribution.lrp import answer_logits, explain_layers, forget_kept_forward
 from rcqa.attribution.lrp.model import FAMILIES
+from rcqa.attribution.lrp.rules import EPSILON
 from rcqa.attribution.targets import ENTERING
 from rcqa.attribution.window import on_device, window_inputs
 from rcqa import qa
 from rcqa.model import QAModel
 from rcqa.spans import Windows
 from rcqa.types import Example
+from rcqa.types.method_settings import MethodSettings, RelevanceSettings
 from rcqa.types.settings import ExplainSettings
 
 
@@ -37,6 +39,9 @@ class AttnLRP(LayerwiseMethod):
 
     def target_note(self, target: str) -> str:
         return f" (AttnLRP's rules receive {ENTERING[target]})" if target in ENTERING else ""
+
+    def used_settings(self, settings: ExplainSettings) -> MethodSettings:
+        return RelevanceSettings(epsilon=EPSILON)  # its rules' constant; the baseline and path do not apply
 
     def settings_text(self, settings: ExplainSettings) -> str:
         return "AttnLRP (one pass)"  # no baseline, no path

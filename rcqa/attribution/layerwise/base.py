@@ -19,6 +19,7 @@ from rcqa.attribution.window import ExplainedWindow, token_words
 from rcqa.model import QAModel
 from rcqa.qa import RunWindows
 from rcqa.types import Example, Foil, Word
+from rcqa.types.method_settings import MethodSettings
 from rcqa.types.settings import WINDOWS, ExplainSettings
 
 OnLayer = Callable[[LayerResult | WindowProgress], None]
@@ -120,6 +121,15 @@ class LayerwiseMethod(ABC):
     def target_note(self, target: str) -> str:
         """What the Target choice adds to a target's name under this method ("" where its name says it all)."""
         return ""
+
+    @abstractmethod
+    def used_settings(self, settings: ExplainSettings) -> MethodSettings:
+        """What this method reads of the settings, in its own class (rcqa.types.method_settings): recorded on its
+        result, and of the path's fields the only ones its cache key hashes (cache_settings)."""
+
+    def cache_settings(self, settings: ExplainSettings) -> ExplainSettings:
+        """The settings as a cache key hashes them: the path's fields this method does not read at their defaults."""
+        return settings.keyed(self.used_settings(settings).reads)
 
     def settings_text(self, settings: ExplainSettings) -> str:
         """The settings the numbers depend on beside the target, as a figure's settings line writes them."""

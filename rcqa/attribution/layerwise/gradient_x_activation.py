@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rcqa.attribution.layerwise.integrated_gradients import IntegratedGradients
+from rcqa.types.method_settings import MethodSettings, NoSettings
 from rcqa.types.settings import ExplainSettings
 
 
@@ -25,6 +26,9 @@ class GradientTimesActivation(IntegratedGradients):
     embeddings_compared = False
     embeddings_description = ("gradient × activation at the embeddings' output: ∂F/∂E ⊙ E over the hidden dims, "
                               "computed by the engine as one point of IG's path")
+
+    def used_settings(self, settings: ExplainSettings) -> MethodSettings:
+        return NoSettings()  # its path is fixed (path below): no setting the user chose changes its numbers
 
     def path(self, settings: ExplainSettings) -> ExplainSettings:
         return replace(settings, baseline="zero", rule="riemann_right", steps=1, tolerance=None)

@@ -19,6 +19,7 @@ from rcqa.attribution.quadrature import adaptive
 from rcqa.attribution.stack import LayerStack
 from rcqa.model import QAModel
 from rcqa.types import Example
+from rcqa.types.method_settings import PATH_FIELDS, MethodSettings, PathSettings
 from rcqa.types.settings import ExplainSettings
 
 ADAPTIVE_GROWTH = 1.5  # the adaptive rule's points per layer, over its starting `steps` (module docstring)
@@ -52,6 +53,9 @@ class IntegratedGradients(LayerwiseMethod):
     completeness_remedy: ClassVar[str | None] = "raise the steps or set an adaptive tolerance"
     embeddings_description = ("Integrated Gradients at the embeddings' output with rcqa's engine (its baseline and "
                               "rule, checked for completeness), over the hidden dims")
+
+    def used_settings(self, settings: ExplainSettings) -> MethodSettings:
+        return PathSettings(**{name: getattr(settings, name) for name in PATH_FIELDS})
 
     def path_points(self, settings: ExplainSettings, blocks: int) -> float:
         return expected_points(self.path(settings))
