@@ -55,7 +55,7 @@ CANCEL_QUESTION = "How much did the bridge cost?"  # the cancel probe's whole pa
 # priced at 659 s, over the 300 s budget, and ran anyway in the short lane, priced 0
 ANALYSIS_LINK = ("/compare_layers?src=gallery&ex=canal-long&method=attnlrp&ends=apart&rule=riemann_right&steps=128"
                  "&tol=off")
-ANALYSIS_TITLE = "Integrated Gradients and AttnLRP on this question"  # rcqa.analysis.agreement.AGREEMENT's title
+ANALYSIS_TITLE = "Integrated Gradients and AttnLRP on this question"  # rcqa.analysis.registered.AGREEMENT's title
 # issue 42, item 2: one starting point a layer, but the adaptive rule refines to this tolerance, up to 128 points
 LOW_STEPS = "&steps=1&tol=0.001"
 # the probes' gallery examples: outside the first 8 sessions' and the last visitors', so that none of their

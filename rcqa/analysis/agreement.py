@@ -1,9 +1,11 @@
-"""How far two explanations of one question agree, layer by layer (AttnLRP's layer roles against IG's): the rank
-correlation of their passage-word scores and the overlap of their top-k words, under the chosen token score and,
-always, signed against signed (the sum over hidden dims) and L2 against L2. Registered as the `agreement` analysis,
-computed on request (`analyze agreement`, `reproduce --agreement`, a button on Compare layers)."""
+"""How far two explanations of one question agree, layer by layer (one layer-wise method's layer roles against
+another's): the rank correlation of their passage-word scores and the overlap of their top-k words, under the chosen
+token score and, always, signed against signed (the sum over hidden dims) and L2 against L2. agreement_analysis
+makes the analysis of two methods, taken as arguments; rcqa.analysis.registered registers it as the `agreement`
+analysis, computed on request (`analyze agreement`, `reproduce --agreement`, a button on Compare layers)."""
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -51,9 +53,9 @@ COMPARED_SCORES: tuple[Aggregation, ...] = ("sum", "l2")
 
 @dataclass(frozen=True)
 class MethodAgreement:
-    """The agreement analysis: Integrated Gradients' explanation against AttnLRP's, per layer (first IG, then AttnLRP,
-    whichever of the two the question was explained with first), under the chosen token score (`layers`) and under
-    each of COMPARED_SCORES it is not (`by_score`; empty in documents written before)."""
+    """The agreement analysis: the first method's explanation against the second's, per layer (in the order of
+    `methods`, whichever of the two the question was explained with first), under the chosen token score (`layers`)
+    and under each of COMPARED_SCORES it is not (`by_score`; empty in documents written before)."""
 
     methods: tuple[str, str]
     aggregation: Aggregation
@@ -91,26 +93,32 @@ def _rows(rows: list[dict]) -> list[LayerAgreement]:
                            row["top_k_overlap"]) for row in rows]
 
 
-_IG_FIRST = ("integrated_gradients", "attnlrp")  # the two methods compared, in the order the rows read them
-_COMPANIONS = dict(zip(_IG_FIRST, reversed(_IG_FIRST)))  # each method's companion: the other
-
-
-def method_agreement(inputs: Inputs) -> MethodAgreement:
-    """IG's and AttnLRP's explanations of the question compared per layer (layer_agreement), under the chosen token
-    score and under each of COMPARED_SCORES."""
+def method_agreement(methods: tuple[str, str], inputs: Inputs) -> MethodAgreement:
+    """The two methods' explanations of the question compared per layer (layer_agreement), the first's against the
+    second's, under the chosen token score and under each of COMPARED_SCORES."""
     assert inputs.companion is not None  # Analysis.run refuses a two-method analysis without its companion
-    explained = {inputs.method: inputs.result, _COMPANIONS[inputs.method]: inputs.companion}
-    first, second = (explained[method] for method in _IG_FIRST)
-    return MethodAgreement(_IG_FIRST, inputs.aggregation, inputs.k,
+    explained = {inputs.method: inputs.result, _companions(methods)[inputs.method]: inputs.companion}
+    first, second = (explained[method] for method in methods)
+    return MethodAgreement(methods, inputs.aggregation, inputs.k,
                            layer_agreement(first, second, inputs.aggregation, inputs.k),
                            {score: layer_agreement(first, second, score, inputs.k) for score in COMPARED_SCORES
                             if score != inputs.aggregation})
 
 
-AGREEMENT = Analysis(
-    "agreement", "Integrated Gradients and AttnLRP on this question",
-    "how far AttnLRP's word ranking agrees with Integrated Gradients' at each layer: Spearman's rank correlation over "
-    "the passage words and the share of top-k words in common, under the chosen token score, signed against signed "
-    "and L2 against L2 (AttnLRP explains the question too)",
-    method_agreement, MethodAgreement, {"agreement": "json"}, optional=True,
-    companion=_COMPANIONS)
+def _companions(methods: tuple[str, str]) -> dict[str, str]:
+    """Each of the two methods' companion: the other."""
+    return dict(zip(methods, reversed(methods)))
+
+
+def agreement_analysis(first: tuple[str, str], second: tuple[str, str]) -> Analysis:
+    """The `agreement` analysis of two layer-wise methods, each (name, label): the first's explanation against the
+    second's, the question explained with the other one too."""
+    (first_name, first_label), (second_name, second_label) = first, second
+    methods = (first_name, second_name)
+    return Analysis(
+        "agreement", f"{first_label} and {second_label} on this question",
+        f"how far the word rankings of {first_label} and {second_label} agree at each layer: Spearman's rank "
+        "correlation over the passage words and the share of top-k words in common, under the chosen token score, "
+        "signed against signed and L2 against L2 (the question is explained with both)",
+        functools.partial(method_agreement, methods), MethodAgreement, {"agreement": "json"}, optional=True,
+        companion=_companions(methods))

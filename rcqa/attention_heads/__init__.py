@@ -8,21 +8,17 @@ and whether it looks from the question at the answer; cost: the price of scoring
 scoring them holds, and its batches within the memory budget."""
 # the registry first: a score registers itself as its module is first imported, in the order the registry imports them
 from rcqa.attention_heads.registry import HEAD_SCORES, HeadScore, Scored, SharedCase, head_score
-from rcqa.attention_heads.attention_attribution import AttentionAttribution, attention_attribution
 from rcqa.attention_heads.cost import heads_memory_mb, heads_price
 from rcqa.attention_heads.gates import FILLS, HeadLayout, gated_model, head_layout, knock_out_each
-from rcqa.attention_heads.gradient import gate_gradient, gradient_importance
 from rcqa.attention_heads.patterns import FLAG_RATIO, HeadPatterns, head_patterns
 from rcqa.attention_heads.pruning import RANDOM, heads_spared, pruning_curve, removal_order
-from rcqa.attention_heads.relevance import HeadRelevance, head_relevance
 from rcqa.attention_heads.result import HeadScores
 from rcqa.attention_heads.run import first_step, score_case, score_heads
 from rcqa.attention_heads.scores import (HeadCase, HeadKnockouts, head_case, knock_out_heads, layout_for,
                                          span_log_likelihood)
 
-__all__ = ["FILLS", "FLAG_RATIO", "HEAD_SCORES", "RANDOM", "AttentionAttribution", "HeadCase", "HeadKnockouts",
-           "HeadLayout", "HeadPatterns", "HeadRelevance", "HeadScore", "HeadScores", "Scored", "SharedCase",
-           "attention_attribution", "first_step", "gate_gradient", "gated_model", "gradient_importance", "head_case",
-           "head_layout", "head_patterns", "head_relevance", "head_score", "heads_memory_mb", "heads_price",
-           "heads_spared", "knock_out_each", "knock_out_heads", "layout_for", "pruning_curve", "removal_order",
-           "score_case", "score_heads", "span_log_likelihood"]
+__all__ = ["FILLS", "FLAG_RATIO", "HEAD_SCORES", "RANDOM", "HeadCase", "HeadKnockouts", "HeadLayout",
+           "HeadPatterns", "HeadScore", "HeadScores", "Scored", "SharedCase", "first_step", "gated_model",
+           "head_case", "head_layout", "head_patterns", "head_score", "heads_memory_mb", "heads_price",
+           "heads_spared", "knock_out_each", "knock_out_heads", "layout_for", "pruning_curve",
+           "removal_order", "score_case", "score_heads", "span_log_likelihood"]

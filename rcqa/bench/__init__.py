@@ -7,9 +7,13 @@ completeness     (bench --completeness) the completeness error and the words wit
                  the gallery.
 passage          (bench --windows N) a passage of N windows explained whole against its N windows explained one
                  after another, each side in a fresh process with its peak memory.
-attnlrp          (bench --method attnlrp) AttnLRP against IG's defaults, every layer, in one run.
+methods/         (bench --method NAME) a layer-wise method against IG's defaults, every layer, in one run: one
+                 module per method, named as the method is (AttnLRP's, with its conservation).
 """
+import pkgutil
 
-# the layer-wise methods with a benchmark of their own against IG's defaults (bench --method NAME: rcqa.bench.NAME,
-# whose run and format_table it calls), named here so that the CLI's parser offers them without importing torch
-METHOD_BENCHES = ("attnlrp",)
+from rcqa.bench import methods
+
+# the layer-wise methods with a benchmark of their own (bench --method NAME: rcqa.bench.methods.NAME, whose run and
+# format_table it calls), found by their modules' names, so that the CLI's parser offers them without importing torch
+METHOD_BENCHES = tuple(sorted(module.name for module in pkgutil.iter_modules(methods.__path__)))

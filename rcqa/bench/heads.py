@@ -13,7 +13,7 @@ from rcqa.attention_heads import HEAD_SCORES, HeadScore, SharedCase, head_case, 
 from rcqa.attention_heads.registry import AttnLRPHeads
 from rcqa.attribution.explanation import explain
 from rcqa.bench.against_captum import example_of_length
-from rcqa.bench.attnlrp import ATTNLRP
+from rcqa.bench.methods.attnlrp import ATTNLRP
 from rcqa.model import QAModel
 
 GOAL = 1.5  # issue 44: every head of every layer by AttnLRP in under 1.5× an AttnLRP explanation's time

@@ -77,7 +77,7 @@ def _bench(args: argparse.Namespace) -> int:
         report = heads.run(qa_model, tokens=args.tokens, repeats=args.repeats)
         text = heads.format_table(report)
     elif args.method:
-        bench = importlib.import_module(f"rcqa.bench.{args.method}")
+        bench = importlib.import_module(f"rcqa.bench.methods.{args.method}")
         report = bench.run(qa_model, tokens=args.tokens, repeats=args.repeats)
         text = bench.format_table(report)
     elif args.completeness:

@@ -115,6 +115,23 @@ def test_agreement_is_the_same_whichever_method_explained_first(tiny_bert, expla
     assert from_lrp.to_dict() == found.to_dict()
 
 
+def test_the_agreement_takes_the_two_methods_it_compares_as_arguments(tiny_bert, explained):
+    """Any two layer-wise methods: gradient × activation's explanation against IG's, its rows IG's against it."""
+    from rcqa.analysis.agreement import agreement_analysis, layer_agreement
+    from rcqa.analysis.registry import Inputs as AnalysisInputs
+
+    ig, _, _ = explained
+    other = explain(tiny_bert, ig.example, ExplainSettings(method="gradient_x_activation"))
+    compared = agreement_analysis(("gradient_x_activation", "Gradient × activation"), ("integrated_gradients", "IG"))
+    assert compared.title == "Gradient × activation and IG on this question"
+    assert compared.companion_of("integrated_gradients") == "gradient_x_activation"
+    found = compared.run(AnalysisInputs(ig, "l2", 3, method="integrated_gradients", companion=other))
+    assert found.methods == ("gradient_x_activation", "integrated_gradients")
+    expected = layer_agreement(other, ig, "l2", 3)  # the first method's against the second's
+    np.testing.assert_array_equal([row.spearman for row in found.layers], [row.spearman for row in expected])
+    assert [row.top_k_overlap for row in found.layers] == [row.top_k_overlap for row in expected]
+
+
 def test_agreement_figure_draws_the_analysis(explained):
     import rcqa.figures  # noqa: F401 (registers the figures)
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 from captum.attr import IntegratedGradients
 
-from rcqa.attention_heads import attention_attribution, gated_model, head_case, span_log_likelihood
+from rcqa.attention_heads import gated_model, head_case, span_log_likelihood
+from rcqa.attention_heads.attention_attribution import attention_attribution
 from rcqa.attention_heads.scores import layout_of
 from rcqa.gallery import GALLERY
 from rcqa.model import load_model

@@ -6,7 +6,8 @@ window (before: +1,211 MB there, over the 1,024 MB budget)."""
 import numpy as np
 import pytest
 
-from rcqa.attention_heads import attention_attribution, head_case, heads_price, knock_out_heads
+from rcqa.attention_heads import head_case, heads_price, knock_out_heads
+from rcqa.attention_heads.attention_attribution import attention_attribution
 from rcqa.attribution.memory import checkpoints
 from rcqa.gallery import GALLERY
 from rcqa.ui.capacity import refusal

@@ -4,7 +4,8 @@ matters, and the shared model is left as it was. (The ε-rule itself is held to 
 import numpy as np
 import pytest
 
-from rcqa.attention_heads import head_case, head_relevance, knock_out_heads
+from rcqa.attention_heads import head_case, knock_out_heads
+from rcqa.attention_heads.relevance import head_relevance
 from rcqa.gallery import GALLERY
 from rcqa.model import load_model
 

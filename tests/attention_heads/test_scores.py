@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from rcqa.attention_heads import gradient_importance, head_case, knock_out_heads, span_log_likelihood
+from rcqa.attention_heads import head_case, knock_out_heads, span_log_likelihood
+from rcqa.attention_heads.gradient import gradient_importance
 from rcqa.attention_heads.scores import layout_of
 from rcqa.gallery import GALLERY
 from rcqa.model import load_model

@@ -213,7 +213,7 @@ def test_attnlrp_explains_one_window_only(tiny_bert):
 
 
 def test_the_benchmark_times_both_methods_and_accounts_for_what_was_absorbed(tiny_bert):
-    from rcqa.bench.attnlrp import format_table, run
+    from rcqa.bench.methods.attnlrp import format_table, run
 
     report = run(tiny_bert, tokens=40)
     assert report["layers"] == 4 and report["tokens"] <= 40
@@ -223,6 +223,18 @@ def test_the_benchmark_times_both_methods_and_accounts_for_what_was_absorbed(tin
         assert errors[0] == pytest.approx(abs(sum(report["absorbed_share"][name].values())), abs=1e-4)
     assert report["conservation_error"]["span_logits"][-1] < 1e-4  # a fresh QA head's biases are zero
     assert "conservation error per layer" in format_table(report)
+
+
+def test_bench_offers_each_method_benchmark_module_and_the_runner_reads_each_methods_goal():
+    from rcqa.attribution.layerwise import LAYERWISE_METHODS
+    from rcqa.bench import METHOD_BENCHES
+    from rcqa.cli import build_parser
+
+    assert METHOD_BENCHES == ("attnlrp",) and set(METHOD_BENCHES) <= set(LAYERWISE_METHODS)
+    assert build_parser().parse_args(["bench", "--method", "attnlrp"]).method == "attnlrp"
+    # issue 58's goals, questions an hour on 2 cores, held by the two methods it set them for
+    assert {name: method.runner_goal_per_hour for name, method in LAYERWISE_METHODS.items()} == {
+        "integrated_gradients": 3_500, "attnlrp": 20_000, "gradient_x_activation": None}
 
 
 def with_word_scores(result, values: np.ndarray):

@@ -34,6 +34,7 @@ class AttnLRP(LayerwiseMethod):
     default_targets = ("span_logits",)
     families = FAMILIES  # those its rules are written for
     ranking_before_both = "signed"
+    runner_goal_per_hour = 20_000  # issue 58
     embeddings_description = ("AttnLRP (Achtibat et al., 2024) at the embeddings' output: each token's relevance over "
                               "the hidden dims (signed: positive supports the target)")
 

@@ -93,6 +93,9 @@ class LayerwiseMethod(ABC):
     # is compared there by default, and the one ranking it had there before each method was ranked both ways
     embeddings_description: ClassVar[str]  # one sentence on that view, for the methods page and a comparison's record
     embeddings_compared: ClassVar[bool] = True
+    # the dataset runner's goal, in questions an hour on 2 CPU cores with the default model and settings (bench
+    # --runner, rcqa.dataset.throughput); None where none is set
+    runner_goal_per_hour: ClassVar[int | None] = None
     ranking_before_both: ClassVar[str] = "magnitude"
 
     def __init_subclass__(cls, **kwargs):

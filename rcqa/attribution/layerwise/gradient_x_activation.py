@@ -24,6 +24,7 @@ class GradientTimesActivation(IntegratedGradients):
     # at the embeddings' output it is ∂F/∂E ⊙ E, which gradient × input (rcqa.attribution.methods) compares already
     # from the gradient it shares with gradient sensitivity: offered on the methods page, not compared by default
     embeddings_compared = False
+    runner_goal_per_hour = None  # issue 58 set IG's and AttnLRP's only
     embeddings_description = ("gradient × activation at the embeddings' output: ∂F/∂E ⊙ E over the hidden dims, "
                               "computed by the engine as one point of IG's path")
 

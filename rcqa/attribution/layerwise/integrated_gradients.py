@@ -51,6 +51,7 @@ class IntegratedGradients(LayerwiseMethod):
     caption = ("Integrated Gradients at the output of every layer, as in Ramnath et al., “Towards Interpreting BERT "
                "for Reading Comprehension Based QA” (EMNLP 2020).")
     completeness_remedy: ClassVar[str | None] = "raise the steps or set an adaptive tolerance"
+    runner_goal_per_hour: ClassVar[int | None] = 3_500  # issue 58
     embeddings_description = ("Integrated Gradients at the embeddings' output with rcqa's engine (its baseline and "
                               "rule, checked for completeness), over the hidden dims")
 

@@ -8,6 +8,7 @@ import time
 import torch
 
 from rcqa.attribution.explanation import explain, explained_targets
+from rcqa.attribution.layerwise.attnlrp import AttnLRP
 from rcqa.attribution.lrp import layer_relevance
 from rcqa.attribution.settings import resolve
 from rcqa.attribution.targets import Target
@@ -15,7 +16,7 @@ from rcqa.bench.against_captum import example_of_length, fastest
 from rcqa.model import QAModel
 from rcqa.types import Attribution
 
-ATTNLRP = resolve(method="attnlrp")  # its default target (span_logits)
+ATTNLRP = resolve(method=AttnLRP.name)  # its default target (span_logits)
 CHECKED_TARGETS = ("span_log_prob", "span_logits")  # conservation and absorption are reported for both
 
 
