@@ -5,7 +5,10 @@ that takes ExplainSettings from a user explains through here."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import TypeVar
 
 import numpy as np
 
@@ -16,10 +19,12 @@ from rcqa.attribution.passage import WindowProgress
 from rcqa.attribution.targets import Target, TargetError
 from rcqa.attribution.window import explained_window
 from rcqa.model import QAModel
-from rcqa.qa import InputError, Reading, RunWindows
+from rcqa.qa import InputError, Reading, RunWindows, encode
 from rcqa.types import NULL_TARGETS, Attribution, Example, Windowing, explained_target
 from rcqa.types.method_settings import MethodSettings
 from rcqa.types.settings import ExplainSettings
+
+T = TypeVar("T")
 
 
 def explained_targets(qa_model: QAModel, example: Example, settings: ExplainSettings,
@@ -62,6 +67,44 @@ def explain(qa_model: QAModel, example: Example, settings: ExplainSettings = Exp
         raise
     return _attribution(qa_model, example, settings, method.used_settings(settings), explained,
                         method.explain_layers(qa_model, example, settings, explained, on_layer), started)
+
+
+
+def explain_each(qa_model: QAModel, examples: Sequence[Example],
+                 settings: ExplainSettings = ExplainSettings()) -> list[Attribution | Exception]:
+    """explain for each example, in their order, each failure (an example the model cannot read, a target not there)
+    in its place as its exception. A method that batches (LayerwiseMethod.batches) answers and explains them from
+    passes they share, each result with its share of the time; where the batch itself fails, each is explained
+    alone. Any other method explains one after another."""
+    method = method_of(settings)
+    if not method.batches or method.model_refusal(qa_model) is not None or len(examples) < 2:
+        return [_caught(partial(explain, qa_model, example, settings)) for example in examples]
+    started = time.perf_counter()
+    try:
+        windows = [encode(qa_model, example.question, example.passage) for example in examples]
+        runs = method.batch_answers(qa_model, windows)
+        explained = [_caught(partial(explained_targets, qa_model, example, settings, None, run))
+                     for example, run in zip(examples, runs)]
+        ready = {i: one for i, one in enumerate(explained) if isinstance(one, ExplainedTargets)}
+        found = method.explain_batch(qa_model, [examples[i] for i in ready], list(ready.values())) if ready else []
+    except Exception:  # the batch as a whole (an example too long to encode, memory): each alone, as ever
+        method.forget_answer_pass(qa_model)
+        return [_caught(partial(explain, qa_model, example, settings)) for example in examples]
+    method.forget_answer_pass(qa_model)  # where none was explained, or the explanation ran a forward of its own
+    share = (time.perf_counter() - started) / len(examples)
+    layers = dict(zip(ready, found))  # by example
+    return [one if isinstance(one, Exception) else
+            replace(_attribution(qa_model, examples[i], settings, method.used_settings(settings), one, layers[i],
+                                 started), seconds=share)
+            for i, one in enumerate(explained)]
+
+
+def _caught(work: Callable[[], T]) -> T | Exception:
+    """What work returns, or the exception it raised (an Exception: never an interrupt)."""
+    try:
+        return work()
+    except Exception as error:
+        return error
 
 
 def _attribution(qa_model: QAModel, example: Example, settings: ExplainSettings, used: MethodSettings,

@@ -10,6 +10,7 @@ from rcqa.cli.options import (CliError, add_aggregation, add_answer_protocol, ad
 from rcqa.text import is_quantifier_question
 
 QUESTION_KINDS = {"all": lambda question: True, "quantifier": is_quantifier_question}
+MAX_BATCH = 256  # questions a --batch may share passes among: a bound, not a setting (the memory is the GPU's)
 
 
 def add_reproduce(commands: argparse._SubParsersAction) -> None:
@@ -28,6 +29,10 @@ def add_reproduce(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--gpus", type=int, default=0, metavar="N",
                          help="a local cluster of one worker per GPU (CUDA_VISIBLE_DEVICES 0 … N−1) instead of "
                               "--workers; the examples run on --device cuda")
+    command.add_argument("--batch", type=int, default=1, metavar="N",
+                         help=f"explain N questions from shared passes where the method can (AttnLRP: their windows "
+                              f"padded into one forward and backward), at most {MAX_BATCH}; for a GPU: on CPUs a "
+                              f"batch is no faster than its questions one by one (default 1)")
     command.add_argument("--scheduler", help="address of an existing Dask scheduler (default: "
                                              "$DASK_SCHEDULER_ADDRESS, else a local cluster on 127.0.0.1)")
     command.add_argument("--retry-failed", action="store_true",
@@ -59,6 +64,8 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     if args.workers < 1 or args.gpus < 0:
         raise CliError("--workers must be at least 1 and --gpus at least 0")
+    if not 1 <= args.batch <= MAX_BATCH:
+        raise CliError(f"--batch must be between 1 and {MAX_BATCH}")
     settings, aggregation = preset_settings(args)
     # the deletion tests, the knock-outs and a comparison of two methods read the explanation's window; the lens
     # reads the example itself
@@ -70,7 +77,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     examples = examples[: args.limit]
     job = Job(args.model, settings, aggregation, args.top_k, args.device or ("cuda" if args.gpus else None),
               tuple(name for name in EXTRAS if getattr(args, name)), args.draws,
-              spare_answer=args.spare_answer, naopc_beam=args.naopc_beam, operator=args.operator)
+              spare_answer=args.spare_answer, naopc_beam=args.naopc_beam, operator=args.operator, batch=args.batch)
     manifest = reproduce(job, examples, new_manifest(job, args.preset, data, args.limit, args.data, args.questions),
                          Path(args.out), workers=args.workers, scheduler=args.scheduler, retry_failed=args.retry_failed,
                          gpus=args.gpus)

@@ -48,6 +48,9 @@ class Job:
     naopc_beam: int = 0  # the faithfulness analysis's search for AOPC's bounds (0: none)
     operator: str = "pad"  # how the faithfulness analysis deletes a word (rcqa.faithfulness.deletion.OPERATORS)
     folder: str | None = None  # the run's: an example whose explanation it kept is read from there, not recomputed
+    # examples explained from shared passes where the method can (rcqa.attribution.explanation.explain_each): for a
+    # GPU; on CPUs a padded batch is no faster than its examples one by one (docs/speed.md)
+    batch: int = 1
 
     def protocol(self) -> dict[str, Any]:
         """What the manifest records of the analyses' protocol: only what the chosen analyses use, so that a run
@@ -95,19 +98,21 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
     which would be most of its size), so Explore can open it from the run instead of computing it again."""
     from rcqa.attribution.cache import ResultCache
     from rcqa.attribution.contrast import NoFoil
-    from rcqa.attribution.explanation import explain
     from rcqa.dataset.extras import extra_cells
     from rcqa.dataset.rows import example_row
     from rcqa.model import load_model
 
     qa_model = load_model(job.model, job.device, fingerprint=job.fingerprint)
     kept = store.results(Path(job.folder), read_only=True) if job.folder else None
+    keys = [ResultCache.key(qa_model.fingerprint, example, job.settings) for example in examples]
+    found = [kept.result_for(example, key) if kept else None for example, key in zip(examples, keys)]
+    fresh = _explained(qa_model, [example for example, one in zip(examples, found) if one is None], job)
     rows, failures, results = [], [], []
-    for example in examples:
-        key = ResultCache.key(qa_model.fingerprint, example, job.settings)
-        found = kept.result_for(example, key) if kept else None
+    for example, key, kept_one in zip(examples, keys, found):
+        result = kept_one or next(fresh)
         try:
-            result = found or explain(qa_model, example, job.settings)
+            if isinstance(result, Exception):
+                raise result
             rows.append(example_row(result, job.aggregation, job.top_k, extra_cells(qa_model, example, result, job)))
         except NoFoil as missing:  # a question the contrast does not apply to (no distractor number): no failure
             failures.append({"id": example.id, "reason": str(missing), "skipped": True})
@@ -115,10 +120,18 @@ def explain_chunk(job: Job, examples: list[Example]) -> tuple[list[dict], list[d
         except Exception as error:  # any example the engine cannot read is recorded and skipped, never fatal
             failures.append({"id": example.id, "reason": _reason(error)})
             continue
-        if found is None:  # a kept one is on disk already
+        if kept_one is None:  # a kept one is on disk already
             results.append((key, replace(result, hidden_states=None)))
     return rows, failures, results
 
+
+def _explained(qa_model, examples: list[Example], job: Job) -> Iterator[Attribution | Exception]:
+    """Each example's explanation, or the exception it raised, `job.batch` at a time from passes they share where
+    the method can (rcqa.attribution.explanation.explain_each); one by one, as each is needed, at a batch of 1."""
+    from rcqa.attribution.explanation import explain_each
+
+    for start in range(0, len(examples), job.batch):
+        yield from explain_each(qa_model, examples[start:start + job.batch], job.settings)
 
 def _reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}".strip()
@@ -257,7 +270,7 @@ def _results(client: Client, job: Job, examples: list[Example]) -> Iterator[tupl
     """(rows, failures, results) of every chunk as it finishes, keeping at most IN_FLIGHT_PER_WORKER chunks per worker
     thread submitted. A chunk whose worker died is reported as failed, example by example."""
     slots = max(1, sum(client.nthreads().values()))
-    chunks = _chunks(examples, chunk_size(len(examples), slots))
+    chunks = _chunks(examples, max(job.batch, chunk_size(len(examples), slots)))  # a chunk holds a batch at least
     chunk_of: dict[Future, list[Example]] = {}
 
     def submit(chunk: list[Example]) -> Future:

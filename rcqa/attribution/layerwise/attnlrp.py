@@ -2,15 +2,19 @@
 and one backward pass through rcqa.attribution.lrp, relevance conserved through the blocks by its rules."""
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+
 import torch
 
 from rcqa.attribution.layerwise.base import ExplainedLayers, ExplainedTargets, LayerwiseMethod, OnLayer, Tokens, \
     streamed
-from rcqa.attribution.lrp import answer_logits, explain_layers, forget_kept_forward
+from rcqa.attribution.lrp import answer_logits, batch_relevance, explain_layers, forget_kept_forward
+from rcqa.attribution.lrp.explain import layer_results
 from rcqa.attribution.lrp.model import FAMILIES
 from rcqa.attribution.lrp.rules import EPSILON
 from rcqa.attribution.targets import ENTERING
-from rcqa.attribution.window import on_device, window_inputs
+from rcqa.attribution.window import on_device, padded_batch, window_inputs
 from rcqa import qa
 from rcqa.model import QAModel
 from rcqa.spans import Windows
@@ -33,6 +37,7 @@ class AttnLRP(LayerwiseMethod):
     # not log p (docs/attnlrp.md), so IG's default target is not AttnLRP's
     default_targets = ("span_logits",)
     families = FAMILIES  # those its rules are written for
+    batches = True  # several questions' windows padded into one pass (rcqa.attribution.lrp.batch_relevance)
     ranking_before_both = "signed"
     runner_goal_per_hour = 20_000  # issue 58
     embeddings_description = ("AttnLRP (Achtibat et al., 2024) at the embeddings' output: each token's relevance over "
@@ -64,6 +69,29 @@ class AttnLRP(LayerwiseMethod):
         return ExplainedLayers(Tokens.of_window(example, explained), streamed(layers, on_layer), hidden_states, None)
 
 
+    def batch_answers(self, qa_model: QAModel, windows: Sequence[Windows]) -> list[qa.RunWindows | None]:
+        """The one-window passages answered from one padded forward of the rule copy, kept for their backward; a
+        longer passage by the model over its windows (None)."""
+        single = [i for i, one in enumerate(windows) if len(one) == 1]
+        runs: list[qa.RunWindows | None] = [None] * len(windows)
+        if not single:
+            return runs
+        batch = padded_batch(qa_model.tokenizer, [window_inputs(windows[i], 0) for i in single])
+        start, end = answer_logits(qa_model.model, on_device(batch, qa_model.device))
+        for item, (i, length) in enumerate(zip(single, batch["attention_mask"].sum(-1).tolist())):
+            runs[i] = _handed(start[item:item + 1, :length], end[item:item + 1, :length])
+        return runs
+
+    def explain_batch(self, qa_model: QAModel, examples: Sequence[Example],
+                      explained: Sequence[ExplainedTargets]) -> list[ExplainedLayers]:
+        started = time.perf_counter()
+        batch = padded_batch(qa_model.tokenizer, [one.window.inputs for one in explained])
+        found = batch_relevance(qa_model.model, on_device(batch, qa_model.device), [one.targets for one in explained])
+        seconds = (time.perf_counter() - started) / len(explained)  # each its share of the pass
+        return [ExplainedLayers(Tokens.of_window(example, one), layer_results(relevance, one.targets, seconds),
+                                relevance.hidden.cpu().numpy(), None)
+                for example, one, relevance in zip(examples, explained, found)]
+
 def _answer_from_the_pass(qa_model: QAModel, windows: Windows) -> tuple[torch.Tensor, torch.Tensor]:
     """A one-window passage's logits from the rule copy's forward, which its explanation then goes back through
     (rcqa.attribution.lrp.answer_logits); a longer passage's from the model, since the pass covers one window.
@@ -71,3 +99,8 @@ def _answer_from_the_pass(qa_model: QAModel, windows: Windows) -> tuple[torch.Te
     if len(windows) != 1:
         return qa.logits(qa_model, windows)
     return answer_logits(qa_model.model, on_device(window_inputs(windows, 0), qa_model.device))
+
+
+def _handed(start: torch.Tensor, end: torch.Tensor) -> qa.RunWindows:
+    """A RunWindows that hands back logits computed already (a batch's rows for one example's one window)."""
+    return lambda qa_model, windows: (start, end)

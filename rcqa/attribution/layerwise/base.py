@@ -18,6 +18,7 @@ from rcqa.attribution.targets import Target
 from rcqa.attribution.window import ExplainedWindow, token_words
 from rcqa.model import QAModel
 from rcqa.qa import RunWindows
+from rcqa.spans import Windows
 from rcqa.types import Example, Foil, Word
 from rcqa.types.method_settings import MethodSettings
 from rcqa.types.settings import WINDOWS, ExplainSettings
@@ -97,6 +98,7 @@ class LayerwiseMethod(ABC):
     # --runner, rcqa.dataset.throughput); None where none is set
     runner_goal_per_hour: ClassVar[int | None] = None
     ranking_before_both: ClassVar[str] = "magnitude"
+    batches: ClassVar[bool] = False  # whether it explains several examples from shared passes (explain_batch)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -161,6 +163,16 @@ class LayerwiseMethod(ABC):
     def explain_layers(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
                        explained: ExplainedTargets, on_layer: OnLayer | None) -> ExplainedLayers:
         """Every layer of the explained targets; on_layer hears each as it is done."""
+
+    def batch_answers(self, qa_model: QAModel, windows: Sequence[Windows]) -> list[RunWindows | None]:
+        """How each of several examples' windows are run to answer them (None: the model's forward) where they are
+        explained as one batch (rcqa.attribution.explanation.explain_each); a method that batches overrides it."""
+        raise NotImplementedError(f"{self.label} explains one example at a time")
+
+    def explain_batch(self, qa_model: QAModel, examples: Sequence[Example],
+                      explained: Sequence[ExplainedTargets]) -> list[ExplainedLayers]:
+        """Every layer of several examples' targets from passes they share; a method that batches overrides it."""
+        raise NotImplementedError(f"{self.label} explains one example at a time")
 
     def embeddings_layer(self, qa_model: QAModel, example: Example, settings: ExplainSettings,
                          explained: ExplainedTargets, stack: LayerStack) -> LayerResult:

@@ -116,8 +116,9 @@ def _rule_model(model: torch.nn.Module) -> _RuleModel:
 
 
 def answer_logits(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The start and end logits (float, on the CPU) of one input (batch 1, on the model's device) from the rule
-    copy's forward, which this thread keeps for the layer_relevance of the same inputs that follows: the answer and
+    """The start and end logits (float, on the CPU) of an input (one window, or a batch padded on the right; on the
+    model's device) from the rule copy's forward, which this thread keeps for the layer_relevance (batch_relevance)
+    of the same inputs that follows: the answer and
     its explanation from one forward pass. The rules change the backward only, so these are the model's logits up
     to float rounding (the copy's attention is the eager one, the model's may be fused)."""
     rule_model = _rule_model(model)
