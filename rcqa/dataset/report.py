@@ -26,6 +26,7 @@ from rcqa.dataset import figures, published
 from rcqa.dataset.aggregate import Run, by_abstention, load_run, summarize
 from rcqa.dataset.kept_summary import kept_summary
 from rcqa.dataset.faithfulness import summaries_prose
+from rcqa.dataset.paired_runs import compare_runs, statements
 from rcqa.dataset.conclusions import Verdict, conclusion_table, contrast_statement, verdicts, worst_completeness
 from rcqa.dataset.sentence_roles import NEEDS_RUN, run_sentence_roles, sentences_statement
 from rcqa.dataset.summary import DatasetSummary, Section, summary_json
@@ -47,12 +48,15 @@ class DatasetReport(Document):
     worst_median_completeness: dict[str, float | None]
     compared_runs: dict[str, DatasetSummary]
     by_abstention: dict[str, Section]  # empty where the model never abstained, or in reports written before
+    # each other run against the subject over the questions both hold (rcqa.dataset.paired_runs), by its name
+    question_by_question: dict[str, dict] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.subject.to_dict(), "run": self.run, "by_abstention": self.by_abstention,
                 "conclusions": {name: [vars(v) for v in found] for name, found in self.conclusions.items()},
                 "worst_median_completeness": self.worst_median_completeness,
-                "compared_runs": {name: s.to_dict() for name, s in self.compared_runs.items()}}
+                "compared_runs": {name: s.to_dict() for name, s in self.compared_runs.items()},
+                "question_by_question": self.question_by_question}
 
     def to_json(self) -> str:
         return summary_json(self.to_dict())
@@ -63,7 +67,7 @@ class DatasetReport(Document):
                    {name: [Verdict(**v) for v in found] for name, found in data["conclusions"].items()},
                    data["worst_median_completeness"],
                    {name: DatasetSummary.from_dict(s) for name, s in data["compared_runs"].items()},
-                   data.get("by_abstention", {}))
+                   data.get("by_abstention", {}), data.get("question_by_question", {}))
 
     def __repr__(self) -> str:
         return f"<DatasetReport of {self.run} · {len(self.compared_runs)} runs compared · {self.subject!r}>"
@@ -87,7 +91,9 @@ def build(folders: list[str | Path]) -> tuple[DatasetReport, list[Chart]]:
                             {name: worst_completeness(s) for name, s in summaries.items()},
                             {name: s for name, s in summaries.items() if name != names[0]},
                             {part: {key: getattr(found, key) for key in ABSTENTION_FIELDS}
-                             for part, found in parts.items()})
+                             for part, found in parts.items()},
+                            {name: found for name, run in zip(names[1:], runs[1:])
+                             if (found := compare_runs(runs[0].rows, run.rows)) is not None})
     charts = [figures.roles_by_depth(summaries), *([figures.roles_by_abstention(parts, names[0])] if parts else []),
               figures.quantifier_by_depth(summaries),
               *(figures.jsd_map(s, variant, name) for name, s in summaries.items() for variant in VARIANTS),
@@ -321,12 +327,19 @@ depth (0 = embeddings, 1 = last block), never by index. Protocols differ as the 
 {_heads_section(summary)}
 {_contrast_section(summary)}
 {_sentences_section(summary)}
+{_question_by_question(report)}
 <h2>Scores per question type</h2>
 {_table(_type_table(summary))}
 <h2>Figures</h2>
 {''.join(figures_html)}
 </body></html>
 """
+
+
+def _question_by_question(report: DatasetReport) -> str:
+    return "".join(f"<h2>Against {html.escape(name)}, question by question</h2>"
+                   + "".join(f"<p>{html.escape(said)}</p>" for said in statements(found, report.run, name))
+                   for name, found in report.question_by_question.items())
 
 
 def _dl(facts: dict) -> str:

@@ -66,7 +66,7 @@ def test_a_damaged_manifest_is_refused_in_one_sentence(tmp_path):
 COMMITTED_REPORTS = sorted((ROOT / "reports").glob("**/summary.json"))
 # what a later version added to summary.json, and what a summary without it holds there: not computed
 ADDED_LATER = {"sanity": None, "heads": None, "pruning": None, "contrast": None, "sentences": None, "n_skipped": 0,
-               "by_abstention": {}}
+               "by_abstention": {}, "question_by_question": {}}
 
 
 def test_there_are_committed_reports_to_read():

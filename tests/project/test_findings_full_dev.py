@@ -156,3 +156,53 @@ def test_the_first_1000_against_the_rest_says_what_its_interval_allows(name, lab
     first = mask("first")
     found = bootstrap(change[chosen & first], change[chosen & ~first])
     says(f"{label} change, first 1,000 less the rest: {interval_text(found)} points, {told(found)}")
+
+
+# ------------------------------------------------------------------- IG against AttnLRP, question by question
+
+PLAUSIBILITY = ROOT / "reports" / "plausibility"
+PAIRED_CLAIMS = [("category_query", "the question's words' share of the top-5", False),
+                 ("category_supporting", "the supporting words' share of the top-5", False),
+                 ("answer_attribution", "the answer's share of the attribution", False),
+                 ("quantifier_share", "the passage's numbers' share of the top-5 (quantifier questions)", True)]
+
+
+@cache
+def first_1000(method: str) -> dict[str, dict]:
+    """The first 1,000's run of a method, by question id."""
+    rows = pq.read_table(PLAUSIBILITY / f"squad-dev-1000-{method}" / "shards").to_pylist()
+    return {row["id"]: row for row in rows}
+
+
+def change_by_question(method: str, name: str, ids: list[str]) -> np.ndarray:
+    """Each question's mean over the last third of the layers less its mean over the first (3, 2, 2 of 7)."""
+    found = []
+    for question in ids:
+        values = np.array([np.nan if x is None else x for x in first_1000(method)[question][name] or [np.nan] * 7])
+        first, last = values[:3][~np.isnan(values[:3])], values[5:][~np.isnan(values[5:])]
+        found.append(last.mean() - first.mean() if first.size and last.size else np.nan)
+    return np.array(found)
+
+
+@pytest.mark.parametrize("name, label, quantifier_only", PAIRED_CLAIMS)
+def test_ig_against_attnlrp_question_by_question_says_what_its_intervals_allow(name, label, quantifier_only):
+    ids = sorted(first_1000("ig"))
+    assert ids == sorted(first_1000("attnlrp"))  # the same 1,000 questions
+    if quantifier_only:
+        ids = [question for question in ids if first_1000("ig")[question]["is_quantifier"]]
+    ig, attnlrp = change_by_question("ig", name, ids), change_by_question("attnlrp", name, ids)
+    both = ~np.isnan(ig) & ~np.isnan(attnlrp)
+    found = {method: bootstrap(values[both]) for method, values in (("IG", ig), ("AttnLRP", attnlrp))}
+    difference = bootstrap(ig[both] - attnlrp[both])
+
+    def way(interval):
+        return "not told apart from no change" if interval[1] <= 0 <= interval[2] else (
+            "rises" if interval[1] > 0 else "falls")
+
+    ways = {method: way(interval) for method, interval in found.items()}
+    assert ways["IG"] == ways["AttnLRP"] != "not told apart from no change"  # the heading's "the same story"
+    assert told(difference) == "told apart"  # the heading's "in different sizes"
+    says(f"{label} {ways['IG']} under IG ({interval_text(found['IG'])} points) and {ways['AttnLRP']} under AttnLRP "
+         f"({interval_text(found['AttnLRP'])} points), over {int(both.sum()):,} questions: the same story; IG's change "
+         f"less AttnLRP's: {interval_text(difference)} points, told apart",
+         "IG against AttnLRP, question by question: the same story, in different sizes")
