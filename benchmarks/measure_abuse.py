@@ -42,6 +42,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 from websockets.sync.client import connect
 
+from benchmarks.long_passages import QUESTION, passage_of_windows, windows_within_budget
 from benchmarks.measure_sessions import HEATMAP, answer_shown, background_chromium, start_server
 from rcqa.gallery import GALLERY, gallery_example
 from rcqa.ui.capacity import client_jobs, session_jobs
@@ -49,7 +50,6 @@ from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 
 COMMAS = "a," * 50_000 + " The bridge cost a lot."
 ABUSIVE_CONNECTIONS = 40
-QUESTION = "What did the bridge cost?"
 CANCEL_QUESTION = "How much did the bridge cost?"  # the cancel probe's whole passage: its own job, not the held one
 # issue 42, item 1: its companion IG explanation (128 right-Riemann steps, no tolerance, start and end apart) was
 # priced at 659 s, over the 300 s budget, and ran anyway in the short lane, priced 0
@@ -64,50 +64,6 @@ LOW_STEPS = "&steps=1&tol=0.001"
 PROBE_EXAMPLES = ("river-where", "choir-how-many", "vaccine-what")
 ONE_ADDRESS = "203.0.113.42"  # the many tabs' address, as the one trusted proxy writes it (rcqa.ui.visitors)
 EXPLAIN = "Explain every layer"
-
-
-def passage_of(words: int) -> str:
-    """A pasted passage of made-up words (about 3 word-pieces each), with the answer at its end."""
-    return " ".join(f"zq{i:05d}x" for i in range(words)) + " The bridge cost a lot."
-
-
-def passage_of_windows(windows: int) -> str:
-    """The longest passage_of(n) that the default model reads in at most `windows` windows."""
-    from rcqa.model import load_model
-    from rcqa.qa import InputError, encode
-
-    qa_model, low, high = load_model(), 1, 9_900  # the passage's limit is 10,000 words
-    while low < high:
-        middle = (low + high + 1) // 2
-        try:
-            fits = len(encode(qa_model, QUESTION, passage_of(middle)).inputs["input_ids"]) <= windows
-        except InputError:  # past the 128 windows a passage may have
-            fits = False
-        low, high = (middle, high) if fits else (low, middle - 1)
-    return passage_of(low)
-
-
-def windows_within_budget() -> int:
-    """The most windows of the default model whose whole passage the server admits at its default settings, as the
-    page prices it (rcqa.ui.capacity.refusal: expected seconds within the job budget, the worst case, IG refined to
-    max_steps, within the time limit): 4 on this machine's default speeds, where the expected seconds alone allowed
-    20 before admission read the worst case."""
-    from rcqa.attribution.cost import explanation_price
-    from rcqa.attribution.settings import ExplainSettings
-    from rcqa.model import load_model
-    from rcqa.qa import MAX_WINDOWS
-    from rcqa.ui.capacity import refusal
-
-    qa_model, settings = load_model(), ExplainSettings(windows="all")
-
-    def admitted(windows: int) -> bool:
-        price = explanation_price(qa_model, settings, windows, qa_model.max_len, windows)
-        return refusal("explanation", price, "") is None
-
-    windows = 1
-    while windows < MAX_WINDOWS and admitted(windows + 1):
-        windows += 1
-    return windows
 
 
 class PeakRss:

@@ -42,7 +42,7 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 
-from benchmarks.measure_abuse import QUESTION, passage_of_windows
+from benchmarks.long_passages import QUESTION, passage_of_windows
 from rcqa.analysis.projection import projection_seconds
 from rcqa.attention_heads import heads_price
 from rcqa.attribution.cache import ResultCache

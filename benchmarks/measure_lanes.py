@@ -26,7 +26,7 @@ from rcqa.types import Example
 from rcqa.ui import worker
 from rcqa.ui.capacity import short_job_seconds
 from rcqa.ui.jobs import JobQueue
-from benchmarks.measure_abuse import QUESTION, passage_of_windows
+from benchmarks.long_passages import QUESTION, passage_of_windows
 
 LONG_SECONDS = 1000.0  # the whole passage's estimate: long, whatever the server's speed
 

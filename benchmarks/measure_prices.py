@@ -60,7 +60,7 @@ DOC, BEGIN, END = Path("docs/serving.md"), "<!-- prices:begin -->", "<!-- prices
 def example_of(name: str) -> Example:
     """A gallery example, or "paste:N": a pasted passage of N windows (benchmarks.measure_abuse)."""
     if name.startswith("paste:"):
-        from benchmarks.measure_abuse import QUESTION, passage_of_windows
+        from benchmarks.long_passages import QUESTION, passage_of_windows
 
         return Example(id=name, passage=passage_of_windows(int(name.removeprefix("paste:"))), question=QUESTION)
     return gallery_example(name)

@@ -1,17 +1,12 @@
 """The abuse benchmark pastes the largest whole passage the server admits (benchmarks/measure_abuse.py): admitted by
 the page's own rule, which reads each job's worst case against the time limit, and one window more refused for it.
 Before, it picked 20 windows by the expected seconds alone, which the server refuses."""
-import pytest
-
+from benchmarks.long_passages import QUESTION, passage_of_windows, windows_within_budget
 from rcqa.attribution.cost import explanation_price
 from rcqa.attribution.settings import ExplainSettings
 from rcqa.model import load_model
 from rcqa.qa import encode
 from rcqa.ui.capacity import job_time_limit, refusal
-
-# the benchmark drives Chromium through Playwright, which .ci/run installs beside the README's requirements
-pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (.ci/run installs it)")
-from benchmarks.measure_abuse import QUESTION, passage_of_windows, windows_within_budget  # noqa: E402
 
 
 def test_the_abuse_benchmarks_whole_passage_is_the_largest_the_server_admits():

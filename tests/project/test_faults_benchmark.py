@@ -1,10 +1,6 @@
 """The fault benchmark's verdict on the two largest kinds' stop points (benchmarks/measure_faults.py): worked out by
 hand from the stops it recorded and the kinds' seconds alone."""
-import pytest
-
-# the benchmark takes its passages from measure_abuse, which drives Chromium through Playwright (.ci/run installs it)
-pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (.ci/run installs it)")
-from benchmarks.measure_faults import stop_points  # noqa: E402
+from benchmarks.measure_faults import stop_points
 
 
 def test_each_largest_kind_is_judged_by_the_longest_it_held_the_long_job_against_its_time_alone():
