@@ -7,14 +7,13 @@ under both, for example the paper's code settings and a baseline whose completen
 """
 from __future__ import annotations
 
-import dataclasses
 import html
 import json
 import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +23,11 @@ import plotly.io as pio
 from rcqa.analysis.similarity import VARIANTS
 from rcqa.dataset import figures, published
 from rcqa.dataset.aggregate import Run, by_abstention, load_run, summarize
-from rcqa.dataset.kept_summary import kept_summary
+from rcqa.dataset.kept_summary import kept_summary, with_word_shares
 from rcqa.dataset.faithfulness import summaries_prose
 from rcqa.dataset.paired_runs import compare_runs, statements
 from rcqa.dataset.conclusions import Verdict, conclusion_table, contrast_statement, verdicts, worst_completeness
-from rcqa.dataset.sentence_roles import NEEDS_RUN, run_sentence_roles, sentences_statement
+from rcqa.dataset.sentence_roles import NEEDS_RUN, sentences_source, sentences_statement
 from rcqa.dataset.summary import DatasetSummary, Section, summary_json
 from rcqa.figures.common import Chart, image_export_available
 from rcqa.types.document import Document
@@ -49,7 +48,7 @@ class DatasetReport(Document):
     compared_runs: dict[str, DatasetSummary]
     by_abstention: dict[str, Section]  # empty where the model never abstained, or in reports written before
     # each other run against the subject over the questions both hold (rcqa.dataset.paired_runs), by its name
-    question_by_question: dict[str, dict] = dataclasses.field(default_factory=dict)
+    question_by_question: dict[str, dict] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.subject.to_dict(), "run": self.run, "by_abstention": self.by_abstention,
@@ -82,10 +81,10 @@ def build(folders: list[str | Path]) -> tuple[DatasetReport, list[Chart]]:
                          "be read): run `python -m rcqa reproduce` into it first, which resumes it")
     names = _unique_names(runs)
     # a run's summary as its runner kept it, where it still holds (the full-dev runs bootstrap for 20 s otherwise)
-    summaries = {name: kept_summary(run.folder) or summarize(run) for name, run in zip(names, runs)}
-    subject = summaries[names[0]]
-    if subject.sentences is None:  # a run written before rows kept sentence scores: its word shares, where it has them
-        subject = dataclasses.replace(subject, sentences=run_sentence_roles(runs[0].folder))
+    kept = [kept_summary(run.folder) for run in runs]
+    summaries = {name: found or summarize(run) for name, found, run in zip(names, kept, runs)}
+    # the subject's sentence section over all its rows, which a kept summary holds: else read here (with_word_shares)
+    subject = kept[0] or with_word_shares(summaries[names[0]], runs[0])
     parts = by_abstention(runs[0])
     summary = DatasetReport(subject, names[0], {name: verdicts(s) for name, s in summaries.items()},
                             {name: worst_completeness(s) for name, s in summaries.items()},
@@ -260,14 +259,10 @@ def _sentences_section(summary: DatasetSummary) -> str:
     found, table = summary.sentences, figures.sentences_table(summary)
     if found is None or table is None:
         return f"<h2>Which sentence does each layer rest on?</h2>\n<p>{html.escape(NEEDS_RUN)}</p>"
-    word_shares = found["questions"] - found.get("from_sentence_scores", 0)
-    source = (f"{found.get('from_sentence_scores', 0)} from the sentence scores the rows keep"
-              + (f", {word_shares} from their word shares summed by sentence" if word_shares else ""))
-    left = "; ".join(f"{count} left out ({reason})" for reason, count in sorted(found["left_out"].items()))
     return f"""<h2>Which sentence does each layer rest on?</h2>
 <p>Per layer, the share (%) of its attribution over the passage on the sentence holding the explained span, on the
 other sentences sharing a word with the question, and on the rest, and the questions (%) whose top sentence is the
-answer's, with 95 % bootstrap intervals over questions ({source}{'; ' + left if left else ''}).</p>
+answer's, with 95 % bootstrap intervals over questions. {html.escape(sentences_source(found))}</p>
 <p><strong>{html.escape(sentences_statement(found, summary.layers))}</strong></p>
 {_table(table)}"""
 

@@ -5,6 +5,8 @@ sentence. Read from the rows, so no question is explained again: a row written b
 sentence scores (rcqa.dataset.rows.sentence_columns, the explanation's tokens summed by sentence), and those are read
 where present; a row written before them keeps each question's per-word shares, which are summed by sentence instead.
 One function (summarize_sentences) makes the table from either, for the report, the Dataset page and the findings.
+Reading word shares is the heavy part (the drill-down columns and a spaCy parse a passage), so the page never does it:
+the summary kept with a run holds the section over all its rows (rcqa.dataset.kept_summary.with_word_shares).
 
 Where only the word shares are kept, a word's sentence is found by its characters: the rows keep the words as
 written, in order, so each is found in the passage after the one before. That holds for a passage read in one window;
@@ -36,13 +38,22 @@ NAMES = {"answer_sentence": "the answer's sentence", "question_sentences": "sent
 COLUMNS = ["id", "passage", "question", "explained_span", "passage_words", "distribution", "n_windows",
            *SENTENCE_COLUMNS]
 WORD = re.compile(r"\w+")
+BATCH = 500  # rows made Python objects at once when a run's word shares are read
 # why a row is left out when it holds neither its sentence scores nor the word shares and passage to read them from
 UNREAD = "rows written before sentence scores were kept"
 NEEDS_RUN = ("The sentence section needs a run made with this version of rcqa (python -m rcqa reproduce), whose rows "
              "keep each layer's sentence scores: this run's rows keep none.")
-# where only the report's reading of word shares gives an older run's section (the page and the summary read none)
-IN_THE_REPORT = ("`python -m rcqa report` reads the section from an older run's word shares summed by sentence, where "
-                 "its rows keep them and its passage.")
+# why the Dataset page shows no section for an older run that has one: its word shares are read over all its rows
+# only, where its summary is kept (a spaCy parse a passage: 90 s for the 10,570-question run), never on the page
+UNDER_FILTER = ("This run's rows keep no sentence scores, and their word shares are read by sentence over all of its "
+                "questions only, once, as its summary is kept: set every filter to any to see that section.")
+NOT_KEPT = ("This run's rows keep no sentence scores, and their word shares are read by sentence only as its summary "
+            "is kept, and the summary it keeps was made from other rows or code than today's: `python -m rcqa report` "
+            "reads them, and docs/datasets.md says how to keep the summary again.")
+# the one reason a row that keeps its sentence scores is left out (row_roles), so the only one a selection of such
+# rows can have when none of them is read
+NONE_READ = ("None of these questions can be read by sentence: the explained span of each lies in no sentence of its "
+             "passage's window (an abstention explains no span).")
 
 
 def roles_of(by_sentence: np.ndarray, answer: int, question: str, texts: list[str]) -> dict[str, np.ndarray]:
@@ -127,14 +138,20 @@ def summarize_sentences(rows: Iterable[dict], seed: int = 0) -> dict | None:
 
 def run_sentence_roles(folder: str | Path, seed: int = 0) -> dict | None:
     """summarize_sentences over every row of the run in `folder`, its word shares read where its rows hold no
-    sentence scores (rows written before them)."""
+    sentence scores (rows written before them); shards that cannot be read are skipped, as load_run skips them."""
     tables = []
     for shard in sorted((Path(folder) / store.SHARDS).glob("*.parquet")):
-        names = pq.read_schema(shard).names
-        tables.append(pq.read_table(shard, columns=[c for c in COLUMNS if c in names]))
+        try:
+            names = pq.read_schema(shard).names
+            tables.append(pq.read_table(shard, columns=[c for c in COLUMNS if c in names]))
+        except (OSError, pa.ArrowException):
+            continue
     if not tables:
         return None
-    return summarize_sentences(pa.concat_tables(tables, promote_options="default").sort_by("id").to_pylist(), seed)
+    rows = pa.concat_tables(tables, promote_options="default").sort_by("id")
+    # as Python objects a batch at a time: the 10,570-question run's word shares all at once peaked at 1.7 GB, batched 1.3
+    return summarize_sentences((row for batch in rows.to_batches(max_chunksize=BATCH) for row in batch.to_pylist()),
+                               seed)
 
 
 def sentences_statement(found: dict, layers: list[str]) -> str:
@@ -153,11 +170,27 @@ def sentences_statement(found: dict, layers: list[str]) -> str:
         return (f"{100 * found[name][0]['mean']:.1f} % at {layers[0]} and {100 * found[name][-1]['mean']:.1f} % at "
                 f"{layers[-1]} ({change(name)})")
 
-    return (f"Over {found['questions']} questions, the share of each layer's attribution over the passage on the "
+    return (f"Over {found['questions']:,} questions, the share of each layer's attribution over the passage on the "
             f"answer's sentence is {move('answer_sentence')}, on sentences sharing a question word "
             f"{move('question_sentences')}, on the other sentences {move('other_sentences')}; the top sentence is the "
             f"answer's on {100 * found['top_is_answer'][0]['mean']:.1f} % of questions at {layers[0]} and "
             f"{100 * found['top_is_answer'][-1]['mean']:.1f} % at {layers[-1]}.")
+
+
+def sentences_source(found: dict) -> str:
+    """Where the section's numbers come from, in one sentence read from `found` (summarize_sentences): of how many
+    questions, how many were read from their rows' sentence scores and how many from their word shares, and how many
+    were left out, by reason."""
+    scores = found.get("from_sentence_scores", 0)
+    shares = found["questions"] - scores
+    from_scores = "from the sentence scores their rows keep"
+    from_shares = "from their word shares summed by sentence (rows written before sentence scores were kept)"
+    read = (f"{scores:,} {from_scores} and {shares:,} {from_shares}" if scores and shares
+            else f"all {from_scores if scores else from_shares}")
+    left = sum(found["left_out"].values())
+    reasons = ", ".join(f"{count:,} ({reason})" for reason, count in sorted(found["left_out"].items()))
+    return (f"Of {found['questions'] + left:,} questions, {found['questions']:,} are read by sentence, {read}"
+            + (f"; {left:,} {'is' if left == 1 else 'are'} left out: {reasons}." if left else "."))
 
 
 def roles_table(summaries: dict[str, dict], layers: list[str]) -> str:

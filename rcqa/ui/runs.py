@@ -24,6 +24,7 @@ from rcqa.dataset import store
 from rcqa.dataset.aggregate import Run, by_abstention, has_abstentions, load_run, select, summarize
 from rcqa.dataset.kept_summary import kept_summary
 from rcqa.dataset.rows import QUESTION_TYPES
+from rcqa.dataset.sentence_roles import NEEDS_RUN, NONE_READ, NOT_KEPT, UNDER_FILTER
 from rcqa.dataset.store import RUNS_ENV, run_folders
 from rcqa.dataset.summary import DatasetSummary
 from rcqa.resources import ResourceError, squad_file
@@ -206,6 +207,21 @@ def methods_verdicts(fingerprint: str, operator: str, spare_answer: bool) -> lis
 def summary(folder: Path, chosen: Filter) -> DatasetSummary | None:
     """The run's summary over the chosen rows; None when no row is chosen."""
     return _computed(folder, "summary", chosen, lambda found: _summary_of(found, chosen))
+
+
+def why_no_sentences(folder: Path, chosen: Filter) -> str:
+    """Why the run's summary over the chosen rows has no sentence section, in one sentence: none of rows that keep
+    sentence scores could be read; an older run's rows keep no passage to read their word shares in; its kept summary,
+    which alone reads them, is not today's or has none; or a filter is set, under which they are not read."""
+    rows = chosen.apply(run(folder).rows)
+    if "sentence_share" in rows.column_names and rows["sentence_share"].null_count < rows.num_rows:
+        return NONE_READ
+    if "passage" not in rows.column_names or rows["passage"].null_count == rows.num_rows:
+        return NEEDS_RUN
+    kept = _computed(folder, "kept", None, lambda found: kept_summary(found.folder))
+    if kept is None:
+        return NOT_KEPT
+    return NEEDS_RUN if kept.sentences is None else UNDER_FILTER
 
 
 def abstains(folder: Path) -> bool:

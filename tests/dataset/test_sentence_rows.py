@@ -15,13 +15,14 @@ import pytest
 import torch
 
 from rcqa.dataset.aggregate import load_run, summarize
+from rcqa.dataset.kept_summary import keep_summary
 from rcqa.dataset.report import write
 from rcqa.dataset.rows import example_row, sentence_columns
 from rcqa.dataset.sentence_roles import NEEDS_RUN, sentences_statement, summarize_sentences
 from rcqa.gallery import gallery_example
 from rcqa.text import segments
 from rcqa.types import ExplainSettings, GoldAnswer
-from tests.helpers.hand_runs import HAND_ROWS, write_run
+from tests.helpers.hand_runs import HAND_ROWS, WORD_SHARE_ROWS, write_run
 from tests.helpers.handmade import handmade
 from tests.helpers.orchard import PASSAGE, QUESTION, QUESTION_TEXT, SIX_HUNDRED
 
@@ -188,6 +189,29 @@ def test_a_report_of_a_run_without_sentence_scores_or_word_shares_says_so_in_one
     write([run], tmp_path / "report", images=False)
     sentence, rows = section_of((tmp_path / "report" / "report.html").read_text())
     assert sentence == NEEDS_RUN and not rows and sentence.count(". ") == 0
+
+
+def test_the_report_of_a_run_before_sentence_scores_reads_its_word_shares_and_says_so(tmp_path):
+    """Rows with word shares only (tests.helpers.hand_runs.WORD_SHARE_ROWS): without a kept summary the report reads
+    them itself, with one it reads the kept section; either way its sentence's numbers are its table's, the answer's
+    share the hand-worked (.5 + .3) / 2 and (.8 + .9) / 2, and it says what it read from what."""
+    run = write_run(tmp_path / "run", WORD_SHARE_ROWS)
+    sections = []
+    for kept in (False, True):
+        if kept:
+            keep_summary(run)
+        write([run], tmp_path / f"report-{kept}", images=False)
+        report_html = (tmp_path / f"report-{kept}" / "report.html").read_text()
+        sentence, rows = section_of(report_html)
+        first, last = rows[1], rows[-1]
+        assert first[1].startswith("40.0") and last[1].startswith("85.0")
+        cells = [float(row[column].split(" ")[0]) for column in range(1, 5) for row in (first, last)]
+        assert numbers(sentence) == cells
+        assert ("Of 4 questions, 2 are read by sentence, all from their word shares summed by sentence (rows written "
+                "before sentence scores were kept); 2 are left out: 1 (explained span absent or repeated), 1 (passage "
+                "read in several windows).") in html.unescape(" ".join(report_html.split()))
+        sections.append(report_html.split("<h2>Which sentence", 1)[1].split("<h2>", 1)[0])
+    assert sections[0] == sections[1]
 
 
 @pytest.mark.slow

@@ -66,3 +66,44 @@ def write_run(folder, rows, manifest=MANIFEST):
 def write_manifest_json(folder, manifest: dict) -> None:
     """The manifest.json of a hand-made run, as JSON: the runner's typed manifest must read it."""
     (folder / store.MANIFEST).write_text(json.dumps(manifest))
+
+
+# rows written before the sentence columns, whose layer roles by sentence are read from their word shares: one passage
+# of three sentences, "The cat sat on the mat." (words 0-6), "The dog ran home at noon." (7-13) and "A bird sang in
+# the garden." (14-20), each layer's share of each sentence put on its words by hand
+PASSAGE = "The cat sat on the mat. The dog ran home at noon. A bird sang in the garden."
+WORDS = ["The", "cat", "sat", "on", "the", "mat", ".", "The", "dog", "ran", "home", "at", "noon", ".", "A", "bird",
+         "sang", "in", "the", "garden", "."]
+
+
+def shares_on_words(by_sentence: list[list[float]]) -> list[list[float]]:
+    """Per layer, the word shares giving each sentence its share: on "cat"; half on "dog", half on "noon"; on
+    "garden"."""
+    layers = []
+    for first, second, third in by_sentence:
+        words = [0.0] * len(WORDS)
+        words[1], words[8], words[12], words[19] = first, second / 2, second / 2, third
+        layers.append(words)
+    return layers
+
+
+def word_share_row(id, question, span, by_sentence, question_type="what", n_windows=1) -> dict:
+    return {**row(id, question_type=question_type), "question": question, "passage": PASSAGE, "explained_span": span,
+            "passage_words": WORDS, "distribution": shares_on_words(by_sentence), "n_windows": n_windows}
+
+
+# w1: "noon" is in the second sentence; of the question's words ("when", "did", "the" are stopwords) "dog" is in the
+# answer's sentence and "garden" in the third, so per layer answer, question, other are the 2nd, 3rd and 1st share.
+# w2: "cat" is in the first sentence, and so are "sat" and "mat": no other sentence shares a question word
+WORD_SHARE_ROWS = [
+    word_share_row("w1", "When did the dog leave the garden?", "noon", [[.2, .5, .3], [.5, .3, .2], [.1, .8, .1]]),
+    word_share_row("w2", "Who sat on the mat?", "cat", [[.3, .3, .4], [.6, .2, .2], [.9, .05, .05]],
+                   question_type="who"),
+    word_share_row("w3", "Who sat?", "The", [[.2, .5, .3]] * 3),  # "The" twice in the passage: left out
+    word_share_row("w4", "Who ran?", "dog", [[.2, .5, .3]] * 3, n_windows=2),  # several windows: left out
+]
+# the means over w1 and w2 per layer (embeddings, block 0, block 1), worked out from the shares above
+WORD_SHARE_MEANS = {"answer_sentence": [(.5 + .3) / 2, (.3 + .6) / 2, (.8 + .9) / 2],
+                    "question_sentences": [.3 / 2, .2 / 2, .1 / 2],
+                    "other_sentences": [(.2 + .7) / 2, (.5 + .4) / 2, (.1 + .1) / 2],
+                    "top_is_answer": [(1 + 0) / 2, (0 + 1) / 2, (1 + 1) / 2]}

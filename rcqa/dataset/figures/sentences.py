@@ -40,10 +40,14 @@ def sentences_by_layer(summary: DatasetSummary) -> Chart | None:
                                     "arrayminus": part["mean"] - part.ci_low},
                            hovertemplate=f"%{{x}}: {called} %{{y:.1f}}%<extra></extra>")
     assert summary.sentences is not None
-    apply_layout(figure, f"Which sentence does each layer rest on? {summary.sentences['questions']:,} questions",
+    read, left = summary.sentences["questions"], sum(summary.sentences["left_out"].values())
+    # an older run's word shares leave a tenth of SQuAD's questions out: the title says so beside the count
+    counted = f"{read:,} of {read + left:,} questions" if left else f"{read:,} questions"
+    apply_layout(figure, f"Which sentence does each layer rest on? {counted}",
                  "solid: the share of the layer's attribution over the passage on each kind of sentence; dashed: the "
-                 "questions whose top sentence is the answer's; bars: 95 % bootstrap intervals", "Layer (output of)",
-                 "% of the attribution over the passage, or of the questions")
+                 "share of questions whose top sentence is the answer's; bars: 95 % bootstrap intervals",
+                 # the subtitle says of what: a longer axis title ran into it on the page
+                 "Layer (output of)", "Share (%)")
     return Chart("dataset-sentences", data, figure)
 
 

@@ -11,10 +11,11 @@ import pytest
 
 from rcqa.cli import main
 from rcqa.gallery import gallery_example
-from rcqa.dataset.sentence_roles import NEEDS_RUN
+from rcqa.dataset.kept_summary import KEPT, keep_summary
+from rcqa.dataset.sentence_roles import NEEDS_RUN, NOT_KEPT, UNDER_FILTER
 from tests.helpers.app_harness import open_app, open_tab, plotly_specs, spec_titled, texts, values
 from tests.helpers.squad_files import squad_json
-from tests.helpers.hand_runs import HAND_ROWS, write_run
+from tests.helpers.hand_runs import HAND_ROWS, WORD_SHARE_MEANS, WORD_SHARE_ROWS, write_run
 
 pytestmark = pytest.mark.usefixtures("app_env")
 PAGE = "pages/dataset.py"
@@ -145,24 +146,67 @@ def test_public_mode_names_no_path_of_a_runs_model_or_data(runs_folder, tiny_mod
                                 "shown.")  # before: /srv/secret/dev.json
 
 
+ROLES = ("the answer's sentence", "sentences sharing a question word", "the other sentences",
+         "the top sentence is the answer's")
+
+
+def sentences_tab(app) -> tuple[str, str, dict[str, np.ndarray]]:
+    """The Sentences tab's sentence, the caption saying where its numbers come from (both as shown), and the figure's
+    lines by name; the sentence's numbers checked against the lines' at the first and the last layer."""
+    spec = spec_titled(app, "Which sentence does each layer rest on?")
+    drawn = {trace["name"]: values(trace["y"]) for trace in spec["data"]}
+    sentence = next(m.value for m in app.markdown if "on the answer's sentence" in m.value).strip("*").replace("\\", "")
+    source = next(c.value for c in app.caption if "are read by sentence" in c.value).replace("\\", "")
+    quoted = [float(x) for x in re.findall(r"(\d+(?:\.\d+)?) %", sentence)]
+    assert quoted == pytest.approx([round(drawn[name][layer], 1) for name in ROLES for layer in (0, -1)])
+    table = app.dataframe[0].value
+    assert table.layer.tolist() == list(spec["data"][0]["x"]) and list(table.columns[1:]) == list(ROLES)
+    return sentence, source, drawn
+
+
 def test_the_sentences_tab_says_what_its_table_and_the_runs_rows_hold(runs_folder):
     """The tiny run's rows keep their sentence scores: the tab's sentence quotes the figure's numbers, and the answer's
     share at the embeddings is the mean over the rows of the share of the sentence each row explains."""
     app = open_tab(choose_run(open_app(PAGE), runs_folder / "tiny"), "Sentences", key="rcqa.dataset_tabs")
-    spec = spec_titled(app, "Which sentence does each layer rest on?")
-    drawn = {trace["name"]: values(trace["y"]) for trace in spec["data"]}
-    sentence = next(m.value for m in app.markdown if "on the answer's sentence" in m.value).strip("*").replace("\\", "")
-    quoted = [float(x) for x in re.findall(r"(\d+(?:\.\d+)?) %", sentence)]
-    expected = [drawn[name][layer] for name in ("the answer's sentence", "sentences sharing a question word",
-                                                "the other sentences", "the top sentence is the answer's")
-                for layer in (0, -1)]
-    assert quoted == pytest.approx([round(x, 1) for x in expected])
+    sentence, source, _ = sentences_tab(app)
     rows = pq.read_table(runs_folder / "tiny" / "shards").to_pylist()
     by_hand = np.mean([row["sentence_share"][0][row["sentence_explained"]] for row in rows])
     assert sentence.startswith(f"Over {len(rows)} questions, the share of each layer's attribution over the passage "
                                f"on the answer's sentence is {100 * by_hand:.1f} % at embeddings")
-    table = app.dataframe[0].value
-    assert table.layer.tolist() == list(spec["data"][0]["x"]) and table.columns[1] == "the answer's sentence"
+    assert source == (f"Of {len(rows)} questions, {len(rows)} are read by sentence, all from the sentence scores their "
+                      "rows keep.")
+
+
+@pytest.fixture(scope="module")
+def older_runs(tmp_path_factory):
+    """Runs written before the rows kept sentence scores (tests.helpers.hand_runs.WORD_SHARE_ROWS): one whose runner
+    kept its summary, and one without (as after an edit to the code that summarises)."""
+    root = tmp_path_factory.mktemp("older")
+    keep_summary(write_run(root / "kept", WORD_SHARE_ROWS))
+    write_run(root / "unkept", WORD_SHARE_ROWS)
+    return root
+
+
+def test_the_sentences_tab_of_a_run_before_sentence_scores_reads_its_kept_word_shares(older_runs, monkeypatch):
+    """The kept summary's section: the tab's sentence quotes the figure, whose lines are the hand-worked means, and its
+    caption says what was read from what and what was left out. Under a filter, and without a kept summary, the tab
+    says why there is no section in one sentence each."""
+    monkeypatch.setenv("RCQA_RUNS", str(older_runs))
+    app = open_tab(choose_run(open_app(PAGE), older_runs / "kept"), "Sentences", key="rcqa.dataset_tabs")
+    sentence, source, drawn = sentences_tab(app)
+    for name, means in zip(ROLES, WORD_SHARE_MEANS.values()):
+        assert drawn[name] == pytest.approx([100 * mean for mean in means], abs=1e-9), name
+    assert sentence.startswith("Over 2 questions, the share of each layer's attribution over the passage on the "
+                               "answer's sentence is 40.0 % at embeddings and 85.0 % at block 1")
+    assert source == ("Of 4 questions, 2 are read by sentence, all from their word shares summed by sentence (rows "
+                      "written before sentence scores were kept); 2 are left out: 1 (explained span absent or "
+                      "repeated), 1 (passage read in several windows).")
+
+    app.selectbox(key="rcqa.dataset.question_type").set_value("who").run()
+    assert texts(app.info) == UNDER_FILTER
+    assert not [s for s in plotly_specs(app) if s["layout"]["title"]["text"].startswith("Which sentence")]
+    unkept = open_tab(choose_run(open_app(PAGE), older_runs / "unkept"), "Sentences", key="rcqa.dataset_tabs")
+    assert not (older_runs / "unkept" / KEPT).exists() and texts(unkept.info) == NOT_KEPT
 
 
 def test_a_run_without_sentence_scores_says_it_needs_a_new_run(runs_folder):

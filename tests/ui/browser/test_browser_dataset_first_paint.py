@@ -1,10 +1,12 @@
 """The Dataset page in a browser, on the committed runs of a fresh server: its title is painted while the largest
 run is still being read (a progress bar naming it below), it opens on that run and names it in the link, a link
-reopens the run chosen, and the quantifier count shown agrees with the chart's legend, or says why not."""
+reopens the run chosen, and the quantifier count shown agrees with the chart's legend, or says why not. Its Sentences
+tab draws the section its kept summary read from the run's word shares, the y-axis title clear of the subtitle."""
 import re
 from urllib.parse import parse_qs, urlsplit
 
-from tests.helpers.browser import settle, shoot, sync_api  # sync_api: None where Playwright is missing, and skipped
+# sync_api: None where Playwright is missing, and the test skipped
+from tests.helpers.browser import settle, shoot, sync_api, wait_for_chart_text
 from tests.ui.app.test_app_dataset_link import COMMITTED, committed_counts
 
 TITLE = "Does it hold over a dataset?"
@@ -14,6 +16,13 @@ _PAINTED_WHILE_READING = """() => {
     const bar = [...document.querySelectorAll('[data-testid=stProgress]')].some(p => p.textContent.includes('Reading run'));
     return title && bar && !document.querySelector('[data-testid=stMetric]');
 }""" % TITLE
+SENTENCES = "Which sentence does each layer rest on?"
+# the boxes of the chart's subtitle and y-axis title (a 58-character one ran up into the subtitle at the page's height)
+SUBTITLE_AND_Y_TITLE = """title => {
+    const chart = [...document.querySelectorAll('[data-testid=stPlotlyChart]')].find(c => c.innerText.includes(title));
+    return ['.gtitle-subtitle', '.ytitle'].map(s => chart.querySelector(s).getBoundingClientRect())
+        .map(box => [box.left, box.top, box.right, box.bottom]);
+}"""
 
 
 def linked_run(url: str) -> str:
@@ -40,6 +49,12 @@ def test_the_title_comes_first_the_largest_run_opens_its_link_reopens_and_counts
     sync_api.expect(legend).to_have_count(1, timeout=30_000)
     sync_api.expect(legend).to_have_text(re.compile("^" + re.escape(f"{largest} ")))
     shoot(page, "dataset-first-paint")
+
+    page.get_by_role("tab", name="Sentences").click()
+    wait_for_chart_text(page, SENTENCES)
+    page.get_by_text(re.compile(r"are read by sentence, all from their word shares summed by sentence")).wait_for()
+    subtitle, y_title = page.evaluate(SUBTITLE_AND_Y_TITLE, SENTENCES)
+    assert y_title[1] >= subtitle[3] or y_title[2] <= subtitle[0], (subtitle, y_title)
 
     other = next(name for name in counts if name != largest and counts[name][0] < counts[largest][0])
     page.get_by_label("Run", exact=True).click()

@@ -24,7 +24,7 @@ from rcqa.dataset import figures, published
 from rcqa.dataset.conclusions import (conclusion_table, contrast_statement, settings_words, verdicts,
                                       worst_completeness)
 from rcqa.dataset.rows import QUESTION_TYPES
-from rcqa.dataset.sentence_roles import IN_THE_REPORT, NEEDS_RUN, sentences_statement
+from rcqa.dataset.sentence_roles import sentences_source, sentences_statement
 from rcqa.dataset.summary import DatasetSummary
 from rcqa.ui import PAGES, runs, show
 from rcqa.ui.errors import callback
@@ -130,15 +130,15 @@ def show_facts(summary: DatasetSummary) -> None:
                f"fingerprint {summary.fingerprint}")
 
 
-def show_sentences(summary: DatasetSummary) -> None:
-    """The layer roles by sentence, read from the rows' sentence scores: the sentence from its table, the figure and
-    the table; a run whose rows keep none says so (the report reads an older run's word shares instead)."""
+def show_sentences(summary: DatasetSummary, why_not: Callable[[], str]) -> None:
+    """The layer roles by sentence, from the rows' sentence scores or an older run's word shares (its kept summary's):
+    the sentence from its table, where its numbers come from, the figure and the table; else why_not()'s sentence."""
     chart = figures.sentences_by_layer(summary)
     if chart is None or summary.sentences is None:
-        st.info(NEEDS_RUN)
-        st.caption(IN_THE_REPORT)
+        st.info(why_not())
         return
     st.markdown(f"**{show.plain(sentences_statement(summary.sentences, summary.layers))}**")
+    st.caption(show.plain(sentences_source(summary.sentences)))
     show.chart(chart)
     show.table(figures.sentences_table(summary), hide_index=True)
 
@@ -209,7 +209,7 @@ def main() -> None:
         if parts := runs.abstention_parts(shown[0], picked):
             show.chart(figures.roles_by_abstention(parts, runs.run(shown[0]).name))
     with sentences:
-        show_sentences(subject)
+        show_sentences(subject, functools.partial(runs.why_no_sentences, shown[0], picked))
     with quantifiers:
         for name, found in summaries.items():
             st.caption(f"{show.plain(name)}: {figures.quantifier_counts(found.quantifier)}")
