@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from rcqa.dataset.aggregate import per_layer
 from rcqa.intervals import excludes_zero, mean_with_interval
 
 
@@ -45,13 +47,6 @@ def thirds_change(values: np.ndarray) -> np.ndarray:
         return np.nanmean(values[:, last], axis=1) - np.nanmean(values[:, first], axis=1)
 
 
-def _per_layer(rows: pa.Table, column: str) -> np.ndarray:
-    values = rows.column(column).to_pylist()
-    width = max((len(v) for v in values if v is not None), default=0)
-    return np.array([[np.nan if x is None else x for x in v] if v is not None else [np.nan] * width
-                     for v in values], dtype=float).reshape(len(values), width)
-
-
 def direction(found: dict) -> int:
     """+1 where the interval lies above 0, −1 below, 0 where it covers 0 (or there is none)."""
     if not excludes_zero(found["low"], found["high"]):
@@ -80,11 +75,12 @@ def compare_runs(first: pa.Table, second: pa.Table, seed: int = 0) -> dict | Non
     for claim in CLAIMS:
         if claim.column not in a.column_names or claim.column not in b.column_names:
             continue
-        changes = [thirds_change(_per_layer(rows, claim.column)) for rows in (a, b)]
-        chosen = np.ones(len(shared), dtype=bool)
+        # the questions both runs give a value, so that per_layer, which drops the others, keeps the pairs aligned
+        chosen = pc.and_(pc.is_valid(a[claim.column]), pc.is_valid(b[claim.column]))
         if claim.quantifier_only:
-            chosen = np.array(a.column("is_quantifier").to_pylist(), dtype=bool)
-        kept = chosen & ~np.isnan(changes[0]) & ~np.isnan(changes[1])
+            chosen = pc.and_(chosen, a["is_quantifier"])
+        changes = [thirds_change(per_layer(rows.filter(chosen), claim.column, n_layers=0)) for rows in (a, b)]
+        kept = ~np.isnan(changes[0]) & ~np.isnan(changes[1])
         each = [mean_with_interval(change[kept], seed) for change in changes]
         claims[claim.name] = {"first": each[0], "second": each[1],
                               "difference": mean_with_interval(changes[0][kept] - changes[1][kept], seed),
