@@ -3,7 +3,8 @@ lengths, padded on the right into one forward and one backward per target, each 
 unanswerable question's "no answer" among them, and the later window of a passage read in several), give each
 question what it gets alone (layer_relevance on its own unpadded window): relevance at every layer and token, the
 layer outputs, F, the relevance entering at the logits and what the rules absorbed in each block, to float rounding
-(the batch's matrix products are summed in another order: 1e-5 of the largest value here), on the tiny models of
+(the batch's matrix products are summed in another order: 5e-5 of the largest value here; one CPU was seen
+2e-5 off on the SQuAD 2.0 model, at 10 of its 569,856 scores), on the tiny models of
 every family and on the embedded SQuAD 2.0 model."""
 import dataclasses
 
@@ -25,7 +26,7 @@ QUESTIONS = [("lighthouse-who", ["span_logits", "span_log_prob"]),
              ("lighthouse-unanswerable", ["null", "answer_vs_null"]),
              ("orchard-how-many", ["start_logit"]),
              ("canal-long", ["span_log_prob"])]
-ROUNDING = 1e-5
+ROUNDING = 5e-5
 
 
 @pytest.fixture(scope="module", params=["tiny", "default-squad2"])
