@@ -28,12 +28,21 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=missing))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory):
+    """One server for every module that needs nothing of its own (no setting, no cold start, no empty cache): its
+    start and the model's load are paid once, and a result one module explained the next finds in the cache (so a
+    test that must see an explanation run picks settings no other module explains with)."""
     yield from serve(tmp_path_factory.mktemp("server"))
 
 
 @pytest.fixture(scope="module")
+def fresh_server(tmp_path_factory):
+    """A server started for this module alone: for what a cold start or a first reading shows."""
+    yield from serve(tmp_path_factory.mktemp("fresh-server"))
+
+
+@pytest.fixture(scope="session")
 def browser():
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

@@ -29,12 +29,12 @@ def linked_run(url: str) -> str:
     return parse_qs(urlsplit(url).query)["ds"][0]
 
 
-def test_the_title_comes_first_the_largest_run_opens_its_link_reopens_and_counts_agree(server, page):
+def test_the_title_comes_first_the_largest_run_opens_its_link_reopens_and_counts_agree(fresh_server, page):
     counts = {run.name: committed_counts(run) for run in sorted(COMMITTED.iterdir()) if (run / "shards").is_dir()}
     largest = max(counts, key=lambda name: counts[name][0])  # the first of those that tie, as the page lists them
     _, asked, drawn = counts[largest]
 
-    page.goto(f"{server}/dataset")
+    page.goto(f"{fresh_server}/dataset")
     page.wait_for_function(_PAINTED_WHILE_READING, timeout=120_000)  # a fresh server reads the run for seconds
     settle(page, after_action=False)
     assert page.get_by_label("Run", exact=True).input_value().startswith(f"{largest} ")

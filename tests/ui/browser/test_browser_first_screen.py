@@ -30,10 +30,10 @@ def in_view(page, locator, height: int) -> bool:
     return box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height
 
 
-def test_a_cold_servers_first_page_says_what_is_loading_before_it_can_draw(server, browser):
-    # first in this module, whose server is new: its first page imports torch and transformers and loads the model
+def test_a_cold_servers_first_page_says_what_is_loading_before_it_can_draw(fresh_server, browser):
+    # a server of its own, new: its first page imports torch and transformers and loads the model
     page = browser.new_context(viewport=SCREEN).new_page()
-    page.goto(server, wait_until="commit")
+    page.goto(fresh_server, wait_until="commit")
     loading = page.get_by_text("loading the explanation engine and the model", exact=False)
     loading.wait_for(timeout=30_000)
     assert page.get_by_text("The model's answer", exact=True).count() == 0  # said before anything is drawn
