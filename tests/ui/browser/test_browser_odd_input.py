@@ -3,17 +3,10 @@ passage of one 20,000-character word keeps the page a sane height (before: past 
 said to be mostly words the model does not know."""
 from __future__ import annotations
 
-import pytest
-
-from tests.helpers.browser import paste, serve, settle, shoot
+from tests.helpers.browser import paste, settle, shoot
 
 ONE_WORD = "x" * 20_000
 MOST_PX = 4_000  # the page's content with the answer, the passage and the n-best list; before: over 16,000 px
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    yield from serve(tmp_path_factory.mktemp("odd-input"))
 
 
 def test_a_long_passage_opens_on_its_answer(server, page):
