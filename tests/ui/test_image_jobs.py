@@ -39,9 +39,10 @@ def processes(monkeypatch):
     return started
 
 
-def chromiums() -> set[psutil.Process]:
-    """The Chromium processes this test's processes started (kaleido's, in the worker)."""
-    return {process for process in psutil.Process().children(recursive=True)
+def chromiums(processes: worker.WorkerProcesses) -> set[psutil.Process]:
+    """The Chromium processes the workers started (kaleido's): not another Chromium of this test run, such as the
+    browser tier's, which lives for the whole session."""
+    return {process for pid in processes.pids() for process in psutil.Process(pid).children(recursive=True)
             if "chrom" in process.name().lower()}
 
 
@@ -61,7 +62,7 @@ def test_a_cancelled_image_stops_within_seconds_leaves_no_chromium_and_the_next_
     queue = JobQueue(workers=1)
     drawing = queue.submit("image-png", "s1", image_work("Cancelled", "png", a_slow_figure), estimate=5)
     deadline = time.monotonic() + 120  # a worker starting on loaded cores loads its model first
-    while not (drawers := chromiums()):  # kaleido has started its Chromium: the drawing is under way
+    while not (drawers := chromiums(processes)):  # kaleido has started its Chromium: the drawing is under way
         assert time.monotonic() < deadline and not drawing.job.finished.is_set(), "no Chromium was started"
         time.sleep(0.05)
     cancelled = time.monotonic()
