@@ -49,12 +49,17 @@ def in_worker() -> bool:
     return _SERVING
 
 
-def serve(connection, threads: int, preload: str | None, gpu: str | None, tmp: str | None = None) -> None:
-    """The worker: its GPU, its temporary folder `tmp` (its own and its Chromium's: the server removes it once the
-    worker has ended, killed or not), idle priority before torch starts its threads (they inherit it), the
-    preloaded model, then the tasks the server sends."""
+def serve(connection, threads: int, preload: str | None, gpu: str | None, tmp: str | None = None,
+          environment: dict[str, str] | None = None) -> None:
+    """The worker: the server's `environment` (a worker forked from the fork server has that server's), its GPU,
+    its temporary folder `tmp` (its own and its Chromium's: the server removes it once the worker has ended, killed
+    or not), idle priority before torch starts its threads (they inherit it), the preloaded model, then the tasks
+    the server sends."""
     global _SERVING
     _SERVING = True
+    if environment is not None:
+        os.environ.clear()
+        os.environ.update(environment)
     if gpu is not None:
         _bind_to(gpu)
     if tmp is not None:
@@ -155,7 +160,7 @@ class _Worker:
 
 def _bind_to(gpu: str) -> None:
     """See only the GPU `gpu`, as "cuda", from here on. CUDA reads CUDA_VISIBLE_DEVICES once, when it initialises,
-    which in a spawned child is after this (torch initialises CUDA lazily, on the first call that needs it): so
+    which in a worker is after this (torch initialises CUDA lazily, on the first call that needs it): so
     everything the child does on "cuda" — the model, the engine's free-memory query, the allocator's context — is
     on its own GPU, with no device index passed through the library, and no context is opened on GPU 0. The
     server's device (say cuda:1, its $RCQA_DEVICE) is this GPU's "cuda" here, so $RCQA_DEVICE says "cuda" too."""

@@ -91,6 +91,10 @@ def processes():
     return worker.WorkerProcesses(1, threads=1)
 
 
+def environment_variable(qa_model, name, report):
+    return os.environ.get(name)
+
+
 def task(qa_model, function, *args) -> worker.Task:
     return worker.Task(function, qa_model.name, qa_model.fingerprint, str(qa_model.device), args)
 
@@ -100,6 +104,16 @@ def test_a_task_runs_in_another_process_at_idle_priority_on_the_same_model(proce
     pid, policy, fingerprint = processes.run(task(tiny_bert, where_and_how), reports.append)
     assert pid != os.getpid() and policy == os.SCHED_IDLE
     assert fingerprint == tiny_bert.fingerprint and reports == ["started"]
+
+
+def test_a_worker_sees_the_servers_environment_as_it_is_when_the_worker_starts(processes, monkeypatch):
+    """Workers are forked from a fork server started with the first of them: a variable set since must still reach
+    the next worker, as it reached a spawned one."""
+    name = "RCQA_SET_AFTER_THE_FIRST_WORKER"
+    asked = worker.Task(environment_variable, "", "", "cpu", (name,))
+    assert processes.run(asked, lambda _: None) is None
+    monkeypatch.setenv(name, "seen")
+    assert worker.WorkerProcesses(1, threads=1).run(asked, lambda _: None) == "seen"
 
 
 def test_progress_arrives_in_order_before_the_result(processes, tiny_bert):
@@ -233,13 +247,15 @@ def test_on_the_cpu_nothing_is_bound_and_the_workers_are_a_quarter_of_the_cores(
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     processes = worker.WorkerProcesses(1, threads=1, gpus=job_gpus())
     assert processes.run(task(tiny_bert, gpu_binding), lambda _: None)[0] == visible  # inherited, untouched
-# as Streamlit does while a page runs, __main__ is the app's main script; spawn runs it again in the child
-SPAWN_FROM_A_PAGE = """
-import multiprocessing, sys, types
+# as Streamlit does while a page runs, __main__ is the app's main script; a worker's start runs it again in the
+# child (multiprocessing prepares a forked worker as a spawned one)
+WORKER_FROM_A_PAGE = """
+import sys, types
+from rcqa.ui.worker.process import worker_context
 main = types.ModuleType("__main__")
 main.__file__ = sys.argv[1]
 sys.modules["__main__"] = main
-child = multiprocessing.get_context("spawn").Process(
+child = worker_context().Process(
     target=exec, args=("import sys; sys.exit(2 if 'streamlit' in sys.modules else 0)",))
 child.start()
 child.join()
@@ -250,7 +266,7 @@ sys.exit(child.exitcode)
 @pytest.mark.parametrize("main_script", ["app.py", "rcqa/ui/dashboard/app.py"])
 def test_a_worker_started_from_a_page_runs_none_of_the_app_and_imports_no_streamlit(main_script):
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-c", SPAWN_FROM_A_PAGE, str(root / main_script)], cwd=root,
+    done = subprocess.run([sys.executable, "-c", WORKER_FROM_A_PAGE, str(root / main_script)], cwd=root,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
 

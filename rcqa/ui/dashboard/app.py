@@ -6,7 +6,7 @@ import sys
 
 
 def main() -> None:
-    # imported here: multiprocessing's spawn runs this script (the main script of `rcqa app`) again, as __mp_main__,
+    # imported here: multiprocessing runs this script (the main script of `rcqa app`) again, as __mp_main__,
     # in every worker process the app starts, and a worker needs no streamlit
     import streamlit as st
 

@@ -5,7 +5,8 @@ server's process it shares that lock with every page script and with the websock
 priority is descheduled while it holds the lock, which stalls them all. A child process has an interpreter of its
 own, and as SCHED_IDLE it runs only on cores nothing else wants: a new visitor's page takes them at once.
 
-Children are started with `spawn` (forking a threaded server is unsafe, and CUDA cannot be forked), load each model
+Children are forked from multiprocessing's fork server, which imported torch and the library once (forking the
+threaded server itself is unsafe, and CUDA cannot be forked: that server is neither), load each model
 they are asked for by name once and check its fingerprint against the server's, and report progress over their
 pipe (rcqa.ui.child runs in them). On a machine with GPUs each child is bound to one, and sees only that one.
 

@@ -39,6 +39,19 @@ STOP_GRACE_SECONDS = 3.0  # a process all of whose tasks were asked to stop, and
 POLL_SECONDS = 0.1  # how often a running job's stop event, and a process's stopped tasks, are looked at
 _NUMBERS = itertools.count()  # each task sent to a child is named by one
 EXITING = threading.Event()  # set as the interpreter exits (_end_all)
+# What a worker runs, imported once in multiprocessing's fork server, from which each worker is then forked ready to
+# load its model: not importing torch and transformers again, about 3 s a worker on 2 cores (a queue's first
+# worker pays it once, in the fork server). That server is a fresh interpreter started, not forked, from this one,
+# so the threaded server is never forked; and importing these touches no GPU (torch opens CUDA lazily), so the
+# CUDA_VISIBLE_DEVICES a worker sets first thing still picks its GPU.
+WORKER_MODULES = ["rcqa.ui.child", "rcqa.ui.worker.tasks", "rcqa.model"]
+
+
+def worker_context() -> multiprocessing.context.ForkServerContext:
+    """How workers are started: forked from the fork server, which has imported WORKER_MODULES."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(WORKER_MODULES)
+    return context
 
 
 class WorkerDied(RuntimeError):
@@ -69,11 +82,12 @@ class WorkerProcess:
     def __init__(self, threads: int, preload: str | None = None, gpu: str | None = None,
                  ended: Callable[[], None] | None = None):
         self.gpu = gpu
-        context = multiprocessing.get_context("spawn")
+        context = worker_context()
         self._connection, child = context.Pipe()
         self._tmp = tempfile.mkdtemp(prefix="rcqa-worker-")  # what a killed child's Chromium leaves is removed
-        self._process = context.Process(target=serve, args=(child, threads, preload, gpu, self._tmp),
-                                        name="rcqa-worker", daemon=True)
+        # the environment as it is now, not as the fork server found it when it started
+        arguments = (child, threads, preload, gpu, self._tmp, dict(os.environ))
+        self._process = context.Process(target=serve, args=arguments, name="rcqa-worker", daemon=True)
         self._process.start()
         self.pid: int | None = self._process.pid
         child.close()
