@@ -1,17 +1,17 @@
-"""What a job holds at most over the loaded process, measured as the kernel counts it: run in a fresh process of its
-own (`python -m tests.helpers.peak_memory JOB MODEL TOKENS`), with one torch thread as a worker on a small machine
-has, the model loaded and the job's input built first; then the resident set's high-water mark is reset
+"""What a job holds at most over the loaded process, measured as the kernel counts it: run in a process of its own
+(forked as the app's workers are; or `python -m tests.helpers.peak_memory JOB MODEL`), with one torch thread as a
+worker on a small machine has, the model loaded and the job's input built first; then the resident set's high-water mark is reset
 (/proc/self/clear_refs, "5"), the job runs once, and its peak over the resident set before it (VmHWM − VmRSS, in
 MB) is printed as JSON with what the job's price says. Linux only."""
 from __future__ import annotations
 
 import json
+import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from rcqa.ui.worker.process import worker_context
 
 
 def _status() -> dict[str, float]:
@@ -121,13 +121,15 @@ JOBS = {"heads": _heads, **{name: _within_budget(build) for name, build in (
     ("interventions", _interventions), ("reading", _reading))}}
 
 
-def main() -> None:
+def _measure(job: str, model: str, environment: dict[str, str]) -> dict:
+    """The job's peak over the loaded process (see the module's docstring), in this process, as JSON's fields."""
     import torch
 
     from rcqa.attention_heads.memory import give_back_freed
     from rcqa.model import load_model
 
-    job, model = sys.argv[1], sys.argv[2]
+    os.environ.clear()  # the caller's, not the fork server's from when it started
+    os.environ.update(environment)
     torch.set_num_threads(1)
     qa_model = load_model(model)
     run, figure, tokens = JOBS[job](qa_model, *window_passage(qa_model.max_len))
@@ -135,16 +137,19 @@ def main() -> None:
     Path("/proc/self/clear_refs").write_text("5")
     before = _status()["VmRSS"]
     run()
-    print(json.dumps({"peak_mb": _status()["VmHWM"] - before, "figure_mb": figure, "tokens": tokens,
-                      "loaded_mb": before}))
+    return {"peak_mb": _status()["VmHWM"] - before, "figure_mb": figure, "tokens": tokens, "loaded_mb": before}
+
+
+def main() -> None:
+    print(json.dumps(_measure(sys.argv[1], sys.argv[2], dict(os.environ))))
 
 
 def measured(job: str, model: str) -> dict:
-    """The job's peak over its loaded process and its price's figure, measured in a fresh process (main)."""
-    done = subprocess.run([sys.executable, "-m", "tests.helpers.peak_memory", job, model], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """The job's peak over its loaded process and its price's figure, measured in a process of its own, forked as
+    the app's workers are from the fork server that has imported torch and the library (not importing them again
+    saves about 3 s a job; the process then holds what a worker holds)."""
+    with worker_context().Pool(1) as pool:
+        return pool.apply_async(_measure, (job, model, dict(os.environ))).get(timeout=900)
 
 
 if __name__ == "__main__":
