@@ -1,5 +1,6 @@
 """Heavy jobs in worker processes: another process at idle priority, progress and errors relayed, a dead worker
 replaced, and results equal to the same work done in the server's process."""
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -114,6 +115,15 @@ def test_a_worker_sees_the_servers_environment_as_it_is_when_the_worker_starts(p
     assert processes.run(asked, lambda _: None) is None
     monkeypatch.setenv(name, "seen")
     assert worker.WorkerProcesses(1, threads=1).run(asked, lambda _: None) == "seen"
+
+
+def test_where_there_is_no_fork_server_workers_are_spawned_and_run_the_same(monkeypatch, tiny_bert):
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])  # as on Windows
+    assert worker.process.worker_context().get_start_method() == "spawn"
+    reports = []
+    pid, policy, fingerprint = worker.WorkerProcesses(1, threads=1).run(task(tiny_bert, where_and_how), reports.append)
+    assert pid != os.getpid() and policy == os.SCHED_IDLE and fingerprint == tiny_bert.fingerprint
+    assert reports == ["started"]
 
 
 def test_progress_arrives_in_order_before_the_result(processes, tiny_bert):

@@ -47,8 +47,11 @@ EXITING = threading.Event()  # set as the interpreter exits (_end_all)
 WORKER_MODULES = ["rcqa.ui.child", "rcqa.ui.worker.tasks", "rcqa.model"]
 
 
-def worker_context() -> multiprocessing.context.ForkServerContext:
-    """How workers are started: forked from the fork server, which has imported WORKER_MODULES."""
+def worker_context() -> multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext:
+    """How workers are started: forked from the fork server, which has imported WORKER_MODULES; spawned where there
+    is no fork server (Windows)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(WORKER_MODULES)
     return context
