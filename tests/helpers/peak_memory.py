@@ -1,8 +1,8 @@
 """What a job holds at most over the loaded process, measured as the kernel counts it: run in a process of its own
 (forked as the app's workers are; or `python -m tests.helpers.peak_memory JOB MODEL`), with one torch thread as a
-worker on a small machine has, the model loaded and the job's input built first; then the resident set's high-water mark is reset
-(/proc/self/clear_refs, "5"), the job runs once, and its peak over the resident set before it (VmHWM − VmRSS, in
-MB) is printed as JSON with what the job's price says. Linux only."""
+worker on a small machine has, the model loaded and the job's input built first; then the resident set's high-water
+mark is reset (/proc/self/clear_refs, "5"), the job runs once, and its peak over the resident set before it (VmHWM −
+VmRSS, in MB) is returned (printed as JSON) with what the job's price says. Linux only."""
 from __future__ import annotations
 
 import json
