@@ -5,6 +5,12 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach a hub: they load what they build
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # `pytest -n 2`: the test processes share the cores, so each runs torch, and the servers and workers it starts,
+    # on one thread. Two processes' OpenMP pools each as wide as the machine spin against each other: the run's CPU
+    # time doubled (16 to 31 minutes) and its wall time barely moved. Set before torch is first imported.
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
 
 from tests.helpers.tiny_models import ARCHITECTURES, build
 
