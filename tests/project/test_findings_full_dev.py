@@ -1,4 +1,4 @@
-"""docs/findings.md's section on all of SQuAD v1.1 dev with AttnLRP, read back from the committed run's own rows.
+"""docs/findings.md's sections on all of SQuAD v1.1 dev, read back from the committed runs' rows.
 
 Every number is recomputed here with numpy and scipy, not with rcqa: the first and last third of the layers as
 numpy's array_split cuts 7 layers (3, 2, 2); each question's mean over a third; 95 % percentile bootstraps (2,000
@@ -6,6 +6,7 @@ resamples, seeded). A change from the first third to the last is the per-questio
 the first 1,000 questions against the other 9,570 is a two-sample bootstrap of the difference of their means
 (unpaired: different questions). A quoted number must equal the recomputed one to the digits quoted, and a
 comparison says "not told apart" exactly where its interval covers 0."""
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -15,38 +16,57 @@ import pytest
 from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = ROOT / "reports" / "runs" / "squad-dev-full-attnlrp"
-FIRST_1000 = ROOT / "reports" / "plausibility" / "squad-dev-1000-attnlrp"  # the first 1,000 questions, their ids
 FINDINGS = ROOT / "docs" / "findings.md"
-HEADING = "## All of SQuAD dev: AttnLRP over 10,570 questions"
+PLAUSIBILITY = ROOT / "reports" / "plausibility"  # the first 1,000 questions' runs, one a method
 MINUS = "\u2212"
 
 
+@dataclass(frozen=True)
+class FullDev:
+    """A committed run over all of dev, and the findings section that quotes it."""
+
+    method: str  # as the run folders name it
+    label: str  # as the findings say it
+
+    @property
+    def run(self) -> Path:
+        return ROOT / "reports" / "runs" / f"squad-dev-full-{self.method}"
+
+    @property
+    def heading(self) -> str:
+        return f"## All of SQuAD dev: {self.label} over 10,570 questions"
+
+
+ATTNLRP = FullDev("attnlrp", "AttnLRP")
+RUNS = pytest.mark.parametrize("full", [ATTNLRP], ids=lambda full: full.method)
+
+
 @cache
-def table():
-    return pq.read_table(RUN / "shards").sort_by("id")
+def rows(folder: Path) -> dict[str, dict]:
+    """A run's rows by question id."""
+    return {row["id"]: row for row in pq.read_table(folder / "shards").to_pylist()}
 
 
 @cache
 def first_ids() -> frozenset[str]:
-    return frozenset(pq.read_table(FIRST_1000 / "shards", columns=["id"]).column("id").to_pylist())
+    return frozenset(rows(PLAUSIBILITY / "squad-dev-1000-attnlrp"))
 
 
-def column(name: str) -> list:
-    return table().column(name).to_pylist()
+def column(full: FullDev, name: str) -> list:
+    found = rows(full.run)
+    return [found[question][name] for question in sorted(found)]
 
 
-def per_layer(name: str) -> np.ndarray:
+def per_layer(full: FullDev, name: str) -> np.ndarray:
     """questions × layers of a per-layer column (NaN where a question defines no value)."""
-    values = column(name)
+    values = column(full, name)
     width = max(len(v) for v in values if v is not None)
     return np.array([[np.nan if x is None else x for x in v] if v is not None else [np.nan] * width
                      for v in values], dtype=float)
 
 
-def thirds(name: str) -> tuple[np.ndarray, np.ndarray]:
+def thirds(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each question's mean over the first and over the last third of the layers (NaN where it defines none)."""
-    values = per_layer(name)
     first, _, last = np.array_split(np.arange(values.shape[1]), 3)
     with np.errstate(invalid="ignore"):
         return tuple(np.array([np.nanmean(row) if (~np.isnan(row)).any() else np.nan for row in values[:, part]])
@@ -65,21 +85,21 @@ def bootstrap(*samples: np.ndarray) -> tuple[float, float, float]:
     return float(statistic(*samples)), float(found.low), float(found.high)
 
 
-def mask(kind: str) -> np.ndarray:
+def mask(full: FullDev, kind: str) -> np.ndarray:
     if kind == "quantifier":
-        return np.array(column("is_quantifier"), dtype=bool)
-    return np.array([i in first_ids() for i in column("id")], dtype=bool)
+        return np.array(column(full, "is_quantifier"), dtype=bool)
+    return np.array([i in first_ids() for i in sorted(rows(full.run))], dtype=bool)
 
 
-def section() -> str:
+def section(heading: str) -> str:
     text = FINDINGS.read_text()
-    start = text.index(HEADING)
+    start = text.index(heading)
     end = text.find("\n## ", start + 1)
     return " ".join(text[start:end if end > 0 else None].replace(MINUS, "-").split())  # lines wrap anywhere
 
 
-def says(*phrases: str) -> None:
-    found = section()
+def says(full: FullDev, *phrases: str) -> None:
+    found = section(full.heading)
     for phrase in phrases:
         assert phrase in found, phrase
 
@@ -94,43 +114,55 @@ def told(found: tuple[float, float, float]) -> str:
     return "not told apart" if found[1] <= 0 <= found[2] else "told apart"
 
 
+def layer_name(index: int) -> str:
+    return "embeddings" if index == 0 else f"block {index - 1}"
+
+
 # --------------------------------------------------------------------------------------------------------- the run
 
-def test_the_run_holds_every_dev_question_once_none_failed_and_is_light():
-    ids = column("id")
-    assert len(ids) == len(set(ids)) == 10_570
-    assert first_ids() <= set(ids) and len(first_ids()) == 1_000
-    assert sum(path.stat().st_size for path in (RUN / "shards").glob("*.parquet")) < 40e6
-    says("10,570 questions", f"EM {100 * np.mean(column('em')):.1f}, F1 {100 * np.mean(column('f1')):.1f}")
+@RUNS
+def test_the_run_holds_every_dev_question_once_none_failed_and_is_light(full):
+    table = pq.read_table(full.run / "shards", columns=["id"])
+    assert table.num_rows == len(rows(full.run)) == 10_570  # each id once
+    assert first_ids() <= set(rows(full.run)) and len(first_ids()) == 1_000
+    assert sum(path.stat().st_size for path in (full.run / "shards").glob("*.parquet")) < 40e6
+    says(full, "10,570 questions",
+         f"EM {100 * np.mean(column(full, 'em')):.1f}, F1 {100 * np.mean(column(full, 'f1')):.1f}")
 
 
+@RUNS
 @pytest.mark.parametrize("name, label", [("category_query", "query"), ("category_supporting", "supporting"),
                                          ("answer_attribution", "answer's share of the attribution")])
-def test_each_share_from_the_first_third_to_the_last_with_its_paired_change(name, label):
-    early, late = thirds(name)
+def test_each_share_from_the_first_third_to_the_last_with_its_paired_change(full, name, label):
+    early, late = thirds(per_layer(full, name))
     both = ~np.isnan(early) & ~np.isnan(late)
     change = bootstrap(late[both] - early[both])
-    says(f"{label}: {np.nanmean(early[both]):.1f} % → {np.nanmean(late[both]):.1f} %, "
-         f"{interval_text(change)} points")
+    says(full, f"{label}: {np.nanmean(early[both]):.1f} % → {np.nanmean(late[both]):.1f} %, "
+               f"{interval_text(change)} points")
 
 
-def test_the_quantifier_questions_number_share_rises_as_the_paper_says():
-    quantifier = mask("quantifier")
-    early, late = (part[quantifier] for part in thirds("quantifier_share"))
+@RUNS
+def test_the_quantifier_questions_number_share_rises_as_the_paper_says(full):
+    quantifier = mask(full, "quantifier")
+    layers = per_layer(full, "quantifier_share")[quantifier]
+    early, late = thirds(layers)
     both = ~np.isnan(early) & ~np.isnan(late)
     change = bootstrap(late[both] - early[both])
-    says(f"{int(quantifier.sum())} quantifier questions", f"{int(both.sum())} with two or more numbers",
+    says(full, f"{int(quantifier.sum())} quantifier questions", f"{int(both.sum())} with two or more numbers",
          f"passage's numbers in the top-5: {np.mean(early[both]):.1f} % → {np.mean(late[both]):.1f} %, "
          f"{interval_text(change)} points",
-         f"EM {100 * np.mean(np.array(column('em'))[quantifier]):.1f}")
-    layers = per_layer("quantifier_share")[quantifier][both]
-    says(f"{layers[:, -2].mean():.1f} % at block 4", f"{layers[:, -1].mean():.1f} % at block 5")
+         f"EM {100 * np.mean(np.array(column(full, 'em'))[quantifier]):.1f}")
+    peak = int(np.argmax(layers[both].mean(axis=0)))
+    says(full, f"{layers[both][:, peak].mean():.1f} % at {layer_name(peak)}",
+         f"{layers[both][:, -1].mean():.1f} % at block 5")
 
 
-def test_the_layers_agreement_beyond_their_top_words_is_read_off_the_mean_jsd():
+@RUNS
+def test_the_layers_agreement_beyond_their_top_words_is_read_off_the_mean_jsd(full):
     """The report's claim compares the largest mean JSD between two layers with the top-5 removed and kept."""
     def matrices(name: str) -> np.ndarray:
-        return np.array([[[np.nan if x is None else x for x in row] for row in m] for m in column(name)], dtype=float)
+        return np.array([[[np.nan if x is None else x for x in row] for row in m] for m in column(full, name)],
+                        dtype=float)
 
     def largest(name: str) -> float:
         """Over the pairs of layers some question defines (a layer's distribution may be undefined)."""
@@ -139,70 +171,101 @@ def test_the_layers_agreement_beyond_their_top_words_is_read_off_the_mean_jsd():
         return float(np.nanmean(values[:, defined], axis=0).max())
 
     removed, kept = largest("jsd_topk_removed"), largest("jsd_topk_kept")
-    # the QA head reads each token alone, so AttnLRP's relevance at block 5 sits on the span's first and last tokens
-    assert np.isnan(matrices("jsd_topk_removed")[:, -1, :]).all()
-    says("block 5 left out")
+    # a layer whose relevance all sits on its top-5 has nothing left once they are removed (AttnLRP's block 5: the QA
+    # head reads each token alone, so its relevance sits on the span's first and last tokens); the section says so
+    undefined = np.isnan(matrices("jsd_topk_removed")).all(axis=(0, 2))
+    says(full, *(f"{layer_name(index)} left out" for index in np.flatnonzero(undefined)))
     verdict = "does not hold" if removed >= kept else "holds"
-    says(f"agree beyond their top words: {verdict}", f"top-5 removed {removed:.3f} against kept {kept:.3f}")
+    says(full, f"agree beyond their top words: {verdict}", f"top-5 removed {removed:.3f} against kept {kept:.3f}")
 
 
-@pytest.mark.parametrize("name, label, rows", [("category_query", "query", None),
-                                               ("answer_attribution", "answer's share of the attribution", None),
-                                               ("quantifier_share", "numbers' share", "quantifier")])
-def test_the_first_1000_against_the_rest_says_what_its_interval_allows(name, label, rows):
-    early, late = thirds(name)
+@RUNS
+@pytest.mark.parametrize("name, label, chosen", [("category_query", "query", None),
+                                                 ("answer_attribution", "answer's share of the attribution", None),
+                                                 ("quantifier_share", "numbers' share", "quantifier")])
+def test_the_first_1000_against_the_rest_says_what_its_interval_allows(full, name, label, chosen):
+    early, late = thirds(per_layer(full, name))
     change = late - early
-    chosen = np.ones(len(change), dtype=bool) if rows is None else mask(rows)
-    first = mask("first")
-    found = bootstrap(change[chosen & first], change[chosen & ~first])
-    says(f"{label} change, first 1,000 less the rest: {interval_text(found)} points, {told(found)}")
+    kept = np.ones(len(change), dtype=bool) if chosen is None else mask(full, chosen)
+    first = mask(full, "first")
+    found = bootstrap(change[kept & first], change[kept & ~first])
+    says(full, f"{label} change, first 1,000 less the rest: {interval_text(found)} points, {told(found)}")
 
 
 # ------------------------------------------------------------------- IG against AttnLRP, question by question
 
-PLAUSIBILITY = ROOT / "reports" / "plausibility"
 PAIRED_CLAIMS = [("category_query", "the question's words' share of the top-5", False),
                  ("category_supporting", "the supporting words' share of the top-5", False),
                  ("answer_attribution", "the answer's share of the attribution", False),
                  ("quantifier_share", "the passage's numbers' share of the top-5 (quantifier questions)", True)]
+# a scope: its IG run, its AttnLRP run, and the findings section that compares them
+SCOPES = {"first 1,000": (PLAUSIBILITY / "squad-dev-1000-ig", PLAUSIBILITY / "squad-dev-1000-attnlrp", ATTNLRP)}
 
 
-@cache
-def first_1000(method: str) -> dict[str, dict]:
-    """The first 1,000's run of a method, by question id."""
-    rows = pq.read_table(PLAUSIBILITY / f"squad-dev-1000-{method}" / "shards").to_pylist()
-    return {row["id"]: row for row in rows}
-
-
-def change_by_question(method: str, name: str, ids: list[str]) -> np.ndarray:
+def change_by_question(folder: Path, name: str, ids: list[str]) -> np.ndarray:
     """Each question's mean over the last third of the layers less its mean over the first (3, 2, 2 of 7)."""
     found = []
     for question in ids:
-        values = np.array([np.nan if x is None else x for x in first_1000(method)[question][name] or [np.nan] * 7])
+        values = np.array([np.nan if x is None else x for x in rows(folder)[question][name] or [np.nan] * 7])
         first, last = values[:3][~np.isnan(values[:3])], values[5:][~np.isnan(values[5:])]
         found.append(last.mean() - first.mean() if first.size and last.size else np.nan)
     return np.array(found)
 
 
-@pytest.mark.parametrize("name, label, quantifier_only", PAIRED_CLAIMS)
-def test_ig_against_attnlrp_question_by_question_says_what_its_intervals_allow(name, label, quantifier_only):
-    ids = sorted(first_1000("ig"))
-    assert ids == sorted(first_1000("attnlrp"))  # the same 1,000 questions
+def way(interval: tuple[float, float, float]) -> str:
+    return "is not told apart from no change" if interval[1] <= 0 <= interval[2] else (
+        "rises" if interval[1] > 0 else "falls")
+
+
+def story(ig: str, attnlrp: str) -> str:
+    """Both told apart the same way, both not told apart, opposite ways, or only one told apart from no change."""
+    unmoved = "is not told apart from no change"
+    if ig == attnlrp:
+        return "the same story" if ig != unmoved else "the same story (no change in either)"
+    return "different stories" if unmoved in (ig, attnlrp) else "opposite stories"
+
+
+@cache
+def paired(scope: str, name: str, quantifier_only: bool) -> dict:
+    """Each method's change by question, its interval and way, and the paired difference's interval."""
+    ig_run, attnlrp_run, _ = SCOPES[scope]
+    ids = sorted(rows(ig_run))
+    assert ids == sorted(rows(attnlrp_run))  # the same questions
     if quantifier_only:
-        ids = [question for question in ids if first_1000("ig")[question]["is_quantifier"]]
-    ig, attnlrp = change_by_question("ig", name, ids), change_by_question("attnlrp", name, ids)
+        ids = [question for question in ids if rows(ig_run)[question]["is_quantifier"]]
+    ig, attnlrp = change_by_question(ig_run, name, ids), change_by_question(attnlrp_run, name, ids)
     both = ~np.isnan(ig) & ~np.isnan(attnlrp)
     found = {method: bootstrap(values[both]) for method, values in (("IG", ig), ("AttnLRP", attnlrp))}
-    difference = bootstrap(ig[both] - attnlrp[both])
-
-    def way(interval):
-        return "not told apart from no change" if interval[1] <= 0 <= interval[2] else (
-            "rises" if interval[1] > 0 else "falls")
-
     ways = {method: way(interval) for method, interval in found.items()}
-    assert ways["IG"] == ways["AttnLRP"] != "not told apart from no change"  # the heading's "the same story"
-    assert told(difference) == "told apart"  # the heading's "in different sizes"
-    says(f"{label} {ways['IG']} under IG ({interval_text(found['IG'])} points) and {ways['AttnLRP']} under AttnLRP "
-         f"({interval_text(found['AttnLRP'])} points), over {int(both.sum()):,} questions: the same story; IG's change "
-         f"less AttnLRP's: {interval_text(difference)} points, told apart",
-         "IG against AttnLRP, question by question: the same story, in different sizes")
+    return {"found": found, "ways": ways, "story": story(ways["IG"], ways["AttnLRP"]),
+            "difference": bootstrap(ig[both] - attnlrp[both]), "n": int(both.sum())}
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+@pytest.mark.parametrize("name, label, quantifier_only", PAIRED_CLAIMS)
+def test_ig_against_attnlrp_question_by_question_says_what_its_intervals_allow(scope, name, label,
+                                                                               quantifier_only):
+    found = paired(scope, name, quantifier_only)
+    ig, attnlrp = found["found"]["IG"], found["found"]["AttnLRP"]
+    says(SCOPES[scope][2],
+         f"{label} {found['ways']['IG']} under IG ({interval_text(ig)} points) and {found['ways']['AttnLRP']} under "
+         f"AttnLRP ({interval_text(attnlrp)} points), over {found['n']:,} questions: {found['story']}; IG's change "
+         f"less AttnLRP's: {interval_text(found['difference'])} points, {told(found['difference'])}")
+
+
+SHORT = {"category_query": "the question's words", "category_supporting": "the supporting words",
+         "answer_attribution": "the answer", "quantifier_share": "the numbers"}
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+def test_the_comparisons_heading_sums_up_its_claims(scope):
+    """"the same story" only where every claim tells it, "in different sizes" only where every difference is told
+    apart; otherwise the heading names the claims that differ."""
+    found = {name: paired(scope, name, quantifier_only) for name, _, quantifier_only in PAIRED_CLAIMS}
+    differ = [SHORT[name] for name, claim in found.items() if claim["story"] != "the same story"]
+    if differ:
+        summary = "the same story but for " + " and ".join(differ)
+    else:
+        sizes = all(told(claim["difference"]) == "told apart" for claim in found.values())
+        summary = "the same story" + (", in different sizes" if sizes else "")
+    says(SCOPES[scope][2], f"IG against AttnLRP, question by question, {scope}: {summary}.**")  # the whole heading
