@@ -1,5 +1,6 @@
 """tests.helpers.servers under `pytest -n 2`: a port free_port gave out may be taken by another test's server before
 ours binds it. The wait must not take that server's health answer for ours."""
+import os
 import subprocess
 import sys
 import threading
@@ -21,8 +22,8 @@ class Healthy(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def other_server():
-    """Another process's server on a loopback port, answering every health check (a thread here: not the process
-    the wait is given)."""
+    """A server on a loopback port, answering every health check, in a thread of this test process: another
+    process's to a wait given a subprocess, ours to one given this process."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), Healthy)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -39,22 +40,16 @@ def test_a_health_answer_from_a_server_that_is_not_ours_is_not_taken_for_ours(ot
         wait_until_healthy(other_server, ours, log, seconds=20)
 
 
-def test_a_health_answer_from_the_process_that_listens_is_taken(tmp_path):
-    """The same wait, where the given process is the one listening: it returns."""
-    ours = subprocess.Popen([sys.executable, "-c", """
-import sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
-class Healthy(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.end_headers()
-server = HTTPServer(("127.0.0.1", 0), Healthy)
-print(server.server_address[1], flush=True)
-server.serve_forever()
-"""], stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(ours.stdout.readline())
-        wait_until_healthy(f"http://127.0.0.1:{port}", ours, tmp_path / "log", seconds=20)
-    finally:
-        ours.kill()
-        ours.wait()
+class ThisProcess:
+    """This test process as the wait sees a server's process: its pid, and still running (poll gives no exit code)."""
+
+    pid = os.getpid()
+
+    def poll(self) -> None:
+        return None
+
+
+def test_a_health_answer_from_the_process_that_listens_is_taken(other_server, tmp_path):
+    """The same wait, where the process it is given is the one listening (the fixture's thread is this process's):
+    it returns."""
+    wait_until_healthy(other_server, ThisProcess(), tmp_path / "log", seconds=20)
