@@ -19,18 +19,19 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rcqa.analysis.roles.categories import STOPWORDS, normalise
 from rcqa.dataset import store
 from rcqa.dataset.rows import SENTENCE_COLUMNS
 from rcqa.intervals import excludes_zero, mean_with_interval
-from rcqa.text import segments
+from rcqa.text import segments, sentences_of
 
 NAMES = {"answer_sentence": "the answer's sentence", "question_sentences": "sentences sharing a question word",
          "other_sentences": "the other sentences", "top_is_answer": "the top sentence is the answer's"}
@@ -44,7 +45,7 @@ UNREAD = "rows written before sentence scores were kept"
 NEEDS_RUN = ("The sentence section needs a run made with this version of rcqa (python -m rcqa reproduce), whose rows "
              "keep each layer's sentence scores: this run's rows keep none.")
 # why the Dataset page shows no section for an older run that has one: its word shares are read over all its rows
-# only, where its summary is kept (a spaCy parse a passage: 90 s for the 10,570-question run), never on the page
+# only, where its summary is kept (a spaCy parse a passage: 36 s for the 10,570-question run), never on the page
 UNDER_FILTER = ("This run's rows keep no sentence scores, and their word shares are read by sentence over all of its "
                 "questions only, once, as its summary is kept: set every filter to any to see that section.")
 NOT_KEPT = ("This run's rows keep no sentence scores, and their word shares are read by sentence only as its summary "
@@ -67,10 +68,14 @@ def roles_of(by_sentence: np.ndarray, answer: int, question: str, texts: list[st
             "top_is_answer": (np.argmax(by_sentence, axis=1) == answer).astype(float)}
 
 
-def sentence_roles(passage: str, question: str, explained_span: str, words: list[str],
-                   distribution: np.ndarray) -> dict[str, np.ndarray] | str:
+Sentences = tuple[tuple[int, int], ...]
+
+
+def sentence_roles(passage: str, question: str, explained_span: str, words: list[str], distribution: np.ndarray,
+                   read: Callable[[str], Sentences] | None = None) -> dict[str, np.ndarray] | str:
     """The roles (roles_of) from a row's word shares (distribution: layers × the passage's words), its words found in
-    the passage by their characters; a sentence why not where the question cannot be read by sentence."""
+    the passage by their characters (its sentences by `read`, spaCy's by default); a sentence why not where the
+    question cannot be read by sentence."""
     if passage.count(explained_span) != 1 or not explained_span:
         return "explained span absent or repeated"
     starts, cursor = [], 0
@@ -80,7 +85,7 @@ def sentence_roles(passage: str, question: str, explained_span: str, words: list
             return "a word not found in order"
         starts.append(found)
         cursor = found + len(word)
-    sentences = _sentences(passage)
+    sentences = (read or _sentences)(passage)
     begins = [a for a, _ in sentences]
     # a word's sentence: the last to begin at or before it (whitespace between sentences belongs to none)
     of_word = np.clip(np.searchsorted(begins, starts, side="right") - 1, 0, None)
@@ -90,12 +95,12 @@ def sentence_roles(passage: str, question: str, explained_span: str, words: list
 
 
 @functools.lru_cache(maxsize=64)
-def _sentences(passage: str) -> tuple[tuple[int, int], ...]:
+def _sentences(passage: str) -> Sentences:
     """spaCy's sentences of a passage, parsed once for its questions (a run's rows keep a passage's together)."""
     return segments(passage).sentences
 
 
-def row_roles(row: dict) -> dict[str, np.ndarray] | str:
+def row_roles(row: dict, read: Callable[[str], Sentences] | None = None) -> dict[str, np.ndarray] | str:
     """A row's roles: from its sentence scores (rcqa.dataset.rows.sentence_columns) where it holds them, else from its
     word shares where the row holds them and read its passage in one window; else why not."""
     if row.get("sentence_share") is not None:
@@ -109,17 +114,19 @@ def row_roles(row: dict) -> dict[str, np.ndarray] | str:
     if row["n_windows"] != 1:
         return "passage read in several windows"
     return sentence_roles(row["passage"], row["question"], row["explained_span"], row["passage_words"],
-                          np.array(row["distribution"], dtype=float))
+                          np.array(row["distribution"], dtype=float), read)
 
 
-def summarize_sentences(rows: Iterable[dict], seed: int = 0) -> dict | None:
+def summarize_sentences(rows: Iterable[dict], seed: int = 0,
+                        read: Callable[[str], Sentences] | None = None) -> dict | None:
     """The section's table over the rows: per role (NAMES) and layer, the mean with its 95 % bootstrap interval
-    (rcqa.intervals); the questions read, and by reason those left out; None where no row could be read."""
+    (rcqa.intervals); the questions read, and by reason those left out; None where no row could be read. `read` gives
+    a passage's sentences where a row's word shares are read (spaCy's, parsed a passage at a time, by default)."""
     found: dict[str, list[np.ndarray]] = {name: [] for name in NAMES}
     left_out: dict[str, int] = {}
     stored = 0
     for row in rows:
-        roles = row_roles(row)
+        roles = row_roles(row, read)
         if isinstance(roles, str):
             left_out[roles] = left_out.get(roles, 0) + 1
             continue
@@ -149,9 +156,20 @@ def run_sentence_roles(folder: str | Path, seed: int = 0) -> dict | None:
     if not tables:
         return None
     rows = pa.concat_tables(tables, promote_options="default").sort_by("id")
+    passages = _passages_read_by_word(rows)
+    parsed = dict(zip(passages, sentences_of(passages)))  # in batches, each passage once: half the time one by one
     # as Python objects a batch at a time: the 10,570-question run's word shares all at once peaked at 1.7 GB, batched 1.3
     return summarize_sentences((row for batch in rows.to_batches(max_chunksize=BATCH) for row in batch.to_pylist()),
-                               seed)
+                               seed, parsed.__getitem__)
+
+
+def _passages_read_by_word(rows: pa.Table) -> list[str]:
+    """The distinct passages of the rows that keep no sentence scores (row_roles reads their word shares instead)."""
+    if "passage" not in rows.column_names:
+        return []
+    if "sentence_share" in rows.column_names:
+        rows = rows.filter(pc.is_null(rows["sentence_share"]))
+    return [passage for passage in rows["passage"].unique().to_pylist() if passage]
 
 
 def sentences_statement(found: dict, layers: list[str]) -> str:

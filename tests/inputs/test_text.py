@@ -1,8 +1,8 @@
 """Words as written: spaCy's tokens and Penn Treebank tags, checked against text whose words we know."""
 import threading
 
-from rcqa.gallery import GALLERY_BY_ID
-from rcqa.text import is_punctuation, written_words
+from rcqa.gallery import GALLERY, GALLERY_BY_ID
+from rcqa.text import is_punctuation, segments, sentences_of, written_words
 
 
 def test_numbers_as_written_are_one_word_each_and_tagged_cd():
@@ -66,3 +66,14 @@ def test_bidirectional_controls_are_dropped_and_every_other_character_kept():
     assert without_bidi_controls(f"a{controls}b") == "ab"
     hebrew = "\u05e9\u05dc\u05d5\u05dd 2,300 \u0645\u0631\u062d\u0628\u0627 \u200d"  # letters, digits, a ZWJ: kept
     assert without_bidi_controls(hebrew) == hebrew
+
+
+def test_sentences_read_in_a_batch_are_those_the_whole_parse_gives():
+    """sentences_of leaves the tagger out and reads texts together: the sentences must be spaCy's full parse's
+    (segments), passage by passage, for the gallery's passages and texts whose sentences are hard to tell."""
+    texts = [e.passage for e in GALLERY] + [
+        "", "one", "Dr. Smith arrived at 3 p.m. on Jan. 5. He left.", "It rose 2.4 % in the U.S. Then it fell!",
+        "\n\nA heading\n\nThen a sentence. And another one?"]
+    read = sentences_of(texts)
+    assert read == [segments(text).sentences for text in texts]
+    assert read[texts.index("Dr. Smith arrived at 3 p.m. on Jan. 5. He left.")][-1] == (39, 47)  # "He left.", by hand
