@@ -1,6 +1,8 @@
 """Starting a dashboard server in a test: a free loopback port, and waiting until it answers its health check."""
 from __future__ import annotations
 
+import itertools
+import os
 import socket
 import subprocess
 import time
@@ -12,10 +14,41 @@ import psutil
 import pytest
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def _ephemeral_from() -> int:
+    """The lowest port the kernel hands to outgoing connections and to bind(0) (ip-sysctl: ip_local_port_range)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
+def process_ports(worker: str, ephemeral_from: int, span: int = 1000) -> range:
+    """The ports free_port gives out in the test process named `worker` (pytest-xdist's gw0, gw1, …; "" outside
+    xdist): a span of its own below the ephemeral range, so neither the other test processes' servers nor any
+    outgoing connection takes a port it gave out before its server binds it."""
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    start = ephemeral_from - span * (index + 1)
+    if start < 1024:
+        raise ValueError(f"no span of {span} ports below {ephemeral_from} for {worker}")
+    return range(start, start + span)
+
+
+_PORTS = process_ports(os.environ.get("PYTEST_XDIST_WORKER", ""), _ephemeral_from())
+_GIVEN = itertools.count()
+
+
+def free_port(ports: range = _PORTS) -> int:
+    """A loopback port free now: the next of this test process's own (process_ports) that nothing has bound, so two
+    servers this process starts one after the other never get the same one either."""
+    for _ in ports:
+        port = ports[next(_GIVEN) % len(ports)]
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"every loopback port from {ports.start} to {ports.stop - 1} is taken")
 
 
 def _listens(process: subprocess.Popen, port: int | None) -> bool:
