@@ -6,6 +6,9 @@ resamples, seeded). A change from the first third to the last is the per-questio
 the first 1,000 questions against the other 9,570 is a two-sample bootstrap of the difference of their means
 (unpaired: different questions). A quoted number must equal the recomputed one to the digits quoted, and a
 comparison says "not told apart" exactly where its interval covers 0."""
+import itertools
+import re
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -38,6 +41,7 @@ class FullDev:
 
 
 ATTNLRP = FullDev("attnlrp", "AttnLRP")
+IG = FullDev("ig", "IG")
 RUNS = pytest.mark.parametrize("full", [ATTNLRP], ids=lambda full: full.method)
 
 
@@ -269,3 +273,46 @@ def test_the_comparisons_heading_sums_up_its_claims(scope):
         sizes = all(told(claim["difference"]) == "told apart" for claim in found.values())
         summary = "the same story" + (", in different sizes" if sizes else "")
     says(SCOPES[scope][2], f"IG against AttnLRP, question by question, {scope}: {summary}.**")  # the whole heading
+
+
+# --------------------------------------------------------------------------------- every decimal is read back
+
+# decimals the sections quote that no run's rows hold: the paper's, and a time
+NOT_FROM_ROWS = [r"SQuAD v1\.1", r"the paper: 5\.6 % → 15\.5 %", r"about 0\.3 s"]
+
+
+def _every_check():
+    """Each test above with each of its parameter sets, as pytest would call it."""
+    for name, check in list(globals().items()):
+        if not name.startswith("test_") or name == "test_every_decimal_of_the_sections_is_read_back":
+            continue
+        grids = []
+        for mark in (m for m in getattr(check, "pytestmark", []) if m.name == "parametrize"):
+            names = [n.strip() for n in mark.args[0].split(",")]
+            grids.append([dict(zip(names, values if len(names) > 1 else (values,))) for values in mark.args[1]])
+        for combination in itertools.product(*grids):
+            yield check, {key: value for part in combination for key, value in part.items()}
+
+
+def test_every_decimal_of_the_sections_is_read_back(monkeypatch):
+    """Each decimal number in these sections lies inside a phrase a test above reads back, one the section holds
+    once (so that altering the number fails that test), but those NOT_FROM_ROWS lists."""
+    said: dict[str, set[str]] = {}
+    read = says
+
+    def recording(full: FullDev, *phrases: str) -> None:
+        read(full, *phrases)
+        said.setdefault(full.heading, set()).update(phrases)
+
+    monkeypatch.setattr(sys.modules[__name__], "says", recording)
+    for check, arguments in _every_check():
+        check(**arguments)
+    unread = []
+    for heading, phrases in said.items():
+        text = section(heading)
+        covered = {i for phrase in phrases if text.count(phrase) == 1
+                   for i in range(text.index(phrase), text.index(phrase) + len(phrase))}
+        covered |= {i for pattern in NOT_FROM_ROWS for m in re.finditer(pattern, text) for i in range(*m.span())}
+        unread += [text[max(0, m.start() - 40):m.end() + 10] for m in re.finditer(r"\d+\.\d+", text)
+                   if not set(range(*m.span())) <= covered]
+    assert len(said) == len(RUNS.args[1]) and unread == [], unread
