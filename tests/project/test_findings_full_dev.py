@@ -42,7 +42,7 @@ class FullDev:
 
 ATTNLRP = FullDev("attnlrp", "AttnLRP")
 IG = FullDev("ig", "IG")
-RUNS = pytest.mark.parametrize("full", [ATTNLRP], ids=lambda full: full.method)
+RUNS = pytest.mark.parametrize("full", [ATTNLRP, IG], ids=lambda full: full.method)
 
 
 @cache
@@ -203,7 +203,8 @@ PAIRED_CLAIMS = [("category_query", "the question's words' share of the top-5", 
                  ("answer_attribution", "the answer's share of the attribution", False),
                  ("quantifier_share", "the passage's numbers' share of the top-5 (quantifier questions)", True)]
 # a scope: its IG run, its AttnLRP run, and the findings section that compares them
-SCOPES = {"first 1,000": (PLAUSIBILITY / "squad-dev-1000-ig", PLAUSIBILITY / "squad-dev-1000-attnlrp", ATTNLRP)}
+SCOPES = {"first 1,000": (PLAUSIBILITY / "squad-dev-1000-ig", PLAUSIBILITY / "squad-dev-1000-attnlrp", ATTNLRP),
+          "all of dev": (IG.run, ATTNLRP.run, IG)}
 
 
 def change_by_question(folder: Path, name: str, ids: list[str]) -> np.ndarray:
