@@ -63,7 +63,11 @@ def column(full: FullDev, name: str) -> list:
 
 def per_layer(full: FullDev, name: str) -> np.ndarray:
     """questions × layers of a per-layer column (NaN where a question defines no value)."""
-    values = column(full, name)
+    return as_layers(column(full, name))
+
+
+def as_layers(values: list) -> np.ndarray:
+    """Questions' per-layer values (None for a question or a layer without one) as questions × layers, NaN for None."""
     width = max(len(v) for v in values if v is not None)
     return np.array([[np.nan if x is None else x for x in v] if v is not None else [np.nan] * width
                      for v in values], dtype=float)
@@ -208,13 +212,9 @@ SCOPES = {"first 1,000": (PLAUSIBILITY / "squad-dev-1000-ig", PLAUSIBILITY / "sq
 
 
 def change_by_question(folder: Path, name: str, ids: list[str]) -> np.ndarray:
-    """Each question's mean over the last third of the layers less its mean over the first (3, 2, 2 of 7)."""
-    found = []
-    for question in ids:
-        values = np.array([np.nan if x is None else x for x in rows(folder)[question][name] or [np.nan] * 7])
-        first, last = values[:3][~np.isnan(values[:3])], values[5:][~np.isnan(values[5:])]
-        found.append(last.mean() - first.mean() if first.size and last.size else np.nan)
-    return np.array(found)
+    """Each question's mean over the last third of the layers less its mean over the first (thirds)."""
+    early, late = thirds(as_layers([rows(folder)[question][name] for question in ids]))
+    return late - early
 
 
 def way(interval: tuple[float, float, float]) -> str:
