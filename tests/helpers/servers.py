@@ -52,9 +52,9 @@ def free_port(ports: range = _PORTS) -> int:
 
 
 def _listens(process: subprocess.Popen, port: int | None) -> bool:
-    """Whether `process` holds the port's listening socket. Under `pytest -n 2` another test's server may have taken
-    the port free_port gave out, and would answer the health check: the test would drive the wrong server. Ours then
-    fails to bind and exits, which the wait reports."""
+    """Whether `process` holds the port's listening socket. Something outside this test process's ports (process_ports)
+    may still have taken the port free_port gave out, and would answer the health check: the test would drive the
+    wrong server. Ours then fails to bind and exits, which the wait reports."""
     try:
         return any(connection.status == psutil.CONN_LISTEN and connection.laddr.port == port
                    for connection in psutil.Process(process.pid).net_connections("tcp"))
